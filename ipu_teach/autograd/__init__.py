@@ -1,0 +1,12 @@
+"""A minimal autograd on numpy: Tensors, Functions with forward / backward / cost, and the ops.
+
+Every op states its cost (FLOPs, bytes, grains) so that the simulated IPU can place and time it;
+``record()`` collects those statements while a model runs.
+"""
+from . import ops
+from .cost import OpCost
+from .function import Context, Function, OpRecord, record, scope
+from .tensor import DEFAULT_FLOAT, Tensor, as_tensor, is_grad_enabled, no_grad
+
+__all__ = ["Context", "DEFAULT_FLOAT", "Function", "OpCost", "OpRecord", "Tensor", "as_tensor",
+           "is_grad_enabled", "no_grad", "ops", "record", "scope"]

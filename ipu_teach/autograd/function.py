@@ -1,0 +1,114 @@
+"""Function: one op with a forward, a backward and a cost (MiniTorch's ``Function`` contract).
+
+Subclasses write ``forward(ctx, *arrays, **params)``, ``backward(ctx, grad)`` returning one
+gradient per input (``None`` where none is needed), and ``cost(ctx)``. ``apply`` wires them into
+the graph and, while a :func:`record` block is open, notes each application with its cost, which
+is how the IPU compiler learns what a model does.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cost import OpCost
+from .tensor import Node, Tensor, as_tensor, is_grad_enabled
+
+
+class Context:
+    """Scratch space shared by forward and backward of one application."""
+
+    def __init__(self, needs_input_grad, input_shapes, itemsize):
+        self.needs_input_grad = needs_input_grad
+        self.input_shapes = input_shapes
+        self.itemsize = itemsize
+        self.saved = ()
+        self.output_shape = None
+
+    def save_for_backward(self, *values):
+        self.saved = values
+
+
+@dataclass
+class OpRecord:
+    """One op application seen while recording: enough for the IPU model to place and time it."""
+
+    op: str
+    scope: str
+    input_shapes: tuple
+    output_shape: tuple
+    itemsize: int
+    forward: OpCost
+    backward: OpCost
+    params: dict = field(default_factory=dict)
+
+
+_recorders: list = []
+_scopes: list = [""]
+
+
+@contextlib.contextmanager
+def record():
+    """Collect an :class:`OpRecord` for every op applied inside the block."""
+    tape: list = []
+    _recorders.append(tape)
+    try:
+        yield tape
+    finally:
+        _recorders.remove(tape)
+
+
+@contextlib.contextmanager
+def scope(name: str):
+    """Name the ops applied inside (a Keras layer names its ops after itself)."""
+    _scopes.append(name)
+    try:
+        yield
+    finally:
+        _scopes.pop()
+
+
+class Function:
+    @staticmethod
+    def forward(ctx, *arrays, **params):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError
+
+    @classmethod
+    def cost(cls, ctx) -> OpCost:
+        """Default: an elementwise op, one FLOP and one grain per output element."""
+        out = int(np.prod(ctx.output_shape))
+        return OpCost(out, _bytes(ctx.input_shapes, ctx.itemsize), out * ctx.itemsize, out)
+
+    @classmethod
+    def backward_cost(cls, ctx) -> OpCost:
+        """Default: the backward pass does the forward's work once more per input needing a gradient."""
+        forward = cls.cost(ctx)
+        return forward.scaled(max(1, sum(ctx.needs_input_grad)))
+
+    @classmethod
+    def apply(cls, *inputs, **params) -> Tensor:
+        tensors = tuple(as_tensor(x) for x in inputs)
+        arrays = [t.data for t in tensors]
+        needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)
+        itemsize = max((a.itemsize for a in arrays if a.dtype.kind == "f"), default=4)
+        ctx = Context(needs, tuple(a.shape for a in arrays), itemsize)
+        data = cls.forward(ctx, *arrays, **params)
+        ctx.output_shape = data.shape
+        out = Tensor(data, requires_grad=any(needs))
+        if out.requires_grad:
+            out.node = Node(cls, ctx, tensors)
+        if _recorders:
+            rec = OpRecord(cls.__name__, _scopes[-1], ctx.input_shapes, data.shape, itemsize,
+                           cls.cost(ctx), cls.backward_cost(ctx), params)
+            for tape in _recorders:
+                tape.append(rec)
+        return out
+
+
+def _bytes(shapes, itemsize) -> int:
+    return int(sum(np.prod(s) for s in shapes)) * itemsize

@@ -1,0 +1,21 @@
+"""The ops the Keras layers are made of, each a :class:`~ipu_teach.autograd.function.Function`."""
+from .activations import ELU, Exp, Log, ReLU, Sigmoid, Softmax, Softplus, Tanh
+from .conv import Conv2D
+from .elementwise import Abs, Add, Div, Mul, Neg, Sub
+from .linalg import MatMul
+from .losses import (BinaryCrossentropyProbs, CategoricalCrossentropyProbs, SigmoidBinaryCrossentropy,
+                     SoftmaxCrossEntropy, SparseSoftmaxCrossEntropy)
+from .normalization import BatchNorm
+from .pooling import AvgPool2D, MaxPool2D
+from .shape import Mean, Reshape, Sum
+
+
+def add(a, b): return Add.apply(a, b)
+def sub(a, b): return Sub.apply(a, b)
+def mul(a, b): return Mul.apply(a, b)
+def div(a, b): return Div.apply(a, b)
+def neg(a): return Neg.apply(a)
+def matmul(a, b): return MatMul.apply(a, b)
+def reduce_sum(x, axis=None, keepdims=False): return Sum.apply(x, axis=axis, keepdims=keepdims)
+def reduce_mean(x, axis=None, keepdims=False): return Mean.apply(x, axis=axis, keepdims=keepdims)
+def reshape(x, shape): return Reshape.apply(x, shape=tuple(shape))

@@ -1,0 +1,103 @@
+"""2-D convolution (NHWC, kernels HWIO, as Keras) by im2col: one big matrix multiply.
+
+The patches are gathered with one strided copy per kernel offset (kh * kw copies, each
+vectorised), which keeps the innermost axis contiguous and lets BLAS do the arithmetic.
+"""
+import numpy as np
+
+from ..cost import OpCost
+from ..function import Function
+
+
+def same_padding(size: int, kernel: int, stride: int) -> tuple:
+    """TensorFlow's 'same' padding: output ceil(size / stride), extra padding at the end."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + kernel - size, 0)
+    return total // 2, total - total // 2
+
+
+def window_geometry(shape, kernel, strides, padding):
+    """Padding per side and output size of a sliding window over axes 1 and 2 of NHWC."""
+    if padding not in ("valid", "same"):
+        raise ValueError(f"padding must be 'valid' or 'same', got {padding!r}")
+    pads, outs = [], []
+    for size, k, s in zip(shape[1:3], kernel, strides):
+        p = same_padding(size, k, s) if padding == "same" else (0, 0)
+        pads.append(p)
+        outs.append((size + p[0] + p[1] - k) // s + 1)
+    return pads, outs
+
+
+def window_slices(offset_h, offset_w, outs, strides):
+    """The strided view that a kernel offset (i, j) sees, for every output position."""
+    (ho, wo), (sh, sw) = outs, strides
+    return (slice(None), slice(offset_h, offset_h + sh * (ho - 1) + 1, sh),
+            slice(offset_w, offset_w + sw * (wo - 1) + 1, sw), slice(None))
+
+
+def pad_nhwc(x, pads, value=0.0):
+    if not any(p for pair in pads for p in pair):
+        return x
+    return np.pad(x, ((0, 0), pads[0], pads[1], (0, 0)), constant_values=value)
+
+
+def crop_nhwc(x, pads):
+    (top, bottom), (left, right) = pads
+    return x[:, top:x.shape[1] - bottom, left:x.shape[2] - right, :]
+
+
+class Conv2D(Function):
+    @staticmethod
+    def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid"):
+        n, c = x.shape[0], x.shape[3]
+        kh, kw, kc, filters = kernel.shape
+        if kc != c:
+            raise ValueError(f"Conv2D: input has {c} channels but the kernel expects {kc}")
+        pads, outs = window_geometry(x.shape, (kh, kw), strides, padding)
+        if outs[0] < 1 or outs[1] < 1:
+            raise ValueError(f"Conv2D: a {kh}x{kw} kernel does not fit an input of {x.shape[1]}x{x.shape[2]} "
+                             f"with padding {padding!r}; use padding='same' or a smaller kernel")
+        xp = pad_nhwc(x, pads)
+        cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=x.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, :, :, i, j, :] = xp[window_slices(i, j, outs, strides)]
+        cols = cols.reshape(n * outs[0] * outs[1], kh * kw * c)
+        w2 = kernel.reshape(kh * kw * c, filters)
+        y = cols @ w2
+        y += bias
+        ctx.save_for_backward(cols, w2)
+        ctx.geometry = (xp.shape, pads, outs, strides, kernel.shape)
+        return y.reshape(n, outs[0], outs[1], filters)
+
+    @staticmethod
+    def backward(ctx, grad):
+        cols, w2 = ctx.saved
+        padded_shape, pads, outs, strides, kshape = ctx.geometry
+        g2 = grad.reshape(-1, grad.shape[-1])
+        gx = gk = gb = None
+        if ctx.needs_input_grad[1]:
+            gk = (cols.T @ g2).reshape(kshape)
+        if ctx.needs_input_grad[2]:
+            gb = g2.sum(axis=0)
+        if ctx.needs_input_grad[0]:
+            kh, kw = kshape[:2]
+            dcols = (g2 @ w2.T).reshape(grad.shape[:3] + (kh, kw, kshape[2]))
+            dxp = np.zeros(padded_shape, dtype=grad.dtype)
+            for i in range(kh):
+                for j in range(kw):
+                    dxp[window_slices(i, j, outs, strides)] += dcols[:, :, :, i, j, :]
+            gx = crop_nhwc(dxp, pads)
+        return gx, gk, gb
+
+    @classmethod
+    def cost(cls, ctx):
+        xs, ks, bs = ctx.input_shapes
+        outputs = int(np.prod(ctx.output_shape))
+        flops = 2 * outputs * ks[0] * ks[1] * ks[2]
+        bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + int(np.prod(bs))) * ctx.itemsize
+        return OpCost(flops, bytes_in, outputs * ctx.itemsize, outputs)
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        return cls.cost(ctx).scaled(max(1, ctx.needs_input_grad[0] + ctx.needs_input_grad[1]))

@@ -1,0 +1,111 @@
+"""Per-sample losses. The softmax and sigmoid ones take logits, which is exact and stable;
+Keras does the same when its output layer is a softmax or sigmoid (see ``keras.losses``)."""
+import numpy as np
+
+from ..cost import OpCost
+from ..function import Function
+
+EPSILON = 1e-7  # keras.backend.epsilon()
+
+
+class _PerSampleLoss(Function):
+    @classmethod
+    def cost(cls, ctx):
+        n = int(np.prod(ctx.input_shapes[0]))
+        return OpCost(5 * n, n * ctx.itemsize * 2, int(np.prod(ctx.output_shape)) * ctx.itemsize,
+                      max(1, int(np.prod(ctx.output_shape))))
+
+
+def _softmax(logits):
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _log_softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+class SoftmaxCrossEntropy(_PerSampleLoss):
+    """-sum(y * log softmax(logits)) over the last axis; y may be one-hot or soft labels."""
+
+    @staticmethod
+    def forward(ctx, logits, labels):
+        ctx.save_for_backward(logits, labels)
+        return -(labels * _log_softmax(logits)).sum(axis=-1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        logits, labels = ctx.saved
+        g = _softmax(logits) * labels.sum(axis=-1, keepdims=True) - labels
+        return grad[..., None] * g, None
+
+
+class SparseSoftmaxCrossEntropy(_PerSampleLoss):
+    """-log softmax(logits)[label] with integer labels."""
+
+    @staticmethod
+    def forward(ctx, logits, labels):
+        log_p = _log_softmax(logits)
+        ctx.save_for_backward(logits, labels)
+        return -np.take_along_axis(log_p, labels[..., None], axis=-1)[..., 0]
+
+    @staticmethod
+    def backward(ctx, grad):
+        logits, labels = ctx.saved
+        g = _softmax(logits)
+        np.put_along_axis(g, labels[..., None], np.take_along_axis(g, labels[..., None], axis=-1) - 1, axis=-1)
+        return grad[..., None] * g, None
+
+
+class CategoricalCrossentropyProbs(_PerSampleLoss):
+    """Keras' formula for probabilities: normalise, clip to [eps, 1 - eps], -sum(y * log p)."""
+
+    @staticmethod
+    def forward(ctx, probs, labels):
+        total = probs.sum(axis=-1, keepdims=True)
+        q = probs / total
+        clipped = np.clip(q, EPSILON, 1 - EPSILON)
+        ctx.save_for_backward(q, clipped, total, labels)
+        return -(labels * np.log(clipped)).sum(axis=-1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, clipped, total, labels = ctx.saved
+        dq = -labels / clipped * ((q >= EPSILON) & (q <= 1 - EPSILON))
+        dp = (dq - (dq * q).sum(axis=-1, keepdims=True)) / total
+        return grad[..., None] * dp, None
+
+
+class SigmoidBinaryCrossentropy(_PerSampleLoss):
+    """Mean over the last axis of the logistic loss on logits, in its overflow-free form."""
+
+    @staticmethod
+    def forward(ctx, logits, labels):
+        ctx.save_for_backward(logits, labels)
+        loss = np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))
+        return loss.mean(axis=-1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        logits, labels = ctx.saved
+        sig = 0.5 * (1 + np.tanh(0.5 * logits))  # the sigmoid, without overflow
+        return grad[..., None] * (sig - labels) / logits.shape[-1], None
+
+
+class BinaryCrossentropyProbs(_PerSampleLoss):
+    """Keras' formula for probabilities: clip to [eps, 1 - eps], then -(y log(p + eps) + (1 - y) log(1 - p + eps))."""
+
+    @staticmethod
+    def forward(ctx, probs, labels):
+        p = np.clip(probs, EPSILON, 1 - EPSILON)
+        ctx.save_for_backward(probs, p, labels)
+        loss = -(labels * np.log(p + EPSILON) + (1 - labels) * np.log(1 - p + EPSILON))
+        return loss.mean(axis=-1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        probs, p, labels = ctx.saved
+        inside = (probs >= EPSILON) & (probs <= 1 - EPSILON)
+        dp = -(labels / (p + EPSILON) - (1 - labels) / (1 - p + EPSILON)) * inside
+        return grad[..., None] * dp / probs.shape[-1], None

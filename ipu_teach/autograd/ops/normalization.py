@@ -1,0 +1,40 @@
+"""Batch normalisation over every axis but the last (channels), given the statistics to use.
+
+The caller passes the mean and variance: the batch's own in training (so they depend on x and
+the backward pass includes that dependence), the moving averages in inference (constants).
+"""
+import numpy as np
+
+from ..cost import OpCost
+from ..function import Function
+
+
+class BatchNorm(Function):
+    @staticmethod
+    def forward(ctx, x, gamma, beta, mean, var, epsilon=1e-3, training=False):
+        inv = 1.0 / np.sqrt(var + epsilon)
+        xhat = (x - mean) * inv
+        ctx.save_for_backward(xhat, gamma, inv)
+        ctx.training = training
+        return (xhat * gamma + beta).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xhat, gamma, inv = ctx.saved
+        axes = tuple(range(grad.ndim - 1))
+        gx = None
+        if ctx.needs_input_grad[0]:
+            dxhat = grad * gamma
+            if ctx.training:
+                m = grad.size // grad.shape[-1]
+                gx = inv / m * (m * dxhat - dxhat.sum(axis=axes) - xhat * (dxhat * xhat).sum(axis=axes))
+            else:
+                gx = dxhat * inv
+        ggamma = (grad * xhat).sum(axis=axes) if ctx.needs_input_grad[1] else None
+        gbeta = grad.sum(axis=axes) if ctx.needs_input_grad[2] else None
+        return gx, ggamma, gbeta, None, None
+
+    @classmethod
+    def cost(cls, ctx):
+        n = int(np.prod(ctx.output_shape))
+        return OpCost(6 * n, n * ctx.itemsize, n * ctx.itemsize, n)

@@ -1,0 +1,57 @@
+"""Reductions and reshapes."""
+import numpy as np
+
+from ..cost import OpCost
+from ..function import Function
+
+
+def _normalise_axis(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(a % ndim for a in axes)
+
+
+class Sum(Function):
+    @staticmethod
+    def forward(ctx, x, axis=None, keepdims=False):
+        ctx.axes = _normalise_axis(axis, x.ndim)
+        return np.asarray(x.sum(axis=ctx.axes, keepdims=keepdims))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (shape,) = ctx.input_shapes
+        kept = np.expand_dims(grad, ctx.axes) if grad.ndim != len(shape) else grad
+        return np.broadcast_to(kept, shape).copy()
+
+    @classmethod
+    def cost(cls, ctx):
+        n = int(np.prod(ctx.input_shapes[0]))
+        out = max(1, int(np.prod(ctx.output_shape)))
+        return OpCost(n, n * ctx.itemsize, out * ctx.itemsize, out)
+
+
+class Mean(Sum):
+    @staticmethod
+    def forward(ctx, x, axis=None, keepdims=False):
+        ctx.axes = _normalise_axis(axis, x.ndim)
+        ctx.count = int(np.prod([x.shape[a] for a in ctx.axes]))
+        return np.asarray(x.mean(axis=ctx.axes, keepdims=keepdims), dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Sum.backward(ctx, grad / ctx.count)
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx, x, shape=None):
+        return x.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.input_shapes[0])
+
+    @classmethod
+    def cost(cls, ctx):
+        return OpCost(0, 0, 0, 1)  # a view: no work, no traffic

@@ -1,0 +1,140 @@
+"""The Tensor: a numpy array that remembers how it was made, so gradients can flow back."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+DEFAULT_FLOAT = np.float32
+
+_grad_enabled = [True]
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Run ops without recording the graph (inference: evaluate, predict)."""
+    _grad_enabled.append(False)
+    try:
+        yield
+    finally:
+        _grad_enabled.pop()
+
+
+def is_grad_enabled() -> bool:
+    return _grad_enabled[-1]
+
+
+def _as_array(value) -> np.ndarray:
+    """Floats become float32 unless already float64 (gradient checks run in float64)."""
+    array = np.asarray(value)
+    if array.dtype.kind == "f":
+        return array if array.dtype in (np.float32, np.float64) else array.astype(DEFAULT_FLOAT)
+    if array.dtype.kind in "iub" and not isinstance(value, np.ndarray):
+        return array.astype(DEFAULT_FLOAT)
+    return array
+
+
+class Node:
+    """The op application that produced a tensor: what to call on the way back."""
+
+    __slots__ = ("function", "ctx", "inputs")
+
+    def __init__(self, function, ctx, inputs):
+        self.function, self.ctx, self.inputs = function, ctx, inputs
+
+
+class Tensor:
+    """An array with an optional gradient and a link to the op that produced it."""
+
+    __slots__ = ("data", "grad", "requires_grad", "node", "name")
+    __array_priority__ = 100  # numpy defers to Tensor's operators: array + tensor -> Tensor
+
+    def __init__(self, data, requires_grad: bool = False, name: str | None = None):
+        self.data = _as_array(data)
+        self.grad = None
+        self.requires_grad = requires_grad
+        self.node = None
+        self.name = name
+
+    shape = property(lambda self: self.data.shape)
+    dtype = property(lambda self: self.data.dtype)
+    ndim = property(lambda self: self.data.ndim)
+    size = property(lambda self: self.data.size)
+
+    def numpy(self) -> np.ndarray:
+        return self.data
+
+    def __len__(self):
+        return len(self.data)
+
+    def __repr__(self):
+        name = f", name={self.name!r}" if self.name else ""
+        return f"Tensor(shape={self.shape}, dtype={self.dtype}{name})"
+
+    def backward(self, grad=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf tensor that requires a gradient."""
+        if grad is None:
+            if self.data.size != 1:
+                raise ValueError(f"backward() without a gradient needs a scalar tensor, got shape {self.shape}")
+            grad = np.ones_like(self.data)
+        order = _topological_order(self)
+        grads = {id(self): np.asarray(grad, dtype=self.data.dtype)}
+        for tensor in reversed(order):
+            g = grads.pop(id(tensor), None)
+            if g is None:
+                continue
+            node = tensor.node
+            if node is None:
+                tensor.grad = g if tensor.grad is None else tensor.grad + g
+                continue
+            input_grads = node.function.backward(node.ctx, g)
+            if not isinstance(input_grads, tuple):
+                input_grads = (input_grads,)
+            for parent, parent_grad in zip(node.inputs, input_grads):
+                if parent_grad is None or not parent.requires_grad:
+                    continue
+                key = id(parent)
+                grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
+
+    # Arithmetic delegates to ops; imported late to avoid an import cycle.
+    def __add__(self, other): return _ops().add(self, other)
+    def __radd__(self, other): return _ops().add(other, self)
+    def __sub__(self, other): return _ops().sub(self, other)
+    def __rsub__(self, other): return _ops().sub(other, self)
+    def __mul__(self, other): return _ops().mul(self, other)
+    def __rmul__(self, other): return _ops().mul(other, self)
+    def __truediv__(self, other): return _ops().div(self, other)
+    def __rtruediv__(self, other): return _ops().div(other, self)
+    def __neg__(self): return _ops().neg(self)
+    def __matmul__(self, other): return _ops().matmul(self, other)
+
+    def sum(self, axis=None, keepdims=False): return _ops().reduce_sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return _ops().reduce_mean(self, axis, keepdims)
+    def reshape(self, *shape): return _ops().reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+def _ops():
+    from . import ops
+    return ops
+
+
+def _topological_order(root: Tensor) -> list:
+    """Tensors that require gradients, each after all of its inputs (iterative: deep graphs are fine)."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        tensor, expanded = stack.pop()
+        if expanded:
+            order.append(tensor)
+            continue
+        if id(tensor) in seen:
+            continue
+        seen.add(id(tensor))
+        stack.append((tensor, True))
+        if tensor.node is not None:
+            stack.extend((parent, False) for parent in tensor.node.inputs
+                         if parent.requires_grad and id(parent) not in seen)
+    return order
+
+
+def as_tensor(value) -> Tensor:
+    return value if isinstance(value, Tensor) else Tensor(value)

@@ -1,0 +1,23 @@
+"""The BSP engine of the simulated IPU: tile mapping, compute sets, exchange, sync, programs, timeline.
+
+Low level (for compilers): build ``ComputeSet`` cycles and ``Exchange`` bytes as numpy arrays,
+arrange ``Execute``/``Copy``/stream steps with ``Sequence``/``Repeat``, and ``Engine(program).run()``
+returns a :class:`Timeline`. The Poplar-like API for the course lives in :mod:`ipu_teach.bsp.poplar`;
+figures in :mod:`.figures` and Chrome traces in :mod:`.trace` (imported on use).
+"""
+from .compute import VERTEX_OVERHEAD_CYCLES, ComputeSet, cycles_from_flops, tile_cycles_from_vertices
+from .engine import Engine
+from .errors import GraphError, TileOutOfMemoryError
+from .exchange import Exchange, exchange_from_transfers
+from .mapping import bytes_per_tile, intervals, linear_elements_per_tile, linear_tile_of_element
+from .memory import check_tile_memory
+from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Program, Repeat, Sequence
+from .sync import SyncKind
+from .timeline import Timeline
+
+__all__ = [
+    "VERTEX_OVERHEAD_CYCLES", "ComputeSet", "Copy", "DeviceToHost", "Engine", "Exchange", "Execute", "GraphError",
+    "HostToDevice", "IPULinkCopy", "Program", "Repeat", "Sequence", "SyncKind", "TileOutOfMemoryError", "Timeline",
+    "bytes_per_tile", "check_tile_memory", "cycles_from_flops", "exchange_from_transfers", "intervals",
+    "linear_elements_per_tile", "linear_tile_of_element", "tile_cycles_from_vertices",
+]

@@ -1,0 +1,122 @@
+"""The Engine: cost a program tree superstep by superstep with BSP, ``max(w) + l + g * max(h)``.
+
+Plain numpy in, a :class:`Timeline` out. Per superstep and IPU: ``w`` = slowest tile's compute
+cycles, ``l`` = the sync's cycles (plus waiting for the slowest IPU when the sync spans IPUs),
+``g * max(h)`` = the exchange. Each distinct step is costed once, vectorised over IPUs and tiles.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..hardware import MK2
+from .errors import GraphError
+from .mapping import check_tile_count
+from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Program, Repeat, Sequence
+from .sync import SyncKind
+from .timeline import Timeline
+
+
+def _ceil_div(a, b):
+    return -(-a // b)
+
+
+class Engine:
+    """Cost ``program`` on ``ipus`` IPUs of ``spec``; ``run()`` returns the Timeline.
+
+    Shapes and kinds are checked when the Engine is created, so errors name the step at fault.
+    """
+
+    def __init__(self, program: Program, spec=MK2, ipus: int = 1):
+        if not isinstance(program, Program):
+            raise GraphError(f"Engine needs a program (Sequence, Repeat, Execute, ...), got {type(program).__name__}")
+        self.spec, self.ipus = spec, check_tile_count(ipus, "Engine: number of IPUs")
+        self._labels, self._kinds, self._counts, self._costs, self._tile_cycles = [], [], [], [], []
+        self._row_of = {}
+        self._zeros = np.zeros(self.ipus, dtype=np.int64)
+        self._schedule = tuple(self._walk(program, 1))
+        self._timeline = self._make_timeline()
+
+    def run(self) -> Timeline:
+        """The Timeline of one run (deterministic: the same program always gives the same cycles)."""
+        return self._timeline
+
+    # -- compiling the program tree ------------------------------------------------------------
+    def _walk(self, program, multiplier):
+        if isinstance(program, Sequence):
+            for child in program.programs:
+                yield from self._walk(child, multiplier)
+        elif isinstance(program, Repeat):
+            yield (program.count, tuple(self._walk(program.body, multiplier * program.count)))
+        else:
+            yield self._row(program, multiplier)
+
+    def _row(self, step, multiplier):
+        row = self._row_of.get(id(step))
+        if row is None:
+            row = self._row_of[id(step)] = len(self._labels)
+            compute, sync, exchange, kind, tile_cycles = self._cost(step)
+            self._labels.append(step.label)
+            self._kinds.append(kind)
+            self._counts.append(0)
+            self._costs.append((compute, sync, exchange))
+            self._tile_cycles.append(tile_cycles)
+        self._counts[row] += multiplier
+        return row
+
+    def _check_per_tile(self, array, what):
+        tiles = self.spec.tiles
+        if array.shape not in ((tiles,), (self.ipus, tiles)):
+            raise GraphError(f"{what}: shape {array.shape} does not fit the device; expected (tiles,) = ({tiles},) "
+                             f"or (ipus, tiles) = ({self.ipus}, {tiles})")
+
+    def _per_ipu(self, values, what):
+        """``values`` (a scalar or one per IPU) as an int64 array of shape (ipus,)."""
+        if values.ndim == 1 and values.shape != (self.ipus,):
+            raise GraphError(f"{what}: {values.shape[0]} values given for {self.ipus} IPU(s)")
+        return self._zeros + values
+
+    def _cost(self, step):
+        spec, zeros = self.spec, np.zeros(self.ipus, dtype=np.int64)
+        if isinstance(step, (Execute, Copy)):
+            exchange = step.exchange
+            if isinstance(step, Execute):
+                tile_cycles = step.compute_set.cycles
+                self._check_per_tile(tile_cycles, f"compute set {step.compute_set.name!r}")
+                compute, kind = self._per_ipu(tile_cycles.max(axis=-1), "compute"), "compute"
+            else:
+                tile_cycles, compute, kind = None, zeros, "exchange"
+            exchange_cycles = zeros
+            if exchange is not None:
+                self._check_per_tile(exchange.received, f"exchange {exchange.name!r} of step {step.label!r}")
+                h = self._per_ipu(exchange.max_h(), "exchange")
+                exchange_cycles = _ceil_div(h, spec.exchange_bytes_per_cycle)
+            sync = step.sync or (SyncKind.ON_CHIP if self.ipus == 1 else SyncKind.CROSS_IPU)
+            return compute, self._sync(compute + exchange_cycles, sync), exchange_cycles, kind, tile_cycles
+        if isinstance(step, (HostToDevice, DeviceToHost)):
+            nbytes = self._per_ipu(step.nbytes, f"stream {step.label!r}")
+            link = _ceil_div(nbytes * spec.clock_hz, spec.host_link_bytes_per_s).astype(np.int64)
+            link = link + spec.seconds_to_cycles(spec.host_link_latency_s)
+            kind = "host->device" if isinstance(step, HostToDevice) else "device->host"
+            return zeros, self._sync(link, SyncKind.HOST), link, kind, None
+        if isinstance(step, IPULinkCopy):
+            nbytes = self._per_ipu(step.nbytes, f"IPU-Link copy {step.label!r}")
+            links = step.links or spec.ipu_links
+            bandwidth = spec.ipu_link_bytes_per_s * min(links, spec.ipu_links) / spec.ipu_links
+            link = _ceil_div(nbytes * spec.clock_hz, bandwidth).astype(np.int64)
+            link = np.where(nbytes > 0, link + spec.seconds_to_cycles(spec.ipu_link_latency_s), 0)
+            return zeros, self._sync(link, SyncKind.CROSS_IPU), link, "ipu-link", None
+        raise GraphError(f"the bsp Engine cannot run a {type(step).__name__} ({step.label!r}); "
+                         "Poplar-like programs run with bsp.poplar.Engine")
+
+    def _sync(self, busy, sync):
+        """Sync cycles per IPU; a global sync adds each IPU's wait for the slowest one's ``busy`` cycles."""
+        sync_cycles = np.full(self.ipus, sync.cycles(self.spec), dtype=np.int64)
+        return sync_cycles + (busy.max() - busy) if sync.is_global else sync_cycles
+
+    def _make_timeline(self):
+        rows = len(self._labels)
+        stacked = [np.array([cost[i] for cost in self._costs], dtype=np.int64).reshape(rows, self.ipus)
+                   for i in range(3)]
+        return Timeline(spec=self.spec, labels=tuple(self._labels), kinds=tuple(self._kinds),
+                        counts=np.array(self._counts, dtype=np.int64), compute=stacked[0], sync=stacked[1],
+                        exchange=stacked[2], schedule=self._schedule, row_tile_cycles=tuple(self._tile_cycles))

@@ -1,0 +1,40 @@
+"""Pictures of a Timeline with matplotlib (imported only when a figure is drawn).
+
+``plot_timeline`` draws the phases of each superstep along simulated time for one IPU, and the
+occupancy of every tile (busy cycles over the run's cycles). It returns the Figure.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .timeline import PHASE_ORDER
+
+COLOURS = {"sync": "tab:red", "exchange": "tab:blue", "compute": "tab:green"}
+MAX_DRAWN_SUPERSTEPS = 400
+
+
+def plot_timeline(timeline, ipu: int = 0, max_supersteps: int = MAX_DRAWN_SUPERSTEPS, title: str = None):
+    """Figure with the superstep phases of ``ipu`` over simulated time (top) and tile occupancy (bottom)."""
+    import matplotlib.pyplot as plt
+
+    if not 0 <= ipu < timeline.ipus:
+        raise ValueError(f"plot_timeline: ipu {ipu} does not exist; the timeline has {timeline.ipus} IPU(s)")
+    intervals = timeline.phase_intervals(ipu, max_supersteps)
+    figure, (phases, tiles) = plt.subplots(2, 1, figsize=(9, 5), gridspec_kw={"height_ratios": [1, 2]})
+    end = 1
+    for category in PHASE_ORDER:
+        starts, widths = intervals[category]
+        keep = widths > 0
+        phases.broken_barh(list(zip(starts[keep], widths[keep])), (0, 1), color=COLOURS[category], label=category)
+        end = max(end, int((starts + widths).max(initial=0)))
+    drawn = len(intervals["compute"][0])
+    shown = f" (first {drawn} supersteps)" if drawn == max_supersteps else f" ({drawn} supersteps)"
+    phases.set(yticks=[], xlabel=f"simulated cycles{shown}", xlim=(0, end),
+               title=title or f"BSP supersteps on IPU {ipu} of {timeline.spec.name}")
+    phases.legend(loc="upper right", ncol=3, fontsize="small")
+    occupancy = timeline.tile_busy[ipu] / max(timeline.total_cycles(), 1)
+    tiles.bar(np.arange(occupancy.size), occupancy, width=1.0, color=COLOURS["compute"])
+    tiles.set(xlabel="tile", ylabel="busy fraction", ylim=(0, 1),
+              title=f"tile occupancy: {timeline.utilisation():.1%} of tile-cycles spent computing")
+    figure.tight_layout()
+    return figure

@@ -1,0 +1,249 @@
+"""The Poplar-like graph: tensors mapped to tiles, compute sets of vertices, host streams.
+
+A :class:`Tensor` is a view (an index array) into a variable's flat storage, so slices can be
+mapped and connected like Poplar tensors. Mapping updates per-tile memory at once and raises
+:class:`TileOutOfMemoryError` when a tile's SRAM would overflow.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .codelets import Codelet
+from .compute import VERTEX_OVERHEAD_CYCLES
+from .errors import GraphError
+from .mapping import UNMAPPED, bytes_per_tile, check_tiles_in_range, intervals, linear_tile_of_element
+from .memory import check_tile_memory
+
+
+class Variable:
+    """Storage of one graph tensor: dtype, shape, tile of each element, initial values."""
+
+    def __init__(self, graph, name, dtype, shape, initial):
+        self.graph, self.name, self.dtype, self.shape = graph, name, np.dtype(dtype), tuple(shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.tile_of_element = np.full(self.size, UNMAPPED, dtype=np.int64)
+        self.initial = initial
+        self.is_constant = initial is not None
+
+
+class Tensor:
+    """A view of a variable: ``indices`` holds the flat element numbers this tensor covers."""
+
+    def __init__(self, variable: Variable, indices: np.ndarray):
+        self.variable, self.indices = variable, indices
+
+    shape = property(lambda self: self.indices.shape)
+    size = property(lambda self: self.indices.size)
+    dtype = property(lambda self: self.variable.dtype)
+    nbytes = property(lambda self: self.indices.size * self.variable.dtype.itemsize)
+
+    @property
+    def name(self):
+        whole = self.indices.shape == self.variable.shape and (
+            self.indices.ravel() == np.arange(self.variable.size)).all()
+        return self.variable.name if whole else f"{self.variable.name}[view {self.shape}]"
+
+    def __getitem__(self, key):
+        try:
+            return Tensor(self.variable, self.indices[key])
+        except IndexError as error:
+            raise GraphError(f"tensor {self.name!r} with shape {self.shape}: index {key!r} is invalid ({error})") from None
+
+    def reshape(self, *shape):
+        try:
+            return Tensor(self.variable, self.indices.reshape(*shape))
+        except ValueError:
+            raise GraphError(f"tensor {self.name!r} of shape {self.shape} cannot be reshaped to {shape}") from None
+
+    def flatten(self):
+        return self.reshape(-1)
+
+    def __repr__(self):
+        return f"Tensor({self.name!r}, shape={self.shape}, dtype={self.dtype})"
+
+
+class Vertex:
+    """One vertex: a codelet instance on one tile with tensors connected to its fields."""
+
+    def __init__(self, compute_set, codelet: Codelet, index: int):
+        self.compute_set, self.codelet, self.index = compute_set, codelet, index
+        self.tile, self.connections, self.cycles = None, {}, None
+
+    @property
+    def name(self):
+        return f"vertex {self.index} ({self.codelet.name}) of compute set {self.compute_set.name!r}"
+
+    def estimate(self) -> int:
+        """Cycles of this vertex: set_perf_estimate's value, else the codelet's estimate."""
+        if self.cycles is not None:
+            return self.cycles
+        touched = sum(tensor.size for tensor in self.connections.values())
+        return self.codelet.estimate(touched, VERTEX_OVERHEAD_CYCLES)
+
+    def __repr__(self):
+        return f"Vertex({self.name}, tile={self.tile})"
+
+
+class ComputeSet:
+    """A named set of vertices that run in parallel in one superstep."""
+
+    def __init__(self, graph, name):
+        self.graph, self.name, self.vertices = graph, name, []
+
+    def __repr__(self):
+        return f"ComputeSet({self.name!r}, {len(self.vertices)} vertices)"
+
+
+class DataStream:
+    """A host FIFO of ``num_elements`` per transfer; the Engine connects a host buffer to it by name."""
+
+    def __init__(self, name, dtype, num_elements, to_device: bool):
+        self.name, self.dtype, self.num_elements, self.to_device = name, np.dtype(dtype), num_elements, to_device
+        self.shape = (num_elements,)
+
+    def __repr__(self):
+        return f"DataStream({self.name!r}, {'host->device' if self.to_device else 'device->host'}, " \
+               f"{self.num_elements} x {self.dtype})"
+
+
+class Graph:
+    """Tensors, their tile mapping and the vertices that compute on them, for one device."""
+
+    def __init__(self, device):
+        self.device = device
+        self.num_tiles = device.num_tiles
+        self.variables, self.compute_sets, self.streams = [], [], {}
+        self._bytes = {}
+
+    # -- tensors ------------------------------------------------------------------------------
+    def add_variable(self, dtype, shape, name=None) -> Tensor:
+        """A new tensor of ``shape``, zero-initialised, not yet mapped to any tile."""
+        return self._add(dtype, shape, name, initial=None)
+
+    def add_constant(self, dtype, shape, value, name=None) -> Tensor:
+        """A tensor holding ``value`` (broadcast to ``shape``); still needs a tile mapping."""
+        shape = self._check_shape(shape, name or "constant")
+        try:
+            initial = np.broadcast_to(np.asarray(value, dtype=dtype), shape).ravel().copy()
+        except ValueError:
+            raise GraphError(f"constant {name!r}: value of shape {np.shape(value)} does not fit shape {shape}") from None
+        return self._add(dtype, shape, name, initial=initial)
+
+    def _check_shape(self, shape, name):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if any(not isinstance(n, (int, np.integer)) or n < 0 for n in shape):
+            raise GraphError(f"tensor {name!r}: shape must be non-negative integers, got {shape}")
+        return tuple(int(n) for n in shape)
+
+    def _add(self, dtype, shape, name, initial):
+        name = name or f"t{len(self.variables)}"
+        if any(v.name == name for v in self.variables):
+            raise GraphError(f"a tensor named {name!r} already exists in this graph; choose another name")
+        variable = Variable(self, name, dtype, self._check_shape(shape, name), initial)
+        self.variables.append(variable)
+        return Tensor(variable, np.arange(variable.size, dtype=np.int64).reshape(variable.shape))
+
+    # -- mapping ------------------------------------------------------------------------------
+    def set_tile_mapping(self, tensor_or_vertex, tile):
+        """Put a whole tensor (or slice) on ``tile``, or place a vertex on ``tile``."""
+        if isinstance(tensor_or_vertex, Vertex):
+            tensor_or_vertex.tile = int(check_tiles_in_range(tile, self.num_tiles, tensor_or_vertex.name))
+            return
+        tensor = self._own(tensor_or_vertex)
+        tile = check_tiles_in_range(tile, self.num_tiles, f"set_tile_mapping of tensor {tensor.name!r}")
+        self._remap(tensor, np.broadcast_to(tile, (tensor.size,)))
+
+    def map_tensor_linearly(self, tensor, grain: int = 1, min_elements_per_tile: int = 0):
+        """Spread ``tensor`` evenly over all tiles in contiguous runs of whole grains."""
+        tensor = self._own(tensor)
+        self._remap(tensor, linear_tile_of_element(tensor.size, self.num_tiles, grain, min_elements_per_tile))
+
+    def _remap(self, tensor, tiles):
+        variable = tensor.variable
+        proposed = variable.tile_of_element.copy()
+        proposed[tensor.indices.ravel()] = tiles
+        bytes_now = dict(self._bytes)
+        bytes_now[variable.name] = bytes_per_tile(proposed, variable.dtype.itemsize, self.num_tiles)
+        check_tile_memory(bytes_now, self.device.spec.sram_per_tile)
+        variable.tile_of_element, self._bytes = proposed, bytes_now
+
+    def get_tile_mapping(self, tensor) -> list:
+        """``[(tile, start, stop), ...]`` runs over the tensor's flat elements (-1 = unmapped)."""
+        tensor = self._own(tensor)
+        return intervals(tensor.variable.tile_of_element[tensor.indices.ravel()])
+
+    def tile_of(self, tensor) -> np.ndarray:
+        """The tile of each element of ``tensor``, shaped like it."""
+        tensor = self._own(tensor)
+        return tensor.variable.tile_of_element[tensor.indices]
+
+    def bytes_per_tile(self) -> np.ndarray:
+        """Bytes mapped to every tile, shape (tiles,)."""
+        return sum(self._bytes.values(), np.zeros(self.num_tiles, dtype=np.int64))
+
+    def memory_by_tensor(self) -> dict:
+        """``{tensor name: bytes per tile}`` for every mapped tensor."""
+        return dict(self._bytes)
+
+    def _own(self, tensor):
+        if not isinstance(tensor, Tensor):
+            raise GraphError(f"expected a Tensor of this graph, got {type(tensor).__name__}")
+        if tensor.variable.graph is not self:
+            raise GraphError(f"tensor {tensor.name!r} belongs to another graph")
+        return tensor
+
+    # -- compute ------------------------------------------------------------------------------
+    def add_compute_set(self, name: str) -> ComputeSet:
+        """A new, empty compute set (one superstep when executed)."""
+        compute_set = ComputeSet(self, name)
+        self.compute_sets.append(compute_set)
+        return compute_set
+
+    def add_vertex(self, compute_set: ComputeSet, codelet: Codelet, connections: dict = None, tile=None) -> Vertex:
+        """Add a vertex running ``codelet`` to ``compute_set``, optionally connecting fields and placing it."""
+        if not isinstance(compute_set, ComputeSet) or compute_set.graph is not self:
+            raise GraphError(f"add_vertex needs a compute set of this graph, got {compute_set!r}")
+        if not isinstance(codelet, Codelet):
+            raise GraphError(f"add_vertex needs a codelet (a function decorated with @codelet), got {codelet!r}")
+        vertex = Vertex(compute_set, codelet, len(compute_set.vertices))
+        compute_set.vertices.append(vertex)
+        for field, tensor in (connections or {}).items():
+            self.connect(vertex, field, tensor)
+        if tile is not None:
+            self.set_tile_mapping(vertex, tile)
+        return vertex
+
+    def connect(self, vertex: Vertex, field: str, tensor: Tensor):
+        """Connect ``tensor`` to ``field`` of ``vertex``; shapes are checked against the codelet."""
+        if field not in vertex.codelet.fields:
+            raise GraphError(f"{vertex.name}: codelet {vertex.codelet.name!r} has no field {field!r}; "
+                             f"its fields are {list(vertex.codelet.fields)}")
+        tensor = self._own(tensor)
+        shapes = {name: t.shape for name, t in vertex.connections.items()}
+        shapes[field] = tensor.shape
+        vertex.codelet.check_shapes(shapes, vertex.name)
+        vertex.connections[field] = tensor
+
+    def set_perf_estimate(self, vertex: Vertex, cycles: int):
+        """Declare how many cycles ``vertex`` takes on its worker thread."""
+        if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 0:
+            raise GraphError(f"{vertex.name}: perf estimate must be a non-negative integer, got {cycles!r}")
+        vertex.cycles = int(cycles)
+
+    # -- host streams -------------------------------------------------------------------------
+    def add_host_to_device_fifo(self, name, dtype, num_elements) -> DataStream:
+        """A stream the host fills; ``Copy(stream, tensor)`` moves one transfer onto the tiles."""
+        return self._add_stream(name, dtype, num_elements, to_device=True)
+
+    def add_device_to_host_fifo(self, name, dtype, num_elements) -> DataStream:
+        """A stream to the host; ``Copy(tensor, stream)`` sends one transfer."""
+        return self._add_stream(name, dtype, num_elements, to_device=False)
+
+    def _add_stream(self, name, dtype, num_elements, to_device):
+        if name in self.streams:
+            raise GraphError(f"a stream named {name!r} already exists in this graph; choose another name")
+        if isinstance(num_elements, bool) or not isinstance(num_elements, (int, np.integer)) or num_elements <= 0:
+            raise GraphError(f"stream {name!r}: num_elements must be a positive integer, got {num_elements!r}")
+        stream = self.streams[name] = DataStream(name, dtype, int(num_elements), to_device)
+        return stream
+

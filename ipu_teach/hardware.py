@@ -1,0 +1,152 @@
+"""IPU hardware specs: one place to tune every figure the simulator uses.
+
+Each figure is a field of the frozen dataclass :class:`IPUSpec` and carries its source in the
+field's metadata (``source``), so notebooks and ``ipu-teach info`` can print where a number comes
+from. Figures derived from others say how; figures nobody publishes say "approximate".
+Variants are made with :func:`dataclasses.replace`, e.g. ``replace(MK2, tiles=16)``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+SLIDES_BOW = "workshop slides (Bow IPU), ../shared/seeds/ipu-workshop-slides.txt"
+KIB = 1024
+
+
+def _figure(source: str, **kwargs):
+    """A dataclass field whose metadata records where its value comes from."""
+    return field(metadata={"source": source}, **kwargs)
+
+
+@dataclass(frozen=True)
+class IPUSpec:
+    """One IPU model: per-tile resources, clock, sync costs and links. All times in cycles or seconds."""
+
+    name: str = _figure("name of the part")
+    tiles: int = _figure("1472 independent IPU-Tiles per IPU (Mk2 and Bow slides)")
+    threads_per_tile: int = _figure("8832 program threads / 1472 tiles = 6 worker threads per tile (slides)")
+    sram_per_tile: int = _figure("624 KiB per tile; x 1472 tiles = 897 MiB, the slides' '900MB per IPU'")
+    clock_hz: float = _figure("approximate: 1.33 GHz (Mk2 GC200, press figures)")
+    fp32_flops_per_cycle: int = _figure(
+        "derived: 62.5 TFLOPS fp32 / (1472 tiles x 1.33 GHz) = 31.9, rounded to 32 FLOPs/cycle/tile")
+    fp16_flops_per_cycle: int = _figure(
+        "derived: 250 TFLOPS fp16 / (1472 tiles x 1.33 GHz) = 127.7, rounded to 128 FLOPs/cycle/tile")
+    exchange_bytes_per_cycle: int = _figure(
+        "derived: 8 TB/s all-to-all exchange / 1472 tiles / 1.33 GHz = 4.09, rounded to 4 bytes/cycle/tile")
+    memory_bytes_per_s: float = _figure("47.5 TB/s In-Processor-Memory bandwidth per IPU (slides)")
+    sync_cycles_on_chip: int = _figure("approximate: ~150 cycles for a sync of all tiles of one IPU")
+    sync_cycles_cross_ipu: int = _figure("approximate: ~1,500 cycles (~1 us) for a sync over IPU-Links/Sync-Links")
+    sync_cycles_host: int = _figure("approximate: ~13,000 cycles (~10 us) for a sync with the host")
+    ipu_links: int = _figure("10 IPU-Links per IPU (slides)")
+    ipu_link_bytes_per_s: float = _figure("320 GB/s chip to chip over 10 IPU-Links (slides)")
+    ipu_link_latency_s: float = _figure("approximate: ~1 us per IPU-Link transfer")
+    host_link_bytes_per_s: float = _figure(
+        "PCIe Gen4 x16, 64 GB/s bidirectional (slides) = 32 GB/s in each direction")
+    host_link_latency_s: float = _figure("approximate: ~5 us per host transfer (PCIe round trip and DMA set-up)")
+    ipus_per_machine: int = _figure("4 IPUs per IPU-M2000 / Bow-2000 (slides)")
+    source_notes: tuple = _figure("(figure, source) pairs that override the default sources above", default=())
+
+    def __post_init__(self):
+        for name in ("tiles", "threads_per_tile", "sram_per_tile", "fp32_flops_per_cycle", "fp16_flops_per_cycle",
+                     "exchange_bytes_per_cycle", "ipu_links", "ipus_per_machine"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"IPUSpec {self.name!r}: {name} must be a positive integer, got {value!r}")
+        for name in ("clock_hz", "memory_bytes_per_s", "ipu_link_bytes_per_s", "host_link_bytes_per_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"IPUSpec {self.name!r}: {name} must be positive, got {getattr(self, name)!r}")
+        for name in ("sync_cycles_on_chip", "sync_cycles_cross_ipu", "sync_cycles_host",
+                     "ipu_link_latency_s", "host_link_latency_s"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"IPUSpec {self.name!r}: {name} must be >= 0, got {getattr(self, name)!r}")
+
+    def flops_per_cycle(self, dtype) -> int:
+        """Peak FLOPs per cycle of one tile for ``dtype`` ("float16"/"float32"; other types count as fp32)."""
+        return self.fp16_flops_per_cycle if str(dtype) in ("float16", "half", "fp16") else self.fp32_flops_per_cycle
+
+    def peak_flops(self, dtype="float32") -> float:
+        """Peak FLOP/s of the whole IPU: tiles x FLOPs per cycle x clock."""
+        return self.tiles * self.flops_per_cycle(dtype) * self.clock_hz
+
+    @property
+    def total_threads(self) -> int:
+        return self.tiles * self.threads_per_tile
+
+    @property
+    def total_sram(self) -> int:
+        return self.tiles * self.sram_per_tile
+
+    @property
+    def exchange_bytes_per_s(self) -> float:
+        return self.tiles * self.exchange_bytes_per_cycle * self.clock_hz
+
+    def seconds_to_cycles(self, seconds: float) -> int:
+        """Whole cycles (rounded up) that ``seconds`` last at this IPU's clock."""
+        return int(-(-seconds * self.clock_hz // 1))
+
+    def with_tiles(self, tiles: int) -> "IPUSpec":
+        """The same IPU with another tile count, as ``IPUConfig.ipu_model.tiles_per_ipu`` asks for."""
+        note = ("tiles", f"chosen: {self.name} cut down to {tiles} tiles (a simulated IPUModel)")
+        return dataclasses.replace(self, name=f"{self.name} ({tiles} tiles)", tiles=tiles,
+                                   source_notes=self.source_notes + (note,))
+
+
+def sources(spec: IPUSpec) -> dict:
+    """``{field name: (value, source)}`` for every figure of ``spec``, in declaration order."""
+    notes = dict(spec.source_notes)
+    return {f.name: (getattr(spec, f.name), notes.get(f.name, f.metadata["source"]))
+            for f in dataclasses.fields(spec) if f.name != "source_notes"}
+
+
+def describe(spec: IPUSpec) -> str:
+    """A plain-text table of the spec's figures with their sources, plus the per-IPU totals they imply."""
+    rows = [f"{name:<26} {value!s:>16}  {source}" for name, (value, source) in sources(spec).items()]
+    rows += [
+        f"{'= threads per IPU':<26} {spec.total_threads:>16,}",
+        f"{'= SRAM per IPU (MiB)':<26} {spec.total_sram / KIB**2:>16,.1f}",
+        f"{'= peak fp16 TFLOPS':<26} {spec.peak_flops('float16') / 1e12:>16,.1f}",
+        f"{'= peak fp32 TFLOPS':<26} {spec.peak_flops('float32') / 1e12:>16,.1f}",
+        f"{'= exchange TB/s':<26} {spec.exchange_bytes_per_s / 1e12:>16,.2f}",
+    ]
+    return "\n".join(rows)
+
+
+MK2 = IPUSpec(
+    name="GC200 (Mk2)",
+    tiles=1472,
+    threads_per_tile=6,
+    sram_per_tile=624 * KIB,
+    clock_hz=1.33e9,
+    fp32_flops_per_cycle=32,
+    fp16_flops_per_cycle=128,
+    exchange_bytes_per_cycle=4,
+    memory_bytes_per_s=47.5e12,
+    sync_cycles_on_chip=150,
+    sync_cycles_cross_ipu=1_500,
+    sync_cycles_host=13_000,
+    ipu_links=10,
+    ipu_link_bytes_per_s=320e9,
+    ipu_link_latency_s=1e-6,
+    host_link_bytes_per_s=32e9,
+    host_link_latency_s=5e-6,
+    ipus_per_machine=4,
+)
+
+_BOW_NOTES = (
+    ("clock_hz", "approximate: 1.85 GHz (Bow, press figures)"),
+    ("fp32_flops_per_cycle", "approximate: Bow keeps the Mk2 tile: 32 FLOPs/cycle/tile (x 1472 x 1.85 GHz = 87 TFLOPS)"),
+    ("fp16_flops_per_cycle", "derived: 350 TFLOPS fp16 / (1472 tiles x 1.85 GHz) = 128.5, rounded to 128"),
+    ("exchange_bytes_per_cycle", "derived: 11 TB/s all-to-all exchange (slides) / 1472 tiles / 1.85 GHz = 4.04, so 4"),
+    ("memory_bytes_per_s", "65 TB/s In-Processor-Memory bandwidth per IPU (" + SLIDES_BOW + ")"),
+)
+
+
+BOW = dataclasses.replace(MK2, name="Bow", clock_hz=1.85e9, memory_bytes_per_s=65e12, source_notes=_BOW_NOTES)
+"""The Bow IPU: the Mk2 die wafer-on-wafer stacked, clocked faster (same tiles, SRAM, links)."""
+
+TEACHING_IPU = MK2.with_tiles(16)
+"""A 16-tile IPU with Mk2 tiles: small enough to draw every tile in a figure."""
+
+SPECS = {"MK2": MK2, "BOW": BOW, "TEACHING": TEACHING_IPU}
+

@@ -1,0 +1,29 @@
+"""Activation functions by Keras name, applied to Tensors."""
+from ..autograd import ops
+
+
+def linear(x): return x
+def relu(x): return ops.ReLU.apply(x)
+def sigmoid(x): return ops.Sigmoid.apply(x)
+def tanh(x): return ops.Tanh.apply(x)
+def softmax(x): return ops.Softmax.apply(x)
+def softplus(x): return ops.Softplus.apply(x)
+def elu(x, alpha=1.0): return ops.ELU.apply(x, alpha=alpha)
+def exponential(x): return ops.Exp.apply(x)
+
+
+_BY_NAME = {f.__name__: f for f in (linear, relu, sigmoid, tanh, softmax, softplus, elu, exponential)}
+
+
+def get(identifier):
+    if identifier is None:
+        return linear
+    if callable(identifier):
+        return identifier
+    if identifier not in _BY_NAME:
+        raise ValueError(f"Unknown activation {identifier!r}; choose one of {sorted(_BY_NAME)}")
+    return _BY_NAME[identifier]
+
+
+def serialize(activation) -> str:
+    return getattr(activation, "__name__", str(activation))

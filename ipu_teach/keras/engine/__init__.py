@@ -1,0 +1,1 @@
+"""The machinery behind Model: graph, data, training loops, summary, saving, device placement."""

@@ -1,0 +1,139 @@
+"""Turns what ``fit``/``evaluate``/``predict`` were given (arrays or a Dataset) into batches.
+
+Checks happen here, before any work: x and y of different lengths, a batch size given with a
+Dataset, an infinite Dataset without ``steps``. The arrays the user passed are never modified.
+"""
+import warnings
+
+import numpy as np
+
+from .. import backend
+from ...data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+
+
+def _rows(x):
+    return len(x[0]) if isinstance(x, (list, tuple)) else len(x)
+
+
+def _take(x, index):
+    return [a[index] for a in x] if isinstance(x, (list, tuple)) else x[index]
+
+
+def _as_arrays(x):
+    if isinstance(x, (list, tuple)):
+        return [np.asarray(a) for a in x]
+    return np.asarray(x)
+
+
+def split_element(element):
+    """A Dataset element is ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``."""
+    if isinstance(element, tuple):
+        if len(element) == 1:
+            return element[0], None
+        return element[0], element[1]
+    return element, None
+
+
+class DataAdapter:
+    """Batches of (x, y) for one pass of ``fit``, ``evaluate`` or ``predict``."""
+
+    def __init__(self, x, y=None, batch_size=None, steps=None, shuffle=False, what="fit"):
+        self.steps_given = steps
+        self.shuffle = shuffle
+        self.dataset = x if isinstance(x, Dataset) else None
+        self._iterator = None
+        if self.dataset is not None:
+            if y is not None:
+                raise ValueError(f"{what}: `y` must not be given when x is a Dataset; the Dataset yields (x, y) pairs")
+            if batch_size is not None:
+                raise ValueError(f"{what}: the `batch_size` argument must not be specified when x is a Dataset "
+                                 "(datasets generate batches); use dataset.batch(...) instead")
+            cardinality = self.dataset.cardinality()
+            if cardinality == INFINITE_CARDINALITY and steps is None:
+                raise ValueError(f"{what}: when passing an infinitely repeating dataset, you must specify "
+                                 f"the `{'steps_per_epoch' if what == 'fit' else 'steps'}` argument")
+            self.batch_size = self.dataset.batch_size
+            self.num_batches = cardinality if cardinality >= 0 else None
+            self.num_samples = None
+            return
+        if x is None:
+            raise ValueError(f"{what}: no input data given (x is None)")
+        self.x, self.y = _as_arrays(x), (None if y is None else np.asarray(y))
+        self.num_samples = _rows(self.x)
+        sizes = [len(a) for a in self.x] if isinstance(self.x, list) else [len(self.x)]
+        if self.y is not None and (len(set(sizes)) > 1 or len(self.y) != sizes[0]) or len(set(sizes)) > 1:
+            y_line = f"\n  y sizes: {len(self.y)}" if self.y is not None else ""
+            raise ValueError("Data cardinality is ambiguous:\n  x sizes: " + ", ".join(map(str, sizes)) + y_line +
+                             "\nMake sure all arrays contain the same number of samples.")
+        if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
+            raise ValueError(f"{what}: batch_size must be a positive integer, got {batch_size!r}")
+        self.batch_size = int(batch_size or 32)
+        self.num_batches = -(-self.num_samples // self.batch_size)
+
+    @property
+    def steps(self):
+        """Batches per epoch, or None when only running out of data will tell."""
+        return self.steps_given if self.steps_given is not None else self.num_batches
+
+    @property
+    def partial_batch(self) -> bool:
+        return self.num_samples is not None and self.num_samples % self.batch_size != 0
+
+    def first_batch(self):
+        if self.dataset is not None:
+            for element in self.dataset.take(1):
+                return split_element(element)
+            raise ValueError("The dataset is empty")
+        return _take(self.x, slice(0, self.batch_size)), None if self.y is None else self.y[:self.batch_size]
+
+    def batches(self):
+        """The batches of one epoch (at most ``steps``); warns as Keras does when data runs out."""
+        source = self._dataset_batches() if self.dataset is not None else self._array_batches()
+        produced = 0
+        for produced, batch in enumerate(source, start=1):
+            yield batch
+            if self.steps_given is not None and produced >= self.steps_given:
+                return
+        if self.steps_given is not None and produced < self.steps_given:
+            warnings.warn(f"Your input ran out of data; interrupting. Make sure that your dataset can generate "
+                          f"at least `steps` batches (in this case, {self.steps_given} batches). You may need to "
+                          "use the repeat() function when building your dataset.", stacklevel=3)
+            self.ran_out = True
+
+    ran_out = False
+
+    def _dataset_batches(self):
+        if self.steps_given is None:
+            self._iterator = None
+            yield from (split_element(e) for e in self.dataset)
+            return
+        if self._iterator is None:  # with steps given, epochs continue one iterator, as Keras does
+            self._iterator = iter(self.dataset)
+        for element in self._iterator:
+            yield split_element(element)
+
+    def _array_batches(self):
+        order = backend.rng().permutation(self.num_samples) if self.shuffle else None
+        for start in range(0, self.num_samples, self.batch_size):
+            index = slice(start, start + self.batch_size) if order is None else np.sort(order[start:start + self.batch_size])
+            yield _take(self.x, index), None if self.y is None else self.y[index]
+
+
+def split_validation(x, y, validation_split):
+    """Keras' validation_split: the last fraction of the samples, taken before any shuffling."""
+    if isinstance(x, Dataset):
+        raise ValueError("validation_split is only supported for numpy arrays, not Datasets; "
+                         "pass validation_data=... instead")
+    if not 0 < validation_split < 1:
+        raise ValueError(f"validation_split must be between 0 and 1, got {validation_split}")
+    rows = _rows(x)
+    cut = int(rows * (1 - validation_split))
+    return (_take(x, slice(0, cut)), y[:cut]), (_take(x, slice(cut, rows)), y[cut:])
+
+
+def unpack_validation_data(validation_data):
+    if isinstance(validation_data, Dataset):
+        return validation_data, None
+    if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
+        return validation_data[0], validation_data[1]
+    raise ValueError("validation_data must be a tuple (x_val, y_val) or a Dataset")

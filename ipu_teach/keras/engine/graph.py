@@ -1,0 +1,47 @@
+"""The functional graph: from output KerasTensors back to the inputs, in execution order."""
+from ..layers.base import InputLayer, KerasTensor
+
+
+def topological_order(outputs) -> list:
+    """Every KerasTensor the outputs depend on, each after the tensors it was computed from."""
+    order, seen, stack = [], set(), [(t, False) for t in reversed(outputs)]
+    while stack:
+        tensor, expanded = stack.pop()
+        if expanded:
+            order.append(tensor)
+            continue
+        if id(tensor) in seen:
+            continue
+        seen.add(id(tensor))
+        stack.append((tensor, True))
+        stack.extend((parent, False) for parent in reversed(tensor.inputs) if id(parent) not in seen)
+    return order
+
+
+def check_inputs_reach(inputs, order) -> None:
+    """Every path back from the outputs must end at one of the model's inputs."""
+    given = {id(t) for t in inputs}
+    for tensor in order:
+        if not tensor.inputs and id(tensor) not in given:
+            raise ValueError(f"Graph disconnected: cannot obtain the value of {tensor} from the model's inputs; "
+                             "pass it in `inputs` of keras.Model(inputs, outputs)")
+
+
+def layers_in_order(order) -> list:
+    """Distinct layers by first use (input layers first), as ``model.layers`` lists them."""
+    layers, seen = [], set()
+    for tensor in sorted(order, key=lambda t: not isinstance(t.layer, InputLayer)):
+        if id(tensor.layer) not in seen:
+            seen.add(id(tensor.layer))
+            layers.append(tensor.layer)
+    return layers
+
+
+def as_list(value) -> list:
+    if isinstance(value, KerasTensor):
+        return [value]
+    values = list(value)
+    for v in values:
+        if not isinstance(v, KerasTensor):
+            raise TypeError(f"keras.Model expects KerasTensors (from keras.Input and layer calls), got {type(v).__name__}")
+    return values

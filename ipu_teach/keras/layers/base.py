@@ -1,0 +1,188 @@
+"""Layer: weights plus a call, usable eagerly on arrays or symbolically on ``KerasTensor``s.
+
+Calling a layer on a ``KerasTensor`` (the result of ``keras.Input``) builds the layer, checks the
+input, and returns a new ``KerasTensor`` remembering where it came from: that history is the
+functional model's graph.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...autograd import Tensor, no_grad, scope
+from .. import backend, initializers
+
+
+def format_shape(shape) -> str:
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+class KerasTensor:
+    """A symbolic tensor: a shape with ``None`` for the batch, and the layer call that made it."""
+
+    def __init__(self, shape, layer, inputs):
+        self.shape = tuple(shape)
+        self.layer = layer
+        self.inputs = list(inputs)
+        self.dtype = "float32"
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"<KerasTensor shape={format_shape(self.shape)} created by layer '{self.layer.name}'>"
+
+
+class Layer:
+    """Base class. Subclasses set ``min_ndim`` / ``ndim`` and write ``build`` and ``call``."""
+
+    min_ndim = None
+    ndim = None
+
+    def __init__(self, name=None, trainable=True, input_shape=None, batch_input_shape=None, dtype=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {sorted(kwargs)}")
+        self.name = name or backend.unique_name(backend.snake_case(type(self).__name__))
+        self.trainable = trainable
+        self.built = False
+        self._weights: list[Tensor] = []
+        self._trainable_flags: list[bool] = []
+        if batch_input_shape is not None:
+            input_shape = tuple(batch_input_shape)[1:]
+        self._declared_input_shape = tuple(input_shape) if input_shape is not None else None
+        self.input_shape = None
+        self.output_shape = None
+        self.pipeline_stage = None
+
+    # ----- weights -------------------------------------------------------------------------------
+    def add_weight(self, name, shape, initializer="zeros", trainable=True, dtype="float32") -> Tensor:
+        value = initializers.get(initializer)(tuple(shape), dtype=dtype)
+        weight = Tensor(np.asarray(value, dtype=dtype), requires_grad=trainable, name=f"{self.name}/{name}:0")
+        self._weights.append(weight)
+        self._trainable_flags.append(trainable)
+        return weight
+
+    @property
+    def weights(self) -> list:
+        return list(self._weights)
+
+    @property
+    def trainable_weights(self) -> list:
+        if not self.trainable:
+            return []
+        return [w for w, t in zip(self._weights, self._trainable_flags) if t]
+
+    @property
+    def non_trainable_weights(self) -> list:
+        if not self.trainable:
+            return list(self._weights)
+        return [w for w, t in zip(self._weights, self._trainable_flags) if not t]
+
+    def count_params(self) -> int:
+        return int(sum(w.size for w in self.weights))
+
+    def get_weights(self) -> list:
+        return [w.data.copy() for w in self.weights]
+
+    def set_weights(self, weights) -> None:
+        weights = list(weights)
+        if len(weights) != len(self._weights):
+            raise ValueError(f"Layer '{self.name}' expects {len(self._weights)} weights, but was given {len(weights)}")
+        for w, value in zip(self._weights, weights):
+            value = np.asarray(value)
+            if value.shape != w.shape:
+                raise ValueError(f"Layer '{self.name}': weight {w.name} has shape {w.shape}, "
+                                 f"but the value given has shape {value.shape}")
+        for w, value in zip(self._weights, weights):
+            w.data = np.array(value, dtype=w.dtype)
+
+    # ----- building and calling ------------------------------------------------------------------
+    def build(self, input_shape) -> None:
+        """Create the weights for inputs of ``input_shape`` (batch axis included, as None)."""
+
+    def call(self, inputs, training=False):
+        raise NotImplementedError
+
+    def check_input(self, shape, index=0) -> None:
+        """Raise Keras' 'incompatible with the layer' error naming this layer, expected and found."""
+        shape = tuple(shape)
+        found = f"Full shape received: {format_shape(shape)}"
+        if self.ndim is not None and len(shape) != self.ndim:
+            raise ValueError(f'Input {index} of layer "{self.name}" is incompatible with the layer: '
+                             f"expected ndim={self.ndim}, found ndim={len(shape)}. {found}")
+        if self.min_ndim is not None and len(shape) < self.min_ndim:
+            raise ValueError(f'Input {index} of layer "{self.name}" is incompatible with the layer: '
+                             f"expected min_ndim={self.min_ndim}, found ndim={len(shape)}. {found}")
+        if self.built and self.input_shape is not None and len(shape) == len(self.input_shape):
+            for axis, (want, got) in enumerate(zip(self.input_shape, shape)):
+                if axis and want is not None and got is not None and want != got:
+                    raise ValueError(f'Input {index} of layer "{self.name}" is incompatible with the layer: '
+                                     f"expected axis {axis} of input shape to have value {want}, "
+                                     f"but received input with shape {format_shape(shape)}")
+
+    def _ensure_built(self, shape) -> None:
+        self.check_input(shape)
+        if not self.built:
+            self.build(tuple(shape))
+            self.input_shape = (None,) + tuple(shape[1:])
+            self.built = True
+
+    def __call__(self, inputs, training=None, **kwargs):
+        from ..ipu.pipeline_stage import current_stage  # a later stage context names the stage of this call
+
+        if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs
+                                                and isinstance(inputs[0], KerasTensor)):
+            return self._call_symbolic(inputs, current_stage())
+        tensor = inputs if isinstance(inputs, Tensor) else Tensor(np.asarray(inputs, dtype=np.float32))
+        self._ensure_built(tensor.shape)
+        with scope(self.name):
+            return self.call(tensor, training=bool(training), **kwargs)
+
+    def _call_symbolic(self, inputs, stage):
+        if isinstance(inputs, (list, tuple)):
+            raise TypeError(f"Layer '{self.name}' takes one input, got a list of {len(inputs)}")
+        self._ensure_built(inputs.shape)
+        with no_grad():
+            probe = self.call(Tensor(np.zeros((1,) + tuple(inputs.shape[1:]), dtype=np.float32)), training=False)
+        self.output_shape = (None,) + tuple(probe.shape[1:])
+        out = KerasTensor(self.output_shape, self, [inputs])
+        out.pipeline_stage = stage
+        return out
+
+    def compute_output_shape(self, input_shape):
+        with no_grad():
+            probe = self(np.zeros((1,) + tuple(input_shape[1:]), dtype=np.float32))
+        return (None,) + tuple(probe.shape[1:])
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "trainable": self.trainable}
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}>"
+
+
+class InputLayer(Layer):
+    """The graph's entry point; it has no weights and passes its input through."""
+
+    def __init__(self, shape, name=None):
+        super().__init__(name=name or backend.numbered_name("input"))
+        self.input_shape = self.output_shape = (None,) + tuple(shape)
+        self.built = True
+
+    def call(self, inputs, training=False):
+        return inputs
+
+
+def Input(shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
+    """``keras.Input``: a symbolic tensor of the given per-sample shape (batch axis implied)."""
+    if batch_shape is not None:
+        shape = tuple(batch_shape)[1:]
+    if shape is None:
+        raise ValueError("keras.Input needs a shape, e.g. keras.Input(shape=(28, 28, 1))")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(d is not None and (not isinstance(d, (int, np.integer)) or d <= 0) for d in shape):
+        raise ValueError(f"keras.Input: every dimension of shape must be a positive integer, got {shape}")
+    layer = InputLayer(shape, name=name)
+    tensor = KerasTensor(layer.output_shape, layer, [])
+    tensor.pipeline_stage = None
+    return tensor

@@ -1,0 +1,47 @@
+"""Conv2D (channels last, as Keras' default)."""
+import numpy as np
+
+from ...autograd import Tensor, ops
+from .. import activations
+from .base import Layer
+
+
+def as_pair(value, what):
+    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(pair) != 2 or any(not isinstance(v, (int, np.integer)) or v < 1 for v in pair):
+        raise ValueError(f"{what} must be a positive integer or a pair of them, got {value!r}")
+    return tuple(int(v) for v in pair)
+
+
+def check_padding(padding, layer):
+    padding = str(padding).lower()
+    if padding not in ("valid", "same"):
+        raise ValueError(f"{layer}: padding must be 'valid' or 'same', got {padding!r}")
+    return padding
+
+
+class Conv2D(Layer):
+    ndim = 4
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError("Conv2D: ipu-teach supports data_format='channels_last' (NHWC) only")
+        self.filters = int(filters)
+        self.kernel_size = as_pair(kernel_size, "Conv2D kernel_size")
+        self.strides = as_pair(strides, "Conv2D strides")
+        self.padding = check_padding(padding, "Conv2D")
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight("kernel", self.kernel_size + (input_shape[-1], self.filters),
+                                      self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
+
+    def call(self, inputs, training=False):
+        bias = self.bias if self.bias is not None else Tensor(np.zeros(self.filters, dtype=np.float32))
+        y = ops.Conv2D.apply(inputs, self.kernel, bias, strides=self.strides, padding=self.padding)
+        return self.activation(y)

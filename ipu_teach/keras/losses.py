@@ -1,0 +1,190 @@
+"""Losses with Keras' names, formulas and reduction (the mean over the batch of per-sample losses).
+
+As in TensorFlow's Keras, a cross-entropy on probabilities that come straight out of a softmax
+(or sigmoid) is computed from the logits underneath, which is exact and numerically stable.
+"""
+import numpy as np
+
+from ..autograd import Tensor, ops
+
+_CHOICES = ("categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy",
+            "mean_squared_error", "mse", "mean_absolute_error", "mae")
+
+
+def _logits_under(y_pred: Tensor, function):
+    node = y_pred.node
+    if node is not None and node.function is function:
+        return node.inputs[0]
+    return None
+
+
+class Loss:
+    """Callable ``loss(y_true, y_pred)`` -> scalar Tensor: the mean over the batch of ``per_sample``."""
+
+    name = "loss"
+
+    def __init__(self, name=None, reduction="sum_over_batch_size"):
+        if reduction not in ("sum_over_batch_size", "auto", "sum", "none"):
+            raise ValueError(f"{type(self).__name__}: unknown reduction {reduction!r}")
+        self.name = name or self.name
+        self.reduction = reduction
+
+    def __call__(self, y_true, y_pred):
+        per_sample = self.per_sample(np.asarray(y_true), y_pred)
+        if self.reduction == "none":
+            return per_sample
+        if self.reduction == "sum":
+            return ops.reduce_sum(per_sample)
+        return ops.reduce_mean(per_sample)
+
+    def per_sample(self, y_true, y_pred):
+        raise NotImplementedError
+
+    def check_labels(self, y_shape, output_shape) -> None:
+        """Fail before training when labels cannot fit this loss; say what to change."""
+        if tuple(y_shape[1:]) != tuple(output_shape[1:]):
+            raise ValueError(f"{self.name}: labels of shape {tuple(y_shape)} do not match the model's output "
+                             f"shape {tuple(output_shape)}; the labels need shape (n,) + {tuple(output_shape[1:])}"
+                             + self.hint(output_shape))
+
+    def hint(self, output_shape) -> str:
+        return ""
+
+
+class CategoricalCrossentropy(Loss):
+    name = "categorical_crossentropy"
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.from_logits, self.label_smoothing = from_logits, float(label_smoothing)
+
+    def per_sample(self, y_true, y_pred):
+        y_true = y_true.astype(y_pred.dtype, copy=False)
+        if self.label_smoothing:
+            k = y_true.shape[-1]
+            y_true = y_true * (1 - self.label_smoothing) + self.label_smoothing / k
+        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
+        if logits is not None:
+            return ops.SoftmaxCrossEntropy.apply(logits, y_true)
+        return ops.CategoricalCrossentropyProbs.apply(y_pred, y_true)
+
+    def hint(self, output_shape):
+        return (f". For integer class labels use keras.utils.to_categorical(y, {output_shape[-1]}) "
+                f"or loss='sparse_categorical_crossentropy'")
+
+
+class SparseCategoricalCrossentropy(Loss):
+    name = "sparse_categorical_crossentropy"
+
+    def __init__(self, from_logits=False, **kwargs):
+        super().__init__(**kwargs)
+        self.from_logits = from_logits
+
+    def per_sample(self, y_true, y_pred):
+        labels = y_true.reshape(y_pred.shape[:-1]).astype(np.int64)
+        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
+        if logits is not None:
+            return ops.SparseSoftmaxCrossEntropy.apply(logits, labels)
+        one_hot = np.eye(y_pred.shape[-1], dtype=y_pred.dtype)[labels]
+        return ops.CategoricalCrossentropyProbs.apply(y_pred, one_hot)
+
+    def check_labels(self, y_shape, output_shape):
+        want = tuple(output_shape[1:-1])
+        if tuple(y_shape[1:]) not in (want, want + (1,)):
+            raise ValueError(f"{self.name}: expects integer class labels of shape (n,) (one per sample), "
+                             f"got labels of shape {tuple(y_shape)} for a model output of shape {tuple(output_shape)}. "
+                             "For one-hot labels use loss='categorical_crossentropy'")
+
+    def check_values(self, y, output_shape):
+        classes = output_shape[-1]
+        y = np.asarray(y)
+        if y.size and (y.dtype.kind == "f" and not np.all(y == np.round(y)) or y.min() < 0 or y.max() >= classes):
+            raise ValueError(f"{self.name}: labels must be integers in [0, {classes}), "
+                             f"got values from {y.min()} to {y.max()}")
+
+
+class BinaryCrossentropy(Loss):
+    name = "binary_crossentropy"
+
+    def __init__(self, from_logits=False, **kwargs):
+        super().__init__(**kwargs)
+        self.from_logits = from_logits
+
+    def per_sample(self, y_true, y_pred):
+        y_true = y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)
+        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Sigmoid)
+        if logits is not None:
+            return ops.SigmoidBinaryCrossentropy.apply(logits, y_true)
+        return ops.BinaryCrossentropyProbs.apply(y_pred, y_true)
+
+    def check_labels(self, y_shape, output_shape):
+        if int(np.prod(y_shape[1:])) != int(np.prod(output_shape[1:])):
+            super().check_labels(y_shape, output_shape)
+
+
+class MeanSquaredError(Loss):
+    name = "mean_squared_error"
+
+    def per_sample(self, y_true, y_pred):
+        diff = ops.sub(y_pred, Tensor(y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)))
+        return ops.reduce_mean(ops.mul(diff, diff), axis=-1)
+
+    def check_labels(self, y_shape, output_shape):
+        if int(np.prod(y_shape[1:])) != int(np.prod(output_shape[1:])):
+            super().check_labels(y_shape, output_shape)
+
+
+class MeanAbsoluteError(MeanSquaredError):
+    name = "mean_absolute_error"
+
+    def per_sample(self, y_true, y_pred):
+        diff = ops.sub(y_pred, Tensor(y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)))
+        return ops.reduce_mean(ops.Abs.apply(diff), axis=-1)
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False):
+    return CategoricalCrossentropy(from_logits=from_logits).per_sample(np.asarray(y_true), y_pred)
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
+    return SparseCategoricalCrossentropy(from_logits=from_logits).per_sample(np.asarray(y_true), y_pred)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False):
+    return BinaryCrossentropy(from_logits=from_logits).per_sample(np.asarray(y_true), y_pred)
+
+
+def mean_squared_error(y_true, y_pred):
+    return MeanSquaredError().per_sample(np.asarray(y_true), y_pred)
+
+
+def mean_absolute_error(y_true, y_pred):
+    return MeanAbsoluteError().per_sample(np.asarray(y_true), y_pred)
+
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+
+_BY_NAME = {
+    "categorical_crossentropy": CategoricalCrossentropy, "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+    "binary_crossentropy": BinaryCrossentropy, "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError,
+    "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError,
+}
+_BY_FUNCTION = {categorical_crossentropy: CategoricalCrossentropy,
+                sparse_categorical_crossentropy: SparseCategoricalCrossentropy,
+                binary_crossentropy: BinaryCrossentropy, mean_squared_error: MeanSquaredError,
+                mean_absolute_error: MeanAbsoluteError}
+
+
+def get(identifier) -> Loss:
+    """A Loss object from a name, a Keras loss function, or a Loss; clear error otherwise."""
+    if isinstance(identifier, Loss):
+        return identifier
+    if identifier in _BY_FUNCTION:
+        return _BY_FUNCTION[identifier]()
+    if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
+        loss = _BY_NAME[identifier.lower()]()
+        loss.name = identifier.lower()
+        return loss
+    raise ValueError(f"Unknown loss function: {identifier!r}. Choose one of {', '.join(_CHOICES)}, "
+                     "or pass a keras.losses object such as keras.losses.CategoricalCrossentropy(from_logits=True)")

@@ -1,0 +1,122 @@
+"""Metrics: running means over an epoch, as Keras reports them (weighted by samples seen)."""
+import numpy as np
+
+from . import losses
+
+
+class Metric:
+    """Accumulates a total and a count; ``result()`` is their ratio."""
+
+    def __init__(self, name=None):
+        self.name = name or getattr(self, "default_name", type(self).__name__.lower())
+        self.reset_state()
+
+    def reset_state(self):
+        self.total, self.count = 0.0, 0.0
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        values = np.asarray(self.per_sample(np.asarray(y_true), np.asarray(y_pred)), dtype=np.float64).ravel()
+        self.total += float(values.sum())
+        self.count += values.size
+
+    def per_sample(self, y_true, y_pred):
+        raise NotImplementedError
+
+    def result(self) -> float:
+        return float(self.total / self.count) if self.count else 0.0
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name} result={self.result():.4f}>"
+
+
+class Mean(Metric):
+    """Mean of the values given, weighted (``sample_weight``, e.g. the batch size for a batch's loss)."""
+
+    def update_state(self, values, sample_weight=None):
+        values = np.asarray(values, dtype=np.float64)
+        weight = 1.0 if sample_weight is None else float(sample_weight)
+        self.total += float(values.sum()) * weight
+        self.count += values.size * weight
+
+
+def categorical_accuracy(y_true, y_pred):
+    return (np.argmax(y_true, axis=-1) == np.argmax(y_pred, axis=-1)).astype(np.float32)
+
+
+def sparse_categorical_accuracy(y_true, y_pred):
+    labels = y_true.reshape(y_pred.shape[:-1])
+    return (labels == np.argmax(y_pred, axis=-1)).astype(np.float32)
+
+
+def binary_accuracy(y_true, y_pred, threshold=0.5):
+    return (y_true.reshape(y_pred.shape) == (y_pred > threshold)).astype(np.float32).mean(axis=-1)
+
+
+def accuracy(y_true, y_pred):
+    return (y_true.reshape(y_pred.shape) == y_pred).astype(np.float32)
+
+
+def mean_squared_error(y_true, y_pred):
+    return ((y_pred - y_true.reshape(y_pred.shape)) ** 2).mean(axis=-1)
+
+
+def mean_absolute_error(y_true, y_pred):
+    return np.abs(y_pred - y_true.reshape(y_pred.shape)).mean(axis=-1)
+
+
+class MeanMetricWrapper(Metric):
+    def __init__(self, fn, name=None):
+        self.fn = fn
+        super().__init__(name or fn.__name__)
+
+    def per_sample(self, y_true, y_pred):
+        return self.fn(y_true, y_pred)
+
+
+def _wrapper(fn, default):
+    class _Wrapped(MeanMetricWrapper):
+        def __init__(self, name=default):
+            super().__init__(fn, name)
+    return _Wrapped
+
+
+CategoricalAccuracy = _wrapper(categorical_accuracy, "categorical_accuracy")
+SparseCategoricalAccuracy = _wrapper(sparse_categorical_accuracy, "sparse_categorical_accuracy")
+BinaryAccuracy = _wrapper(binary_accuracy, "binary_accuracy")
+Accuracy = _wrapper(accuracy, "accuracy")
+MeanSquaredError = _wrapper(mean_squared_error, "mean_squared_error")
+MeanAbsoluteError = _wrapper(mean_absolute_error, "mean_absolute_error")
+for _cls, _name in ((CategoricalAccuracy, "CategoricalAccuracy"), (SparseCategoricalAccuracy, "SparseCategoricalAccuracy"),
+                    (BinaryAccuracy, "BinaryAccuracy"), (Accuracy, "Accuracy"),
+                    (MeanSquaredError, "MeanSquaredError"), (MeanAbsoluteError, "MeanAbsoluteError")):
+    _cls.__name__ = _cls.__qualname__ = _name
+
+_BY_NAME = {
+    "categorical_accuracy": categorical_accuracy, "sparse_categorical_accuracy": sparse_categorical_accuracy,
+    "binary_accuracy": binary_accuracy, "mse": mean_squared_error, "mean_squared_error": mean_squared_error,
+    "mae": mean_absolute_error, "mean_absolute_error": mean_absolute_error,
+}
+
+
+def _accuracy_for(loss, output_shape):
+    """Keras' resolution of "accuracy": binary for one output unit or a binary loss, sparse for a
+    sparse loss, categorical otherwise."""
+    if isinstance(loss, losses.BinaryCrossentropy) or (output_shape is not None and output_shape[-1] == 1):
+        return binary_accuracy
+    if isinstance(loss, losses.SparseCategoricalCrossentropy):
+        return sparse_categorical_accuracy
+    return categorical_accuracy
+
+
+def get(identifier, loss=None, output_shape=None) -> Metric:
+    """A Metric from a name (``"accuracy"`` resolved against the loss, as Keras does), a function or a Metric."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if callable(identifier):
+        return MeanMetricWrapper(identifier)
+    if identifier in ("accuracy", "acc"):
+        return MeanMetricWrapper(_accuracy_for(loss, output_shape), name=identifier)
+    if identifier in _BY_NAME:
+        return MeanMetricWrapper(_BY_NAME[identifier], name=identifier)
+    raise ValueError(f"Unknown metric {identifier!r}. Choose one of "
+                     f"{', '.join(['accuracy'] + sorted(_BY_NAME))}, or pass a keras.metrics object")

@@ -1,0 +1,329 @@
+"""``keras.Model`` (functional) and ``keras.Sequential``."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Tensor, no_grad
+from . import backend, losses as losses_module, metrics as metrics_module, optimizers as optimizers_module
+from .engine import device, graph, saving, summary as summary_module, training
+from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
+
+
+class Model(Layer):
+    """A graph of layers from ``inputs`` to ``outputs``, with Keras' training methods."""
+
+    def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
+        super().__init__(name=name or backend.unique_name(self._default_name()), **kwargs)
+        self.compiled = False
+        self.stop_training = False
+        self.steps_per_execution = 1
+        self.device_executor = None  # set by the IPU strategy when compiled inside its scope
+        if inputs is not None or outputs is not None:
+            if inputs is None or outputs is None:
+                raise ValueError("keras.Model(inputs, outputs) needs both inputs and outputs")
+            self._init_graph(inputs, outputs)
+
+    @classmethod
+    def _default_name(cls):
+        return "model"
+
+    def _init_graph(self, inputs, outputs):
+        self._single_input = isinstance(inputs, KerasTensor)
+        self._single_output = isinstance(outputs, KerasTensor)
+        self.inputs, self.outputs = graph.as_list(inputs), graph.as_list(outputs)
+        self._order = graph.topological_order(self.outputs)
+        graph.check_inputs_reach(self.inputs, self._order)
+        self._layers = graph.layers_in_order(self._order)
+        self.input_shape = self.inputs[0].shape if self._single_input else [t.shape for t in self.inputs]
+        self.output_shape = self.outputs[0].shape if self._single_output else [t.shape for t in self.outputs]
+        self.built = True
+
+    # ----- structure -----------------------------------------------------------------------------
+    @property
+    def layers(self) -> list:
+        return list(self._layers) if self.built else []
+
+    def get_layer(self, name=None, index=None) -> Layer:
+        if index is not None:
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}")
+
+    def inbound_layers(self, layer) -> list:
+        return [parent.layer for t in self._order if t.layer is layer for parent in t.inputs]
+
+    def is_sequential_like(self) -> bool:
+        """A single chain (each layer fed by the one before): summary then omits 'Connected to'."""
+        calls = [t for t in self._order if not isinstance(t.layer, InputLayer)]
+        if len(self.inputs) != 1 or len(self.outputs) != 1 or len({id(t.layer) for t in calls}) != len(calls):
+            return False
+        return all(len(t.inputs) == 1 for t in calls) and len(calls) + 1 == len(self._order)
+
+    @property
+    def weights(self) -> list:
+        return [w for layer in self.layers for w in layer.weights]
+
+    @property
+    def trainable_weights(self) -> list:
+        return [w for layer in self.layers for w in layer.trainable_weights] if self.trainable else []
+
+    @property
+    def non_trainable_weights(self) -> list:
+        trainable = {id(w) for w in self.trainable_weights}
+        return [w for w in self.weights if id(w) not in trainable]
+
+    def get_weights(self) -> list:
+        return [w.data.copy() for w in self.weights]
+
+    def set_weights(self, weights) -> None:
+        weights = list(weights)
+        mine = self.weights
+        if len(weights) != len(mine):
+            raise ValueError(f"Model '{self.name}' has {len(mine)} weights, but {len(weights)} were given")
+        for w, value in zip(mine, weights):
+            if np.shape(value) != w.shape:
+                raise ValueError(f"Model '{self.name}': weight {w.name} has shape {w.shape}, "
+                                 f"but the value given has shape {np.shape(value)}")
+        for w, value in zip(mine, weights):
+            w.data = np.array(value, dtype=w.dtype)
+
+    def save_weights(self, filepath, overwrite=True, save_format=None) -> None:
+        saving.save_weights(self, filepath)
+
+    def load_weights(self, filepath) -> None:
+        self.ensure_built()
+        saving.load_weights(self, filepath)
+
+    def summary(self, line_length=None, positions=None, print_fn=None) -> None:
+        self.ensure_built()
+        summary_module.print_summary(self, line_length, positions, print_fn)
+
+    def count_params(self) -> int:
+        return int(sum(w.size for w in self.weights))
+
+    def ensure_built(self):
+        if not self.built:
+            raise ValueError(f"Model '{self.name}' has not been built yet: call it on data, call fit, or give the "
+                             "first layer an input_shape (e.g. Dense(10, input_shape=(784,)))")
+
+    # ----- running -------------------------------------------------------------------------------
+    def call(self, inputs, training=False):
+        values = {}
+        given = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+        if len(given) != len(self.inputs):
+            raise ValueError(f"Model '{self.name}' expects {len(self.inputs)} input(s), got {len(given)}")
+        for symbolic, value in zip(self.inputs, given):
+            values[id(symbolic)] = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=np.float32))
+        for tensor in self._order:
+            if id(tensor) in values:
+                continue
+            values[id(tensor)] = tensor.layer(values[id(tensor.inputs[0])], training=training)
+        outputs = [values[id(t)] for t in self.outputs]
+        return outputs[0] if self._single_output else outputs
+
+    def __call__(self, inputs, training=None, **kwargs):
+        if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], KerasTensor)):
+            return super().__call__(inputs, training=training)
+        self.build_from_data(inputs)
+        return self.call(inputs, training=bool(training))
+
+    def build_from_data(self, x) -> None:
+        """Functional models are built at construction; Sequential overrides this."""
+
+    def check_input_data(self, x) -> None:
+        """Keras' 'incompatible with the layer' error for data that does not fit the model's input."""
+        self.build_from_data(x)
+        given = x if isinstance(x, (list, tuple)) else [x]
+        for i, (symbolic, value) in enumerate(zip(self.inputs, given)):
+            shape = np.shape(value)
+            if tuple(shape[1:]) != tuple(symbolic.shape[1:]):
+                hint = ""
+                if tuple(shape[1:]) + (1,) == tuple(symbolic.shape[1:]):
+                    hint = " Add the missing channel axis with np.expand_dims(x, -1)."
+                raise ValueError(f'Input {i} of layer "{self.name}" is incompatible with the layer: expected '
+                                 f"shape={format_shape(symbolic.shape)}, found shape={format_shape(shape)}.{hint}")
+
+    # ----- compile and the steps -----------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
+                run_eagerly=None, steps_per_execution=1, jit_compile=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"compile() got unexpected keyword argument(s) {sorted(kwargs)}")
+        if not isinstance(steps_per_execution, (int, np.integer)) or steps_per_execution < 1:
+            raise ValueError(f"compile: steps_per_execution must be a positive integer, got {steps_per_execution!r}")
+        self.optimizer = optimizers_module.get(optimizer)
+        self.loss = None if loss is None else losses_module.get(loss)
+        self._metric_ids = list(metrics or [])
+        for m in self._metric_ids:
+            if not isinstance(m, (metrics_module.Metric, str)) and not callable(m):
+                raise ValueError(f"Unknown metric {m!r}")
+        for m in self._metric_ids:
+            if isinstance(m, str):
+                metrics_module.get(m)  # unknown names fail here, at compile, as in Keras
+        self.steps_per_execution = int(steps_per_execution)
+        self._loss_tracker = metrics_module.Mean(name="loss")
+        self._compiled_metrics = None
+        self.compiled = True
+        device.attach(self)
+
+    def assert_compiled(self, what):
+        if not self.compiled:
+            raise RuntimeError(f"You must compile your model before {'training/testing' if what != 'predict' else what}. "
+                               f"Use `model.compile(optimizer, loss)`.")
+        if self.loss is None and what in ("fit", "evaluate"):
+            raise ValueError(f"{what}: the model was compiled without a loss; pass loss=... to compile()")
+
+    @property
+    def metrics(self) -> list:
+        if not self.compiled:
+            return []
+        if self._compiled_metrics is None:
+            out_shape = self.output_shape if self.built else None
+            self._compiled_metrics = [metrics_module.get(m, self.loss, out_shape) for m in self._metric_ids]
+        return [self._loss_tracker] + self._compiled_metrics
+
+    @property
+    def metrics_names(self) -> list:
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self) -> None:
+        for m in self.metrics:
+            m.reset_state()
+
+    def metric_logs(self) -> dict:
+        return {m.name: m.result() for m in self.metrics}
+
+    def check_labels(self, y) -> None:
+        self.loss.check_labels(np.shape(y), self.output_shape)
+        if hasattr(self.loss, "check_values"):
+            self.loss.check_values(y, self.output_shape)
+
+    def compute_gradients(self, x, y):
+        """Loss and gradients of one batch (no weight update): what a replica computes on the IPU."""
+        output = self.call(x, training=True)
+        loss = self.loss(y, output)
+        loss.backward()
+        grads = []
+        for w in self.trainable_weights:
+            grads.append(w.grad if w.grad is not None else np.zeros_like(w.data))
+            w.grad = None
+        return float(loss.data), grads, output.data
+
+    def apply_gradients(self, grads) -> None:
+        self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+
+    def update_metrics(self, loss_value, y, y_pred) -> None:
+        self._loss_tracker.update_state(loss_value, sample_weight=len(y_pred))
+        for m in self.metrics[1:]:
+            m.update_state(y, y_pred)
+
+    def train_step(self, x, y) -> float:
+        loss_value, grads, y_pred = self.compute_gradients(x, y)
+        self.apply_gradients(grads)
+        self.update_metrics(loss_value, y, y_pred)
+        return loss_value
+
+    def test_step(self, x, y) -> float:
+        with no_grad():
+            output = self.call(x, training=False)
+            loss_value = float(self.loss(y, output).data)
+        self.update_metrics(loss_value, y, output.data)
+        return loss_value
+
+    def predict_step(self, x, y=None):
+        with no_grad():
+            out = self.call(x, training=False)
+        return [o.data for o in out] if isinstance(out, list) else out.data
+
+    def executor(self):
+        return self.device_executor or training.CPUExecutor()
+
+    # ----- Keras' public loops -------------------------------------------------------------------
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1, **kwargs):
+        if kwargs:
+            raise TypeError(f"fit() got unexpected keyword argument(s) {sorted(kwargs)}")
+        return training.fit(self, x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
+                            shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch, validation_steps,
+                            validation_batch_size, validation_freq)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", steps=None, callbacks=None,
+                 return_dict=False, **kwargs):
+        if kwargs:
+            raise TypeError(f"evaluate() got unexpected keyword argument(s) {sorted(kwargs)}")
+        return training.evaluate(self, x, y, batch_size, verbose, steps, callbacks, return_dict)
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"predict() got unexpected keyword argument(s) {sorted(kwargs)}")
+        return training.predict(self, x, batch_size, verbose, steps, callbacks)
+
+
+class Sequential(Model):
+    """A stack of layers, each feeding the next; built as soon as the input shape is known."""
+
+    def __init__(self, layers=None, name=None):
+        super().__init__(name=name)
+        self._pending: list = []
+        self.built = False
+        for layer in layers or []:
+            self.add(layer)
+
+    @classmethod
+    def _default_name(cls):
+        return "sequential"
+
+    def add(self, layer) -> None:
+        if isinstance(layer, KerasTensor) and isinstance(layer.layer, InputLayer):
+            self._input_tensor = layer
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential.add expects a keras layer, got {type(layer).__name__}")
+        if self.built:
+            self._pending = [t.layer for t in self._order if not isinstance(t.layer, InputLayer)]
+            self.built = False
+        self._pending.append(layer)
+        start = getattr(self, "_input_tensor", None)
+        if start is None and self._pending[0]._declared_input_shape is not None:
+            start = Input(self._pending[0]._declared_input_shape)
+            self._input_tensor = start
+        if start is not None:
+            self._build_from(start)
+
+    def pop(self) -> None:
+        if not self.layers:
+            raise TypeError("There are no layers in the model.")
+        self._pending = [t.layer for t in self._order if not isinstance(t.layer, InputLayer)][:-1]
+        if self._pending:
+            self._build_from(self._input_tensor)
+        else:
+            self.built = False
+
+    def _build_from(self, start):
+        x = start
+        for layer in self._pending:
+            x = layer(x)
+        self._init_graph(start, x)
+
+    def build_from_data(self, x) -> None:
+        if not self.built:
+            if not self._pending:
+                raise ValueError(f"Sequential model '{self.name}' has no layers; add some with .add(...)")
+            self._input_tensor = Input(np.shape(x)[1:])
+            self._build_from(self._input_tensor)
+
+    def build(self, input_shape=None) -> None:
+        if input_shape is not None and not self.built:
+            self._input_tensor = Input(tuple(input_shape)[1:])
+            self._build_from(self._input_tensor)
+
+    @property
+    def layers(self) -> list:
+        if not self.built:
+            return list(self._pending)
+        return [layer for layer in self._layers if not isinstance(layer, InputLayer)]
+
+    def is_sequential_like(self) -> bool:
+        return True

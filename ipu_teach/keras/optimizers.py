@@ -1,0 +1,119 @@
+"""Optimizers with Keras' update rules and defaults (SGD 0.01, Adam and RMSprop 0.001).
+
+``slots_per_weight`` says how many extra copies of each weight the optimizer keeps (momentum,
+moments): the IPU model needs it to count optimizer state in tile memory.
+"""
+import numpy as np
+
+
+class Optimizer:
+    slots_per_weight = 0
+
+    def __init__(self, learning_rate=0.001, name=None):
+        if not float(learning_rate) > 0:
+            raise ValueError(f"{type(self).__name__}: learning_rate must be > 0, got {learning_rate}")
+        self.learning_rate = float(learning_rate)
+        self.name = name or type(self).__name__
+        self.iterations = 0
+        self._slots = {}
+
+    def slot(self, weight, index=0):
+        key = (id(weight), index)
+        if key not in self._slots:
+            self._slots[key] = np.zeros_like(weight.data)
+        return self._slots[key]
+
+    def apply_gradients(self, grads_and_vars) -> None:
+        self.iterations += 1
+        for grad, weight in grads_and_vars:
+            if grad is not None:
+                self.update(weight, np.asarray(grad, dtype=weight.dtype))
+
+    def update(self, weight, grad) -> None:
+        raise NotImplementedError
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "learning_rate": self.learning_rate}
+
+
+class SGD(Optimizer):
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
+        super().__init__(learning_rate, name)
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"SGD: momentum must be in [0, 1], got {momentum}")
+        self.momentum, self.nesterov = float(momentum), bool(nesterov)
+        self.slots_per_weight = 1 if momentum else 0
+
+    def update(self, weight, grad):
+        lr = self.learning_rate
+        if not self.momentum:
+            weight.data -= lr * grad
+            return
+        velocity = self.slot(weight)
+        velocity *= self.momentum
+        velocity -= lr * grad
+        weight.data += self.momentum * velocity - lr * grad if self.nesterov else velocity
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
+
+
+class Adam(Optimizer):
+    slots_per_weight = 2
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam"):
+        super().__init__(learning_rate, name)
+        if amsgrad:
+            raise ValueError("Adam: ipu-teach does not implement amsgrad; use amsgrad=False")
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+
+    def update(self, weight, grad):
+        t = self.iterations
+        lr_t = self.learning_rate * np.sqrt(1 - self.beta_2 ** t) / (1 - self.beta_1 ** t)
+        m, v = self.slot(weight, 0), self.slot(weight, 1)
+        m += (1 - self.beta_1) * (grad - m)
+        v += (1 - self.beta_2) * (grad * grad - v)
+        weight.data -= (lr_t * m / (np.sqrt(v) + self.epsilon)).astype(weight.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
+
+
+class RMSprop(Optimizer):
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name="RMSprop"):
+        super().__init__(learning_rate, name)
+        self.rho, self.momentum, self.epsilon, self.centered = rho, momentum, epsilon, centered
+        self.slots_per_weight = 1 + bool(momentum) + bool(centered)
+
+    def update(self, weight, grad):
+        ms = self.slot(weight, 0)
+        ms += (1 - self.rho) * (grad * grad - ms)
+        denominator = ms
+        if self.centered:
+            mg = self.slot(weight, 2)
+            mg += (1 - self.rho) * (grad - mg)
+            denominator = ms - mg * mg
+        step = self.learning_rate * grad / (np.sqrt(denominator) + self.epsilon)
+        if self.momentum:
+            mom = self.slot(weight, 1)
+            mom *= self.momentum
+            mom += step
+            step = mom
+        weight.data -= step.astype(weight.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon,
+                "centered": self.centered}
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop}
+
+
+def get(identifier) -> Optimizer:
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
+        return _BY_NAME[identifier.lower()]()
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}. "
+                     f"Choose one of {', '.join(repr(n) for n in _BY_NAME)}, or pass an optimizer object "
+                     "such as keras.optimizers.SGD(learning_rate=0.01)")

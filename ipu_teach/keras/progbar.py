@@ -1,0 +1,81 @@
+"""Keras' progress bar: ``938/938 [====] - 3s 3ms/step - loss: 0.3175 - accuracy: 0.9047``.
+
+In a terminal or Jupyter it rewrites one line with a carriage return; when output goes to a file
+or a pipe it prints only the finished line. Updates are throttled by progress (not by wall
+clock), so a notebook's output is the same every run. Who measures the time decides what it
+means: ``time_note`` labels it (the simulated IPU says ``simulated``).
+"""
+import sys
+
+_BAR_WIDTH = 30
+
+
+def format_values(values) -> str:
+    return "".join(f" - {name}: {value:.4f}" if abs(value) > 1e-3 else f" - {name}: {value:.4e}"
+                   for name, value in values)
+
+
+def format_duration(seconds: float) -> str:
+    """Whole seconds, as Keras prints an epoch's time (``0s`` below half a second)."""
+    return f"{seconds:.0f}s"
+
+
+def format_per_step(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.0f}s/step"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.0f}ms/step"
+    return f"{seconds * 1e6:.0f}us/step"
+
+
+def dynamic_output(stream) -> bool:
+    """True in a terminal or a Jupyter kernel, where one line can be rewritten."""
+    return bool(getattr(stream, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+
+
+class Progbar:
+    def __init__(self, target, verbose=1, stream=None, time_note="", updates=20):
+        self.target = target
+        self.verbose = verbose
+        self.stream = stream or sys.stdout
+        self.time_note = time_note
+        self.dynamic = dynamic_output(self.stream)
+        self._every = max(1, (target or 1) // updates)
+        self._last_shown = 0
+        self._finished = False
+
+    def _bar(self, current) -> str:
+        if self.target is None:
+            return f"{current:7d}/Unknown"
+        digits = len(str(self.target))
+        done = int(_BAR_WIDTH * current / self.target)
+        bar = "=" * max(done - 1, 0) + (">" if current < self.target else "=") * (done > 0)
+        return f"{current:{digits}d}/{self.target} [" + bar + "." * (_BAR_WIDTH - len(bar)) + "]"
+
+    def _timing(self, current, elapsed, finished) -> str:
+        per_step = elapsed / max(current, 1)
+        if not finished:
+            return "" if self.target is None else f" - ETA: {format_duration(per_step * (self.target - current))}"
+        note = f" {self.time_note}" if self.time_note else ""
+        return f" - {format_duration(elapsed)}{note} {format_per_step(per_step)}"
+
+    def update(self, current, values=(), elapsed=0.0, finalize=False) -> None:
+        """Show progress after ``current`` steps, ``elapsed`` seconds in; ``finalize`` ends the line
+        (needed when the number of steps was not known in advance)."""
+        if self._finished:
+            return
+        finished = finalize or (self.target is not None and current >= self.target)
+        self._finished = finished
+        if self.verbose != 1:
+            if finished and self.verbose == 2:
+                note = f" {self.time_note}" if self.time_note else ""
+                self.stream.write(f"{current}/{self.target or 'Unknown'} - {format_duration(elapsed)}{note}"
+                                  f"{format_values(values)} - {format_per_step(elapsed / max(current, 1))}\n")
+                self.stream.flush()
+            return
+        if not finished and (not self.dynamic or current - self._last_shown < self._every):
+            return
+        self._last_shown = current
+        line = self._bar(current) + self._timing(current, elapsed, finished) + format_values(values)
+        self.stream.write(("\r" if self.dynamic else "") + line + ("\n" if finished else ""))
+        self.stream.flush()

@@ -1,0 +1,107 @@
+"""A Gantt chart of a timed schedule: one row per IPU, forward / backward / weight-update boxes.
+
+:func:`gantt_boxes` gives the boxes as plain data (what tests and widgets can check), and
+:func:`plot_schedule` draws exactly those boxes with matplotlib (imported only when drawing),
+labels them with micro-batch numbers and shades the ramp-up and ramp-down phases.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .actions import Kind, NO_MICRO_BATCH
+from .metrics import phases, utilisation
+from .timing import Timeline
+
+COLOURS = {Kind.FORWARD: "#4C72B0", Kind.BACKWARD: "#DD8452", Kind.WEIGHT_UPDATE: "#55A868"}
+BOX_HEIGHT = 0.8
+
+
+@dataclass(frozen=True)
+class Box:
+    """One drawn box: an action on an IPU row from ``start`` for ``width`` simulated seconds."""
+
+    ipu: int
+    stage: int
+    kind: Kind
+    micro_batch: int | None
+    start: float
+    width: float
+
+    @property
+    def label(self) -> str:
+        return self.kind.value if self.micro_batch is None else f"{self.kind.value}{self.micro_batch}"
+
+
+def gantt_boxes(timeline: Timeline) -> tuple[Box, ...]:
+    """The boxes :func:`plot_schedule` draws, one per action, in execution order."""
+    schedule = timeline.schedule
+    columns = zip(schedule.ipu.tolist(), schedule.stage.tolist(), schedule.kind.tolist(),
+                  schedule.micro_batch.tolist(), timeline.start.tolist(), timeline.durations.tolist())
+    return tuple(Box(ipu, stage, Kind.from_code(kind), None if batch == NO_MICRO_BATCH else batch, start, width)
+                 for ipu, stage, kind, batch, start, width in columns)
+
+
+def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_phases: bool = True):
+    """Draw the Gantt chart and return the matplotlib Figure.
+
+    Boxes of each kind form one PolyCollection with ``gid`` ``"pipeline-F"``, ``"pipeline-B"`` or
+    ``"pipeline-WU"``; micro-batch labels are drawn when there are at most ``label_limit`` boxes.
+    Without ``ax`` a new Figure is made (not registered with pyplot, so redraws do not pile up).
+    """
+    from matplotlib.collections import PolyCollection
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    schedule = timeline.schedule
+    if ax is None:
+        ax = Figure(figsize=(10, 1.0 + 0.55 * schedule.ipus), layout="constrained").add_subplot()
+    total = timeline.total
+    if show_phases and total > 0:
+        _mark_phases(ax, timeline)
+    for kind, colour in COLOURS.items():
+        chosen = schedule.kind == kind.code
+        if chosen.any():
+            ax.add_collection(PolyCollection(_rectangles(timeline, chosen), facecolors=colour,
+                                             edgecolors="white", linewidths=0.5, gid=f"pipeline-{kind.value}"))
+    if len(schedule) <= label_limit:
+        for box in gantt_boxes(timeline):
+            ax.text(box.start + box.width / 2, box.ipu, box.label, ha="center", va="center", fontsize=7,
+                    color="white", clip_on=True)
+    ax.set_xlim(0, total if total > 0 else 1)
+    ax.set_ylim(schedule.ipus - 0.5, -0.5)  # IPU 0 on top
+    ax.set_yticks(range(schedule.ipus), [f"IPU {ipu}" for ipu in range(schedule.ipus)])
+    ax.set_xlabel("simulated time (s)")
+    mode = "training" if schedule.training else "inference"
+    ax.set_title(f"{schedule.name} schedule ({mode}): {schedule.stages} stages, {schedule.micro_batches} "
+                 f"micro-batches, {total:.3g} s simulated, utilisation {utilisation(timeline):.0%}", fontsize=9, pad=16)
+    ax.legend(handles=[Patch(color=colour, label=kind.name.replace("_", " ").lower())
+                       for kind, colour in COLOURS.items()], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    return ax.figure
+
+
+def _rectangles(timeline: Timeline, chosen: np.ndarray) -> np.ndarray:
+    """Corners of the chosen actions' boxes, shape (boxes, 4, 2): the same boxes as :func:`gantt_boxes`."""
+    left, right = timeline.start[chosen], timeline.end[chosen]
+    ipu = timeline.schedule.ipu[chosen].astype(float)
+    top, bottom = ipu - BOX_HEIGHT / 2, ipu + BOX_HEIGHT / 2
+    return np.stack([np.stack(corner, axis=-1) for corner in ((left, top), (right, top), (right, bottom),
+                                                                (left, bottom))], axis=1)
+
+
+def _mark_phases(ax, timeline: Timeline) -> None:
+    """Shade ramp-up and ramp-down, draw lines at the main phase's ends and name the three phases."""
+    spans = phases(timeline)
+    edges = (0.0, spans.main_start, spans.main_end, timeline.total)
+    for (left, right), name, shade in zip(zip(edges[:-1], edges[1:]), ("ramp-up", "main", "ramp-down"),
+                                          (True, False, True)):
+        if right <= left:
+            continue
+        if shade:
+            ax.axvspan(left, right, color="0.9", zorder=0, gid=f"phase-{name}")
+        ax.text((left + right) / 2, 1.0, name, ha="center", va="bottom", fontsize=8,
+                transform=ax.get_xaxis_transform(), clip_on=False)
+    for edge in (spans.main_start, spans.main_end):
+        if 0 < edge < timeline.total:
+            ax.axvline(edge, color="0.3", linestyle="--", linewidth=0.8)

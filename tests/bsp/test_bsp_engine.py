@@ -1,0 +1,154 @@
+"""The low-level engine: BSP cost per superstep, loops, several IPUs, host and IPU-Link steps, errors."""
+import numpy as np
+import pytest
+
+from ipu_teach import bsp
+from ipu_teach.hardware import MK2, TEACHING_IPU
+
+T = TEACHING_IPU  # 16 tiles
+
+
+def random_step(rng, name, shape=(T.tiles,)):
+    cycles = rng.integers(0, 1_000, shape)
+    exchange = bsp.Exchange(rng.integers(0, 400, shape), rng.integers(0, 400, shape), name=f"{name} in")
+    return bsp.Execute(bsp.ComputeSet(name, cycles), exchange), cycles, exchange
+
+
+def test_one_superstep_costs_max_w_plus_l_plus_g_max_h():
+    step, cycles, exchange = random_step(np.random.default_rng(0), "cs")
+    timeline = bsp.Engine(step, T).run()
+    h = np.maximum(exchange.received, exchange.sent).max()
+    expected = cycles.max() + T.sync_cycles_on_chip + -(-h // T.exchange_bytes_per_cycle)
+    assert timeline.total_cycles() == expected
+    assert timeline.totals() == {"compute": cycles.max(), "sync": T.sync_cycles_on_chip,
+                                 "exchange": -(-h // T.exchange_bytes_per_cycle)}
+    assert timeline.seconds() == pytest.approx(expected / T.clock_hz)
+    np.testing.assert_array_equal(timeline.tile_busy[0], cycles)
+    assert timeline.utilisation() == pytest.approx(cycles.sum() / (T.tiles * expected))
+
+
+def test_balanced_work_beats_the_same_work_on_one_tile_by_the_tile_count():
+    work = 16_000
+    balanced = bsp.Execute(bsp.ComputeSet("balanced", np.full(T.tiles, work // T.tiles)), sync=bsp.SyncKind.ON_CHIP)
+    lopsided = np.zeros(T.tiles, dtype=np.int64)
+    lopsided[3] = work
+    imbalanced = bsp.Execute(bsp.ComputeSet("imbalanced", lopsided))
+    fast, slow = (bsp.Engine(p, T).run().totals()["compute"] for p in (balanced, imbalanced))
+    assert slow / fast == T.tiles
+
+
+def test_sequence_and_repeat_count_rows_without_repeating_work():
+    rng = np.random.default_rng(1)
+    (a, *_), (b, *_) = random_step(rng, "a"), random_step(rng, "b")
+    once = bsp.Engine(bsp.Sequence(a, b), T).run()
+    program = bsp.Sequence(a, bsp.Repeat(3, bsp.Sequence([b, bsp.Repeat(2, a)])))
+    timeline = bsp.Engine(program, T).run()
+    assert timeline.labels == ("a", "b") and timeline.counts.tolist() == [7, 3]
+    assert timeline.schedule == (0, (3, (1, (2, (0,)))))
+    assert list(timeline.execution_order()) == [0] + [1, 0, 0] * 3
+    cost_a, cost_b = once.superstep_cycles()
+    assert timeline.total_cycles() == 7 * cost_a + 3 * cost_b
+
+
+def test_a_billion_repeats_cost_one_costing():
+    step, *_ = random_step(np.random.default_rng(2), "step")
+    one = bsp.Engine(step, T).run().total_cycles()
+    timeline = bsp.Engine(bsp.Repeat(10**9, step), T).run()
+    assert timeline.rows == 1 and timeline.total_cycles() == 10**9 * one
+    assert timeline.first_supersteps(5) == [0] * 5
+
+
+def test_runs_are_deterministic():
+    rng = np.random.default_rng(3)
+    program = bsp.Sequence([random_step(rng, f"s{i}", (2, T.tiles))[0] for i in range(4)])
+    first, second = bsp.Engine(program, T, ipus=2).run(), bsp.Engine(program, T, ipus=2).run()
+    assert first.records() == second.records()
+    np.testing.assert_array_equal(first.tile_busy, second.tile_busy)
+
+
+def test_cross_ipu_sync_makes_every_ipu_wait_for_the_slowest():
+    cycles = np.zeros((2, T.tiles), dtype=np.int64)
+    cycles[0, :] = 100
+    cycles[1, 5] = 1_000
+    timeline = bsp.Engine(bsp.Execute(bsp.ComputeSet("cs", cycles)), T, ipus=2).run()
+    assert timeline.compute[0].tolist() == [100, 1_000]
+    assert timeline.sync[0].tolist() == [T.sync_cycles_cross_ipu + 900, T.sync_cycles_cross_ipu]
+    assert timeline.ipu_cycles().tolist() == [1_000 + T.sync_cycles_cross_ipu] * 2
+    on_chip = bsp.Engine(bsp.Execute(bsp.ComputeSet("cs", cycles), sync=bsp.SyncKind.ON_CHIP), T, ipus=2).run()
+    assert on_chip.ipu_cycles().tolist() == [100 + T.sync_cycles_on_chip, 1_000 + T.sync_cycles_on_chip]
+
+
+def test_per_tile_arrays_of_shape_tiles_apply_to_every_ipu():
+    cycles = np.arange(T.tiles)
+    timeline = bsp.Engine(bsp.Execute(bsp.ComputeSet("cs", cycles)), T, ipus=3).run()
+    assert timeline.compute[0].tolist() == [T.tiles - 1] * 3
+    np.testing.assert_array_equal(timeline.tile_busy, np.tile(cycles, (3, 1)))
+
+
+def test_host_streams_cost_a_host_sync_latency_and_bandwidth():
+    nbytes = 3_200_000
+    timeline = bsp.Engine(bsp.Sequence(bsp.HostToDevice(nbytes), bsp.DeviceToHost(0)), MK2).run()
+    link = -(-nbytes * MK2.clock_hz // MK2.host_link_bytes_per_s) + MK2.seconds_to_cycles(MK2.host_link_latency_s)
+    assert timeline.kinds == ("host->device", "device->host")
+    assert timeline.exchange[0, 0] == link
+    assert timeline.sync[:, 0].tolist() == [MK2.sync_cycles_host] * 2
+    assert timeline.compute.sum() == 0 and timeline.utilisation() == 0.0
+
+
+def test_ipu_link_copy_uses_the_links_given():
+    nbytes = np.array([320_000, 0])
+    all_links, one_link = (bsp.Engine(bsp.IPULinkCopy(nbytes, links=k), MK2, ipus=2).run() for k in (None, 1))
+    latency = MK2.seconds_to_cycles(MK2.ipu_link_latency_s)
+    assert all_links.exchange[0].tolist() == [1_330 + latency, 0]
+    assert one_link.exchange[0, 0] == 13_300 + latency
+    assert all_links.sync[0, 1] == all_links.sync[0, 0] + 1_330 + latency
+
+
+def test_copy_is_an_exchange_only_superstep():
+    exchange = bsp.Exchange(np.full(T.tiles, 8), name="halo")
+    timeline = bsp.Engine(bsp.Copy(exchange), T).run()
+    assert (timeline.labels, timeline.kinds) == (("halo",), ("exchange",))
+    assert timeline.exchange[0, 0] == 2 and timeline.compute[0, 0] == 0
+
+
+def test_cycles_from_flops_and_threads():
+    np.testing.assert_array_equal(bsp.cycles_from_flops([0, 32, 33], 32, overhead=10), [0, 11, 12])
+    # 7 vertices of 10 cycles on tile 0: six threads, so one thread runs two
+    tiles = np.array([0] * 7 + [1])
+    np.testing.assert_array_equal(bsp.tile_cycles_from_vertices(tiles, np.full(8, 10), 3, 6), [20, 10, 0])
+
+
+def test_summary_mentions_simulated_totals():
+    step, *_ = random_step(np.random.default_rng(4), "matmul")
+    text = bsp.Engine(bsp.Repeat(4, step), T).run().summary()
+    assert "matmul" in text and "simulated" in text and "tile utilisation" in text
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: bsp.Engine(bsp.Execute(bsp.ComputeSet("mm", np.ones(5))), T),
+     r"compute set 'mm': shape \(5,\) does not fit the device; expected \(tiles,\) = \(16,\)"),
+    (lambda: bsp.Engine(bsp.Execute(bsp.ComputeSet("mm", np.ones((3, 16)))), T, ipus=2),
+     r"compute set 'mm': shape \(3, 16\) does not fit"),
+    (lambda: bsp.Engine(bsp.Execute(bsp.ComputeSet("mm", np.ones(16)), bsp.Exchange(np.ones(4, int), name="x")), T),
+     r"exchange 'x' of step 'mm': shape \(4,\) does not fit"),
+    (lambda: bsp.ComputeSet("neg", np.array([1, -2])), r"compute set 'neg': cycles must be >= 0"),
+    (lambda: bsp.ComputeSet("flat", np.ones((1, 2, 3))), r"compute set 'flat': cycles must have shape"),
+    (lambda: bsp.ComputeSet("nan", np.array([np.nan])), r"compute set 'nan': cycles must be finite"),
+    (lambda: bsp.Exchange(np.ones(3, int), np.ones(4, int), name="ex"), r"exchange 'ex': received \(3,\) and sent"),
+    (lambda: bsp.Exchange(np.ones(3), name="ex"), r"exchange 'ex' \(received\): bytes must be integers"),
+    (lambda: bsp.Repeat(-1, bsp.HostToDevice(1)), r"Repeat 'repeat': count must be a non-negative integer"),
+    (lambda: bsp.Sequence(bsp.HostToDevice(1), "oops"), r"Sequence 'sequence': expected programs, got str"),
+    (lambda: bsp.Engine(bsp.HostToDevice([1, 2, 3]), T, ipus=2), r"stream 'host->device': 3 values given for 2 IPU"),
+    (lambda: bsp.HostToDevice(-5), r"stream 'host->device': bytes must be a non-negative integer"),
+    (lambda: bsp.Engine(bsp.HostToDevice(1), T, ipus=0), r"Engine: number of IPUs: the tile count must be a positive"),
+    (lambda: bsp.Engine("program", T), r"Engine needs a program"),
+    (lambda: bsp.IPULinkCopy(1, links=0), r"IPU-Link copy 'ipu-link copy': links must be a positive integer"),
+])
+def test_bad_input_is_a_clear_error_naming_the_object(make, message):
+    with pytest.raises(bsp.GraphError, match=message):
+        make()
+
+
+def test_per_tile_values_above_int32_are_refused():
+    with pytest.raises(bsp.GraphError, match=r"compute set 'huge': cycles per tile must be below 2\*\*31"):
+        bsp.ComputeSet("huge", np.array([2**40]))

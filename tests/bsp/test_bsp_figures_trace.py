@@ -1,0 +1,59 @@
+"""Timeline pictures and the Chrome-trace export."""
+import json
+
+import numpy as np
+import pytest
+
+from ipu_teach import bsp
+from ipu_teach.bsp import figures, trace
+from ipu_teach.hardware import TEACHING_IPU as T
+
+
+@pytest.fixture
+def timeline():
+    compute = bsp.Execute(bsp.ComputeSet("work", np.arange(T.tiles) * 10), bsp.Exchange(np.full(T.tiles, 8)))
+    program = bsp.Sequence(bsp.HostToDevice(1_024), bsp.Repeat(3, compute), bsp.DeviceToHost(64))
+    return bsp.Engine(program, T, ipus=2).run()
+
+
+def test_phase_intervals_tile_the_time_axis(timeline):
+    intervals = timeline.phase_intervals(ipu=1, limit=100)
+    starts = np.concatenate([s for s, _ in intervals.values()])
+    widths = np.concatenate([w for _, w in intervals.values()])
+    starts, widths = starts[widths > 0], widths[widths > 0]
+    order = np.argsort(starts, kind="stable")
+    ends = starts[order] + widths[order]
+    assert (starts[order][1:] == ends[:-1]).all()
+    assert ends[-1] == timeline.ipu_cycles()[1]
+
+
+def test_plot_timeline_draws_phases_and_tiles(timeline):
+    import matplotlib
+    matplotlib.use("Agg")
+    figure = figures.plot_timeline(timeline, ipu=0)
+    phases, tiles = figure.axes
+    assert {text.get_text() for text in phases.get_legend().get_texts()} == {"sync", "exchange", "compute"}
+    heights = [patch.get_height() for patch in tiles.patches]
+    np.testing.assert_allclose(heights, timeline.tile_busy[0] / timeline.total_cycles())
+    with pytest.raises(ValueError, match="ipu 5 does not exist; the timeline has 2 IPU"):
+        figures.plot_timeline(timeline, ipu=5)
+    matplotlib.pyplot.close("all")
+
+
+def test_chrome_trace_events_follow_execution_order(timeline):
+    events = trace.chrome_trace_events(timeline)
+    spans = [e for e in events if e["ph"] == "X" and e["pid"] == 0]
+    assert [e["name"] for e in spans if e["cat"] == "compute"] == ["work"] * 3
+    assert {"name", "ph", "ts", "dur", "pid", "tid"} <= set(spans[0])
+    last = max(spans, key=lambda e: e["ts"])
+    assert last["ts"] + last["dur"] == pytest.approx(timeline.ipu_cycles()[0] / T.clock_hz * 1e6)
+    assert {e["pid"] for e in events} == {0, 1}
+    assert len(trace.chrome_trace_events(timeline, max_supersteps=2)) < len(events)
+
+
+def test_write_chrome_trace_is_valid_json_and_leaves_no_temp_files(timeline, tmp_path):
+    path = trace.write_chrome_trace(timeline, tmp_path / "run.json")
+    payload = json.loads((tmp_path / "run.json").read_text())
+    assert path.endswith("run.json")
+    assert payload["otherData"]["total_cycles"] == timeline.total_cycles() and payload["otherData"]["simulated"]
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]

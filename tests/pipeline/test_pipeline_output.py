@@ -1,0 +1,70 @@
+"""Chrome-trace export and the Gantt chart follow their inputs."""
+import json
+
+import matplotlib
+import numpy as np
+import pytest
+
+from ipu_teach import pipeline
+
+matplotlib.use("Agg")
+
+
+def _timeline(name="grouped", stages=2, micro_batches=4, **kwargs):
+    return pipeline.time_schedule(pipeline.make_schedule(name, stages, micro_batches, **kwargs),
+                                  pipeline.StageCosts.uniform(stages, 1e-3, 2e-3, weight_update=5e-4))
+
+
+def test_chrome_trace_round_trips_through_a_file(tmp_path):
+    timelines = [_timeline(), _timeline("interleaved")]
+    path = pipeline.write_chrome_trace(tmp_path / "trace.json", timelines)
+    loaded = json.loads(open(path, encoding="utf-8").read())
+    assert loaded == json.loads(json.dumps(pipeline.chrome_trace(timelines)))
+    assert [p.name for p in tmp_path.iterdir()] == ["trace.json"]  # no temporary file left behind
+    slices = [event for event in loaded["traceEvents"] if event["ph"] == "X"]
+    assert len(slices) == sum(len(timeline.schedule) for timeline in timelines)
+    first = next(event for event in slices if event["pid"] == 1 and event["name"] == "B0" and event["tid"] == 0)
+    timeline = timelines[1]
+    row = next(i for i, action in enumerate(timeline.schedule.actions()) if str(action) == "B0" and action.ipu == 0)
+    assert first["ts"] == pytest.approx(timeline.start[row] * 1e6) and first["dur"] == pytest.approx(2e3)
+    names = {event["args"]["name"] for event in loaded["traceEvents"] if event["ph"] == "M"}
+    assert {"IPU 0", "IPU 1"} <= names and any("simulated" in name for name in names)
+
+
+def _drawn_boxes(figure):
+    collections = [c for c in figure.axes[0].collections if (c.get_gid() or "").startswith("pipeline-")]
+    return {c.get_gid(): len(c.get_paths()) for c in collections}
+
+
+def test_figure_draws_one_box_per_action_and_more_micro_batches_draw_more():
+    small, large = _timeline(micro_batches=4), _timeline(micro_batches=8)
+    assert _drawn_boxes(pipeline.plot_schedule(small)) == {"pipeline-F": 8, "pipeline-B": 8, "pipeline-WU": 2}
+    assert _drawn_boxes(pipeline.plot_schedule(large)) == {"pipeline-F": 16, "pipeline-B": 16, "pipeline-WU": 2}
+    inference = pipeline.plot_schedule(_timeline(training=False))
+    assert _drawn_boxes(inference) == {"pipeline-F": 8}
+
+
+def test_drawn_boxes_match_the_timeline_and_carry_micro_batch_labels():
+    timeline = _timeline("one_f_one_b", stages=2, micro_batches=4)
+    boxes = pipeline.gantt_boxes(timeline)
+    assert [(box.start, box.start + box.width) for box in boxes] == list(zip(timeline.start, timeline.end))
+    figure = pipeline.plot_schedule(timeline)
+    backward = next(c for c in figure.axes[0].collections if c.get_gid() == "pipeline-B")
+    drawn = sorted((path.vertices[:, 0].min(), path.vertices[:, 0].max(), np.ptp(path.vertices[:, 1]) / 2 + path.vertices[:, 1].min())
+                   for path in backward.get_paths())
+    expected = sorted((box.start, box.start + box.width, box.ipu) for box in boxes if box.kind is pipeline.Kind.BACKWARD)
+    assert np.allclose(drawn, expected)
+    texts = [text.get_text() for text in figure.axes[0].texts]
+    assert sorted(t for t in texts if t.startswith("F")) == sorted(f"F{m}" for m in range(4) for _ in range(2))
+    assert {"ramp-up", "main", "ramp-down"} <= set(texts)
+    many = pipeline.plot_schedule(timeline, label_limit=5)
+    assert not any(t.startswith("F") for t in (text.get_text() for text in many.axes[0].texts))
+
+
+def test_phases_are_shaded_where_the_metrics_put_them():
+    timeline = _timeline(stages=2, micro_batches=8)
+    spans = pipeline.phases(timeline)
+    figure = pipeline.plot_schedule(timeline)
+    shaded = {patch.get_gid(): patch.get_x() for patch in figure.axes[0].patches if patch.get_gid()}
+    assert shaded["phase-ramp-up"] == pytest.approx(0.0)
+    assert shaded["phase-ramp-down"] == pytest.approx(spans.main_end)

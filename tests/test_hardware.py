@@ -1,0 +1,56 @@
+"""The hardware specs: figures consistent with the slides, sources attached, variants by replace."""
+import dataclasses
+
+import pytest
+
+from ipu_teach import hardware
+from ipu_teach.hardware import BOW, MK2, TEACHING_IPU, IPUSpec
+
+
+def test_mk2_totals_match_the_slides():
+    assert MK2.total_threads == 8832
+    assert 897 * 2**20 <= MK2.total_sram < 900 * 2**20 + 2**20  # "900MB per IPU"
+    assert MK2.peak_flops("float16") == pytest.approx(250e12, rel=0.01)
+    assert MK2.peak_flops("float32") == pytest.approx(62.5e12, rel=0.01)
+    assert MK2.exchange_bytes_per_s == pytest.approx(8e12, rel=0.03)
+    assert BOW.peak_flops("float16") == pytest.approx(350e12, rel=0.01)
+    assert BOW.exchange_bytes_per_s == pytest.approx(11e12, rel=0.02)
+
+
+@pytest.mark.parametrize("spec", [MK2, BOW, TEACHING_IPU])
+def test_every_figure_has_a_source(spec):
+    table = hardware.sources(spec)
+    names = {f.name for f in dataclasses.fields(IPUSpec)} - {"source_notes"}
+    assert set(table) == names
+    assert all(isinstance(source, str) and source for _, source in table.values())
+    assert "approximate" in table["sync_cycles_on_chip"][1]
+    assert "approximate" in table["ipu_link_latency_s"][1]
+    described = hardware.describe(spec)
+    assert spec.name in described and "peak fp16 TFLOPS" in described
+
+
+def test_bow_overrides_its_own_sources():
+    assert "1.85" in hardware.sources(BOW)["clock_hz"][1]
+    assert "1.33" in hardware.sources(MK2)["clock_hz"][1]
+
+
+def test_variants_are_made_by_replace_and_are_frozen():
+    small = MK2.with_tiles(4)
+    assert (small.tiles, small.sram_per_tile, MK2.tiles) == (4, MK2.sram_per_tile, 1472)
+    assert "chosen" in hardware.sources(small)["tiles"][1]
+    assert TEACHING_IPU.tiles == 16
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        MK2.tiles = 2
+    assert hash(MK2) == hash(dataclasses.replace(MK2))
+
+
+@pytest.mark.parametrize("tiles", [0, -3, 2.5])
+def test_bad_tile_count_is_rejected_with_the_field_name(tiles):
+    with pytest.raises(ValueError, match=r"tiles must be a positive integer"):
+        dataclasses.replace(MK2, tiles=tiles)
+
+
+def test_flops_per_cycle_by_dtype_and_cycle_conversion():
+    assert MK2.flops_per_cycle("float16") == 4 * MK2.flops_per_cycle("float32")
+    assert MK2.seconds_to_cycles(1e-6) == 1330
+    assert MK2.seconds_to_cycles(0) == 0

@@ -1,0 +1,190 @@
+"""The committed notebooks are what nbval compares against, so they must be complete and listed.
+
+nbval passes a notebook committed without outputs silently (there is nothing to compare), so this
+checks that every committed notebook was fully executed; it also keeps the README's course map in
+step with notebooks/, and checks the nbval sanitize rules on examples.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from nbval.plugin import get_sanitize_patterns
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+SANITIZE_FILE = REPO_ROOT / "tests" / "nbval_sanitize.cfg"
+
+
+def execution_problems(notebook):
+    """List what shows that `notebook` (parsed JSON) was not fully executed by a python3 kernel."""
+    problems = []
+    kernel_name = notebook.get("metadata", {}).get("kernelspec", {}).get("name")
+    if kernel_name != "python3":
+        problems.append(f"kernelspec name is {kernel_name!r}, expected 'python3'")
+    code_cells = [
+        (index, cell)
+        for index, cell in enumerate(notebook.get("cells", []))
+        if cell.get("cell_type") == "code" and "".join(cell.get("source", "")).strip()
+    ]
+    for expected_count, (index, cell) in enumerate(code_cells, start=1):
+        if cell.get("execution_count") != expected_count:
+            problems.append(
+                f"cell {index}: execution_count {cell.get('execution_count')}, expected {expected_count}"
+            )
+        tags = cell.get("metadata", {}).get("tags", [])
+        errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+        if errors and "raises-exception" not in tags:
+            problems.append(
+                f"cell {index}: raised {errors[0].get('ename')} but is not tagged 'raises-exception'"
+            )
+    return problems
+
+
+def course_map_problems(readme_text, notebook_names):
+    """List mismatches between the README's course map table and the notebooks that exist."""
+    section = re.search(r"^## Course map\n(.*?)(?=^## |\Z)", readme_text, re.MULTILINE | re.DOTALL)
+    if section is None:
+        return ["README has no '## Course map' section"]
+    rows = [line for line in section.group(1).splitlines() if line.startswith("|")][2:]
+    problems = []
+    linked = set()
+    for row in rows:
+        links = re.findall(r"\]\(notebooks/([^)\s]+\.ipynb)\)", row)
+        if not links and "(coming)" not in row:
+            problems.append(f"course map row neither links a notebook nor says '(coming)': {row}")
+        linked.update(links)
+    for name in sorted(linked - set(notebook_names)):
+        problems.append(f"course map links notebooks/{name}, which does not exist")
+    for name in sorted(set(notebook_names) - linked):
+        problems.append(f"notebooks/{name} is not linked from the README course map")
+    return problems
+
+
+def sanitize(text):
+    """Apply the sanitize rules the way nbval does."""
+    for regex, replace in get_sanitize_patterns(SANITIZE_FILE.read_text(encoding="utf-8")):
+        text = re.sub(regex, replace, text)
+    return text
+
+
+def _code_cell(count, source="x = 1", outputs=(), tags=()):
+    metadata = {"tags": list(tags)} if tags else {}
+    return {"cell_type": "code", "execution_count": count, "metadata": metadata,
+            "outputs": list(outputs), "source": source}
+
+
+def _notebook(cells, kernel_name="python3"):
+    return {"cells": cells, "metadata": {"kernelspec": {"name": kernel_name}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+ERROR_OUTPUT = {"output_type": "error", "ename": "ValueError", "evalue": "bad", "traceback": []}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.name for path in NOTEBOOKS])
+def test_committed_notebook_is_fully_executed(path):
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    assert execution_problems(notebook) == [], (
+        f"{path.name} is not fully executed; run: python tools/execute_notebooks.py notebooks/{path.name}"
+    )
+
+
+def test_readme_course_map_lists_exactly_the_notebooks():
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert course_map_problems(readme, [path.name for path in NOTEBOOKS]) == []
+
+
+def test_executed_notebook_passes():
+    markdown = {"cell_type": "markdown", "metadata": {}, "source": "# Title"}
+    empty = _code_cell(None, source="  \n")
+    cells = [markdown, _code_cell(1), empty, _code_cell(2, outputs=[ERROR_OUTPUT], tags=["raises-exception"])]
+    assert execution_problems(_notebook(cells)) == []
+
+
+@pytest.mark.parametrize(
+    "cells, kernel_name, expected",
+    [
+        ([_code_cell(1), _code_cell(None)], "python3", "cell 1: execution_count None, expected 2"),
+        ([_code_cell(2), _code_cell(1)], "python3", "cell 0: execution_count 2, expected 1"),
+        ([_code_cell(1, outputs=[ERROR_OUTPUT])], "python3", "cell 0: raised ValueError"),
+        ([_code_cell(1)], "python", "kernelspec name is 'python'"),
+    ],
+    ids=["unexecuted cell", "out of order", "untagged error", "wrong kernel"],
+)
+def test_unfinished_notebook_is_reported(cells, kernel_name, expected):
+    problems = execution_problems(_notebook(cells, kernel_name))
+    assert any(problem.startswith(expected) for problem in problems), problems
+
+
+COURSE_MAP = """## Course map
+
+| notebook | teaches |
+|---|---|
+| [00 IPU and BSP](notebooks/00_ipu.ipynb) | tiles |
+| 01 Porting (coming) | porting |
+
+## Data
+"""
+
+
+@pytest.mark.parametrize(
+    "readme, notebook_names, expected",
+    [
+        (COURSE_MAP, ["00_ipu.ipynb"], []),
+        (COURSE_MAP, [], ["course map links notebooks/00_ipu.ipynb, which does not exist"]),
+        (COURSE_MAP, ["00_ipu.ipynb", "01_port.ipynb"],
+         ["notebooks/01_port.ipynb is not linked from the README course map"]),
+        (COURSE_MAP.replace(" (coming)", ""), ["00_ipu.ipynb"],
+         ["course map row neither links a notebook nor says '(coming)': | 01 Porting | porting |"]),
+        ("# Title\n", [], ["README has no '## Course map' section"]),
+    ],
+    ids=["in step", "missing notebook", "unlisted notebook", "row without status", "no section"],
+)
+def test_course_map_problems(readme, notebook_names, expected):
+    assert course_map_problems(readme, notebook_names) == expected
+
+
+@pytest.mark.parametrize(
+    "noisy, clean",
+    [
+        ("938/938 [==============================] - 3s 3ms/step - loss: 0.3175 - accuracy: 0.9047\n",
+         "938/938 [==============================] - Xs Xms/step - loss: 0.3175 - accuracy: 0.9047\n"),
+        ("10/10 [====] - 0s 175us/step\n", "10/10 [====] - Xs Xms/step\n"),
+        ("938/938 - 3s - loss: 0.31 - 3s/epoch - 3ms/step\n", "938/938 - Xs - loss: 0.31 - X/epoch - X/step\n"),
+        (" 12/938 [>.....] - ETA: 1s - loss: 2.1\r 24/938 [>.....] - ETA: 0:01:05 - loss: 2.0",
+         " 12/938 [>.....] - ETA: Xs - loss: 2.1\r 24/938 [>.....] - ETA: Xs - loss: 2.0"),
+        ("CPU times: user 1.2 s, sys: 10 ms, total: 1.21 s\nWall time: 1.5 s\n", "CPU times: T\nWall time: T\n"),
+        ("<Figure size 640x480 with 1 Axes at 0x7f3a2c1d9e50>", "<Figure size 640x480 with 1 Axes at 0xADDR>"),
+        ("/tmp/ipykernel_4242/1234567.py:3: UserWarning: careful", "<ipykernel>/CELL.py:3: UserWarning: careful"),
+        ("report written 2026-11-22T11:40:03.123Z on 2026-11-22", "report written DATE on DATE"),
+    ],
+    ids=["step time", "microseconds", "verbose 2", "ETA with carriage returns", "%time", "address",
+         "kernel file", "dates"],
+)
+def test_sanitize_masks_wall_clock_noise(noisy, clean):
+    assert sanitize(noisy) == clean
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "938/938 [==============================] - 0.52s 0.55ms/step (simulated) - loss: 0.3175\n",
+        "simulated: 12/12 - 1s 84ms/step\n",
+        "tile 17 holds 0x4c000 bytes\n",
+        "accuracy: 0.9609, 60000/60000 samples\n",
+    ],
+    ids=["simulated step time", "simulated epoch", "short hex", "plain numbers"],
+)
+def test_sanitize_keeps_simulated_and_deterministic_output(kept):
+    assert sanitize(kept) == kept
+
+
+def test_sanitize_file_rules_all_parse():
+    text = SANITIZE_FILE.read_text(encoding="utf-8")
+    rules = get_sanitize_patterns(text)
+    assert len(rules) == text.count("\nregex: "), "every 'regex:' line needs a 'replace:' line right after it"
+    for regex, _ in rules:
+        re.compile(regex)

@@ -1,0 +1,126 @@
+"""Re-execute course notebooks in place, so their committed outputs are what strict nbval compares.
+
+Runs each notebook top to bottom in a fresh ``python3`` kernel, as the tests do: PYTHONHASHSEED=0,
+MPLBACKEND unset, this repo first on PYTHONPATH, the notebook's folder as working directory. Cell
+metadata is cleared except ``tags`` (``raises-exception``, ``nbval-ignore-output`` must survive);
+notebook metadata keeps only ``kernelspec``, ``language_info`` and ``widgets``. A notebook that fails
+is left untouched, and the exit status is non-zero.
+
+    python tools/execute_notebooks.py                     # every notebooks/*.ipynb
+    python tools/execute_notebooks.py notebooks/NAME.ipynb ...
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+KERNEL_NAME = "python3"
+TIMEOUT_SECONDS = 600
+KEPT_CELL_METADATA = ("tags",)
+KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info", "widgets")
+PYTHON3_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": KERNEL_NAME}
+
+
+def kernel_environment():
+    """The environment a kernel gets: the caller's, made reproducible and able to import ipu_teach."""
+    env = dict(os.environ)
+    env["PYTHONHASHSEED"] = "0"
+    env.pop("MPLBACKEND", None)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
+    return env
+
+
+def prepare(notebook):
+    """Drop stale outputs and metadata, so the saved file holds only what this run produced."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+            cell.metadata = nbformat.from_dict(
+                {key: cell.metadata[key] for key in KEPT_CELL_METADATA if key in cell.metadata}
+            )
+    # Old widget state would outlive widgets this run no longer makes; execution re-adds the current one.
+    notebook.metadata.pop("widgets", None)
+    if notebook.metadata.get("kernelspec", {}).get("name") != KERNEL_NAME:
+        notebook.metadata["kernelspec"] = dict(PYTHON3_KERNELSPEC)
+
+
+def keep_notebook_metadata(notebook):
+    notebook.metadata = nbformat.from_dict(
+        {key: notebook.metadata[key] for key in KEPT_NOTEBOOK_METADATA if key in notebook.metadata}
+    )
+
+
+def write_atomically(notebook, path):
+    """Write to a temporary file beside `path`, then replace it, so an interrupted run never truncates it."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            nbformat.write(notebook, stream)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def execute_notebook(path):
+    """Execute one notebook in place; if a cell fails, times out or kills the kernel, raise and leave the file."""
+    notebook = nbformat.read(path, as_version=4)
+    prepare(notebook)
+    client = NotebookClient(
+        notebook,
+        timeout=TIMEOUT_SECONDS,
+        kernel_name=KERNEL_NAME,
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute(env=kernel_environment())
+    keep_notebook_metadata(notebook)
+    write_atomically(notebook, path)
+
+
+def notebook_paths(names):
+    if not names:
+        return sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
+    paths = [Path(name).resolve() for name in names]
+    missing = [str(path) for path in paths if path.suffix != ".ipynb" or not path.is_file()]
+    if missing:
+        raise SystemExit(f"execute_notebooks: not a notebook file: {', '.join(missing)}")
+    return paths
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", help="notebook files (default: every notebooks/*.ipynb)")
+    paths = notebook_paths(parser.parse_args(argv).notebooks)
+    if not paths:
+        print("execute_notebooks: no notebooks to execute")
+        return 0
+    failed = []
+    for path in paths:
+        start = time.perf_counter()
+        try:
+            execute_notebook(path)
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
+            failed.append(path.name)
+            print(f"FAILED {path.name} after {time.perf_counter() - start:.1f} s (file left unchanged):\n{error}")
+        else:
+            print(f"executed {path.name} in {time.perf_counter() - start:.1f} s")
+    if failed:
+        print(f"{len(failed)} of {len(paths)} notebooks failed: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
