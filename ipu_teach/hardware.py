@@ -45,10 +45,15 @@ class IPUSpec:
         "PCIe Gen4 x16, 64 GB/s bidirectional (slides) = 32 GB/s in each direction")
     host_link_latency_s: float = _figure("approximate: ~5 us per host transfer (PCIe round trip and DMA set-up)")
     ipus_per_machine: int = _figure("4 IPUs per IPU-M2000 / Bow-2000 (slides)")
-    source_notes: tuple = _figure("(figure, source) pairs that override the default sources above", default=())
+    vector_flops_per_cycle: int = _figure(
+        "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle for elementwise work "
+        "(matrix products use the 32 FLOPs/cycle AMP unit instead)", default=2)
+    source_notes: tuple = _figure("(figure, source) pairs that override the default sources above",
+                                  default=(), repr=False)
 
     def __post_init__(self):
         for name in ("tiles", "threads_per_tile", "sram_per_tile", "fp32_flops_per_cycle", "fp16_flops_per_cycle",
+                     "vector_flops_per_cycle",
                      "exchange_bytes_per_cycle", "ipu_links", "ipus_per_machine"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -150,3 +155,49 @@ TEACHING_IPU = MK2.with_tiles(16)
 
 SPECS = {"MK2": MK2, "BOW": BOW, "TEACHING": TEACHING_IPU}
 
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """The host side of a run: what the framework costs per execution and to compile a program.
+
+    These are not chip figures; they are read off Graphcore's Keras tutorial (the seed), whose
+    printed times they reproduce for its MNIST model, and are approximate.
+    """
+
+    execution_overhead_s: float = _figure(
+        "approximate: 2.8 ms per execution: the tutorial's 3 ms/step with 1 step per execution against "
+        "175 us/step with a whole epoch per execution", default=2.8e-3)
+    compile_base_s: float = _figure(
+        "approximate: fitted so the tutorial's model compiles in ~30 s for training (first epoch 35 s vs 3 s) "
+        "and ~13 s for evaluation (156 steps in 14 s at 3 ms/step)", default=5.0)
+    compile_s_per_compute_set: float = _figure(
+        "approximate: see compile_base_s; each compute set (one op's superstep) adds this much", default=0.8)
+    executable_load_s: float = _figure(
+        "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0)
+
+    def compile_seconds(self, compute_sets: int) -> float:
+        """Simulated seconds to compile a program of ``compute_sets`` supersteps."""
+        return self.compile_base_s + self.compile_s_per_compute_set * compute_sets
+
+
+@dataclass(frozen=True)
+class CodeSizes:
+    """Approximate bytes of code and state per tile, by PopVision's memory categories."""
+
+    vertex_code_bytes: int = _figure("approximate: ~2 KiB of codelet code on a tile that runs any vertex",
+                                     default=2 * KIB)
+    vertex_code_bytes_per_compute_set: int = _figure("approximate: ~256 B more per compute set on the tile",
+                                                     default=256)
+    control_code_bytes: int = _figure("approximate: ~1 KiB of program control code on every tile", default=KIB)
+    control_code_bytes_per_step: int = _figure("approximate: ~24 B of control code per program step", default=24)
+    exchange_code_bytes_per_exchange: int = _figure("approximate: ~64 B of exchange code per exchange a tile "
+                                                    "takes part in", default=64)
+    host_exchange_code_bytes: int = _figure("approximate: ~512 B per tile for host streams", default=512)
+    vertex_state_bytes: int = _figure("approximate: ~16 B of state per vertex instance", default=16)
+    stack_bytes: int = _figure("approximate: ~1 KiB of stack for the 6 worker threads and the supervisor",
+                               default=KIB)
+
+
+HOST = HostSpec()
+CODE = CodeSizes()

@@ -25,10 +25,11 @@ def is_grad_enabled() -> bool:
 
 
 def _as_array(value) -> np.ndarray:
-    """Floats become float32 unless already float64 (gradient checks run in float64)."""
+    """Python numbers and lists become float32; numpy float64 stays (gradient checks run in float64)."""
     array = np.asarray(value)
     if array.dtype.kind == "f":
-        return array if array.dtype in (np.float32, np.float64) else array.astype(DEFAULT_FLOAT)
+        keep = array.dtype in (np.float32, np.float64) and isinstance(value, (np.ndarray, np.generic))
+        return array if keep else array.astype(DEFAULT_FLOAT)
     if array.dtype.kind in "iub" and not isinstance(value, np.ndarray):
         return array.astype(DEFAULT_FLOAT)
     return array

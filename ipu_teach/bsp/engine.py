@@ -10,7 +10,7 @@ import numpy as np
 
 from ..hardware import MK2
 from .errors import GraphError
-from .mapping import check_tile_count
+from .mapping import check_positive_count
 from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Program, Repeat, Sequence
 from .sync import SyncKind
 from .timeline import Timeline
@@ -29,7 +29,7 @@ class Engine:
     def __init__(self, program: Program, spec=MK2, ipus: int = 1):
         if not isinstance(program, Program):
             raise GraphError(f"Engine needs a program (Sequence, Repeat, Execute, ...), got {type(program).__name__}")
-        self.spec, self.ipus = spec, check_tile_count(ipus, "Engine: number of IPUs")
+        self.spec, self.ipus = spec, check_positive_count(ipus, "Engine: the number of IPUs")
         self._labels, self._kinds, self._counts, self._costs, self._tile_cycles = [], [], [], [], []
         self._row_of = {}
         self._zeros = np.zeros(self.ipus, dtype=np.int64)
@@ -94,19 +94,22 @@ class Engine:
             return compute, self._sync(compute + exchange_cycles, sync), exchange_cycles, kind, tile_cycles
         if isinstance(step, (HostToDevice, DeviceToHost)):
             nbytes = self._per_ipu(step.nbytes, f"stream {step.label!r}")
-            link = _ceil_div(nbytes * spec.clock_hz, spec.host_link_bytes_per_s).astype(np.int64)
-            link = link + spec.seconds_to_cycles(spec.host_link_latency_s)
+            link = self._transfer_cycles(nbytes, spec.host_link_bytes_per_s, spec.host_link_latency_s)
             kind = "host->device" if isinstance(step, HostToDevice) else "device->host"
             return zeros, self._sync(link, SyncKind.HOST), link, kind, None
         if isinstance(step, IPULinkCopy):
             nbytes = self._per_ipu(step.nbytes, f"IPU-Link copy {step.label!r}")
             links = step.links or spec.ipu_links
             bandwidth = spec.ipu_link_bytes_per_s * min(links, spec.ipu_links) / spec.ipu_links
-            link = _ceil_div(nbytes * spec.clock_hz, bandwidth).astype(np.int64)
-            link = np.where(nbytes > 0, link + spec.seconds_to_cycles(spec.ipu_link_latency_s), 0)
+            link = self._transfer_cycles(nbytes, bandwidth, spec.ipu_link_latency_s)
             return zeros, self._sync(link, SyncKind.CROSS_IPU), link, "ipu-link", None
         raise GraphError(f"the bsp Engine cannot run a {type(step).__name__} ({step.label!r}); "
                          "Poplar-like programs run with bsp.poplar.Engine")
+
+    def _transfer_cycles(self, nbytes, bytes_per_s, latency_s):
+        """Cycles per IPU to move ``nbytes`` over a link: latency plus bytes over bandwidth; nothing if no bytes."""
+        cycles = _ceil_div(nbytes * self.spec.clock_hz, bytes_per_s).astype(np.int64)
+        return np.where(nbytes > 0, cycles + self.spec.seconds_to_cycles(latency_s), 0)
 
     def _sync(self, busy, sync):
         """Sync cycles per IPU; a global sync adds each IPU's wait for the slowest one's ``busy`` cycles."""

@@ -99,7 +99,7 @@ class DataStream:
 
     def __init__(self, name, dtype, num_elements, to_device: bool):
         self.name, self.dtype, self.num_elements, self.to_device = name, np.dtype(dtype), num_elements, to_device
-        self.shape = (num_elements,)
+        self.shape, self.size = (num_elements,), num_elements
 
     def __repr__(self):
         return f"DataStream({self.name!r}, {'host->device' if self.to_device else 'device->host'}, " \

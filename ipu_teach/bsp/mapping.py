@@ -12,11 +12,11 @@ from .errors import GraphError
 UNMAPPED = -1
 
 
-def check_tile_count(tiles, what: str) -> int:
-    """``tiles`` as an int, or a GraphError naming ``what`` if it is not a positive integer."""
-    if isinstance(tiles, bool) or not isinstance(tiles, (int, np.integer)) or tiles <= 0:
-        raise GraphError(f"{what}: the tile count must be a positive integer, got {tiles!r}")
-    return int(tiles)
+def check_positive_count(count, what: str) -> int:
+    """``count`` (of tiles, IPUs, ...) as an int, or a GraphError naming ``what`` if it is not a positive integer."""
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count <= 0:
+        raise GraphError(f"{what} must be a positive integer, got {count!r}")
+    return int(count)
 
 
 def check_tiles_in_range(tile_indices, num_tiles: int, what: str) -> np.ndarray:
@@ -40,7 +40,7 @@ def linear_elements_per_tile(num_elements: int, num_tiles: int, grain: int = 1,
     a contiguous run of ``ceil(grains / tiles)`` grains (at least ``min_elements_per_tile`` elements
     worth), starting at tile 0. Tiles past the end get nothing.
     """
-    num_tiles = check_tile_count(num_tiles, "linear mapping")
+    num_tiles = check_positive_count(num_tiles, "linear mapping: the tile count")
     if grain < 1:
         raise GraphError(f"linear mapping: grain must be >= 1, got {grain}")
     grains = -(-num_elements // grain)

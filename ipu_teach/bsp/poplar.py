@@ -4,6 +4,9 @@ Mirrors Poplar's C++ names in Python style (``add_variable``, ``set_tile_mapping
 are numpy functions (see :mod:`.codelets`). A vertex reads and writes only its own tile's memory:
 inputs held on other tiles arrive by exchange, and that exchange is costed. Numerics are plain numpy,
 so results equal numpy's; the cost of each step comes from the low-level :class:`bsp.Engine`.
+
+Simplification: on a device of several IPUs, tiles are numbered across IPUs and an input held on
+another IPU is costed like on-chip exchange (real Poplar sends it over IPU-Links).
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from .engine import Engine as CostEngine
 from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
 from .graph import ComputeSet, DataStream, Graph, Tensor, Vertex
-from .mapping import UNMAPPED, check_tile_count
+from .mapping import UNMAPPED, check_positive_count
 from .programs import Program, Repeat, Sequence
 
 __all__ = ["IPUModel", "Device", "Graph", "Tensor", "Vertex", "ComputeSet", "DataStream", "Codelet", "codelet",
@@ -48,9 +51,9 @@ class IPUModel:
     """Like ``poplar::IPUModel``: describes a simulated IPU (tile count, IPUs) and creates the device."""
 
     def __init__(self, tiles_per_ipu: int = None, num_ipus: int = 1, spec=MK2):
-        self.num_ipus = check_tile_count(num_ipus, "IPUModel: num_ipus")
+        self.num_ipus = check_positive_count(num_ipus, "IPUModel: num_ipus")
         self.spec = spec if tiles_per_ipu is None else spec.with_tiles(
-            check_tile_count(tiles_per_ipu, "IPUModel: tiles_per_ipu"))
+            check_positive_count(tiles_per_ipu, "IPUModel: tiles_per_ipu"))
 
     def create_device(self) -> Device:
         return Device(self.spec, self.num_ipus)
@@ -78,13 +81,18 @@ class Copy(Program):
             if isinstance(stream, DataStream) and stream.to_device != wanted:
                 raise GraphError(f"stream {stream.name!r} goes {'host->device' if stream.to_device else 'device->host'}; "
                                  f"it cannot be the {'source' if wanted else 'destination'} of this Copy")
-        size = lambda end: end.num_elements if isinstance(end, DataStream) else end.size
-        if (source.shape != destination.shape) if isinstance(source, Tensor) and isinstance(destination, Tensor) \
-                else size(source) != size(destination):
+        if not _copy_shapes_agree(source, destination):
             raise GraphError(f"Copy from {source.name!r} to {destination.name!r}: mismatched shapes "
                              f"{source.shape} and {destination.shape}")
         self.source, self.destination = source, destination
         self.label = label or f"copy {source.name} -> {destination.name}"
+
+
+def _copy_shapes_agree(source, destination):
+    """Tensor to tensor: same shape; with a stream: as many elements as one transfer."""
+    if isinstance(source, Tensor) and isinstance(destination, Tensor):
+        return source.shape == destination.shape
+    return source.size == destination.size
 
 
 class Engine:
@@ -190,13 +198,13 @@ class Engine:
     def _run_compute_set(self, groups):
         results = []
         for group in groups:
-            arguments = {field: self._memory[group.variables[field]][group.indices[field]]
+            arguments = {field: self._memory[group.variables[field].name][group.indices[field]]
                          for field in group.codelet.readable}
             shapes = {field: group.indices[field].shape[1:] for field in group.codelet.writable}
             results.append((group, group.codelet.run(arguments, group.size, shapes)))
         for group, outputs in results:  # BSP: every vertex reads before any vertex writes
             for field, values in outputs.items():
-                self._memory[group.variables[field]][group.indices[field]] = values
+                self._memory[group.variables[field].name][group.indices[field]] = values
 
     def _lower_copy(self, program):
         source, destination, device = program.source, program.destination, self.device
@@ -240,8 +248,8 @@ class _VertexGroup:
     """Vertices of one codelet whose fields connect the same variables with the same shapes: one call."""
 
     codelet: Codelet
-    variables: dict
-    indices: dict
+    variables: dict   # field -> Variable
+    indices: dict     # field -> (vertices, *field shape) element numbers
     tiles: np.ndarray
     vertices: tuple
 
@@ -259,11 +267,11 @@ def _group_vertices(compute_set):
                              f"graph.connect(vertex, field, tensor) or add_vertex(..., connections={{...}})")
         if vertex.tile is None:
             raise GraphError(f"{vertex.name} has no tile; pass tile= to add_vertex or call graph.set_tile_mapping(vertex, tile)")
-        key = (id(vertex.codelet),) + tuple((field, vertex.connections[field].variable.name,
+        key = (id(vertex.codelet),) + tuple((field, id(vertex.connections[field].variable),
                                             vertex.connections[field].shape) for field in vertex.codelet.fields)
         buckets.setdefault(key, []).append(vertex)
     return [_VertexGroup(codelet=vs[0].codelet,
-                         variables={f: t.variable.name for f, t in vs[0].connections.items()},
+                         variables={f: t.variable for f, t in vs[0].connections.items()},
                          indices={f: np.stack([v.connections[f].indices for v in vs]) for f in vs[0].codelet.fields},
                          tiles=np.array([v.tile for v in vs], dtype=np.int64), vertices=tuple(vs))
             for vs in buckets.values()]
@@ -277,8 +285,9 @@ def _check_mapped(graph):
                              f"tile; call graph.set_tile_mapping or graph.map_tensor_linearly before creating the Engine")
 
 
-def _tile_of(graph, group, field):
-    variable = next(v for v in graph.variables if v.name == group.variables[field])
+def _tile_of(group, field):
+    """The variable connected to ``field`` of the group, and the tile of each element the field touches."""
+    variable = group.variables[field]
     return variable, variable.tile_of_element[group.indices[field]]
 
 
@@ -286,7 +295,7 @@ def _check_writes(compute_set, groups):
     written = []
     for group in groups:
         for field in group.codelet.writable:
-            variable, owners = _tile_of(compute_set.graph, group, field)
+            variable, owners = _tile_of(group, field)
             vertex_tiles = group.tiles.reshape((-1,) + (1,) * (owners.ndim - 1))
             wrong = np.argwhere(owners != vertex_tiles)
             if wrong.size:
@@ -310,7 +319,7 @@ def _input_exchange(graph, name, groups):
     destinations, sources, elements, sizes = [], [], [], []
     for group in groups:
         for field in group.codelet.readable:
-            variable, owners = _tile_of(graph, group, field)
+            variable, owners = _tile_of(group, field)
             readers = np.broadcast_to(group.tiles.reshape((-1,) + (1,) * (owners.ndim - 1)), owners.shape)
             remote = owners != readers
             destinations.append(readers[remote])

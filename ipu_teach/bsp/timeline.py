@@ -21,7 +21,9 @@ PHASE_ORDER = ("sync", "exchange", "compute")
 class Timeline:
     """Simulated cycles of one run. ``compute``/``sync``/``exchange`` are int64 (rows, ipus) arrays of one
     execution of each row, ``counts`` (rows,) how often each row ran, ``row_tile_cycles[r]`` the compute
-    set's per-tile cycles of row ``r`` ((tiles,) or (ipus, tiles); None for steps without compute)."""
+    set's per-tile cycles of row ``r`` ((tiles,) or (ipus, tiles); None for steps without compute).
+    ``exchange`` also holds host-link and IPU-Link transfers (``kinds`` tells the steps apart), as
+    PopVision counts stream copies with the exchange; ``sync`` includes waiting for slower IPUs."""
 
     spec: object
     labels: tuple

@@ -1,7 +1,7 @@
 """Export a Timeline as Chrome-trace JSON (opens in Perfetto or chrome://tracing).
 
 One process per IPU, one thread per phase (sync, exchange, compute); times are simulated
-microseconds at the IPU's clock. Loops are expanded in execution order up to ``max_supersteps``.
+microseconds at the IPU's clock, rounded to the picosecond. Loops are expanded in execution order up to ``max_supersteps``.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -
                 cycles = int(getattr(timeline, category)[row, ipu])
                 if cycles:
                     events.append({"name": timeline.labels[row], "cat": category, "ph": "X",
-                                   "ts": clocks[ipu] * to_us, "dur": cycles * to_us, "pid": ipu, "tid": tid,
+                                   "ts": round(clocks[ipu] * to_us, 6), "dur": round(cycles * to_us, 6),
+                                   "pid": ipu, "tid": tid,
                                    "args": {"cycles": cycles, "kind": timeline.kinds[row]}})
                 clocks[ipu] += cycles
     return events

@@ -225,9 +225,10 @@ class Model(Layer):
         return loss_value
 
     def test_step(self, x, y) -> float:
-        with no_grad():
-            output = self.call(x, training=False)
-            loss_value = float(self.loss(y, output).data)
+        """Runs with the graph recorded (never differentiated) so that, as in Keras, a cross-entropy
+        finds the logits under a softmax output in evaluation too, not only in training."""
+        output = self.call(x, training=False)
+        loss_value = float(self.loss(y, output).data)
         self.update_metrics(loss_value, y, output.data)
         return loss_value
 

@@ -29,8 +29,10 @@ def format_per_step(seconds: float) -> str:
 
 
 def dynamic_output(stream) -> bool:
-    """True in a terminal or a Jupyter kernel, where one line can be rewritten."""
-    return bool(getattr(stream, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+    """True in a terminal or a Jupyter kernel's output stream, where one line can be rewritten.
+    The stream itself is asked: ipykernel merely being imported (nbval, tools) is no sign of a kernel."""
+    in_kernel = type(stream).__module__.startswith("ipykernel")
+    return bool(getattr(stream, "isatty", lambda: False)()) or in_kernel
 
 
 class Progbar:
@@ -57,7 +59,7 @@ class Progbar:
         if not finished:
             return "" if self.target is None else f" - ETA: {format_duration(per_step * (self.target - current))}"
         note = f" {self.time_note}" if self.time_note else ""
-        return f" - {format_duration(elapsed)}{note} {format_per_step(per_step)}"
+        return f" - {format_duration(elapsed)} {format_per_step(per_step)}{note}"
 
     def update(self, current, values=(), elapsed=0.0, finalize=False) -> None:
         """Show progress after ``current`` steps, ``elapsed`` seconds in; ``finalize`` ends the line
@@ -69,8 +71,8 @@ class Progbar:
         if self.verbose != 1:
             if finished and self.verbose == 2:
                 note = f" {self.time_note}" if self.time_note else ""
-                self.stream.write(f"{current}/{self.target or 'Unknown'} - {format_duration(elapsed)}{note}"
-                                  f"{format_values(values)} - {format_per_step(elapsed / max(current, 1))}\n")
+                self.stream.write(f"{current}/{self.target or 'Unknown'} - {format_duration(elapsed)}"
+                                  f"{format_values(values)} - {format_per_step(elapsed / max(current, 1))}{note}\n")
                 self.stream.flush()
             return
         if not finished and (not self.dynamic or current - self._last_shown < self._every):

@@ -92,6 +92,7 @@ def test_host_streams_cost_a_host_sync_latency_and_bandwidth():
     assert timeline.kinds == ("host->device", "device->host")
     assert timeline.exchange[0, 0] == link
     assert timeline.sync[:, 0].tolist() == [MK2.sync_cycles_host] * 2
+    assert timeline.exchange[1, 0] == 0  # nothing to send: no latency either
     assert timeline.compute.sum() == 0 and timeline.utilisation() == 0.0
 
 
@@ -140,7 +141,7 @@ def test_summary_mentions_simulated_totals():
     (lambda: bsp.Sequence(bsp.HostToDevice(1), "oops"), r"Sequence 'sequence': expected programs, got str"),
     (lambda: bsp.Engine(bsp.HostToDevice([1, 2, 3]), T, ipus=2), r"stream 'host->device': 3 values given for 2 IPU"),
     (lambda: bsp.HostToDevice(-5), r"stream 'host->device': bytes must be a non-negative integer"),
-    (lambda: bsp.Engine(bsp.HostToDevice(1), T, ipus=0), r"Engine: number of IPUs: the tile count must be a positive"),
+    (lambda: bsp.Engine(bsp.HostToDevice(1), T, ipus=0), r"Engine: the number of IPUs must be a positive integer, got 0"),
     (lambda: bsp.Engine("program", T), r"Engine needs a program"),
     (lambda: bsp.IPULinkCopy(1, links=0), r"IPU-Link copy 'ipu-link copy': links must be a positive integer"),
 ])

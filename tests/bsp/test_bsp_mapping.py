@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ipu_teach import bsp
-from ipu_teach.bsp.mapping import check_tile_count, check_tiles_in_range
+from ipu_teach.bsp.mapping import check_positive_count, check_tiles_in_range
 
 sizes = st.integers(0, 5_000)
 tile_counts = st.integers(1, 64)
@@ -49,8 +49,8 @@ def test_unmapped_elements_count_nowhere():
 
 @pytest.mark.parametrize("tiles", [0, -1, 1.5, True])
 def test_tile_count_must_be_positive_integer(tiles):
-    with pytest.raises(bsp.GraphError, match=r"my device: the tile count must be a positive integer"):
-        check_tile_count(tiles, "my device")
+    with pytest.raises(bsp.GraphError, match=r"my device: tiles must be a positive integer"):
+        check_positive_count(tiles, "my device: tiles")
 
 
 def test_tile_out_of_range_names_the_object_and_the_range():

@@ -222,9 +222,9 @@ def _two_writers(graph, t):
 
 
 @pytest.mark.parametrize("tiles, ipus, message", [
-    (0, 1, r"IPUModel: tiles_per_ipu: the tile count must be a positive integer, got 0"),
-    (-4, 1, r"IPUModel: tiles_per_ipu: the tile count must be a positive integer, got -4"),
-    (4, 0, r"IPUModel: num_ipus: the tile count must be a positive integer, got 0"),
+    (0, 1, r"IPUModel: tiles_per_ipu must be a positive integer, got 0"),
+    (-4, 1, r"IPUModel: tiles_per_ipu must be a positive integer, got -4"),
+    (4, 0, r"IPUModel: num_ipus must be a positive integer, got 0"),
 ])
 def test_zero_or_negative_tile_counts_are_refused(tiles, ipus, message):
     with pytest.raises(GraphError, match=message):

@@ -5,7 +5,10 @@ execution: on the host CPU (numpy, wall-clock time) by default, or on the simula
 model was compiled in an ``IPUStrategy`` scope (simulated time). The loop itself does not care
 which: it reports progress and calls callbacks once per execution, as Keras does.
 """
+import itertools
 import time
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -14,13 +17,25 @@ from ..progbar import Progbar
 from .data_adapter import DataAdapter, split_validation, unpack_validation_data
 
 
+@dataclass
+class Plan:
+    """How an executor will run a pass: steps per execution, steps per epoch (per replica; None if
+    unknown), replicas (each step takes one batch per replica) and a notice to show each epoch."""
+
+    steps_per_execution: int
+    steps: Optional[int]
+    replicas: int = 1
+    epoch_notice: Optional[Callable] = None
+
+
 class CPUExecutor:
     """Runs each step with numpy on the host; the time it reports is wall-clock."""
 
     time_note = ""
 
-    def prepare(self, model, mode, adapter) -> None:
+    def prepare(self, model, mode, adapter) -> Plan:
         """Nothing to compile on the CPU."""
+        return Plan(model.steps_per_execution, adapter.steps)
 
     def run(self, model, mode, batches):
         step = {"train": model.train_step, "test": model.test_step, "predict": model.predict_step}[mode]
@@ -70,10 +85,10 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
                     validation_steps, what="fit (validation_data)")
     verbose = _verbosity(verbose)
     executor = model.executor()
-    executor.prepare(model, "train", adapter)
+    plan = executor.prepare(model, "train", adapter)
 
     history = callbacks_module.History()
-    params = {"verbose": verbose, "epochs": epochs, "steps": adapter.steps}
+    params = {"verbose": verbose, "epochs": epochs, "steps": plan.steps}
     cbs = callbacks_module.CallbackList([history] + list(callbacks or []), model, params)
     model.stop_training = False
     cbs.on_train_begin()
@@ -81,9 +96,11 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
+        if plan.epoch_notice:
+            plan.epoch_notice()
         if verbose:
             print(f"Epoch {epoch + 1}/{epochs}")
-        logs = _run_epoch(model, executor, "train", adapter, verbose, cbs)
+        logs = _run_epoch(model, executor, plan, "train", adapter, verbose, cbs)
         if adapter.ran_out:
             break
         if validation_data is not None and (epoch + 1) % validation_freq == 0:
@@ -100,25 +117,28 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
     return history
 
 
-def _run_epoch(model, executor, mode, adapter, verbose, cbs, collect=None):
+def _run_epoch(model, executor, plan, mode, adapter, verbose, cbs, collect=None):
     """One pass over the data, execution by execution; returns the logs (running means)."""
     hooks = {"train": ("on_train_batch_begin", "on_train_batch_end"),
              "test": ("on_test_batch_begin", "on_test_batch_end"),
              "predict": ("on_predict_batch_begin", "on_predict_batch_end")}[mode]
-    bar = Progbar(adapter.steps, verbose=verbose, time_note=executor.time_note)
+    bar = Progbar(plan.steps, verbose=verbose, time_note=executor.time_note)
+    batches = adapter.batches()
+    if plan.steps is not None:  # batches that do not fill a step of every replica are dropped
+        batches = itertools.islice(batches, plan.steps * plan.replicas)
     done, elapsed, logs = 0, 0.0, {}
-    for group in _executions(adapter.batches(), model.steps_per_execution):
+    for group in _executions(batches, plan.steps_per_execution * plan.replicas):
         getattr(cbs, hooks[0])(done)
         results, seconds = executor.run(model, mode, group)
         elapsed += seconds
-        done += len(group)
+        done += len(group) // plan.replicas
         if collect is not None:
             collect.extend(results)
         logs = model.metric_logs() if mode != "predict" else {}
         getattr(cbs, hooks[1])(done - 1, logs)
         bar.update(done, list(logs.items()), elapsed)
         if mode == "train" and not all(np.isfinite(r) for r in results):
-            bad = done - len(group) + next(i for i, r in enumerate(results) if not np.isfinite(r))
+            bad = done - len(group) // plan.replicas + next(i for i, r in enumerate(results) if not np.isfinite(r)) // plan.replicas
             print(f"Batch {bad}: Invalid loss, terminating training")
             model.stop_training = True
             break
@@ -134,13 +154,15 @@ def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", steps=None,
     adapter = DataAdapter(x, y, batch_size, steps, what="evaluate")
     _check_data(model, adapter, with_labels=True)
     executor = model.executor()
-    executor.prepare(model, "test", adapter)
+    plan = executor.prepare(model, "test", adapter)
     verbose = _verbosity(verbose)
-    cbs = callbacks_module.CallbackList(callbacks, model, {"verbose": verbose, "steps": adapter.steps})
+    cbs = callbacks_module.CallbackList(callbacks, model, {"verbose": verbose, "steps": plan.steps})
     model.reset_metrics()
     cbs.on_test_begin()
     stop = model.stop_training if _in_fit else False
-    logs = _run_epoch(model, executor, "test", adapter, verbose, cbs)
+    if plan.epoch_notice and not _in_fit:
+        plan.epoch_notice()
+    logs = _run_epoch(model, executor, plan, "test", adapter, verbose, cbs)
     model.stop_training = stop
     cbs.on_test_end(logs)
     if return_dict:
@@ -153,13 +175,15 @@ def predict(model, x, batch_size=None, verbose="auto", steps=None, callbacks=Non
     adapter = DataAdapter(x, None, batch_size, steps, what="predict")
     _check_data(model, adapter, with_labels=False)
     executor = model.executor()
-    executor.prepare(model, "predict", adapter)
+    plan = executor.prepare(model, "predict", adapter)
     verbose = _verbosity(verbose)
-    cbs = callbacks_module.CallbackList(callbacks, model, {"verbose": verbose, "steps": adapter.steps})
+    cbs = callbacks_module.CallbackList(callbacks, model, {"verbose": verbose, "steps": plan.steps})
     outputs = []
     cbs.on_predict_begin()
     stop, model.stop_training = getattr(model, "stop_training", False), False
-    _run_epoch(model, executor, "predict", adapter, verbose, cbs, collect=outputs)
+    if plan.epoch_notice:
+        plan.epoch_notice()
+    _run_epoch(model, executor, plan, "predict", adapter, verbose, cbs, collect=outputs)
     model.stop_training = stop
     cbs.on_predict_end()
     if not outputs:

@@ -1,0 +1,98 @@
+"""``ipu.config.IPUConfig`` with Graphcore's option names, and ``configure_ipu_system``.
+
+Options are grouped as in Graphcore's TensorFlow port (``config.device_connection.type``,
+``config.ipu_model.tiles_per_ipu``...). Setting an option that does not exist is an error that
+names the closest one, instead of being silently ignored.
+"""
+from __future__ import annotations
+
+import difflib
+import enum
+
+
+class DeviceConnectionType(enum.Enum):
+    """When the IPUs are attached. The simulated IPUs are always available; NEVER and PRE_COMPILE
+    compile (and fill the executable cache) without running, as on the real system."""
+
+    ALWAYS = "always"
+    ON_DEMAND = "on_demand"
+    PRE_COMPILE = "pre_compile"
+    NEVER = "never"
+
+
+class SelectionOrder(enum.Enum):
+    AUTO = "auto"
+    ZIGZAG = "zigzag"
+    SNAKE = "snake"
+    HOOF = "hoof"
+
+
+class _Options:
+    """An attribute group that refuses unknown names."""
+
+    _defaults: dict = {}
+
+    def __init__(self):
+        for name, value in self._defaults.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        if name not in self._defaults:
+            close = difflib.get_close_matches(name, self._defaults, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise AttributeError(f"{type(self).__name__} has no option {name!r}.{hint} "
+                                 f"Options: {', '.join(sorted(self._defaults))}")
+        object.__setattr__(self, name, value)
+
+    def as_dict(self) -> dict:
+        return {name: (value.as_dict() if isinstance(value, _Options) else value)
+                for name, value in ((n, getattr(self, n)) for n in self._defaults)}
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.as_dict()})"
+
+
+class DeviceConnectionOptions(_Options):
+    _defaults = {"type": DeviceConnectionType.ALWAYS, "version": "", "enable_remote_buffers": False}
+
+
+class IPUModelOptions(_Options):
+    """The simulated IPU: ``tiles_per_ipu`` (None: all 1,472) and ``version`` ('ipu2' Mk2, 'ipu21' Bow)."""
+
+    _defaults = {"tiles_per_ipu": None, "version": "ipu2", "compile_ipu_code": True}
+
+
+class ProfilingOptions(_Options):
+    """Reports (PopVision-like). Also turned on by POPLAR_ENGINE_OPTIONS, as on the real system."""
+
+    _defaults = {"auto_report": False, "directory": "./report", "allow_out_of_memory": False}
+
+
+class IPUConfig(_Options):
+    _defaults = {
+        "auto_select_ipus": [],
+        "select_ipus": [],
+        "selection_order": SelectionOrder.AUTO,
+        "allow_recompute": False,
+        "device_connection": None,
+        "ipu_model": None,
+        "profiling": None,
+    }
+
+    def __init__(self):
+        super().__init__()
+        object.__setattr__(self, "device_connection", DeviceConnectionOptions())
+        object.__setattr__(self, "ipu_model", IPUModelOptions())
+        object.__setattr__(self, "profiling", ProfilingOptions())
+
+    def configure_ipu_system(self, device="cpu"):
+        """Attach the simulated IPUs this config selects (Graphcore's method form)."""
+        from .system import configure
+        return configure(self)
+
+
+def configure_ipu_system(config: IPUConfig, device="cpu"):
+    """Graphcore's function form of ``IPUConfig.configure_ipu_system``."""
+    if not isinstance(config, IPUConfig):
+        raise TypeError(f"configure_ipu_system expects an ipu.config.IPUConfig, got {type(config).__name__}")
+    return config.configure_ipu_system(device)

@@ -1,0 +1,223 @@
+"""Lowering: a Keras model becomes a simulated IPU program, op by op, through the cost model.
+
+The model runs once on a real batch while ``autograd.record()`` listens; every op it applies
+states its FLOPs, bytes and grains. Each op becomes one BSP superstep: its grains are spread
+linearly over the tiles (fewer grains than tiles leave tiles idle), matrix ops run on the tiles'
+matrix units and the rest on their vector units, and inputs a tile does not hold arrive by
+exchange. Weights, optimizer state and the activations kept for the backward pass are mapped to
+tiles too, which is where the out-of-memory error comes from. Nothing here is measured on the
+host: cycles and bytes follow from shapes and the hardware spec alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import bsp, hardware
+from ..autograd import record
+
+MATRIX_OPS = {"MatMul", "Conv2D"}
+"""Ops Poplar runs on the tiles' matrix units (AMP); everything else uses the vector units."""
+
+UPDATE_FLOPS_PER_WEIGHT = {"SGD": 2, "SGD+momentum": 4, "Adam": 12, "RMSprop": 8}
+"""Approximate arithmetic per weight of one optimizer update (reads, multiply-adds, a square root)."""
+
+
+@dataclass
+class LoweredStep:
+    """One superstep of the program: its name, phase and per-tile compute and exchange."""
+
+    name: str
+    phase: str
+    flops: int
+    cycles: np.ndarray
+    received: np.ndarray
+
+    def program(self):
+        exchange = bsp.Exchange(self.received, name=f"{self.name}/exchange") if self.received.any() else None
+        return bsp.Execute(bsp.ComputeSet(self.name, self.cycles), exchange)
+
+
+@dataclass
+class MemoryItem:
+    """Bytes per tile of one variable or code category; ``always_live`` as PopVision classifies it."""
+
+    name: str
+    category: str
+    per_tile: np.ndarray
+    always_live: bool = True
+
+
+@dataclass
+class LoweredGraph:
+    """The lowered program of one mode (train / test / predict) for one micro-batch size."""
+
+    mode: str
+    spec: hardware.IPUSpec
+    micro_batch: int
+    forward: list
+    backward: list
+    update: list
+    memory: list
+    signature: list = field(default_factory=list)
+    input_bytes: int = 0
+    output_bytes: int = 0
+    weight_bytes: int = 0
+
+    @property
+    def steps(self) -> list:
+        return self.forward + self.backward + self.update
+
+    @property
+    def compute_sets(self) -> int:
+        return len(self.steps)
+
+    def tile_memory(self) -> np.ndarray:
+        """Peak bytes per tile: everything always live plus the activations kept for the backward pass."""
+        return sum((m.per_tile for m in self.memory), np.zeros(self.spec.tiles, dtype=np.int64))
+
+
+def _spread(count: int, tiles: int) -> np.ndarray:
+    """How many of ``count`` units each tile gets when they are spread linearly over the tiles."""
+    return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
+
+
+def _step_for(name, phase, cost, op, spec) -> LoweredStep | None:
+    if cost.flops == 0:
+        return None  # views such as Reshape cost no superstep
+    tiles = spec.tiles
+    grains = _spread(cost.grains, tiles)
+    rate = spec.fp32_flops_per_cycle if op in MATRIX_OPS else spec.vector_flops_per_cycle
+    flops_per_tile = grains * cost.flops_per_grain
+    vertices = np.minimum(grains, spec.threads_per_tile)
+    cycles = bsp.cycles_from_flops(flops_per_tile, rate, vertices)
+    used = max(1, int((grains > 0).sum()))
+    # Matrix ops regroup their operands (and broadcast weights): each busy tile receives its share.
+    received = np.where(grains > 0, -(-cost.bytes_in // used), 0) if op in MATRIX_OPS else np.zeros(tiles, np.int64)
+    return LoweredStep(name, phase, int(cost.flops), cycles, received.astype(np.int64))
+
+
+def _weight_memory(weights, spec, offset_tiles, name_suffix="", category="variables"):
+    """Each weight mapped linearly over the tiles, successive weights starting where the last ended."""
+    items, start = [], offset_tiles
+    for w in weights:
+        per = _spread(w.size, spec.tiles) * w.dtype.itemsize
+        used = int((per > 0).sum())
+        items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
+        start = (start + used) % spec.tiles
+    return items
+
+
+def _code_memory(steps, spec) -> list:
+    """Approximate code and state bytes per tile, derived from which steps run on which tiles."""
+    active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
+    exchanging = np.array([s.received > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
+    compute_sets_on_tile = active.sum(axis=0).astype(np.int64)
+    exchanges_on_tile = exchanging.sum(axis=0).astype(np.int64)
+    vertices = sum((np.minimum(s.cycles > 0, 1) * spec.threads_per_tile for s in steps), np.zeros(spec.tiles, np.int64))
+    c = hardware.CODE
+    return [
+        MemoryItem("vertexCode", "vertex code", np.where(compute_sets_on_tile > 0, c.vertex_code_bytes, 0)
+                   + compute_sets_on_tile * c.vertex_code_bytes_per_compute_set),
+        MemoryItem("controlCode", "control code", c.control_code_bytes + len(steps) * c.control_code_bytes_per_step
+                   * np.ones(spec.tiles, np.int64)),
+        MemoryItem("internalExchangeCode", "internal exchange code",
+                   exchanges_on_tile * c.exchange_code_bytes_per_exchange),
+        MemoryItem("hostExchangeCode", "host exchange code", np.full(spec.tiles, c.host_exchange_code_bytes, np.int64)),
+        MemoryItem("vertexInstanceState", "vertex instance state", vertices * c.vertex_state_bytes),
+        MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
+    ]
+
+
+def _activation_memory(records, spec) -> list:
+    """Outputs of the forward pass kept until the backward pass reads them (not always live)."""
+    items = []
+    for i, rec in enumerate(records):
+        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
+        if rec.forward.flops == 0 or nbytes == 0:
+            continue
+        per = _spread(nbytes, spec.tiles)
+        items.append(MemoryItem(f"{rec.scope or 'model'}/{rec.op}:{i}/output", "activations", per, always_live=False))
+    return items
+
+
+def _update_flops(optimizer) -> int:
+    name = type(optimizer).__name__
+    if name == "SGD" and getattr(optimizer, "momentum", 0):
+        name = "SGD+momentum"
+    return UPDATE_FLOPS_PER_WEIGHT.get(name, 8)
+
+
+def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
+    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after)."""
+    with _preserved_state(model), record() as tape:
+        if mode == "train":
+            model.compute_gradients(x, y)
+        elif mode == "test":
+            from ..autograd import no_grad
+            with no_grad():
+                model.loss(y, model.call(x, training=False))
+        else:
+            from ..autograd import no_grad
+            with no_grad():
+                model.call(x, training=False)
+    forward, backward, signature = [], [], []
+    for i, rec in enumerate(tape):
+        label = f"{rec.scope or 'loss'}/{rec.op}"
+        signature.append([rec.op, rec.scope, [list(s) for s in rec.input_shapes], list(rec.output_shape),
+                          {k: v for k, v in rec.params.items() if isinstance(v, (int, float, str, tuple, bool))}])
+        step = _step_for(f"{label}:{i}", "forward", rec.forward, rec.op, spec)
+        if step is not None:
+            forward.append(step)
+        if mode == "train":
+            back = _step_for(f"{label}:{i}/grad", "backward", rec.backward, rec.op, spec)
+            if back is not None:
+                backward.append(back)
+    backward.reverse()
+    weights = model.trainable_weights
+    n_weights = int(sum(w.size for w in weights))
+    update, memory = [], _weight_memory(model.weights, spec, 0)
+    if mode == "train":
+        per_tile_weights = _spread(n_weights, spec.tiles)
+        flops = per_tile_weights * _update_flops(model.optimizer)
+        update.append(LoweredStep("optimizer/update", "update", int(flops.sum()),
+                                  bsp.cycles_from_flops(flops, spec.vector_flops_per_cycle), np.zeros(spec.tiles, np.int64)))
+        if accumulation > 1:
+            update.insert(0, LoweredStep("gradients/accumulate", "accumulate", n_weights,
+                                         bsp.cycles_from_flops(per_tile_weights, spec.vector_flops_per_cycle),
+                                         np.zeros(spec.tiles, np.int64)))
+        slots = getattr(model.optimizer, "slots_per_weight", 0)
+        for s in range(slots):
+            memory += _weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
+        if accumulation > 1:
+            memory += _weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
+        memory += _activation_memory(tape, spec)
+    memory += _code_memory(forward + backward + update, spec)
+    sample_bytes = int(np.prod(np.shape(x)[1:])) * 4
+    label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0
+    out_bytes = int(np.prod(model.output_shape[1:])) * 4 if mode == "predict" else 8
+    return LoweredGraph(mode, spec, len(x), forward, backward if mode == "train" else [], update, memory, signature,
+                        input_bytes=len(x) * (sample_bytes + label_bytes), output_bytes=len(x) * out_bytes
+                        if mode == "predict" else out_bytes, weight_bytes=n_weights * 4)
+
+
+class _preserved_state:
+    """Lowering runs the model once; put back everything that run could change (weights such as
+    BatchNorm's moving averages, and every random generator), so the IPU's numerics equal the CPU's."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __enter__(self):
+        from ..keras import backend
+        self.weights = self.model.get_weights()
+        self.generators = [backend.rng()] + [layer._rng for layer in self.model.layers
+                                             if getattr(layer, "_rng", None) is not None]
+        self.states = [g.bit_generator.state for g in self.generators]
+
+    def __exit__(self, *exc):
+        self.model.set_weights(self.weights)
+        for g, s in zip(self.generators, self.states):
+            g.bit_generator.state = s
+        return False

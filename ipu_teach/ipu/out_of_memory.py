@@ -1,0 +1,50 @@
+"""The out-of-memory error of a lowered model: the worst tile, what fills it, and the usual cures."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..bsp import TileOutOfMemoryError
+
+CURES = ("use a smaller micro-batch (batch_size)", "split the model over IPUs with pipelining (keras.ipu.PipelineStage)",
+         "recompute activations in the backward pass (IPUConfig.allow_recompute = True, with pipelining)",
+         "let convolutions and matmuls use less temporary memory (available_memory_proportion)")
+
+
+class ModelOutOfMemoryError(TileOutOfMemoryError):
+    """Raised when a model's tile memory exceeds SRAM; carries the graph so a report can show it."""
+
+    def __init__(self, model_name, tile, needed, available, categories, variables, graph):
+        self.model_name, self.categories, self.variables, self.graph = model_name, categories, variables, graph
+        self.tile, self.needed, self.available, self.largest = tile, needed, available, variables
+        cats = ", ".join(f"{name} {nbytes:,} B" for name, nbytes in categories)
+        tensors = ", ".join(f"{name} ({nbytes:,} B)" for name, nbytes in variables)
+        cures = "; ".join(f"({i}) {c}" for i, c in enumerate(CURES, start=1))
+        MemoryError.__init__(
+            self, f"Out of memory: model `{model_name}` needs {needed:,} bytes on tile {tile} but a tile has "
+                  f"{available:,} bytes of SRAM (over by {needed - available:,}). Largest categories on tile {tile}: "
+                  f"{cats}. Largest variables there: {tensors}. To fit: {cures}.")
+
+
+def breakdown(graph, tile: int):
+    """(categories, variables) on ``tile``, each a list of (name, bytes), largest first."""
+    by_category: dict = {}
+    variables = []
+    for item in graph.memory:
+        nbytes = int(item.per_tile[tile])
+        if nbytes:
+            by_category[item.category] = by_category.get(item.category, 0) + nbytes
+            variables.append((item.name, nbytes))
+    categories = sorted(by_category.items(), key=lambda kv: -kv[1])
+    variables.sort(key=lambda kv: -kv[1])
+    return categories, variables
+
+
+def check(model, graph, configuration) -> None:
+    """Raise ModelOutOfMemoryError unless the profiling options allow out-of-memory programs."""
+    total = graph.tile_memory()
+    sram = graph.spec.sram_per_tile
+    if total.max(initial=0) <= sram or configuration.profiling.get("allow_out_of_memory"):
+        return
+    tile = int(np.argmax(total))
+    categories, variables = breakdown(graph, tile)
+    raise ModelOutOfMemoryError(model.name, tile, int(total[tile]), sram, categories[:3], variables[:3], graph)

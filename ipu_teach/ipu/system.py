@@ -1,0 +1,117 @@
+"""The simulated IPU system (an IPU-POD16 by default) and the IPUs a configuration selects.
+
+Devices are numbered as ``gc-info -l`` numbers them on a Pod16: IDs 0-15 are single IPUs, 16-23
+pairs, 24-27 groups of four, 28-29 of eight, 30 all sixteen. Multi-IPU devices come in powers of
+two, which is why ``auto_select_ipus=3`` is an error.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .. import hardware
+from .config import DeviceConnectionType, IPUConfig
+
+POD_IPUS = 16
+VERSIONS = {"ipu2": hardware.MK2, "ipu21": hardware.BOW}
+
+
+def device_table(total_ipus: int = POD_IPUS) -> list:
+    """``(device id, first IPU, number of IPUs)`` for every device of the system, as gc-info lists them."""
+    table, size = [], 1
+    while size <= total_ipus:
+        for first in range(0, total_ipus, size):
+            table.append((len(table), first, size))
+        size *= 2
+    return table
+
+
+@dataclass(frozen=True)
+class SystemConfiguration:
+    """What ``configure_ipu_system`` attached: the IPU spec, how many IPUs, and the options."""
+
+    spec: hardware.IPUSpec
+    num_ipus: int
+    device_id: int
+    connection: DeviceConnectionType
+    allow_recompute: bool
+    profiling: dict
+    total_ipus: int = POD_IPUS
+
+    @property
+    def runs(self) -> bool:
+        """False for PRE_COMPILE / NEVER: programs compile (and are cached) but do not execute."""
+        return self.connection in (DeviceConnectionType.ALWAYS, DeviceConnectionType.ON_DEMAND)
+
+
+_current: list = [None]
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _select(config: IPUConfig, total: int):
+    auto, select = config.auto_select_ipus, config.select_ipus
+    auto_list = [auto] if isinstance(auto, int) else list(auto or [])
+    select_list = [select] if isinstance(select, int) else list(select or [])
+    if auto_list and select_list:
+        raise ValueError("IPUConfig: set either auto_select_ipus or select_ipus, not both")
+    if not auto_list and not select_list:
+        raise ValueError("IPUConfig: no IPUs selected; set config.auto_select_ipus = 1 (or the number of IPUs "
+                         "you need) before configure_ipu_system()")
+    table = device_table(total)
+    if select_list:
+        for device_id in select_list:
+            if not isinstance(device_id, int) or not 0 <= device_id < len(table):
+                raise ValueError(f"IPUConfig.select_ipus: device {device_id!r} does not exist; the simulated "
+                                 f"IPU-POD{total} has device IDs 0 to {len(table) - 1} (see `ipu-teach info`)")
+        return table[select_list[0]][2], select_list[0]
+    for n in auto_list:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"IPUConfig.auto_select_ipus: expected a positive number of IPUs, got {n!r}")
+        if not _is_power_of_two(n):
+            lower, upper = 1 << (n.bit_length() - 1), 1 << n.bit_length()
+            raise ValueError(f"IPUConfig.auto_select_ipus={n}: multi-IPU devices come in powers of two; "
+                             f"select {lower} or {upper} IPUs")
+    if sum(auto_list) > total:
+        raise ValueError(f"IPUConfig.auto_select_ipus={auto!r} asks for {sum(auto_list)} IPUs but the simulated "
+                         f"system (an IPU-POD{total}) has {total}")
+    first = auto_list[0]
+    device_id = next(i for i, _, size in table if size == first)
+    return first, device_id
+
+
+def configure(config: IPUConfig) -> SystemConfiguration:
+    version = config.ipu_model.version
+    if version not in VERSIONS:
+        raise ValueError(f"IPUConfig.ipu_model.version: unknown IPU version {version!r}; "
+                         f"choose one of {sorted(VERSIONS)}")
+    spec = VERSIONS[version]
+    tiles = config.ipu_model.tiles_per_ipu
+    if tiles is not None:
+        if isinstance(tiles, bool) or not isinstance(tiles, int) or not 1 <= tiles <= spec.tiles:
+            raise ValueError(f"IPUConfig.ipu_model.tiles_per_ipu: expected 1 to {spec.tiles} tiles, got {tiles!r}")
+        if tiles != spec.tiles:
+            spec = spec.with_tiles(tiles)
+    if not isinstance(config.device_connection.type, DeviceConnectionType):
+        raise ValueError("IPUConfig.device_connection.type must be an ipu.config.DeviceConnectionType, "
+                         f"got {config.device_connection.type!r}")
+    num_ipus, device_id = _select(config, POD_IPUS)
+    configuration = SystemConfiguration(spec, num_ipus, device_id, config.device_connection.type,
+                                        bool(config.allow_recompute), config.profiling.as_dict())
+    _current[0] = configuration
+    return configuration
+
+
+def current() -> SystemConfiguration | None:
+    return _current[0]
+
+
+def reset() -> None:
+    """Detach the simulated IPUs (as a new Python process would start)."""
+    _current[0] = None
+
+
+def with_spec(configuration: SystemConfiguration, spec) -> SystemConfiguration:
+    return dataclasses.replace(configuration, spec=spec)

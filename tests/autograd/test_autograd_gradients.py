@@ -1,0 +1,203 @@
+"""Every op's backward against central differences in float64, on shapes, strides, pool sizes and
+paddings drawn by hypothesis (values come from a drawn seed, kept clear of kinks and ties)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+from gradcheck import away_from_zero, check_gradients, distinct
+from ipu_teach.autograd import Tensor, ops
+
+SETTINGS = settings(max_examples=15, deadline=None)
+seeds = st.integers(0, 2**32 - 1)
+shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+paddings = st.sampled_from(["valid", "same"])
+
+
+def rng_for(seed):
+    return np.random.default_rng(seed)
+
+
+# ----- elementwise, with broadcasting ----------------------------------------------------------------
+
+pairs = mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3)
+
+
+@pytest.mark.parametrize("op", [ops.Add, ops.Sub, ops.Mul, ops.Div])
+@SETTINGS
+@given(pair=pairs, seed=seeds)
+def test_binary_elementwise_gradients_with_broadcasting(op, pair, seed):
+    rng = rng_for(seed)
+    a = rng.normal(size=pair.input_shapes[0])
+    b = away_from_zero(rng, pair.input_shapes[1], low=0.5)  # Div needs b clear of zero
+    check_gradients(op.apply, [a, b], seed=seed)
+
+
+@pytest.mark.parametrize("op, values", [
+    (ops.Neg, "normal"), (ops.Abs, "away"), (ops.ReLU, "away"), (ops.Sigmoid, "normal"), (ops.Tanh, "normal"),
+    (ops.Exp, "normal"), (ops.Log, "positive"), (ops.Softplus, "normal"), (ops.ELU, "away"), (ops.Softmax, "normal"),
+])
+@SETTINGS
+@given(shape=shapes, seed=seeds)
+def test_unary_gradients(op, values, shape, seed):
+    rng = rng_for(seed)
+    x = {"normal": lambda: rng.normal(scale=2.0, size=shape),
+         "away": lambda: away_from_zero(rng, shape),
+         "positive": lambda: rng.uniform(0.2, 3.0, size=shape)}[values]()
+    check_gradients(op.apply, [x], seed=seed)
+
+
+@SETTINGS
+@given(shape=shapes, alpha=st.floats(0.1, 2.0), seed=seeds)
+def test_elu_gradient_with_alpha(shape, alpha, seed):
+    x = away_from_zero(rng_for(seed), shape)
+    check_gradients(lambda t: ops.ELU.apply(t, alpha=alpha), [x], seed=seed)
+
+
+# ----- matmul, reductions, reshape -------------------------------------------------------------------
+
+@SETTINGS
+@given(batch=st.lists(st.integers(1, 3), min_size=1, max_size=2), k=st.integers(1, 4), n=st.integers(1, 4), seed=seeds)
+def test_matmul_gradients(batch, k, n, seed):
+    rng = rng_for(seed)
+    check_gradients(ops.MatMul.apply, [rng.normal(size=tuple(batch) + (k,)), rng.normal(size=(k, n))], seed=seed)
+
+
+@pytest.mark.parametrize("op", [ops.Sum, ops.Mean])
+@SETTINGS
+@given(shape=shapes, data=st.data(), keepdims=st.booleans(), seed=seeds)
+def test_reduction_gradients(op, shape, data, keepdims, seed):
+    axes = data.draw(st.one_of(st.none(), st.sets(st.integers(-len(shape), len(shape) - 1), min_size=1)
+                               .filter(lambda s: len({a % len(shape) for a in s}) == len(s)).map(tuple)))
+    x = rng_for(seed).normal(size=shape)
+    check_gradients(lambda t: op.apply(t, axis=axes, keepdims=keepdims), [x], seed=seed)
+
+
+@SETTINGS
+@given(shape=shapes, seed=seeds)
+def test_reshape_gradient(shape, seed):
+    x = rng_for(seed).normal(size=shape)
+    check_gradients(lambda t: ops.Reshape.apply(t, shape=(-1,) + shape[:1]), [x], seed=seed)
+
+
+# ----- convolution and pooling -----------------------------------------------------------------------
+
+@st.composite
+def conv_geometry(draw):
+    """An NHWC input and HWIO kernel that fit: 'same' always does; 'valid' needs the kernel to fit."""
+    padding = draw(paddings)
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    low_h, low_w = (kh, kw) if padding == "valid" else (1, 1)
+    return dict(n=draw(st.integers(1, 2)), h=draw(st.integers(low_h, 6)), w=draw(st.integers(low_w, 6)),
+                c=draw(st.integers(1, 2)), kh=kh, kw=kw, filters=draw(st.integers(1, 3)),
+                strides=(draw(st.integers(1, 3)), draw(st.integers(1, 3))), padding=padding)
+
+
+@SETTINGS
+@given(g=conv_geometry(), seed=seeds)
+def test_conv2d_gradients_for_input_kernel_and_bias(g, seed):
+    rng = rng_for(seed)
+    x = rng.normal(size=(g["n"], g["h"], g["w"], g["c"]))
+    kernel = rng.normal(size=(g["kh"], g["kw"], g["c"], g["filters"]))
+    bias = rng.normal(size=(g["filters"],))
+    check_gradients(lambda *t: ops.Conv2D.apply(*t, strides=g["strides"], padding=g["padding"]),
+                    [x, kernel, bias], seed=seed)
+
+
+@st.composite
+def pool_geometry(draw):
+    """Pool windows that may overlap (stride < pool), skip values (stride > pool) or pad unevenly."""
+    padding = draw(paddings)
+    pool = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    low_h, low_w = pool if padding == "valid" else (1, 1)
+    strides = draw(st.one_of(st.none(), st.tuples(st.integers(1, 3), st.integers(1, 3))))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(low_h, 6)), draw(st.integers(low_w, 6)), draw(st.integers(1, 2)))
+    return shape, dict(pool_size=pool, strides=strides, padding=padding)
+
+
+@pytest.mark.parametrize("op", [ops.MaxPool2D, ops.AvgPool2D])
+@SETTINGS
+@given(geometry=pool_geometry(), seed=seeds)
+def test_pool_gradients(op, geometry, seed):
+    shape, params = geometry
+    x = distinct(rng_for(seed), shape)
+    check_gradients(lambda t: op.apply(t, **params), [x], seed=seed)
+
+
+# ----- losses (gradients for the predictions; labels take none) ------------------------------------
+
+@st.composite
+def batch_and_classes(draw):
+    return draw(st.integers(1, 4)), draw(st.integers(2, 5))
+
+
+@SETTINGS
+@given(bc=batch_and_classes(), soft=st.booleans(), seed=seeds)
+def test_softmax_cross_entropy_gradient(bc, soft, seed):
+    rng = rng_for(seed)
+    n, k = bc
+    labels = rng.dirichlet(np.ones(k), size=n) if soft else np.eye(k)[rng.integers(0, k, n)]
+    check_gradients(ops.SoftmaxCrossEntropy.apply, [rng.normal(scale=3, size=(n, k)), labels], wrt=[0], seed=seed)
+
+
+@SETTINGS
+@given(bc=batch_and_classes(), seed=seeds)
+def test_sparse_softmax_cross_entropy_gradient(bc, seed):
+    rng = rng_for(seed)
+    n, k = bc
+    check_gradients(ops.SparseSoftmaxCrossEntropy.apply, [rng.normal(scale=3, size=(n, k)), rng.integers(0, k, n)],
+                    wrt=[0], seed=seed)
+
+
+@SETTINGS
+@given(bc=batch_and_classes(), seed=seeds)
+def test_categorical_crossentropy_on_probabilities_gradient(bc, seed):
+    rng = rng_for(seed)
+    n, k = bc
+    probs = rng.uniform(0.1, 1.0, size=(n, k))  # unnormalised on purpose: the op normalises
+    labels = rng.dirichlet(np.ones(k), size=n)
+    check_gradients(ops.CategoricalCrossentropyProbs.apply, [probs, labels], wrt=[0], seed=seed)
+
+
+@SETTINGS
+@given(shape=st.tuples(st.integers(1, 4), st.integers(1, 3)), seed=seeds)
+def test_binary_crossentropy_gradients(shape, seed):
+    rng = rng_for(seed)
+    labels = rng.uniform(0, 1, size=shape)
+    check_gradients(ops.SigmoidBinaryCrossentropy.apply, [rng.normal(scale=3, size=shape), labels], wrt=[0], seed=seed)
+    check_gradients(ops.BinaryCrossentropyProbs.apply, [rng.uniform(0.05, 0.95, size=shape), labels], wrt=[0],
+                    seed=seed)
+
+
+# ----- batch normalisation ---------------------------------------------------------------------------
+
+@SETTINGS
+@given(shape=st.tuples(st.integers(2, 4), st.integers(1, 3), st.integers(1, 3)), training=st.booleans(), seed=seeds)
+def test_batch_norm_gradients(shape, training, seed):
+    """In training the statistics are the batch's own, so the check recomputes them from x each time."""
+    rng = rng_for(seed)
+    channels = shape[-1]
+    moving_mean, moving_var = rng.normal(size=channels), rng.uniform(0.5, 2, size=channels)
+    axes = tuple(range(len(shape) - 1))
+
+    def batch_norm(x, gamma, beta):
+        mean, var = (x.data.mean(axis=axes), x.data.var(axis=axes)) if training else (moving_mean, moving_var)
+        return ops.BatchNorm.apply(x, gamma, beta, Tensor(mean), Tensor(var), training=training)
+
+    check_gradients(batch_norm, [rng.normal(size=shape), rng.normal(size=channels), rng.normal(size=channels)],
+                    seed=seed)
+
+
+# ----- a graph: a value used twice, so gradients from both uses must add up ------------------------
+
+@SETTINGS
+@given(n=st.integers(1, 3), k=st.integers(1, 3), m=st.integers(1, 3), seed=seeds)
+def test_gradients_accumulate_through_a_graph(n, k, m, seed):
+    rng = rng_for(seed)
+
+    def net(x, w, b):
+        h = ops.Tanh.apply(x @ w + b)
+        return (h * h - h / 2.0).sum(axis=1) + x.mean()
+
+    check_gradients(net, [rng.normal(size=(n, k)), rng.normal(size=(k, m)), rng.normal(size=(m,))], seed=seed)

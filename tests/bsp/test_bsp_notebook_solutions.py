@@ -1,0 +1,37 @@
+"""The exercise solutions of notebook 00 run and their claims hold."""
+import math
+import runpy
+from pathlib import Path
+
+import numpy as np
+
+SOLUTIONS = Path(__file__).resolve().parents[2] / "notebooks" / "solutions"
+
+
+def run(name, capsys):
+    namespace = runpy.run_path(str(SOLUTIONS / name), run_name="solution")
+    return namespace, capsys.readouterr().out
+
+
+def test_exercise_1_predictions_match_the_simulation(capsys):
+    namespace, output = run("00_exercise_1.py", capsys)
+    for tiles in (4, 16, 64):
+        totals = namespace["matrix_vector_totals"](256, 32, tiles)
+        assert totals["compute"] == math.ceil(256 / tiles / 6) * 75
+        assert totals["exchange"] == (tiles - 1) * 32
+    assert output.count("tiles: predicted") == 3
+
+
+def test_exercise_2_six_vertices_fill_the_threads(capsys):
+    namespace, _ = run("00_exercise_2.py", capsys)
+    cycles = {k: namespace["cycles_with"](k) for k in (1, 6, 7, 12)}
+    assert cycles == {1: 600, 6: 100, 7: 2 * (600 // 7), 12: 100}
+
+
+def test_exercise_3_axpy_equals_numpy(capsys):
+    namespace, output = run("00_exercise_3.py", capsys)
+    engine, y = namespace["engine"], namespace["y"]
+    expected = np.float32(3.0) * namespace["x_values"] + namespace["y_values"]
+    np.testing.assert_array_equal(engine.read_tensor(y), expected)
+    assert "equal to numpy: True" in output
+    assert namespace["timeline"].exchange[0, 0] == 7  # tile 0 sends the 4-byte `a` to 7 tiles: 28 B / 4 B per cycle

@@ -1,0 +1,132 @@
+"""Loss and metric values: means over the batch, running means over the epoch weighted by batch size,
+"accuracy" resolved as Keras does, and the softmax output using the logits underneath."""
+import numpy as np
+import pytest
+
+import ipu_teach.keras as keras
+from ipu_teach.autograd import Tensor
+from keras_helpers import tiny_classification, tiny_dense_model
+
+
+def numpy_log_softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def per_sample_crossentropy(model, x, y):
+    """Per-sample sparse cross-entropy from the model's probabilities (float64)."""
+    probs = model.predict(x, verbose=0).astype(np.float64)
+    return -np.log(probs[np.arange(len(y)), y])
+
+
+def test_loss_is_mean_over_batch():
+    logits = np.array([[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]], dtype=np.float32)
+    labels = np.array([0, 1])
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, Tensor(logits))
+    expected = -numpy_log_softmax(logits.astype(np.float64))[[0, 1], labels].mean()
+    assert float(loss.data) == pytest.approx(expected, rel=1e-6)
+
+
+def test_fit_logs_are_sample_weighted_running_means_with_uneven_last_batch():
+    x, y = tiny_classification(n=10)
+    model = tiny_dense_model()
+    model.compile(keras.optimizers.SGD(learning_rate=1e-12), "sparse_categorical_crossentropy",
+                  metrics=["accuracy"])  # a learning rate this small leaves the weights as they are
+    batch_logs = []
+    history = model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0, callbacks=[
+        keras.callbacks.LambdaCallback(on_batch_end=lambda batch, logs: batch_logs.append(dict(logs)))])
+    per_sample = per_sample_crossentropy(model, x, y)
+    batch_means = [per_sample[s:s + 4].mean() for s in (0, 4, 8)]
+    assert history.history["loss"][0] == pytest.approx(per_sample.mean(), rel=1e-5)
+    assert abs(np.mean(batch_means) - per_sample.mean()) > 1e-3  # the data tells the two means apart
+    assert batch_logs[0]["loss"] == pytest.approx(batch_means[0], rel=1e-5)
+    assert batch_logs[1]["loss"] == pytest.approx(per_sample[:8].mean(), rel=1e-5)
+    predicted = model.predict(x, verbose=0).argmax(-1)
+    assert history.history["accuracy"][0] == pytest.approx((predicted == y).mean())
+    assert batch_logs[0]["accuracy"] == pytest.approx((predicted[:4] == y[:4]).mean())
+
+
+def test_evaluate_equals_numpy_over_whole_set():
+    x, y = tiny_classification(n=23)
+    model = tiny_dense_model()
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    loss, accuracy = model.evaluate(x, y, batch_size=5, verbose=0)
+    per_sample = per_sample_crossentropy(model, x, y)
+    assert loss == pytest.approx(per_sample.mean(), rel=1e-5)
+    assert accuracy == pytest.approx((model.predict(x, verbose=0).argmax(-1) == y).mean())
+    assert model.evaluate(x, y, batch_size=5, verbose=0, return_dict=True) == {"loss": loss, "accuracy": accuracy}
+
+
+def test_evaluate_with_loss_only_returns_a_scalar():
+    x, y = tiny_classification(n=8)
+    model = tiny_dense_model()
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    assert isinstance(model.evaluate(x, y, verbose=0), float)
+
+
+@pytest.mark.parametrize("loss, units, activation, labels, expected", [
+    ("categorical_crossentropy", 3, "softmax", "one_hot", keras.metrics.categorical_accuracy),
+    ("sparse_categorical_crossentropy", 3, "softmax", "sparse", keras.metrics.sparse_categorical_accuracy),
+    ("binary_crossentropy", 1, "sigmoid", "binary", keras.metrics.binary_accuracy),
+    ("mse", 1, None, "binary", keras.metrics.binary_accuracy),
+])
+def test_accuracy_resolves_as_keras(loss, units, activation, labels, expected):
+    x, y = tiny_classification(n=30)
+    y = {"one_hot": keras.utils.to_categorical(y, 3), "sparse": y,
+         "binary": (y > 0).astype(np.float32)[:, None]}[labels]
+    model = tiny_dense_model(classes=units, activation=activation)
+    model.compile("sgd", loss, metrics=["accuracy"])
+    accuracy_metric = model.metrics[1]
+    assert accuracy_metric.name == "accuracy" and accuracy_metric.fn is expected
+    _, accuracy = model.evaluate(x, y, verbose=0)
+    pred = model.predict(x, verbose=0)
+    by_hand = {"one_hot": lambda: pred.argmax(-1) == y.argmax(-1), "sparse": lambda: pred.argmax(-1) == y,
+               "binary": lambda: (pred > 0.5) == y}[labels]()
+    assert accuracy == pytest.approx(by_hand.mean())
+
+
+def softmax_and_logits_models(scale):
+    """The same Dense weights twice: one model ends in softmax, the other outputs the logits."""
+    rng = np.random.default_rng(5)
+    weights = [scale * rng.normal(size=(4, 3)).astype(np.float32), np.zeros(3, np.float32)]
+    models = []
+    for activation, loss in (("softmax", keras.losses.CategoricalCrossentropy()),
+                             (None, keras.losses.CategoricalCrossentropy(from_logits=True))):
+        model = keras.Sequential([keras.layers.Dense(3, activation=activation, input_shape=(4,))])
+        model.set_weights(weights)
+        model.compile(keras.optimizers.SGD(0.1), loss)
+        models.append(model)
+    return models
+
+
+@pytest.mark.parametrize("scale", [1.0, 40.0])  # 40: probabilities saturate far below Keras' clip epsilon
+def test_softmax_output_uses_the_logits_like_from_logits(scale):
+    x, y = tiny_classification(n=16)
+    y = keras.utils.to_categorical(y, 3)
+    softmax_model, logits_model = softmax_and_logits_models(scale)
+    logits = x.astype(np.float64) @ logits_model.get_weights()[0].astype(np.float64)
+    expected = -(y * numpy_log_softmax(logits)).sum(-1).mean()
+    assert softmax_model.evaluate(x, y, verbose=0) == pytest.approx(expected, rel=1e-4)
+    assert logits_model.evaluate(x, y, verbose=0) == pytest.approx(expected, rel=1e-4)
+    h1 = softmax_model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+    h2 = logits_model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+    np.testing.assert_allclose(h1.history["loss"], h2.history["loss"], rtol=1e-5)
+    np.testing.assert_allclose(softmax_model.get_weights()[0], logits_model.get_weights()[0], rtol=1e-5, atol=1e-6)
+
+
+def test_probabilities_not_from_a_softmax_use_keras_clipped_formula():
+    probs = np.array([[0.7, 0.2, 0.1], [0.0, 0.5, 0.5]], dtype=np.float32)
+    labels = np.array([[1, 0, 0], [1, 0, 0]], dtype=np.float32)
+    loss = keras.losses.CategoricalCrossentropy()(labels, Tensor(probs))
+    expected = -np.log(np.clip(probs[:, 0].astype(np.float64), 1e-7, 1 - 1e-7)).mean()
+    assert float(loss.data) == pytest.approx(expected, rel=1e-5)
+
+
+def test_binary_crossentropy_from_sigmoid_equals_from_logits():
+    logits = np.array([[3.0], [-2.0], [30.0]], dtype=np.float32)
+    labels = np.array([[1.0], [1.0], [0.0]], dtype=np.float32)
+    expected = np.mean(np.logaddexp(0, logits[:, 0].astype(np.float64)) - labels[:, 0] * logits[:, 0])
+    from_logits = keras.losses.BinaryCrossentropy(from_logits=True)(labels, Tensor(logits))
+    from_sigmoid = keras.losses.BinaryCrossentropy()(labels, keras.activations.sigmoid(Tensor(logits, requires_grad=True)))
+    assert float(from_logits.data) == pytest.approx(expected, rel=1e-5)
+    assert float(from_sigmoid.data) == pytest.approx(expected, rel=1e-5)

@@ -1,0 +1,83 @@
+"""One step of each optimizer on a tiny model equals its Keras update rule computed by hand in numpy."""
+import numpy as np
+import pytest
+
+import ipu_teach.keras as keras
+
+
+def linear_problem():
+    """A linear model with MSE: its gradient has a closed form to compute by hand."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(6, 3)).astype(np.float32)
+    y = rng.normal(size=(6, 2)).astype(np.float32)
+    model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    w0, b0 = rng.normal(size=(3, 2)).astype(np.float32), rng.normal(size=2).astype(np.float32)
+    model.set_weights([w0, b0])
+    return model, x, y, w0, b0
+
+
+def mse_gradients(x, y, w, b):
+    """d/dw, d/db of mean over batch and outputs of (x w + b - y)^2."""
+    err = x @ w + b - y
+    scale = 2.0 / err.size
+    return scale * x.T @ err, scale * err.sum(axis=0)
+
+
+def train_steps(optimizer, steps):
+    model, x, y, w, b = linear_problem()
+    model.compile(optimizer, "mse")
+    for _ in range(steps):
+        model.fit(x, y, batch_size=len(x), epochs=1, verbose=0, shuffle=False)
+    return model.get_weights(), x, y, w.astype(np.float64), b.astype(np.float64)
+
+
+@pytest.mark.parametrize("momentum, nesterov", [(0.0, False), (0.9, False), (0.9, True)])
+def test_sgd(momentum, nesterov):
+    lr = 0.05
+    (w, b), x, y, w_ref, b_ref = train_steps(keras.optimizers.SGD(lr, momentum=momentum, nesterov=nesterov), 3)
+    velocity = [np.zeros_like(w_ref), np.zeros_like(b_ref)]
+    params = [w_ref, b_ref]
+    for _ in range(3):
+        grads = mse_gradients(x, y, *params)
+        for i, g in enumerate(grads):
+            velocity[i] = momentum * velocity[i] - lr * g
+            params[i] = params[i] + (momentum * velocity[i] - lr * g if nesterov else velocity[i])
+    np.testing.assert_allclose(w, params[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b, params[1], rtol=1e-5, atol=1e-6)
+
+
+def test_adam():
+    lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-7
+    (w, b), x, y, w_ref, b_ref = train_steps(keras.optimizers.Adam(lr), 3)
+    params = [w_ref, b_ref]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    for t in range(1, 4):
+        grads = mse_gradients(x, y, *params)
+        lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+        for i, g in enumerate(grads):
+            m[i] = b1 * m[i] + (1 - b1) * g
+            v[i] = b2 * v[i] + (1 - b2) * g * g
+            params[i] = params[i] - lr_t * m[i] / (np.sqrt(v[i]) + eps)
+    np.testing.assert_allclose(w, params[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b, params[1], rtol=1e-5, atol=1e-6)
+
+
+def test_rmsprop():
+    lr, rho, eps = 0.01, 0.9, 1e-7
+    (w, b), x, y, w_ref, b_ref = train_steps(keras.optimizers.RMSprop(lr), 3)
+    params = [w_ref, b_ref]
+    ms = [np.zeros_like(p) for p in params]  # TF2 Keras starts the mean square at zero
+    for _ in range(3):
+        grads = mse_gradients(x, y, *params)
+        for i, g in enumerate(grads):
+            ms[i] = rho * ms[i] + (1 - rho) * g * g
+            params[i] = params[i] - lr * g / (np.sqrt(ms[i]) + eps)
+    np.testing.assert_allclose(w, params[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b, params[1], rtol=1e-5, atol=1e-6)
+
+
+def test_optimizer_state_is_per_weight_and_counts_iterations():
+    optimizer = keras.optimizers.SGD(0.1, momentum=0.5)
+    (_, _), *_ = train_steps(optimizer, 2)
+    assert optimizer.iterations == 2
