@@ -153,21 +153,24 @@ class IPUExecutor:
 
     @staticmethod
     def _program(graph, spe, accumulation, replicas):
-        micro = bsp.Sequence([s.program() for s in graph.forward + graph.backward], label="step")
-        update_steps = [s.program() for s in graph.update]
-        if graph.mode == "train":
-            accumulate = update_steps[:1] if accumulation > 1 else []
-            apply = update_steps[1:] if accumulation > 1 else update_steps
-            body = [bsp.Repeat(accumulation, bsp.Sequence([micro] + accumulate), label="accumulation")]
-            if replicas > 1:
-                chunk = -(-graph.weight_bytes // replicas)  # ring all-reduce: 2(n-1) steps of 1/n of the gradients
-                body.append(bsp.Repeat(2 * (replicas - 1), bsp.IPULinkCopy(chunk, label="gradients/all-reduce"),
-                                       label="all-reduce"))
-            loop = bsp.Repeat(spe // accumulation, bsp.Sequence(body + apply), label="steps_per_execution")
-        else:
-            loop = bsp.Repeat(spe, micro, label="steps_per_execution")
-        return bsp.Sequence(bsp.HostToDevice(spe * graph.input_bytes, label="infeed"), loop,
-                            bsp.DeviceToHost(spe * graph.output_bytes, label="outfeed"))
+        """One execution: ``spe`` steps, each taking its batch from the infeed and giving its results to
+        the outfeed (host streams, as Keras' IPU loops do), with the gradient all-reduce and the weight
+        update after every ``accumulation`` steps."""
+        micro = bsp.Sequence([bsp.HostToDevice(graph.input_bytes, label="infeed")]
+                             + [s.program() for s in graph.forward + graph.backward]
+                             + [bsp.DeviceToHost(graph.output_bytes, label="outfeed")], label="step")
+        if graph.mode != "train":
+            return bsp.Repeat(spe, micro, label="steps_per_execution")
+        accumulate = [s.program() for s in graph.update if s.phase == "accumulate"]
+        apply = [s.program() for s in graph.update if s.phase == "update"]
+        body = [bsp.Repeat(accumulation, bsp.Sequence([micro] + accumulate), label="accumulation")]
+        if replicas > 1:
+            # One ring all-reduce per gradient tensor (Graphcore's default does not merge them):
+            # 2(n-1) steps, each moving 1/n of the tensor over the IPU-Links and paying their latency.
+            for i, nbytes in enumerate(graph.gradient_bytes):
+                body.append(bsp.Repeat(2 * (replicas - 1), bsp.IPULinkCopy(-(-nbytes // replicas),
+                                       label=f"gradients/all-reduce:{i}"), label="all-reduce"))
+        return bsp.Repeat(spe // accumulation, bsp.Sequence(body + apply), label="steps_per_execution")
 
     @staticmethod
     def _check_memory(model, graph, configuration):

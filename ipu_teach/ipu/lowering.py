@@ -35,8 +35,9 @@ class LoweredStep:
     received: np.ndarray
 
     def program(self):
+        """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles."""
         exchange = bsp.Exchange(self.received, name=f"{self.name}/exchange") if self.received.any() else None
-        return bsp.Execute(bsp.ComputeSet(self.name, self.cycles), exchange)
+        return bsp.Execute(bsp.ComputeSet(self.name, self.cycles), exchange, sync=bsp.SyncKind.ON_CHIP)
 
 
 @dataclass
@@ -63,7 +64,7 @@ class LoweredGraph:
     signature: list = field(default_factory=list)
     input_bytes: int = 0
     output_bytes: int = 0
-    weight_bytes: int = 0
+    gradient_bytes: list = field(default_factory=list)
 
     @property
     def steps(self) -> list:
@@ -196,10 +197,10 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
     memory += _code_memory(forward + backward + update, spec)
     sample_bytes = int(np.prod(np.shape(x)[1:])) * 4
     label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0
-    out_bytes = int(np.prod(model.output_shape[1:])) * 4 if mode == "predict" else 8
+    results = int(np.prod(model.output_shape[1:])) * 4 * len(x) if mode == "predict" else 4 * len(model.metrics)
     return LoweredGraph(mode, spec, len(x), forward, backward if mode == "train" else [], update, memory, signature,
-                        input_bytes=len(x) * (sample_bytes + label_bytes), output_bytes=len(x) * out_bytes
-                        if mode == "predict" else out_bytes, weight_bytes=n_weights * 4)
+                        input_bytes=len(x) * (sample_bytes + label_bytes), output_bytes=results,
+                        gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights])
 
 
 class _preserved_state:

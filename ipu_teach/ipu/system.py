@@ -1,22 +1,22 @@
 """The simulated IPU system (an IPU-POD16 by default) and the IPUs a configuration selects.
 
-Devices are numbered as ``gc-info -l`` numbers them on a Pod16: IDs 0-15 are single IPUs, 16-23
+Devices are numbered as ``gc-info -l`` numbers them: on a Pod16 IDs 0-15 are single IPUs, 16-23
 pairs, 24-27 groups of four, 28-29 of eight, 30 all sixteen. Multi-IPU devices come in powers of
 two, which is why ``auto_select_ipus=3`` is an error.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from .. import hardware
 from .config import DeviceConnectionType, IPUConfig
 
-POD_IPUS = 16
+SYSTEMS = {"IPU-M2000": 4, "IPU-POD16": 16, "IPU-POD64": 64}
+DEFAULT_SYSTEM = "IPU-POD16"
 VERSIONS = {"ipu2": hardware.MK2, "ipu21": hardware.BOW}
 
 
-def device_table(total_ipus: int = POD_IPUS) -> list:
+def device_table(total_ipus: int) -> list:
     """``(device id, first IPU, number of IPUs)`` for every device of the system, as gc-info lists them."""
     table, size = [], 1
     while size <= total_ipus:
@@ -36,7 +36,11 @@ class SystemConfiguration:
     connection: DeviceConnectionType
     allow_recompute: bool
     profiling: dict
-    total_ipus: int = POD_IPUS
+    system: str = DEFAULT_SYSTEM
+
+    @property
+    def total_ipus(self) -> int:
+        return SYSTEMS[self.system]
 
     @property
     def runs(self) -> bool:
@@ -45,6 +49,19 @@ class SystemConfiguration:
 
 
 _current: list = [None]
+_system: list = [DEFAULT_SYSTEM]
+
+
+def use_system(name: str) -> None:
+    """Choose the simulated machine IPUs are selected from (default IPU-POD16); applies to the next
+    ``configure_ipu_system``."""
+    if name not in SYSTEMS:
+        raise ValueError(f"Unknown system {name!r}; choose one of {', '.join(SYSTEMS)}")
+    _system[0] = name
+
+
+def system_name() -> str:
+    return _system[0]
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -65,7 +82,7 @@ def _select(config: IPUConfig, total: int):
         for device_id in select_list:
             if not isinstance(device_id, int) or not 0 <= device_id < len(table):
                 raise ValueError(f"IPUConfig.select_ipus: device {device_id!r} does not exist; the simulated "
-                                 f"IPU-POD{total} has device IDs 0 to {len(table) - 1} (see `ipu-teach info`)")
+                                 f"{_system[0]} has device IDs 0 to {len(table) - 1} (see `ipu-teach info`)")
         return table[select_list[0]][2], select_list[0]
     for n in auto_list:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -76,7 +93,8 @@ def _select(config: IPUConfig, total: int):
                              f"select {lower} or {upper} IPUs")
     if sum(auto_list) > total:
         raise ValueError(f"IPUConfig.auto_select_ipus={auto!r} asks for {sum(auto_list)} IPUs but the simulated "
-                         f"system (an IPU-POD{total}) has {total}")
+                         f"system (an {_system[0]}) has {total}; select fewer IPUs, or a bigger system with "
+                         "ipu.system.use_system('IPU-POD64')")
     first = auto_list[0]
     device_id = next(i for i, _, size in table if size == first)
     return first, device_id
@@ -97,9 +115,9 @@ def configure(config: IPUConfig) -> SystemConfiguration:
     if not isinstance(config.device_connection.type, DeviceConnectionType):
         raise ValueError("IPUConfig.device_connection.type must be an ipu.config.DeviceConnectionType, "
                          f"got {config.device_connection.type!r}")
-    num_ipus, device_id = _select(config, POD_IPUS)
+    num_ipus, device_id = _select(config, SYSTEMS[_system[0]])
     configuration = SystemConfiguration(spec, num_ipus, device_id, config.device_connection.type,
-                                        bool(config.allow_recompute), config.profiling.as_dict())
+                                        bool(config.allow_recompute), config.profiling.as_dict(), _system[0])
     _current[0] = configuration
     return configuration
 
@@ -111,7 +129,3 @@ def current() -> SystemConfiguration | None:
 def reset() -> None:
     """Detach the simulated IPUs (as a new Python process would start)."""
     _current[0] = None
-
-
-def with_spec(configuration: SystemConfiguration, spec) -> SystemConfiguration:
-    return dataclasses.replace(configuration, spec=spec)

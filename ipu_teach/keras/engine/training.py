@@ -106,7 +106,7 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
         if validation_data is not None and (epoch + 1) % validation_freq == 0:
             val_logs = evaluate(model, val_x, val_y, batch_size=validation_batch_size or
                                 (None if adapter.dataset is not None or val_y is None else adapter.batch_size),
-                                verbose=0, steps=validation_steps, return_dict=True, _in_fit=True)
+                                verbose=0, steps=validation_steps, callbacks=cbs, return_dict=True, _in_fit=True)
             logs.update({f"val_{k}": v for k, v in val_logs.items()})
         cbs.on_epoch_end(epoch, logs)
         if model.stop_training:
@@ -156,7 +156,8 @@ def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", steps=None,
     executor = model.executor()
     plan = executor.prepare(model, "test", adapter)
     verbose = _verbosity(verbose)
-    cbs = callbacks_module.CallbackList(callbacks, model, {"verbose": verbose, "steps": plan.steps})
+    cbs = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else callbacks_module.CallbackList(
+        callbacks, model, {"verbose": verbose, "steps": plan.steps})  # fit's validation: fit's callbacks see it
     model.reset_metrics()
     cbs.on_test_begin()
     stop = model.stop_training if _in_fit else False

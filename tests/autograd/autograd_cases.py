@@ -1,0 +1,53 @@
+"""One small application of every op, for the tests that must hold for all ops (dtype, recording).
+
+Each case is ``(name, fn, inputs, wrt)``: ``fn`` takes Tensors and returns a Tensor, ``inputs`` are
+float32 arrays (or integer labels), ``wrt`` the inputs that take a gradient.
+"""
+import numpy as np
+
+from ipu_teach.autograd import Tensor, ops
+
+_rng = np.random.default_rng(7)
+_x = _rng.normal(size=(2, 5, 5, 3)).astype(np.float32)
+_m = _rng.normal(size=(4, 3)).astype(np.float32)
+_positive = _rng.uniform(0.1, 1.0, size=(4, 3)).astype(np.float32)
+_onehot = np.eye(3, dtype=np.float32)[[0, 2, 1, 1]]
+_labels = np.array([0, 2, 1, 1])
+_channel = np.ones(3, dtype=np.float32)
+
+
+def _unary(op, x=_m):
+    return (op.__name__, op.apply, [x], (0,))
+
+
+def _batch_norm(training):
+    def fn(x, gamma, beta):
+        return ops.BatchNorm.apply(x, gamma, beta, Tensor(x.data.mean(axis=(0, 1, 2))), Tensor(x.data.var(axis=(0, 1, 2))),
+                                   training=training)
+    return (f"BatchNorm(training={training})", fn, [_x, _channel, _channel * 0.5], (0, 1, 2))
+
+
+CASES = [
+    ("Add", ops.Add.apply, [_m, _channel], (0, 1)),
+    ("Sub", ops.Sub.apply, [_m, _channel], (0, 1)),
+    ("Mul", ops.Mul.apply, [_m, _channel], (0, 1)),
+    ("Div", ops.Div.apply, [_m, _positive], (0, 1)),
+    _unary(ops.Neg), _unary(ops.Abs), _unary(ops.ReLU), _unary(ops.Sigmoid), _unary(ops.Tanh), _unary(ops.Exp),
+    _unary(ops.Log, _positive), _unary(ops.Softplus), _unary(ops.ELU), _unary(ops.Softmax),
+    ("MatMul", ops.MatMul.apply, [_m, _m.T.copy()], (0, 1)),
+    ("Conv2D", lambda x, k, b: ops.Conv2D.apply(x, k, b, strides=(2, 1), padding="same"),
+     [_x, _rng.normal(size=(2, 3, 3, 4)).astype(np.float32), np.zeros(4, dtype=np.float32)], (0, 1, 2)),
+    ("MaxPool2D", lambda x: ops.MaxPool2D.apply(x, pool_size=(3, 3), strides=(2, 2), padding="same"), [_x], (0,)),
+    ("AvgPool2D", lambda x: ops.AvgPool2D.apply(x, pool_size=(2, 2), padding="same"), [_x], (0,)),
+    ("Sum", lambda x: ops.Sum.apply(x, axis=1), [_m], (0,)),
+    ("Mean", lambda x: ops.Mean.apply(x, axis=(0, 1)), [_m], (0,)),
+    ("Reshape", lambda x: ops.Reshape.apply(x, shape=(2, -1)), [_m], (0,)),
+    ("SoftmaxCrossEntropy", ops.SoftmaxCrossEntropy.apply, [_m, _onehot], (0,)),
+    ("SparseSoftmaxCrossEntropy", ops.SparseSoftmaxCrossEntropy.apply, [_m, _labels], (0,)),
+    ("CategoricalCrossentropyProbs", ops.CategoricalCrossentropyProbs.apply, [_positive, _onehot], (0,)),
+    ("SigmoidBinaryCrossentropy", ops.SigmoidBinaryCrossentropy.apply, [_m, _onehot], (0,)),
+    ("BinaryCrossentropyProbs", ops.BinaryCrossentropyProbs.apply, [_positive, _onehot], (0,)),
+    _batch_norm(True), _batch_norm(False),
+]
+
+CASE_IDS = [case[0] for case in CASES]

@@ -1,0 +1,140 @@
+"""Callbacks: Keras' hook order, EarlyStopping, ModelCheckpoint and stopping on a NaN loss."""
+import numpy as np
+import pytest
+
+import ipu_teach.keras as keras
+from keras_helpers import tiny_classification, tiny_dense_model
+
+
+class Recorder(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __getattribute__(self, name):
+        if name.startswith("on_"):
+            return lambda *args, **kwargs: self.calls.append((name,) + tuple(a for a in args if isinstance(a, int)))
+        return super().__getattribute__(name)
+
+
+def compiled():
+    model = tiny_dense_model()
+    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    return model
+
+
+def test_hook_order_matches_keras():
+    x, y = tiny_classification(n=8)
+    recorder = Recorder()
+    model = compiled()
+    model.fit(x, y, batch_size=4, epochs=2, validation_data=(x[:4], y[:4]), verbose=0, callbacks=[recorder])
+    validation = [("on_test_begin",), ("on_test_batch_begin", 0), ("on_test_batch_end", 0), ("on_test_end",)]
+    epoch = lambda e: [("on_epoch_begin", e), ("on_train_batch_begin", 0), ("on_train_batch_end", 0),
+                       ("on_train_batch_begin", 1), ("on_train_batch_end", 1)] + validation + [("on_epoch_end", e)]
+    assert recorder.calls == [("on_train_begin",)] + epoch(0) + epoch(1) + [("on_train_end",)]
+    assert recorder.model is model and recorder.params["epochs"] == 2 and recorder.params["steps"] == 2
+    recorder.calls.clear()
+    model.evaluate(x, y, batch_size=4, verbose=0, callbacks=[recorder])
+    assert recorder.calls == [("on_test_begin",), ("on_test_batch_begin", 0), ("on_test_batch_end", 0),
+                              ("on_test_batch_begin", 1), ("on_test_batch_end", 1), ("on_test_end",)]
+    recorder.calls.clear()
+    model.predict(x, batch_size=8, verbose=0, callbacks=[recorder])
+    assert recorder.calls == [("on_predict_begin",), ("on_predict_batch_begin", 0), ("on_predict_batch_end", 0),
+                              ("on_predict_end",)]
+
+
+def test_epoch_end_logs_hold_train_and_validation_values():
+    x, y = tiny_classification(n=8)
+    seen = []
+    compiled().fit(x, y, batch_size=4, epochs=1, validation_data=(x, y), verbose=0,
+                   callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(dict(logs)))])
+    assert sorted(seen[0]) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+
+
+class ScriptedLoss(keras.callbacks.Callback):
+    """Overwrites the monitored value with a script, and snapshots the weights at each epoch end."""
+
+    def __init__(self, values):
+        super().__init__()
+        self.values, self.snapshots = values, []
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs["val_loss"] = self.values[epoch]
+        self.snapshots.append(self.model.get_weights())
+
+
+def test_early_stopping_patience_and_restore_best_weights():
+    x, y = tiny_classification(n=8)
+    model = compiled()
+    script = ScriptedLoss([1.0, 0.5, 0.7, 0.6, 0.4, 0.3])
+    stopper = keras.callbacks.EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True)
+    history = model.fit(x, y, batch_size=4, epochs=6, verbose=0, callbacks=[script, stopper])
+    assert history.epoch == [0, 1, 2, 3]  # best at epoch 1, then two epochs without improvement
+    assert stopper.stopped_epoch == 3 and stopper.best == 0.5 and stopper.best_epoch == 1
+    for restored, best in zip(model.get_weights(), script.snapshots[1]):
+        np.testing.assert_array_equal(restored, best)
+    assert not np.array_equal(model.get_weights()[0], script.snapshots[3][0])
+
+
+def test_early_stopping_on_accuracy_maximises_and_min_delta_counts():
+    x, y = tiny_classification(n=8)
+    stopper = keras.callbacks.EarlyStopping(monitor="val_accuracy", patience=1, min_delta=0.05)
+
+    class Script(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            logs["val_accuracy"] = [0.5, 0.6, 0.62, 0.9][epoch]
+    history = compiled().fit(x, y, batch_size=8, epochs=4, verbose=0, callbacks=[Script(), stopper])
+    assert stopper.mode == "max" and history.epoch == [0, 1, 2]
+
+
+def test_early_stopping_missing_monitor_is_a_clear_error():
+    x, y = tiny_classification(n=8)
+    with pytest.raises(ValueError, match="val_loss.*validation"):
+        compiled().fit(x, y, epochs=2, verbose=0, callbacks=[keras.callbacks.EarlyStopping()])
+
+
+def test_model_checkpoint_save_best_only_with_filename_fields(tmp_path):
+    x, y = tiny_classification(n=8)
+    model = compiled()
+    script = ScriptedLoss([1.0, 0.5, 0.7, 0.4])
+    checkpoint = keras.callbacks.ModelCheckpoint(str(tmp_path / "ckpt-{epoch:02d}-{val_loss:.2f}.npz"),
+                                                 save_best_only=True, save_weights_only=True)
+    model.fit(x, y, batch_size=4, epochs=4, verbose=0, callbacks=[script, checkpoint])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-01-1.00.npz", "ckpt-02-0.50.npz",
+                                                          "ckpt-04-0.40.npz"]
+    restored = compiled()
+    restored.load_weights(tmp_path / "ckpt-02-0.50.npz")
+    for a, b in zip(restored.get_weights(), script.snapshots[1]):
+        np.testing.assert_array_equal(a, b)
+    with np.load(tmp_path / "ckpt-04-0.40.npz", allow_pickle=False) as data:
+        assert len(data.files) == 1 + len(model.weights)
+
+
+def test_model_checkpoint_every_epoch(tmp_path):
+    x, y = tiny_classification(n=8)
+    checkpoint = keras.callbacks.ModelCheckpoint(str(tmp_path / "w{epoch}.npz"), save_weights_only=True)
+    compiled().fit(x, y, epochs=2, verbose=0, callbacks=[checkpoint])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w1.npz", "w2.npz"]
+
+
+def test_model_checkpoint_requires_weights_only(tmp_path):
+    with pytest.raises(ValueError, match="save_weights_only=True"):
+        keras.callbacks.ModelCheckpoint(str(tmp_path / "model.npz"))
+
+
+def test_nan_loss_stops_training_with_terminate_on_nan_message(capsys):
+    x, y = tiny_classification(n=32)
+    model = compiled()
+    model.set_weights([np.full_like(w, np.nan) if i == 0 else w for i, w in enumerate(model.get_weights())])
+    batches = []
+    history = model.fit(x, y, batch_size=8, epochs=3, verbose=0,
+                        callbacks=[keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))])
+    assert "Batch 0: Invalid loss, terminating training" in capsys.readouterr().out
+    assert batches == [0] and history.epoch == [0] and np.isnan(history.history["loss"][0])
+
+
+def test_terminate_on_nan_callback():
+    callback = keras.callbacks.TerminateOnNaN()
+    callback.set_model(compiled())
+    callback.on_train_batch_end(3, {"loss": float("inf")})
+    assert callback.model.stop_training
