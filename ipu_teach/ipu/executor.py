@@ -15,8 +15,10 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..keras.engine.training import Plan
-from . import executable_cache, messages, system
-from .lowering import lower
+from ..profiling import capture
+from .. import pipeline as schedules
+from . import executable_cache, messages, out_of_memory, pipelining, system
+from .lowering import lower, split_by_stage
 
 
 class IPURuleError(ValueError):
@@ -33,10 +35,66 @@ class Executable:
     seconds_per_execution: float
     compile_seconds: float
     from_cache: bool
+    pipeline: object = None
 
 
 def _make_divisible_hint(n, d):
     return n - n % d
+
+
+@dataclass
+class PipelinedRun:
+    """A pipelined executable's timing and memory: the schedule of one weight update (or of one
+    inference execution) timed from each stage's cost, and one lowered graph per stage."""
+
+    schedule: object
+    timeline: object
+    stage_graphs: list
+    seconds: float
+
+    @classmethod
+    def build(cls, graph, plan, spe, accumulation, replicas):
+        spec = graph.spec
+        training = graph.mode == "train"
+        micro_batches = accumulation if training else spe
+        schedule = schedules.make_schedule(plan.schedule.name, plan.stages, micro_batches, training=training,
+                                           device_mapping=plan.device_mapping)
+        stage_of = {name: stage for name, stage in plan.stage_of_layer.items()}
+        last = plan.stages - 1
+
+        def seconds(phase, stage):
+            cycles = sum(step.superstep_cycles(spec) for step in graph.steps
+                         if step.phase == phase and stage_of.get(step.scope, last) == stage)
+            return cycles / spec.clock_hz
+
+        infeed = bsp.Engine(bsp.HostToDevice(graph.input_bytes), spec).run().seconds()
+        outfeed = bsp.Engine(bsp.DeviceToHost(graph.output_bytes), spec).run().seconds()
+        forward = [seconds("forward", s) + (infeed if s == 0 else 0.0) + (outfeed if s == last else 0.0)
+                   for s in range(plan.stages)]
+        backward = [seconds("backward", s) for s in range(plan.stages)]
+        update = [seconds("update", s) + seconds("accumulate", s) for s in range(plan.stages)]
+        if training and not any(update):  # the update is lowered as one step: share it by stage size
+            total = sum(step.superstep_cycles(spec) for step in graph.update) / spec.clock_hz
+            update = [total / plan.stages] * plan.stages
+        transfer = []
+        for s in range(last):
+            outputs = [step.output_bytes for step in graph.forward if stage_of.get(step.scope, last) == s]
+            transfer.append(outputs[-1] if outputs else 0)
+        costs = schedules.StageCosts(forward, backward, update if training else None, transfer,
+                                     spec.ipu_link_bytes_per_s, spec.ipu_link_latency_s)
+        timeline = schedules.time_schedule(schedule, costs, recompute=plan.recompute and training)
+        stash = schedules.peak_stash(schedule) if training else [1] * plan.stages
+        stage_graphs = split_by_stage(graph, plan.stage_of_layer, [1 if plan.recompute else int(n) for n in stash])
+        runs = spe // micro_batches
+        seconds_total = runs * timeline.total
+        if training and replicas > 1:
+            seconds_total += runs * _all_reduce_seconds(graph, spec, replicas)
+        return cls(schedule, timeline, stage_graphs, seconds_total)
+
+
+def _all_reduce_seconds(graph, spec, replicas):
+    program = bsp.Sequence([bsp.Repeat(2 * (replicas - 1), bsp.IPULinkCopy(-(-n // replicas))) for n in graph.gradient_bytes])
+    return bsp.Engine(program, spec, ipus=replicas).run().seconds()
 
 
 class IPUExecutor:
@@ -58,9 +116,22 @@ class IPUExecutor:
                                "create an ipu.config.IPUConfig(), set config.auto_select_ipus = 1 and call "
                                "config.configure_ipu_system()")
         options = getattr(model, "_ipu_options", {})
-        accumulation = int(options.get("gradient_accumulation_steps_per_replica") or 1) if mode == "train" else 1
-        self.replicas = replicas = configuration.num_ipus
-        self.accumulation = accumulation
+        self.pipeline = plan = pipelining.plan_for(model, configuration.num_ipus, configuration.allow_recompute)
+        if plan is None:
+            accumulation = int(options.get("gradient_accumulation_steps_per_replica") or 1) if mode == "train" else 1
+            replicas = configuration.num_ipus
+        else:
+            replicas = configuration.num_ipus // plan.ipus_per_replica
+            accumulation = 1
+            if mode == "train":
+                if not plan.accumulation:
+                    raise IPURuleError(f"Model `{model.name}` is pipelined over {plan.stages} stages, and pipelined "
+                                       "training needs gradient accumulation (it keeps the forward and backward passes "
+                                       "of each micro-batch on the same weights): call model.set_pipelining_options("
+                                       f"gradient_accumulation_steps_per_replica={2 * plan.stages * 4})")
+                accumulation = plan.accumulation
+                pipelining.check_schedule(plan, accumulation, True, "gradient_accumulation_steps_per_replica")
+        self.replicas, self.accumulation = replicas, accumulation
         batch = adapter.batch_size
         if batch is None:
             raise IPURuleError("The IPU needs batched data of a fixed size: call dataset.batch(batch_size, "
@@ -99,6 +170,8 @@ class IPUExecutor:
                 raise IPURuleError(f"steps_per_execution={spe} must divide the number of steps per epoch per replica "
                                    f"({per_replica} = {steps} batches / {replicas} replica(s)); choose a divisor such "
                                    f"as {', '.join(map(str, divisors[-4:]))}, or trim the data so {spe} divides it")
+        if plan is not None and mode != "train":
+            pipelining.check_schedule(plan, spe, False, "steps_per_execution")
         if mode == "train" and spe % accumulation:
             raise IPURuleError(f"steps_per_execution={spe} must be a multiple of "
                                f"gradient_accumulation_steps_per_replica={accumulation}: every execution must end "
@@ -124,17 +197,28 @@ class IPUExecutor:
                     epoch_notice=(lambda: messages.info(notice)) if notice else None)
 
     def _compile(self, model, mode, x, y, configuration, spe, accumulation) -> Executable:
-        spec, replicas = configuration.spec, configuration.num_ipus
+        spec, replicas, plan = configuration.spec, self.replicas, self.pipeline
         graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas)
-        self._check_memory(model, graph, configuration)
+        options = capture.engine_options(configuration)
+        pipelined = None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas)
+        if not options.allow_out_of_memory:
+            for stage_graph in ([graph] if pipelined is None else pipelined.stage_graphs):
+                out_of_memory.check(model, stage_graph)
         description = {"graph": graph.signature, "mode": mode, "micro_batch": graph.micro_batch,
                        "steps_per_execution": spe, "replicas": replicas, "accumulation": accumulation,
                        "ipu": spec.name, "tiles": spec.tiles,
+                       "pipeline": None if plan is None else [plan.stages, list(plan.device_mapping), plan.schedule.name,
+                                                              plan.recompute, sorted(plan.stage_of_layer.items())],
                        "optimizer": model.optimizer.get_config() if mode == "train" else None}
         key = executable_cache.key_of(description)
         if key in self.executables:
             return self.executables[key]
-        timeline = bsp.Engine(self._program(graph, spe, accumulation, replicas), spec, ipus=replicas).run()
+        if pipelined is None:
+            timeline = bsp.Engine(self._program(graph, spe, accumulation, replicas), spec, ipus=replicas).run()
+            device_seconds = timeline.seconds()
+        else:
+            timeline = bsp.Engine(self._program(graph, 1, 1, 1), spec, ipus=1).run()
+            device_seconds = pipelined.seconds
         compile_seconds = hardware.HOST.compile_seconds(graph.compute_sets)
         cached = executable_cache.load(key)
         due = hardware.HOST.executable_load_s if cached else compile_seconds
@@ -145,9 +229,10 @@ class IPUExecutor:
             executable_cache.store(key, {"model": model.name, "mode": mode, "compile_seconds": compile_seconds,
                                          "compute_sets": graph.compute_sets, "cycles_per_execution":
                                          timeline.total_cycles(), "description": description})
-        executable = Executable(key, graph, timeline, hardware.HOST.execution_overhead_s + timeline.seconds(),
-                                compile_seconds, bool(cached))
+        executable = Executable(key, graph, timeline, hardware.HOST.execution_overhead_s + device_seconds,
+                                compile_seconds, bool(cached), pipelined)
         self.executables[key] = executable
+        capture.on_compile(model, mode, executable, configuration, options)
         self._compile_due = due
         return executable
 
@@ -171,11 +256,6 @@ class IPUExecutor:
                 body.append(bsp.Repeat(2 * (replicas - 1), bsp.IPULinkCopy(-(-nbytes // replicas),
                                        label=f"gradients/all-reduce:{i}"), label="all-reduce"))
         return bsp.Repeat(spe // accumulation, bsp.Sequence(body + apply), label="steps_per_execution")
-
-    @staticmethod
-    def _check_memory(model, graph, configuration):
-        from .out_of_memory import check
-        check(model, graph, configuration)
 
     # ----- running -------------------------------------------------------------------------------
     def run(self, model, mode, batches):

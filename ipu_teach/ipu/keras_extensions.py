@@ -4,14 +4,10 @@ They only record options; the IPU executor reads them when it compiles. Outside 
 they have no effect, as on the real system.
 """
 from ..keras.models import Model
+from . import pipelining
+from .pipelining import model_options as _options
 
 _ACCUMULATION_REDUCTIONS = ("mean", "sum", "running_mean")
-
-
-def _options(model) -> dict:
-    if "_ipu_options" not in model.__dict__:
-        model._ipu_options = {}
-    return model._ipu_options
 
 
 def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_replica=None,
@@ -37,3 +33,4 @@ def set_replication_options(self, replicated_metric_reduction_method="mean", **k
 def install():
     Model.set_gradient_accumulation_options = set_gradient_accumulation_options
     Model.set_replication_options = set_replication_options
+    pipelining.install()

@@ -33,6 +33,17 @@ class LoweredStep:
     flops: int
     cycles: np.ndarray
     received: np.ndarray
+    output_bytes: int = 0
+
+    @property
+    def scope(self) -> str:
+        """The layer the op belongs to (``loss`` and ``optimizer`` for the rest)."""
+        return self.name.split("/", 1)[0]
+
+    def superstep_cycles(self, spec) -> int:
+        """Cycles of this step alone on one IPU: on-chip sync, exchange, the slowest tile's compute."""
+        exchange = -(-int(self.received.max(initial=0)) // spec.exchange_bytes_per_cycle)
+        return int(self.cycles.max(initial=0)) + spec.sync_cycles_on_chip + exchange
 
     def program(self):
         """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles."""
@@ -42,12 +53,16 @@ class LoweredStep:
 
 @dataclass
 class MemoryItem:
-    """Bytes per tile of one variable or code category; ``always_live`` as PopVision classifies it."""
+    """Bytes per tile of one variable or code category; ``always_live`` as PopVision classifies it.
+    A not-always-live item is live from program step ``live_from`` to ``live_until`` (indices into
+    ``LoweredGraph.steps``, both included)."""
 
     name: str
     category: str
     per_tile: np.ndarray
     always_live: bool = True
+    live_from: int = 0
+    live_until: int = -1
 
 
 @dataclass
@@ -75,7 +90,8 @@ class LoweredGraph:
         return len(self.steps)
 
     def tile_memory(self) -> np.ndarray:
-        """Peak bytes per tile: everything always live plus the activations kept for the backward pass."""
+        """Bytes per tile of everything mapped there: always-live items plus every activation (the compiler
+        gives each its own space, so this is what must fit in SRAM)."""
         return sum((m.per_tile for m in self.memory), np.zeros(self.spec.tiles, dtype=np.int64))
 
 
@@ -84,7 +100,7 @@ def _spread(count: int, tiles: int) -> np.ndarray:
     return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
 
 
-def _step_for(name, phase, cost, op, spec) -> LoweredStep | None:
+def _step_for(name, phase, cost, op, spec, output_bytes=0) -> LoweredStep | None:
     if cost.flops == 0:
         return None  # views such as Reshape cost no superstep
     tiles = spec.tiles
@@ -96,7 +112,27 @@ def _step_for(name, phase, cost, op, spec) -> LoweredStep | None:
     used = max(1, int((grains > 0).sum()))
     # Matrix ops regroup their operands (and broadcast weights): each busy tile receives its share.
     received = np.where(grains > 0, -(-cost.bytes_in // used), 0) if op in MATRIX_OPS else np.zeros(tiles, np.int64)
-    return LoweredStep(name, phase, int(cost.flops), cycles, received.astype(np.int64))
+    return LoweredStep(name, phase, int(cost.flops), cycles, received.astype(np.int64), output_bytes)
+
+
+def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list) -> list:
+    """One LoweredGraph per pipeline stage: its steps, its weights, its activations times the number of
+    micro-batches the schedule stashes on it (``stash[s]``), and its own code."""
+    last = max(stage_of_layer.values())
+
+    def stage_of(name):
+        return stage_of_layer.get(name.split("/", 1)[0], last)
+
+    stages = []
+    for s in range(last + 1):
+        pick = [step for step in graph.steps if stage_of(step.name) == s and step.phase not in ("update", "accumulate")]
+        memory = [MemoryItem(m.name, m.category, m.per_tile * (stash[s] if m.category == "activations" else 1),
+                             m.always_live, m.live_from, m.live_until)
+                  for m in graph.memory if m.category not in CODE_CATEGORIES and stage_of(m.name) == s]
+        stages.append(LoweredGraph(graph.mode, graph.spec, graph.micro_batch,
+                                   [p for p in pick if p.phase == "forward"], [p for p in pick if p.phase == "backward"],
+                                   [], memory + _code_memory(pick, graph.spec)))
+    return stages
 
 
 def _weight_memory(weights, spec, offset_tiles, name_suffix="", category="variables"):
@@ -108,6 +144,10 @@ def _weight_memory(weights, spec, offset_tiles, name_suffix="", category="variab
         items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
         start = (start + used) % spec.tiles
     return items
+
+
+CODE_CATEGORIES = ("vertex code", "control code", "internal exchange code", "host exchange code",
+                   "vertex instance state", "stack")
 
 
 def _code_memory(steps, spec) -> list:
@@ -131,15 +171,18 @@ def _code_memory(steps, spec) -> list:
     ]
 
 
-def _activation_memory(records, spec) -> list:
-    """Outputs of the forward pass kept until the backward pass reads them (not always live)."""
+def _activation_memory(records, steps, spec) -> list:
+    """Outputs of the forward pass, live from the op's forward step until its backward step reads them."""
+    index = {step.name: k for k, step in enumerate(steps)}
     items = []
     for i, rec in enumerate(records):
         nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
-        if rec.forward.flops == 0 or nbytes == 0:
+        name = f"{rec.scope or 'loss'}/{rec.op}:{i}"
+        if name not in index or nbytes == 0:
             continue
         per = _spread(nbytes, spec.tiles)
-        items.append(MemoryItem(f"{rec.scope or 'model'}/{rec.op}:{i}/output", "activations", per, always_live=False))
+        items.append(MemoryItem(f"{name}/output", "activations", per, always_live=False,
+                                live_from=index[name], live_until=index.get(f"{name}/grad", index[name] + 1)))
     return items
 
 
@@ -168,7 +211,8 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
         label = f"{rec.scope or 'loss'}/{rec.op}"
         signature.append([rec.op, rec.scope, [list(s) for s in rec.input_shapes], list(rec.output_shape),
                           {k: v for k, v in rec.params.items() if isinstance(v, (int, float, str, tuple, bool))}])
-        step = _step_for(f"{label}:{i}", "forward", rec.forward, rec.op, spec)
+        step = _step_for(f"{label}:{i}", "forward", rec.forward, rec.op, spec,
+                         int(np.prod(rec.output_shape)) * rec.itemsize)
         if step is not None:
             forward.append(step)
         if mode == "train":
@@ -193,7 +237,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
             memory += _weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
         if accumulation > 1:
             memory += _weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
-        memory += _activation_memory(tape, spec)
+        memory += _activation_memory(tape, forward + backward + update, spec)
     memory += _code_memory(forward + backward + update, spec)
     sample_bytes = int(np.prod(np.shape(x)[1:])) * 4
     label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0

@@ -39,11 +39,11 @@ def breakdown(graph, tile: int):
     return categories, variables
 
 
-def check(model, graph, configuration) -> None:
-    """Raise ModelOutOfMemoryError unless the profiling options allow out-of-memory programs."""
+def check(model, graph) -> None:
+    """Raise ModelOutOfMemoryError when any tile needs more than its SRAM."""
     total = graph.tile_memory()
     sram = graph.spec.sram_per_tile
-    if total.max(initial=0) <= sram or configuration.profiling.get("allow_out_of_memory"):
+    if total.max(initial=0) <= sram:
         return
     tile = int(np.argmax(total))
     categories, variables = breakdown(graph, tile)

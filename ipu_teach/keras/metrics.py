@@ -1,7 +1,6 @@
 """Metrics: running means over an epoch, as Keras reports them (weighted by samples seen)."""
 import numpy as np
 
-from . import losses
 
 
 class Metric:
@@ -98,24 +97,25 @@ _BY_NAME = {
 }
 
 
-def _accuracy_for(loss, output_shape):
-    """Keras' resolution of "accuracy": binary for one output unit or a binary loss, sparse for a
-    sparse loss, categorical otherwise."""
-    if isinstance(loss, losses.BinaryCrossentropy) or (output_shape is not None and output_shape[-1] == 1):
-        return binary_accuracy
-    if isinstance(loss, losses.SparseCategoricalCrossentropy):
-        return sparse_categorical_accuracy
-    return categorical_accuracy
+def resolved_accuracy(y_true, y_pred):
+    """TF 2.x Keras' "accuracy", chosen from the shapes of labels and predictions (not from the loss):
+    binary for one output unit, sparse when the labels lack the class axis (or it has size 1),
+    categorical otherwise."""
+    if y_pred.shape[-1] == 1:
+        return binary_accuracy(y_true, y_pred)
+    if y_true.ndim < y_pred.ndim or y_true.shape[-1] == 1:
+        return sparse_categorical_accuracy(y_true, y_pred)
+    return categorical_accuracy(y_true, y_pred)
 
 
-def get(identifier, loss=None, output_shape=None) -> Metric:
-    """A Metric from a name (``"accuracy"`` resolved against the loss, as Keras does), a function or a Metric."""
+def get(identifier) -> Metric:
+    """A Metric from a name (``"accuracy"`` resolved from the data's shapes, as Keras does), a function or a Metric."""
     if isinstance(identifier, Metric):
         return identifier
     if callable(identifier):
         return MeanMetricWrapper(identifier)
     if identifier in ("accuracy", "acc"):
-        return MeanMetricWrapper(_accuracy_for(loss, output_shape), name=identifier)
+        return MeanMetricWrapper(resolved_accuracy, name=identifier)
     if identifier in _BY_NAME:
         return MeanMetricWrapper(_BY_NAME[identifier], name=identifier)
     raise ValueError(f"Unknown metric {identifier!r}. Choose one of "

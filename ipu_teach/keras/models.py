@@ -179,8 +179,7 @@ class Model(Layer):
         if not self.compiled:
             return []
         if self._compiled_metrics is None:
-            out_shape = self.output_shape if self.built else None
-            self._compiled_metrics = [metrics_module.get(m, self.loss, out_shape) for m in self._metric_ids]
+            self._compiled_metrics = [metrics_module.get(m) for m in self._metric_ids]
         return [self._loss_tracker] + self._compiled_metrics
 
     @property

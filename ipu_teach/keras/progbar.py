@@ -20,6 +20,16 @@ def format_duration(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
+def format_eta(seconds: float) -> str:
+    """Keras' ETA: ``45s``, ``2:05``, ``1:02:05``."""
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    if seconds >= 60:
+        return f"{seconds // 60}:{seconds % 60:02d}"
+    return f"{seconds}s"
+
+
 def format_per_step(seconds: float) -> str:
     if seconds >= 1:
         return f"{seconds:.0f}s/step"
@@ -44,6 +54,7 @@ class Progbar:
         self.dynamic = dynamic_output(self.stream)
         self._every = max(1, (target or 1) // updates)
         self._last_shown = 0
+        self._shown_width = 0
         self._finished = False
 
     def _bar(self, current) -> str:
@@ -57,7 +68,7 @@ class Progbar:
     def _timing(self, current, elapsed, finished) -> str:
         per_step = elapsed / max(current, 1)
         if not finished:
-            return "" if self.target is None else f" - ETA: {format_duration(per_step * (self.target - current))}"
+            return "" if self.target is None else f" - ETA: {format_eta(per_step * (self.target - current))}"
         note = f" {self.time_note}" if self.time_note else ""
         return f" - {format_duration(elapsed)} {format_per_step(per_step)}{note}"
 
@@ -79,5 +90,7 @@ class Progbar:
             return
         self._last_shown = current
         line = self._bar(current) + self._timing(current, elapsed, finished) + format_values(values)
-        self.stream.write(("\r" if self.dynamic else "") + line + ("\n" if finished else ""))
+        if self.dynamic:  # blank what is left of a longer previous line, as Keras does
+            line, self._shown_width = "\r" + line.ljust(self._shown_width), len(line)
+        self.stream.write(line + ("\n" if finished else ""))
         self.stream.flush()

@@ -138,12 +138,12 @@ def test_extreme_logits_give_the_exact_loss():
 
 @pytest.mark.parametrize("op", [ops.CategoricalCrossentropyProbs, ops.BinaryCrossentropyProbs])
 def test_probability_losses_at_zero_and_one_are_finite(op):
-    probs = Tensor(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], dtype=np.float32), requires_grad=True)
+    probs = Tensor(np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]], dtype=np.float32), requires_grad=True)
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         out = op.apply(probs, ONE_HOT[:2])
         out.backward(np.ones(out.shape, dtype=np.float32))
     assert np.all(np.isfinite(out.data)) and np.all(np.isfinite(probs.grad))
-    assert out.data[1] > 10  # confidently wrong costs about -log(1e-7)
+    assert out.data[0] < 1e-5 < 10 < out.data[1]  # right costs nothing; confidently wrong about -log(1e-7)
 
 
 # ----- the checker itself ------------------------------------------------------------------------------

@@ -64,25 +64,41 @@ def test_evaluate_with_loss_only_returns_a_scalar():
     assert isinstance(model.evaluate(x, y, verbose=0), float)
 
 
+class PlainSparseLoss(keras.losses.Loss):
+    """A user's own loss: Keras picks the accuracy from the data's shapes, not from the loss."""
+
+    def per_sample(self, y_true, y_pred):
+        return keras.losses.SparseCategoricalCrossentropy().per_sample(y_true, y_pred)
+
+    def check_labels(self, y_shape, output_shape):
+        pass
+
+
 @pytest.mark.parametrize("loss, units, activation, labels, expected", [
-    ("categorical_crossentropy", 3, "softmax", "one_hot", keras.metrics.categorical_accuracy),
-    ("sparse_categorical_crossentropy", 3, "softmax", "sparse", keras.metrics.sparse_categorical_accuracy),
-    ("binary_crossentropy", 1, "sigmoid", "binary", keras.metrics.binary_accuracy),
-    ("mse", 1, None, "binary", keras.metrics.binary_accuracy),
+    ("categorical_crossentropy", 3, "softmax", "one_hot", "categorical"),
+    ("sparse_categorical_crossentropy", 3, "softmax", "sparse", "sparse"),
+    ("sparse_categorical_crossentropy", 3, "softmax", "sparse_column", "sparse"),
+    (PlainSparseLoss(), 3, "softmax", "sparse", "sparse"),
+    ("binary_crossentropy", 1, "sigmoid", "binary", "binary"),
+    ("mse", 1, None, "binary", "binary"),
+    ("binary_crossentropy", 3, "sigmoid", "one_hot", "categorical"),  # TF 2.x: shapes decide, not the loss
 ])
 def test_accuracy_resolves_as_keras(loss, units, activation, labels, expected):
     x, y = tiny_classification(n=30)
-    y = {"one_hot": keras.utils.to_categorical(y, 3), "sparse": y,
+    y = {"one_hot": keras.utils.to_categorical(y, 3), "sparse": y, "sparse_column": y[:, None],
          "binary": (y > 0).astype(np.float32)[:, None]}[labels]
     model = tiny_dense_model(classes=units, activation=activation)
     model.compile("sgd", loss, metrics=["accuracy"])
-    accuracy_metric = model.metrics[1]
-    assert accuracy_metric.name == "accuracy" and accuracy_metric.fn is expected
+    assert model.metrics_names == ["loss", "accuracy"]
     _, accuracy = model.evaluate(x, y, verbose=0)
     pred = model.predict(x, verbose=0)
-    by_hand = {"one_hot": lambda: pred.argmax(-1) == y.argmax(-1), "sparse": lambda: pred.argmax(-1) == y,
-               "binary": lambda: (pred > 0.5) == y}[labels]()
+    by_hand = {"categorical": lambda: pred.argmax(-1) == y.argmax(-1),
+               "sparse": lambda: pred.argmax(-1) == y.reshape(-1),
+               "binary": lambda: (pred > 0.5) == y}[expected]()
+    others = {"categorical": lambda: (pred > 0.5) == y, "sparse": lambda: (pred > 0.5) == y[..., None],
+              "binary": lambda: pred.argmax(-1) == y.argmax(-1)}[expected]()
     assert accuracy == pytest.approx(by_hand.mean())
+    assert accuracy != pytest.approx(others.mean())  # the data tells the choices apart
 
 
 def softmax_and_logits_models(scale):

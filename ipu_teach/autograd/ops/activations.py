@@ -83,7 +83,7 @@ class Softplus(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved
-        return grad / (1 + np.exp(-x))
+        return grad * (0.5 * (1 + np.tanh(0.5 * x)))  # the sigmoid, without overflow
 
 
 class ELU(Function):

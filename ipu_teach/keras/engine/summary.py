@@ -2,7 +2,8 @@
 from ..layers.base import InputLayer, format_shape
 
 
-def _print_row(fields, positions, print_fn):
+def print_row(fields, positions, print_fn):
+    """Keras' fixed-width row: each field cut to its column, one space kept between columns."""
     line = ""
     for i, field in enumerate(fields):
         if i > 0:
@@ -34,7 +35,7 @@ def print_summary(model, line_length=None, positions=None, print_fn=None):
 
     print_fn(f'Model: "{model.name}"')
     print_fn("_" * line_length)
-    _print_row(header, positions, print_fn)
+    print_row(header, positions, print_fn)
     print_fn("=" * line_length)
     layers = model.layers
     for i, layer in enumerate(layers):
@@ -42,7 +43,7 @@ def print_summary(model, line_length=None, positions=None, print_fn=None):
         if not sequential_like:
             sources = model.inbound_layers(layer)
             fields.append(", ".join(f"{s.name}[0][0]" for s in sources))
-        _print_row(fields, positions, print_fn)
+        print_row(fields, positions, print_fn)
         print_fn(("=" if i == len(layers) - 1 else "_") * line_length)
     trainable = sum(int(w.size) for w in model.trainable_weights)
     total = sum(int(w.size) for w in model.weights)

@@ -65,8 +65,8 @@ def _check_data(model, adapter, with_labels):
     model.check_input_data(x)
     if with_labels and y is None:
         raise ValueError("fit/evaluate need labels: pass y=... (or a Dataset of (x, y) pairs)")
-    if with_labels:
-        model.check_labels(y)
+    if with_labels:  # every label of arrays (a bad one late in the data would fail mid-training), else the first batch
+        model.check_labels(y if adapter.dataset is not None else adapter.y)
 
 
 def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
@@ -81,8 +81,9 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
     _check_data(model, adapter, with_labels=True)
     if validation_data is not None:
         val_x, val_y = unpack_validation_data(validation_data)
-        DataAdapter(val_x, val_y, validation_batch_size or (None if adapter.dataset is not None else adapter.batch_size),
-                    validation_steps, what="fit (validation_data)")
+        _check_data(model, DataAdapter(val_x, val_y, validation_batch_size or (
+            None if adapter.dataset is not None else adapter.batch_size), validation_steps,
+            what="fit (validation_data)"), with_labels=True)
     verbose = _verbosity(verbose)
     executor = model.executor()
     plan = executor.prepare(model, "train", adapter)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...autograd import Tensor, no_grad, scope
 from .. import backend, initializers
+from ..ipu.pipeline_stage import current_stage
 
 
 def format_shape(shape) -> str:
@@ -52,7 +53,7 @@ class Layer:
         self._declared_input_shape = tuple(input_shape) if input_shape is not None else None
         self.input_shape = None
         self.output_shape = None
-        self.pipeline_stage = None
+        self.pipeline_stage = current_stage()  # a layer made inside PipelineStage(n) belongs to stage n
 
     # ----- weights -------------------------------------------------------------------------------
     def add_weight(self, name, shape, initializer="zeros", trainable=True, dtype="float32") -> Tensor:
@@ -128,8 +129,6 @@ class Layer:
             self.built = True
 
     def __call__(self, inputs, training=None, **kwargs):
-        from ..ipu.pipeline_stage import current_stage  # a later stage context names the stage of this call
-
         if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs
                                                 and isinstance(inputs[0], KerasTensor)):
             return self._call_symbolic(inputs, current_stage())
@@ -139,6 +138,7 @@ class Layer:
             return self.call(tensor, training=bool(training), **kwargs)
 
     def _call_symbolic(self, inputs, stage):
+        """``stage`` is the PipelineStage open at call time; it wins over the one at construction."""
         if isinstance(inputs, (list, tuple)):
             raise TypeError(f"Layer '{self.name}' takes one input, got a list of {len(inputs)}")
         self._ensure_built(inputs.shape)
@@ -146,7 +146,7 @@ class Layer:
             probe = self.call(Tensor(np.zeros((1,) + tuple(inputs.shape[1:]), dtype=np.float32)), training=False)
         self.output_shape = (None,) + tuple(probe.shape[1:])
         out = KerasTensor(self.output_shape, self, [inputs])
-        out.pipeline_stage = stage
+        out.pipeline_stage = stage if stage is not None else self.pipeline_stage
         return out
 
     def compute_output_shape(self, input_shape):

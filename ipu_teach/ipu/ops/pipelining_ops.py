@@ -1,0 +1,21 @@
+"""``ipu.ops.pipelining_ops``: the pipeline schedules and recomputation modes, by Graphcore's names."""
+import enum
+
+
+class PipelineSchedule(enum.Enum):
+    """Grouped (default): forwards grouped and backwards grouped, every IPU busy each step of the main
+    phase. Interleaved: a forward and a backward alternate, fewer activations stashed. Sequential:
+    one stage at a time, as a sharded model (for debugging, or recomputation on one IPU)."""
+
+    Grouped = 0
+    Interleaved = 1
+    Sequential = 2
+
+
+class RecomputationMode(enum.Enum):
+    """How activations are recomputed in the backward pass when ``IPUConfig.allow_recompute`` is set."""
+
+    Auto = 0
+    RecomputeThenBackpropagate = 1
+    RecomputeAndBackpropagateInterleaved = 2
+    Pipelined = 3

@@ -1,0 +1,188 @@
+"""Pipelining a Keras model over IPUs: stage assignment, the options, and the plan the executor runs.
+
+Stages come from ``keras.ipu.PipelineStage`` blocks (a stage at call time wins over one at
+construction) or from ``set_pipeline_stage_assignment``. Stage s runs on IPU
+``device_mapping[s]`` (default s); IPUs beyond one pipeline's replicate it. Training numerics are
+gradient accumulation's: the pipeline changes when each micro-batch runs, not what it computes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..keras.engine.summary import print_row
+from ..keras.layers.base import InputLayer
+from ..keras.models import Model, Sequential
+from ..pipeline import rules as pipeline_rules
+from .ops.pipelining_ops import PipelineSchedule, RecomputationMode
+
+
+class PipelineStageAssignment:
+    """Graphcore's record of which stage one call of a layer (a node, in post-order) belongs to."""
+
+    def __init__(self, tensor, node_index):
+        self._tensor = tensor
+        self.layer = tensor.layer
+        self.node_index = node_index
+        self.inbound_layers = [t.layer for t in tensor.inputs]
+
+    @property
+    def pipeline_stage(self):
+        return self._tensor.pipeline_stage
+
+    @pipeline_stage.setter
+    def pipeline_stage(self, stage):
+        self._tensor.pipeline_stage = _check_stage(stage)
+
+    def __repr__(self):
+        return f"PipelineStageAssignment(layer={self.layer.name!r}, pipeline_stage={self.pipeline_stage})"
+
+
+def _check_stage(stage):
+    if stage is not None and (isinstance(stage, bool) or not isinstance(stage, int) or stage < 0):
+        raise ValueError(f"A pipeline stage must be an integer >= 0, got {stage!r}")
+    return stage
+
+
+def _nodes(model) -> list:
+    model.ensure_built()
+    return [t for t in model._order if not isinstance(t.layer, InputLayer)]
+
+
+def get_pipeline_stage_assignment(self) -> list:
+    """One assignment per layer call, in post-order (the order the model computes them)."""
+    return [PipelineStageAssignment(t, i) for i, t in enumerate(_nodes(self))]
+
+
+def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
+    """Give every layer call a stage: a list of ints (or of assignments from ``get_...``) in post-order
+    (for a Sequential model: one per layer)."""
+    nodes = _nodes(self)
+    stages = [getattr(a, "pipeline_stage", a) for a in pipeline_stage_assignment]
+    if len(stages) != len(nodes):
+        what = "layers" if isinstance(self, Sequential) else "layer calls (in post-order)"
+        raise ValueError(f"set_pipeline_stage_assignment: model `{self.name}` has {len(nodes)} {what}, but "
+                         f"{len(stages)} stages were given; give one stage per {what[:-1] if what == 'layers' else 'call'}")
+    for stage in stages:
+        _check_stage(stage)
+    for tensor, stage in zip(nodes, stages):
+        tensor.pipeline_stage = stage
+
+
+def reset_pipeline_stage_assignment(self) -> None:
+    for tensor in _nodes(self):
+        tensor.pipeline_stage = None
+
+
+def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=None) -> None:
+    """A table of every layer call with its inputs and stage, in the layout of ``model.summary()``."""
+    print_fn = print_fn or print
+    width = line_length or 80
+    positions = [int(width * p) for p in (0.5, 0.8, 1.0)]
+    print_fn(f'Model: "{self.name}"')
+    print_fn("_" * width)
+    print_row(["Layer (type) (node index)", "Input Layers", "Pipeline Stage"], positions, print_fn)
+    print_fn("=" * width)
+    for a in get_pipeline_stage_assignment(self):
+        inbound = ", ".join(layer.name for layer in a.inbound_layers)
+        stage = "unassigned" if a.pipeline_stage is None else a.pipeline_stage
+        print_row([f"{a.layer.name} ({type(a.layer).__name__}) ({a.node_index})", inbound, stage], positions, print_fn)
+    print_fn("=" * width)
+
+
+def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, device_mapping=None,
+                           accumulate_outfeed=None, gradient_accumulation_reduction_method="mean",
+                           pipeline_schedule=None, recomputation_mode=None, **pipelining_kwargs):
+    """Graphcore's pipelining options; ``pipeline_schedule`` defaults to Grouped."""
+    steps = gradient_accumulation_steps_per_replica
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"gradient_accumulation_steps_per_replica must be a positive integer, got {steps!r}")
+    if pipeline_schedule is not None and not isinstance(pipeline_schedule, PipelineSchedule):
+        raise ValueError(f"pipeline_schedule must be an ipu.ops.pipelining_ops.PipelineSchedule "
+                         f"(Grouped, Interleaved or Sequential), got {pipeline_schedule!r}")
+    if recomputation_mode is not None and not isinstance(recomputation_mode, RecomputationMode):
+        raise ValueError(f"recomputation_mode must be an ipu.ops.pipelining_ops.RecomputationMode, "
+                         f"got {recomputation_mode!r}")
+    if device_mapping is not None and any(isinstance(d, bool) or not isinstance(d, int) or d < 0
+                                          for d in device_mapping):
+        raise ValueError(f"device_mapping must list one IPU index (>= 0) per stage, got {device_mapping!r}")
+    method = str(getattr(gradient_accumulation_reduction_method, "name", gradient_accumulation_reduction_method))
+    if method.lower() != "mean":
+        raise ValueError(f"gradient_accumulation_reduction_method={method!r}: ipu-teach implements 'mean' only")
+    options = model_options(self)
+    options["pipelining"] = {"gradient_accumulation_steps_per_replica": steps, "device_mapping": device_mapping,
+                             "pipeline_schedule": pipeline_schedule or PipelineSchedule.Grouped,
+                             "recomputation_mode": recomputation_mode or RecomputationMode.Auto}
+
+
+def model_options(model) -> dict:
+    if "_ipu_options" not in model.__dict__:
+        model._ipu_options = {}
+    return model._ipu_options
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    """What the executor needs: stages, the IPU of each, the stage of each layer, schedule, recompute."""
+
+    stages: int
+    device_mapping: tuple
+    ipus_per_replica: int
+    stage_of_layer: dict
+    schedule: PipelineSchedule
+    recompute: bool
+    accumulation: int | None
+
+
+def plan_for(model, num_ipus: int, allow_recompute: bool) -> PipelinePlan | None:
+    """The model's pipeline, checked; None when no layer has a stage (the model is not pipelined)."""
+    nodes = _nodes(model)
+    stages = [t.pipeline_stage for t in nodes]
+    if all(s is None for s in stages):
+        return None
+    missing = [t.layer.name for t in nodes if t.pipeline_stage is None]
+    if missing:
+        raise ValueError(f"Pipeline stages missing: layer(s) {', '.join(missing)} of model `{model.name}` have no "
+                         "pipeline stage; wrap them in keras.ipu.PipelineStage(n) or call "
+                         "set_pipeline_stage_assignment with a stage for every layer")
+    for tensor in nodes:
+        for parent in tensor.inputs:
+            if parent.pipeline_stage is not None and parent.pipeline_stage > tensor.pipeline_stage:
+                raise ValueError(f"Pipeline stages out of order: layer `{tensor.layer.name}` is in stage "
+                                 f"{tensor.pipeline_stage} but its input comes from `{parent.layer.name}` in stage "
+                                 f"{parent.pipeline_stage}; a layer's stage must be >= the stages of its inputs")
+    count = max(stages) + 1
+    unused = sorted(set(range(count)) - set(stages))
+    if unused:
+        raise ValueError(f"Pipeline stages missing: no layer is in stage(s) {unused}; stages must be numbered "
+                         f"0 to {count - 1} without gaps")
+    options = model_options(model).get("pipelining", {})
+    mapping = tuple(options.get("device_mapping") or range(count))
+    if len(mapping) != count:
+        raise ValueError(f"device_mapping {list(mapping)} has {len(mapping)} entries but the model has {count} "
+                         "pipeline stages; give one IPU per stage")
+    ipus = max(mapping) + 1
+    if ipus > num_ipus:
+        raise ValueError(f"The pipeline of model `{model.name}` needs {ipus} IPUs ({count} stages) but only "
+                         f"{num_ipus} are selected; set config.auto_select_ipus = {1 << (ipus - 1).bit_length()}")
+    stage_of_layer = {t.layer.name: t.pipeline_stage for t in nodes}
+    return PipelinePlan(count, mapping, ipus, stage_of_layer,
+                        options.get("pipeline_schedule", PipelineSchedule.Grouped),
+                        bool(allow_recompute), options.get("gradient_accumulation_steps_per_replica"))
+
+
+def check_schedule(plan: PipelinePlan, accumulation: int, training: bool, what: str) -> None:
+    """Graphcore's rule for the schedule, with ``what`` naming the value at fault."""
+    try:
+        pipeline_rules.check_gradient_accumulation(plan.schedule.name, plan.stages, accumulation, training)
+    except pipeline_rules.PipelineScheduleError as error:
+        if what == "gradient_accumulation_steps_per_replica":
+            raise
+        raise pipeline_rules.PipelineScheduleError(
+            f"In inference the pipeline runs steps_per_execution micro-batches: {error}".replace(
+                "gradient_accumulation_steps_per_replica", "steps_per_execution")) from None
+
+
+def install():
+    for f in (get_pipeline_stage_assignment, set_pipeline_stage_assignment, reset_pipeline_stage_assignment,
+              print_pipeline_stage_assignment_summary, set_pipelining_options):
+        setattr(Model, f.__name__, f)

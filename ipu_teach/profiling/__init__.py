@@ -1,0 +1,1 @@
+"""PopVision-like profiling of the simulated IPU (reports, memory per tile, liveness, execution trace)."""

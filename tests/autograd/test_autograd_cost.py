@@ -1,0 +1,128 @@
+"""``record()`` and the costs ops state for the IPU model, against hand-counted FLOPs, bytes and grains."""
+import numpy as np
+import pytest
+
+from autograd_cases import CASE_IDS, CASES
+from ipu_teach.autograd import OpCost, Tensor, no_grad, ops, record, scope
+
+F32 = 4
+
+
+def _one_record(fn, *inputs):
+    with record() as tape:
+        fn(*inputs)
+    assert len(tape) == 1
+    return tape[0]
+
+
+def test_matmul_cost_is_2mkn():
+    m, k, n = 3, 4, 5
+    rec = _one_record(ops.MatMul.apply, np.ones((m, k), np.float32), np.ones((k, n), np.float32))
+    assert rec.forward == OpCost(flops=2 * m * k * n, bytes_in=(m * k + k * n) * F32, bytes_out=m * n * F32, grains=m * n)
+
+
+def test_matmul_cost_counts_leading_axes_as_rows():
+    rec = _one_record(ops.MatMul.apply, np.ones((2, 3, 4), np.float32), np.ones((4, 5), np.float32))
+    assert rec.forward.flops == 2 * (2 * 3) * 4 * 5
+
+
+@pytest.mark.parametrize("strides, padding, out_hw", [((1, 1), "valid", (4, 4)), ((2, 2), "same", (3, 3)),
+                                                      ((1, 2), "same", (6, 3))])
+def test_conv2d_cost_is_2_n_ho_wo_cout_kh_kw_cin(strides, padding, out_hw):
+    n, h, w, cin, kh, kw, cout = 2, 6, 6, 3, 3, 3, 4
+    x, kernel, bias = np.ones((n, h, w, cin), np.float32), np.ones((kh, kw, cin, cout), np.float32), np.zeros(cout, np.float32)
+    rec = _one_record(lambda *a: ops.Conv2D.apply(*a, strides=strides, padding=padding), x, kernel, bias)
+    ho, wo = out_hw
+    assert rec.output_shape == (n, ho, wo, cout)
+    outputs = n * ho * wo * cout
+    assert rec.forward == OpCost(flops=2 * n * ho * wo * cout * kh * kw * cin,
+                                 bytes_in=(x.size + kernel.size + bias.size) * F32, bytes_out=outputs * F32,
+                                 grains=outputs)
+
+
+def test_pool_cost_is_one_flop_per_window_cell():
+    rec = _one_record(lambda x: ops.MaxPool2D.apply(x, pool_size=(3, 2), strides=(1, 1)), np.ones((2, 5, 4, 3), np.float32))
+    outputs = 2 * 3 * 3 * 3
+    assert rec.forward == OpCost(outputs * 6, 2 * 5 * 4 * 3 * F32, outputs * F32, outputs)
+
+
+def test_elementwise_cost_is_one_flop_per_output():
+    rec = _one_record(ops.Add.apply, np.ones((3, 4), np.float32), np.ones(4, np.float32))
+    assert rec.forward == OpCost(12, (12 + 4) * F32, 12 * F32, 12)
+
+
+def test_softmax_splits_into_one_grain_per_row():
+    rec = _one_record(ops.Softmax.apply, np.ones((6, 10), np.float32))
+    assert rec.forward.grains == 6 and rec.forward.flops == 4 * 60
+
+
+def test_reshape_is_free():
+    assert _one_record(lambda x: ops.Reshape.apply(x, shape=(-1,)), np.ones((2, 3))).forward == OpCost(0, 0, 0, 1)
+
+
+def test_itemsize_follows_the_dtype():
+    rec = _one_record(ops.Add.apply, np.ones(3), np.ones(3))
+    assert rec.itemsize == 8 and rec.forward.bytes_out == 3 * 8
+
+
+def test_backward_cost_scales_with_the_inputs_that_need_gradients():
+    """Conv2D's backward does one im2col matmul per gradient wanted (input, kernel)."""
+    x = np.ones((1, 5, 5, 2), np.float32)
+    kernel, bias = Tensor(np.ones((3, 3, 2, 4), np.float32), requires_grad=True), np.zeros(4, np.float32)
+    first_layer = _one_record(ops.Conv2D.apply, x, kernel, bias)  # the image needs no gradient
+    inner_layer = _one_record(ops.Conv2D.apply, Tensor(x, requires_grad=True), kernel, bias)
+    assert first_layer.backward.flops == first_layer.forward.flops
+    assert inner_layer.backward.flops == 2 * inner_layer.forward.flops
+    matmul = _one_record(ops.MatMul.apply, Tensor(np.ones((2, 3)), requires_grad=True),
+                         Tensor(np.ones((3, 4)), requires_grad=True))
+    assert matmul.backward.flops == 2 * matmul.forward.flops
+
+
+def test_record_notes_every_op_in_order_with_scope_shapes_and_params():
+    x = Tensor(np.ones((2, 4, 4, 1), np.float32))
+    kernel = Tensor(np.ones((3, 3, 1, 2), np.float32), requires_grad=True)
+    with record() as tape:
+        with scope("conv2d"):
+            y = ops.ReLU.apply(ops.Conv2D.apply(x, kernel, np.zeros(2, np.float32), padding="same"))
+        with scope("max_pooling2d"):
+            y = ops.MaxPool2D.apply(y, pool_size=(2, 2))
+        y.sum()
+    assert [r.op for r in tape] == ["Conv2D", "ReLU", "MaxPool2D", "Sum"]
+    assert [r.scope for r in tape] == ["conv2d", "conv2d", "max_pooling2d", ""]
+    assert tape[0].input_shapes == ((2, 4, 4, 1), (3, 3, 1, 2), (2,)) and tape[0].output_shape == (2, 4, 4, 2)
+    assert tape[0].params == {"padding": "same"}
+    assert tape[2].params == {"pool_size": (2, 2)} and tape[2].output_shape == (2, 2, 2, 2)
+
+
+def test_record_sees_only_its_block_and_nested_tapes_both_record():
+    x = np.ones(3, np.float32)
+    ops.Neg.apply(x)
+    with record() as outer:
+        ops.Neg.apply(x)
+        with record() as inner:
+            ops.Abs.apply(x)
+    ops.Neg.apply(x)
+    assert [r.op for r in outer] == ["Neg", "Abs"] and [r.op for r in inner] == ["Abs"]
+
+
+def test_record_works_under_no_grad_and_marks_no_gradient_work():
+    w = Tensor(np.ones((3, 2), np.float32), requires_grad=True)
+    with no_grad(), record() as tape:
+        ops.MatMul.apply(np.ones((4, 3), np.float32), w)
+    assert tape[0].op == "MatMul" and tape[0].backward.flops == tape[0].forward.flops  # max(1, 0) passes
+
+
+@pytest.mark.parametrize("name, fn, inputs, wrt", CASES, ids=CASE_IDS)
+def test_every_op_states_a_consistent_cost(name, fn, inputs, wrt):
+    tensors = [Tensor(a, requires_grad=i in wrt) for i, a in enumerate(inputs)]
+    with record() as tape:
+        out = fn(*tensors)
+    rec = tape[-1]
+    assert rec.output_shape == out.shape and rec.itemsize == F32
+    cost = rec.forward
+    assert cost.grains >= 1 and cost.flops >= 0 and rec.backward.flops >= cost.flops
+    if rec.op != "Reshape":  # a view moves nothing
+        assert cost.bytes_out == max(1, out.data.size) * F32
+        assert cost.bytes_in >= inputs[0].size * F32
+        assert cost.flops >= out.data.size
+        assert cost.grains <= max(1, out.data.size)
