@@ -143,7 +143,11 @@ class ModelCheckpoint(Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
-        path = self.filepath.format(epoch=epoch + 1, **logs)
+        try:
+            path = self.filepath.format(epoch=epoch + 1, **logs)
+        except KeyError as missing:
+            raise KeyError(f"ModelCheckpoint: cannot fill in filepath {self.filepath!r}: {missing} is not in the "
+                           f"logs; available: {['epoch'] + sorted(logs)}") from None
         if self.save_best_only:
             current = logs.get(self.monitor)
             if current is None:
@@ -161,11 +165,16 @@ class ModelCheckpoint(Callback):
 
 
 class LambdaCallback(Callback):
+    """Keras calls the functions with the logs even when a hook has none: ``on_epoch_*`` and
+    ``on_batch_*`` with ``(index, logs)``, ``on_train_*`` with ``(logs)``."""
+
     def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None, on_batch_end=None,
                  on_train_begin=None, on_train_end=None):
         super().__init__()
         for hook, fn in (("on_epoch_begin", on_epoch_begin), ("on_epoch_end", on_epoch_end),
-                         ("on_train_batch_begin", on_batch_begin), ("on_train_batch_end", on_batch_end),
-                         ("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):
+                         ("on_train_batch_begin", on_batch_begin), ("on_train_batch_end", on_batch_end)):
             if fn is not None:
-                setattr(self, hook, fn)
+                setattr(self, hook, lambda index, logs=None, fn=fn: fn(index, logs if logs is not None else {}))
+        for hook, fn in (("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):
+            if fn is not None:
+                setattr(self, hook, lambda logs=None, fn=fn: fn(logs if logs is not None else {}))

@@ -93,12 +93,14 @@ class RMSprop(Optimizer):
             mg = self.slot(weight, 2)
             mg += (1 - self.rho) * (grad - mg)
             denominator = ms - mg * mg
-        step = self.learning_rate * grad / (np.sqrt(denominator) + self.epsilon)
-        if self.momentum:
+        if self.momentum:  # TensorFlow's ApplyRMSProp kernel: epsilon inside the square root
+            step = self.learning_rate * grad / np.sqrt(denominator + self.epsilon)
             mom = self.slot(weight, 1)
             mom *= self.momentum
             mom += step
             step = mom
+        else:
+            step = self.learning_rate * grad / (np.sqrt(denominator) + self.epsilon)
         weight.data -= step.astype(weight.dtype)
 
     def get_config(self):

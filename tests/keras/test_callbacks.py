@@ -138,3 +138,33 @@ def test_terminate_on_nan_callback():
     callback.set_model(compiled())
     callback.on_train_batch_end(3, {"loss": float("inf")})
     assert callback.model.stop_training
+
+
+def test_model_checkpoint_unknown_field_names_the_fields(tmp_path):
+    x, y = tiny_classification(n=8)
+    checkpoint = keras.callbacks.ModelCheckpoint(str(tmp_path / "w-{val_loss:.2f}.npz"), save_weights_only=True)
+    with pytest.raises(KeyError, match=r"'val_loss' is not in the logs; available: \['epoch', 'accuracy', 'loss'\]"):
+        compiled().fit(x, y, epochs=1, verbose=0, callbacks=[checkpoint])
+
+
+def test_fit_keeps_its_history_on_the_model():
+    x, y = tiny_classification(n=8)
+    model = compiled()
+    history = model.fit(x, y, epochs=2, verbose=0)
+    assert model.history is history and history.model is model and history.params["epochs"] == 2
+
+
+def test_lambda_callback_functions_get_keras_arguments():
+    x, y = tiny_classification(n=8)
+    calls = []
+    callback = keras.callbacks.LambdaCallback(
+        on_train_begin=lambda logs: calls.append(("train_begin", logs)),
+        on_epoch_begin=lambda epoch, logs: calls.append(("epoch_begin", epoch, logs)),
+        on_batch_begin=lambda batch, logs: calls.append(("batch_begin", batch, logs)),
+        on_batch_end=lambda batch, logs: calls.append(("batch_end", batch, sorted(logs))),
+        on_epoch_end=lambda epoch, logs: calls.append(("epoch_end", epoch, sorted(logs))),
+        on_train_end=lambda logs: calls.append(("train_end", sorted(logs))))
+    compiled().fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[callback])
+    assert calls == [("train_begin", {}), ("epoch_begin", 0, {}), ("batch_begin", 0, {}),
+                     ("batch_end", 0, ["accuracy", "loss"]), ("epoch_end", 0, ["accuracy", "loss"]),
+                     ("train_end", ["accuracy", "loss"])]

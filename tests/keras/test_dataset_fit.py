@@ -79,3 +79,29 @@ def test_dataset_of_wrong_shape_is_caught_before_training():
     with pytest.raises(ValueError, match=r"expected shape=\(None, 4\), found shape=\(4, 3\)"):
         model.fit(Dataset.from_tensor_slices((x[:, :3], y)).batch(4), verbose=0)
     assert model.optimizer.iterations == 0
+
+
+def test_steps_per_epoch_equal_to_dataset_length_restarts_it_each_epoch():
+    x, y = tiny_classification(n=20)
+    model = compiled()
+    history = model.fit(Dataset.from_tensor_slices((x, y)).batch(4), epochs=3, steps_per_epoch=5, verbose=0)
+    assert history.epoch == [0, 1, 2] and model.optimizer.iterations == 15
+
+
+def test_steps_per_epoch_shorter_than_dataset_continues_across_epochs_then_warns():
+    x, y = tiny_classification(n=20)
+    model = compiled()
+    seen = []
+    record = keras.callbacks.LambdaCallback(on_batch_begin=lambda b, logs: seen.append(b))
+    with pytest.warns(UserWarning, match="ran out of data"):
+        history = model.fit(Dataset.from_tensor_slices((x, y)).batch(4), epochs=4, steps_per_epoch=2, verbose=0,
+                            callbacks=[record])
+    assert model.optimizer.iterations == 5  # 2 + 2 + the one batch left of 5
+    assert seen == [0, 1, 0, 1, 0]
+    assert history.epoch == [0, 1, 2]  # the cut-short epoch still ends; the fourth never starts
+
+
+def test_validation_split_with_a_dataset_is_an_error():
+    x, y = tiny_classification(n=8)
+    with pytest.raises(ValueError, match="validation_split.*validation_data"):
+        compiled().fit(Dataset.from_tensor_slices((x, y)).batch(4), validation_split=0.5, verbose=0)

@@ -61,3 +61,5 @@ def test_fit_evaluate_predict_default_verbose_prints_progress(capsys):
     assert capsys.readouterr().out.startswith("Epoch 1/1\n2/2 [")
     model.evaluate(x, y)
     assert capsys.readouterr().out.startswith("2/2 [")
+    model.predict(x)
+    assert capsys.readouterr().out.startswith("2/2 [")

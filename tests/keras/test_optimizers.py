@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import ipu_teach.keras as keras
+from ipu_teach.autograd import Tensor
 
 
 def linear_problem():
@@ -77,7 +78,33 @@ def test_rmsprop():
     np.testing.assert_allclose(b, params[1], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("momentum, centered", [(0.0, False), (0.5, False), (0.0, True), (0.5, True)])
+def test_rmsprop_variants_on_small_gradients(momentum, centered):
+    """Gradients of 1e-4 make the mean square comparable to epsilon, so where TensorFlow puts epsilon
+    (outside the square root without momentum, inside it with momentum) shows."""
+    lr, rho, eps = 0.01, 0.9, 1e-7
+    rng = np.random.default_rng(4)
+    start = rng.normal(size=(3, 2))
+    grads = [1e-4 * rng.normal(size=(3, 2)) for _ in range(3)]
+    weight = Tensor(start.astype(np.float64))
+    optimizer = keras.optimizers.RMSprop(lr, momentum=momentum, centered=centered)
+    ms, mg, mom, reference = np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((3, 2)), start.copy()
+    for g in grads:
+        optimizer.apply_gradients([(g, weight)])
+        ms = rho * ms + (1 - rho) * g * g
+        mg = rho * mg + (1 - rho) * g
+        denominator = ms - mg * mg if centered else ms
+        if momentum:
+            mom = momentum * mom + lr * g / np.sqrt(denominator + eps)
+            reference -= mom
+        else:
+            reference -= lr * g / (np.sqrt(denominator) + eps)
+    np.testing.assert_allclose(weight.data, reference, rtol=1e-10)
+
+
 def test_optimizer_state_is_per_weight_and_counts_iterations():
     optimizer = keras.optimizers.SGD(0.1, momentum=0.5)
-    (_, _), *_ = train_steps(optimizer, 2)
+    train_steps(optimizer, 2)
     assert optimizer.iterations == 2
+    assert optimizer.slots_per_weight == 1 and len(optimizer._slots) == 2  # one velocity for kernel and bias
+    assert keras.optimizers.Adam().slots_per_weight == 2 and keras.optimizers.SGD().slots_per_weight == 0

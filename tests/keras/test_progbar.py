@@ -76,11 +76,11 @@ def test_evaluate_prints_the_tutorial_style_line(monkeypatch):
 def test_eta_uses_keras_format_and_a_shorter_line_blanks_the_rest():
     stream = Terminal()
     bar = Progbar(1000, stream=stream)
-    bar.update(10, [("loss", 1.5)], elapsed=10.0)  # 990 steps at 1 s each: ETA 16:30
+    bar.update(50, [("loss", 1.5)], elapsed=50.0)  # 950 steps to go at 1 s each: ETA 15:50
     bar.update(990, [("loss", 1.25)], elapsed=990.0)  # ETA 10s: a shorter line
     first, second = stream.getvalue().split("\r")[1:]
-    assert " - ETA: 16:30 - loss: 1.5000" in first
-    assert second.startswith("990/1000 [=============================>] - ETA: 10s - loss: 1.2500")
+    assert " - ETA: 15:50 - loss: 1.5000" in first
+    assert second.startswith(" 990/1000 [============================>.] - ETA: 10s - loss: 1.2500")
     assert len(second) == len(first) and second.endswith("  ")
     bar.update(1000, [("loss", 1.0)], elapsed=4000.0)
     assert stream.getvalue().endswith("1000/1000 [==============================] - 4000s 4s/step - loss: 1.0000\n")

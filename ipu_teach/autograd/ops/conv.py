@@ -7,6 +7,7 @@ import numpy as np
 
 from ..cost import OpCost
 from ..function import Function
+from .gemm import matmul
 
 
 def same_padding(size: int, kernel: int, stride: int) -> tuple:
@@ -64,7 +65,7 @@ class Conv2D(Function):
                 cols[:, :, :, i, j, :] = xp[window_slices(i, j, outs, strides)]
         cols = cols.reshape(n * outs[0] * outs[1], kh * kw * c)
         w2 = kernel.reshape(kh * kw * c, filters)
-        y = cols @ w2
+        y = matmul(cols, w2)
         y += bias
         ctx.save_for_backward(cols, w2)
         ctx.geometry = (xp.shape, pads, outs, strides, kernel.shape)
@@ -77,12 +78,12 @@ class Conv2D(Function):
         g2 = grad.reshape(-1, grad.shape[-1])
         gx = gk = gb = None
         if ctx.needs_input_grad[1]:
-            gk = (cols.T @ g2).reshape(kshape)
+            gk = matmul(cols.T, g2).reshape(kshape)
         if ctx.needs_input_grad[2]:
             gb = g2.sum(axis=0)
         if ctx.needs_input_grad[0]:
             kh, kw = kshape[:2]
-            dcols = (g2 @ w2.T).reshape(grad.shape[:3] + (kh, kw, kshape[2]))
+            dcols = matmul(g2, w2.T).reshape(grad.shape[:3] + (kh, kw, kshape[2]))
             dxp = np.zeros(padded_shape, dtype=grad.dtype)
             for i in range(kh):
                 for j in range(kw):

@@ -3,6 +3,7 @@ import numpy as np
 
 from ..cost import OpCost
 from ..function import Function
+from .gemm import matmul
 
 
 class MatMul(Function):
@@ -12,15 +13,14 @@ class MatMul(Function):
             raise ValueError(f"MatMul: cannot multiply shapes {x.shape} and {w.shape}: "
                              f"the last axis of the first ({x.shape[-1]}) must equal the first axis of the second")
         ctx.save_for_backward(x, w)
-        return x @ w
+        return matmul(x.reshape(-1, x.shape[-1]), w).reshape(x.shape[:-1] + w.shape[1:])
 
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved
-        gx = grad @ w.T if ctx.needs_input_grad[0] else None
-        gw = None
-        if ctx.needs_input_grad[1]:
-            gw = x.reshape(-1, x.shape[-1]).T @ grad.reshape(-1, grad.shape[-1])
+        g2 = grad.reshape(-1, grad.shape[-1])
+        gx = matmul(g2, w.T).reshape(x.shape) if ctx.needs_input_grad[0] else None
+        gw = matmul(x.reshape(-1, x.shape[-1]).T, g2) if ctx.needs_input_grad[1] else None
         return gx, gw
 
     @classmethod

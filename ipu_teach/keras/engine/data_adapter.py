@@ -103,11 +103,11 @@ class DataAdapter:
     ran_out = False
 
     def _dataset_batches(self):
-        if self.steps_given is None:
+        if self.steps_given is None or self.steps_given == self.dataset.cardinality():
             self._iterator = None
             yield from (split_element(e) for e in self.dataset)
             return
-        if self._iterator is None:  # with steps given, epochs continue one iterator, as Keras does
+        if self._iterator is None:  # steps other than the dataset's length: epochs continue one iterator, as Keras does
             self._iterator = iter(self.dataset)
         for element in self._iterator:
             yield split_element(element)

@@ -101,20 +101,22 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
             plan.epoch_notice()
         if verbose:
             print(f"Epoch {epoch + 1}/{epochs}")
-        logs = _run_epoch(model, executor, plan, "train", adapter, verbose, cbs)
-        if adapter.ran_out:
+        epoch_logs = _run_epoch(model, executor, plan, "train", adapter, verbose, cbs)
+        if adapter.ran_out and not epoch_logs:  # the data ended exactly with the last epoch
             break
+        logs = epoch_logs  # an epoch cut short by the data still ends (validation, callbacks), as in Keras
         if validation_data is not None and (epoch + 1) % validation_freq == 0:
             val_logs = evaluate(model, val_x, val_y, batch_size=validation_batch_size or
                                 (None if adapter.dataset is not None or val_y is None else adapter.batch_size),
                                 verbose=0, steps=validation_steps, callbacks=cbs, return_dict=True, _in_fit=True)
             logs.update({f"val_{k}": v for k, v in val_logs.items()})
         cbs.on_epoch_end(epoch, logs)
-        if model.stop_training:
+        if model.stop_training or adapter.ran_out:
             break
     cbs.on_train_end(logs)
     history.model = model
     history.params = params
+    model.history = history  # Keras keeps the last fit's History on the model
     return history
 
 

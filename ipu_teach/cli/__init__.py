@@ -1,0 +1,1 @@
+"""The ``ipu-teach`` command: ``course``, ``tour`` and ``info``."""
