@@ -80,7 +80,7 @@ class Conv2D(Function):
         if ctx.needs_input_grad[1]:
             gk = matmul(cols.T, g2).reshape(kshape)
         if ctx.needs_input_grad[2]:
-            gb = g2.sum(axis=0)
+            gb = np.einsum("ij->j", g2)  # column sums; twice as fast as sum(axis=0) on tall arrays
         if ctx.needs_input_grad[0]:
             kh, kw = kshape[:2]
             dcols = matmul(g2, w2.T).reshape(grad.shape[:3] + (kh, kw, kshape[2]))
