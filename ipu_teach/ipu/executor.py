@@ -208,7 +208,7 @@ class IPUExecutor:
                        "steps_per_execution": spe, "replicas": replicas, "accumulation": accumulation,
                        "ipu": spec.name, "tiles": spec.tiles,
                        "pipeline": None if plan is None else [plan.stages, list(plan.device_mapping), plan.schedule.name,
-                                                              plan.recompute, sorted(plan.stage_of_layer.items())],
+                                                              plan.recompute, [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
                        "optimizer": model.optimizer.get_config() if mode == "train" else None}
         key = executable_cache.key_of(description)
         if key in self.executables:

@@ -207,9 +207,12 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
             with no_grad():
                 model.call(x, training=False)
     forward, backward, signature = [], [], []
+    # The graph's identity is its ops and shapes, not the layer names a session hands out: a second,
+    # identical model (named dense_1 instead of dense) is the same executable, as in Poplar's cache.
+    position = {layer.name: f"layer{i}" for i, layer in enumerate(model.layers)}
     for i, rec in enumerate(tape):
         label = f"{rec.scope or 'loss'}/{rec.op}"
-        signature.append([rec.op, rec.scope, [list(s) for s in rec.input_shapes], list(rec.output_shape),
+        signature.append([rec.op, position.get(rec.scope, rec.scope), [list(s) for s in rec.input_shapes], list(rec.output_shape),
                           {k: v for k, v in rec.params.items() if isinstance(v, (int, float, str, tuple, bool))}])
         step = _step_for(f"{label}:{i}", "forward", rec.forward, rec.op, spec,
                          int(np.prod(rec.output_shape)) * rec.itemsize)

@@ -127,5 +127,6 @@ def current() -> SystemConfiguration | None:
 
 
 def reset() -> None:
-    """Detach the simulated IPUs (as a new Python process would start)."""
+    """Detach the simulated IPUs and go back to the default system (as a new Python process would start)."""
     _current[0] = None
+    _system[0] = DEFAULT_SYSTEM

@@ -3,7 +3,6 @@ import io
 import re
 import sys
 
-import ipu_teach.keras as keras
 from ipu_teach.keras.progbar import Progbar
 from keras_helpers import tiny_classification, tiny_dense_model
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .. import backend
-from ...data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ...data.dataset import INFINITE_CARDINALITY, Dataset
 
 
 def _rows(x):

@@ -1,0 +1,110 @@
+"""Reports on disk: versioned JSON, written atomically, one folder per executable, opened by path."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .report import (Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target,
+                     Variable)
+
+FORMAT = "ipu-teach-profile"
+VERSION = 1
+FILE_NAME = "profile.json"
+
+
+def report_to_dict(report: Report) -> dict:
+    c, e = report.compilation, report.execution
+    return {
+        "format": FORMAT, "version": VERSION, "simulated": True,
+        "model": report.model, "mode": report.mode, "executable": report.executable, "options": report.options,
+        "compilation": {
+            "target": vars(c.target),
+            "variables": [{"name": v.name, "category": v.category, "ipu": v.ipu, "perTile": v.perTile.tolist(),
+                           "alwaysLive": v.alwaysLive, "liveFrom": v.liveFrom, "liveUntil": v.liveUntil}
+                          for v in c.variables],
+            "programSteps": c.programSteps,
+            "computeSets": [vars(s) for s in c.computeSets],
+            "program": _program_to_dict(c.program),
+            "tileTotals": c.tileTotals.tolist(),
+        },
+        "execution": {
+            "steps": [{"name": s.name, "kind": s.kind, "count": s.count, "flops": s.flops,
+                       "bytesExchanged": s.bytesExchanged, "ipus": [vars(i) for i in s.ipus]} for s in e.steps],
+            "schedule": _schedule_to_list(e.schedule),
+            "tileBusyCycles": e.tileBusyCycles.tolist(),
+            "clockFrequency": e.clockFrequency, "ipuName": e.ipuName,
+        },
+    }
+
+
+def report_from_dict(data: dict, path: str | None = None) -> Report:
+    where = path or "the report"
+    if data.get("format") != FORMAT:
+        raise ValueError(f"{where} is not an ipu-teach profile (format {data.get('format')!r}, expected {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise ValueError(f"{where} has format version {data.get('version')!r}; this ipu-teach reads version "
+                         f"{VERSION}: capture the report again with this version")
+    c, e = data["compilation"], data["execution"]
+    compilation = Compilation(
+        Target(**c["target"]),
+        [Variable(v["name"], v["category"], v["ipu"], np.asarray(v["perTile"], dtype=np.int64), v["alwaysLive"],
+                  v["liveFrom"], v["liveUntil"]) for v in c["variables"]],
+        [list(names) for names in c["programSteps"]], [ComputeSet(**s) for s in c["computeSets"]],
+        _program_from_dict(c["program"]), np.asarray(c["tileTotals"], dtype=np.int64))
+    execution = Execution(
+        [ExecutionStep(s["name"], s["kind"], s["count"], tuple(StepIPU(**i) for i in s["ipus"]), s["flops"],
+                       s["bytesExchanged"]) for s in e["steps"]],
+        _schedule_from_list(e["schedule"]), np.asarray(e["tileBusyCycles"], dtype=np.int64),
+        e["clockFrequency"], e["ipuName"])
+    return Report(data["model"], data["mode"], data["executable"], compilation, execution, data["options"], path)
+
+
+def write_report(report: Report, directory) -> str:
+    """Write ``report`` to ``directory/<model>_<mode>_<key>/profile.json`` atomically; return the path."""
+    folder = Path(directory) / report.name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / FILE_NAME
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".profile-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w") as file:
+            json.dump(report_to_dict(report), file)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    report.path = str(path)
+    return str(path)
+
+
+def open_report(path) -> Report:
+    """Open a report written by ipu-teach: its ``profile.json`` or the folder that holds it."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / FILE_NAME
+    if not path.exists():
+        raise FileNotFoundError(f"No report at {path}: reports are written as <autoReport.directory>/"
+                                f"<model>_<mode>_<key>/{FILE_NAME} (turn them on with profiling.auto_report)")
+    with open(path) as file:
+        return report_from_dict(json.load(file), str(path))
+
+
+def _program_to_dict(program: Program) -> dict:
+    return {"type": program.type, "name": program.name, "count": program.count,
+            "children": [_program_to_dict(child) for child in program.children]}
+
+
+def _program_from_dict(data: dict) -> Program:
+    return Program(data["type"], data["name"], data["count"], tuple(_program_from_dict(c) for c in data["children"]))
+
+
+def _schedule_to_list(schedule) -> list:
+    return [[item[0], _schedule_to_list(item[1])] if isinstance(item, tuple) else int(item) for item in schedule]
+
+
+def _schedule_from_list(items) -> tuple:
+    return tuple((int(item[0]), _schedule_from_list(item[1])) if isinstance(item, list) else int(item)
+                 for item in items)

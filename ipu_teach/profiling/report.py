@@ -1,0 +1,334 @@
+"""The report model: what PopVision's Graph Analyser shows, as plain data with libpva-like names.
+
+A ``Report`` has a ``compilation`` part (the target, every variable and code category mapped to
+tiles, the program steps, the compute sets, the program tree) and an ``execution`` part (the BSP
+steps of one execution, cycles per IPU split into compute / sync / exchange, per-tile busy cycles).
+Everything else, such as the memory of one tile or the bytes live at one program step, is derived
+from those on demand, so a report saved as JSON and opened again answers the same questions.
+Names follow libpva (``report.compilation.target.numTiles``, ``tiles[i].memory.total.includingGaps``,
+``report.execution.steps``, ``step.ipus[0].cycles``) so the habits carry over to the real tools.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+CODE_CATEGORIES = ("vertex code", "control code", "internal exchange code", "host exchange code",
+                   "vertex instance state", "stack")
+"""Categories that are code or runtime state rather than tensors (always live, as PopVision counts them)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The IPUs one replica of the program is compiled for (``numTiles`` counts every tile of them)."""
+
+    name: str
+    numIPUs: int
+    numReplicas: int
+    tilesPerIPU: int
+    bytesPerTile: int
+    clockFrequency: float
+
+    @property
+    def numTiles(self) -> int:
+        return self.numIPUs * self.tilesPerIPU
+
+    @property
+    def totalMemory(self) -> int:
+        return self.numTiles * self.bytesPerTile
+
+
+@dataclass(frozen=True, eq=False)
+class Variable:
+    """One tensor or code category: bytes on each tile of its IPU. A not-always-live variable is live
+    from program step ``liveFrom`` to ``liveUntil`` of its IPU (both included)."""
+
+    name: str
+    category: str
+    ipu: int
+    perTile: np.ndarray
+    alwaysLive: bool = True
+    liveFrom: int = 0
+    liveUntil: int = -1
+
+    @property
+    def size(self) -> int:
+        return int(self.perTile.sum())
+
+    def live_at(self, step: int) -> bool:
+        return self.alwaysLive or self.liveFrom <= step <= self.liveUntil
+
+
+@dataclass(frozen=True)
+class MemorySize:
+    """The simulated allocator packs tensors without gaps, so both figures are the same."""
+
+    includingGaps: int
+    excludingGaps: int
+
+
+@dataclass(frozen=True)
+class TileMemory:
+    total: MemorySize
+    byCategory: dict
+    alwaysLiveBytes: int
+    notAlwaysLiveBytes: int
+    overflow: int
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One tile of the target: its number over all IPUs, its IPU and index on that IPU, and its memory."""
+
+    number: int
+    ipu: int
+    tileOnIPU: int
+    memory: TileMemory
+
+
+@dataclass(frozen=True)
+class ComputeSet:
+    """One compute set: the IPU it runs on, its FLOPs, how many tiles and vertices it uses."""
+
+    name: str
+    ipu: int
+    phase: str
+    flops: int
+    activeTiles: int
+    vertices: int
+    maxTileCycles: int
+    bytesReceived: int
+
+
+@dataclass(frozen=True)
+class LivenessStep:
+    """Bytes live on an IPU (or one tile) during one program step, and the not-always-live variables."""
+
+    index: int
+    name: str
+    alwaysLiveBytes: int
+    notAlwaysLiveBytes: int
+    notAlwaysLiveVariables: tuple
+
+    @property
+    def totalBytes(self) -> int:
+        return self.alwaysLiveBytes + self.notAlwaysLiveBytes
+
+
+@dataclass(frozen=True)
+class Program:
+    """A node of the program tree: a Sequence or Repeat with children, or a step of the execution."""
+
+    type: str
+    name: str
+    count: int = 1
+    children: tuple = ()
+
+    def accept(self, visitor: "ProgramVisitor"):
+        return getattr(visitor, f"visit{self.type}", visitor.visitProgram)(self)
+
+
+class ProgramVisitor:
+    """Subclass and override ``visitOnTileExecute``, ``visitStreamCopy``, ``visitIPULinkCopy``,
+    ``visitDoExchange``, ``visitRepeat`` or ``visitSequence`` (as with libpva); the default walks the tree."""
+
+    def visitProgram(self, program: Program):
+        for child in program.children:
+            child.accept(self)
+
+    visitSequence = visitRepeat = visitProgram
+
+
+@dataclass
+class Compilation:
+    target: Target
+    variables: list
+    programSteps: list
+    """``programSteps[ipu]``: the names of the program steps of that IPU, in program order."""
+    computeSets: list
+    program: Program
+    tileTotals: np.ndarray
+    """(numIPUs, tilesPerIPU) bytes the engine mapped to each tile (its own sum, kept to check ours)."""
+
+    @functools.cached_property
+    def categories(self) -> tuple:
+        """The memory categories present, tensors first, then code in PopVision's order."""
+        present = {v.category for v in self.variables}
+        tensors = sorted(present - set(CODE_CATEGORIES), key=lambda c: [v.category for v in self.variables].index(c))
+        return tuple(tensors) + tuple(c for c in CODE_CATEGORIES if c in present)
+
+    @functools.cached_property
+    def memory_by_category(self) -> dict:
+        """``{category: (numIPUs, tilesPerIPU) int64 bytes}``."""
+        shape = (self.target.numIPUs, self.target.tilesPerIPU)
+        sums = {c: np.zeros(shape, dtype=np.int64) for c in self.categories}
+        for v in self.variables:
+            sums[v.category][v.ipu] += v.perTile
+        return sums
+
+    @functools.cached_property
+    def always_live_memory(self) -> np.ndarray:
+        """(numIPUs, tilesPerIPU) bytes of the always-live variables and code."""
+        live = np.zeros((self.target.numIPUs, self.target.tilesPerIPU), dtype=np.int64)
+        for v in self.variables:
+            if v.alwaysLive:
+                live[v.ipu] += v.perTile
+        return live
+
+    def tile_memory(self, ipu: int = 0) -> np.ndarray:
+        """Bytes on each tile of ``ipu``: the sum over the categories."""
+        self._check_ipu(ipu)
+        return sum(sums[ipu] for sums in self.memory_by_category.values())
+
+    @property
+    def tiles(self) -> list:
+        """Every tile of the target (IPU 0's tiles first), each with its memory by category."""
+        return [self.tile(number) for number in range(self.target.numTiles)]
+
+    def tile(self, number: int) -> Tile:
+        if not 0 <= number < self.target.numTiles:
+            raise IndexError(f"tile {number} does not exist: the target has {self.target.numTiles} tiles")
+        ipu, t = divmod(number, self.target.tilesPerIPU)
+        by_category = {c: int(sums[ipu, t]) for c, sums in self.memory_by_category.items()}
+        total = sum(by_category.values())
+        always = int(self.always_live_memory[ipu, t])
+        return Tile(number, ipu, t, TileMemory(MemorySize(total, total), by_category, always, total - always,
+                                               max(0, total - self.target.bytesPerTile)))
+
+    def tile_variables(self, ipu: int, tile: int) -> list:
+        """``[(name, category, bytes)]`` on one tile, largest first (PopVision's Variables tab)."""
+        self._check_ipu(ipu)
+        found = [(v.name, v.category, int(v.perTile[tile])) for v in self.variables
+                 if v.ipu == ipu and v.perTile[tile]]
+        return sorted(found, key=lambda item: -item[2])
+
+    def out_of_memory_tiles(self, ipu: int = 0) -> np.ndarray:
+        """Indices of the tiles of ``ipu`` that need more than their SRAM."""
+        return np.flatnonzero(self.tile_memory(ipu) > self.target.bytesPerTile)
+
+    def liveness(self, ipu: int = 0, tile: int | None = None) -> list:
+        """One LivenessStep per program step of ``ipu``: bytes live over its tiles (or on one ``tile``)."""
+        self._check_ipu(ipu)
+        pick = (lambda v: v.size) if tile is None else (lambda v: int(v.perTile[tile]))
+        mine = [v for v in self.variables if v.ipu == ipu]
+        always = sum(pick(v) for v in mine if v.alwaysLive)
+        steps = []
+        for k, name in enumerate(self.programSteps[ipu]):
+            live = [v for v in mine if not v.alwaysLive and v.live_at(k) and pick(v)]
+            steps.append(LivenessStep(k, name, always, sum(pick(v) for v in live), tuple(v.name for v in live)))
+        return steps
+
+    def live_peak(self, ipu: int = 0, tile: int | None = None) -> LivenessStep | None:
+        """The program step with the most bytes live (None for a program without steps)."""
+        steps = self.liveness(ipu, tile)
+        return max(steps, key=lambda s: s.totalBytes) if steps else None
+
+    def _check_ipu(self, ipu):
+        if not 0 <= ipu < self.target.numIPUs:
+            raise IndexError(f"IPU {ipu} does not exist: the report's target has {self.target.numIPUs} IPU(s)")
+
+
+@dataclass(frozen=True)
+class StepIPU:
+    """One execution of a step on one IPU, in simulated cycles."""
+
+    ipu: int
+    computeCycles: int
+    syncCycles: int
+    exchangeCycles: int
+    activeTiles: int
+    tileBalance: float
+    """Mean over max compute cycles of the IPU's tiles (1.0: perfectly balanced; 0 without compute)."""
+
+    @property
+    def cycles(self) -> int:
+        return self.computeCycles + self.syncCycles + self.exchangeCycles
+
+
+@dataclass(frozen=True)
+class ExecutionStep:
+    """A distinct step of the execution (a loop body appears once; ``count`` says how often it ran)."""
+
+    name: str
+    kind: str
+    count: int
+    ipus: tuple
+    flops: int
+    bytesExchanged: int
+
+    @property
+    def program(self) -> str:
+        return self.name
+
+
+@dataclass
+class Execution:
+    steps: list
+    schedule: tuple
+    """Nested ``(count, items)`` of step indices: the execution order, as the engine recorded it."""
+    tileBusyCycles: np.ndarray
+    """(ipus, tiles) compute cycles of each tile over the whole execution."""
+    clockFrequency: float
+    ipuName: str
+    simulated: bool = True
+
+    @property
+    def numIPUs(self) -> int:
+        return self.tileBusyCycles.shape[0]
+
+    def category_array(self, category: str) -> np.ndarray:
+        """(steps, ipus) cycles of one execution of each step for ``category`` (compute / sync / exchange)."""
+        name = {"compute": "computeCycles", "sync": "syncCycles", "exchange": "exchangeCycles"}[category]
+        return np.array([[getattr(ipu, name) for ipu in step.ipus] for step in self.steps],
+                        dtype=np.int64).reshape(len(self.steps), self.numIPUs)
+
+    def timeline(self):
+        """The execution as a ``bsp.Timeline`` (without per-tile cycles), for traces and pictures."""
+        from ..bsp import Timeline
+        spec = _TraceSpec(self.ipuName, self.clockFrequency, self.tileBusyCycles.shape[1])
+        return Timeline(spec, tuple(s.name for s in self.steps), tuple(s.kind for s in self.steps),
+                        np.array([s.count for s in self.steps], dtype=np.int64), self.category_array("compute"),
+                        self.category_array("sync"), self.category_array("exchange"), self.schedule,
+                        (None,) * len(self.steps))
+
+    def total_cycles(self) -> int:
+        return self.timeline().total_cycles()
+
+    def totals(self) -> dict:
+        return self.timeline().totals()
+
+    def utilisation(self) -> float:
+        """Fraction of tile-cycles spent computing over the execution."""
+        total = self.total_cycles()
+        return float(self.tileBusyCycles.sum() / (self.tileBusyCycles.size * total)) if total else 0.0
+
+    def tile_balance(self, ipu: int = 0) -> float:
+        """Mean over max busy cycles of the tiles of ``ipu`` over the execution."""
+        busy = self.tileBusyCycles[ipu]
+        return float(busy.mean() / busy.max()) if busy.max(initial=0) else 0.0
+
+
+@dataclass(frozen=True)
+class _TraceSpec:
+    """What a Timeline needs of its spec to report cycles, seconds and traces."""
+
+    name: str
+    clock_hz: float
+    tiles: int
+
+
+@dataclass
+class Report:
+    model: str
+    mode: str
+    executable: str
+    compilation: Compilation
+    execution: Execution
+    options: dict = field(default_factory=dict)
+    path: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}_{self.mode}_{self.executable[:8]}"

@@ -1,0 +1,88 @@
+"""Numerics do not depend on the device: replicas, gradient accumulation and steps_per_execution
+train to the same weights, losses and metrics as the CPU with the equivalent batch."""
+import numpy as np
+import pytest
+
+from ipu_test_helpers import assert_same_weights, configure, cpu_model, data, fit, ipu_model
+
+MICRO_BATCH = 16
+
+
+@pytest.mark.parametrize("replicas", [2, 4])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_replicas_of_batch_b_train_like_the_cpu_with_batch_r_times_b(replicas, shuffle):
+    x, y = data(256)
+    configure(replicas)
+    on_ipu = ipu_model()
+    ipu_history = fit(on_ipu, x, y, MICRO_BATCH, epochs=2, shuffle=shuffle)
+    on_cpu = cpu_model()
+    cpu_history = fit(on_cpu, x, y, MICRO_BATCH * replicas, epochs=2, shuffle=shuffle)
+    assert_same_weights(on_ipu, on_cpu)
+    for name in ("loss", "accuracy"):
+        np.testing.assert_allclose(ipu_history.history[name], cpu_history.history[name], rtol=1e-5)
+
+
+def test_the_replica_comparison_would_notice_a_different_batching():
+    """Guards the tests above: the CPU with batch b (not R*b) ends somewhere else."""
+    x, y = data(256)
+    configure(2)
+    on_ipu = ipu_model()
+    fit(on_ipu, x, y, MICRO_BATCH, epochs=2)
+    on_cpu = cpu_model()
+    fit(on_cpu, x, y, MICRO_BATCH, epochs=2)
+    with pytest.raises(AssertionError):
+        assert_same_weights(on_ipu, on_cpu)
+
+
+@pytest.mark.parametrize("accumulation,replicas", [(2, 1), (4, 1), (2, 2)])
+def test_gradient_accumulation_of_k_trains_like_batch_k_times_b(accumulation, replicas):
+    x, y = data(256)
+    configure(replicas)
+    on_ipu = ipu_model(steps_per_execution=accumulation, accumulation=accumulation)
+    ipu_history = fit(on_ipu, x, y, MICRO_BATCH, epochs=2, shuffle=True)
+    on_cpu = cpu_model()
+    cpu_history = fit(on_cpu, x, y, MICRO_BATCH * accumulation * replicas, epochs=2, shuffle=True)
+    assert_same_weights(on_ipu, on_cpu)
+    np.testing.assert_allclose(ipu_history.history["loss"], cpu_history.history["loss"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("steps_per_execution", [2, 4, 16])
+def test_steps_per_execution_changes_nothing_numerically(steps_per_execution):
+    x, y = data(256)
+    configure(1)
+    one_step = ipu_model(steps_per_execution=1)
+    one_history = fit(one_step, x, y, MICRO_BATCH, epochs=2, shuffle=True)
+    looped = ipu_model(steps_per_execution=steps_per_execution)
+    looped_history = fit(looped, x, y, MICRO_BATCH, epochs=2, shuffle=True)
+    on_cpu = cpu_model()
+    cpu_history = fit(on_cpu, x, y, MICRO_BATCH, epochs=2, shuffle=True)
+    assert_same_weights(looped, one_step, rtol=0, atol=0)
+    assert_same_weights(looped, on_cpu)
+    assert looped_history.history == one_history.history
+    np.testing.assert_allclose(looped_history.history["accuracy"], cpu_history.history["accuracy"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_evaluate_and_predict_equal_the_cpu(replicas):
+    x, y = data(256)
+    configure(replicas)
+    on_ipu = ipu_model(steps_per_execution=2)
+    on_cpu = cpu_model()
+    fit(on_cpu, x, y, 32, epochs=1)
+    on_ipu.set_weights(on_cpu.get_weights())
+    np.testing.assert_allclose(on_ipu.evaluate(x, y, batch_size=MICRO_BATCH, verbose=0),
+                               on_cpu.evaluate(x, y, batch_size=MICRO_BATCH, verbose=0), rtol=1e-6)
+    predicted = on_ipu.predict(x, batch_size=MICRO_BATCH, verbose=0)
+    assert predicted.shape == (256, 3)
+    np.testing.assert_allclose(predicted, on_cpu.predict(x, batch_size=MICRO_BATCH, verbose=0), rtol=1e-6)
+
+
+def test_batches_left_over_by_the_replicas_are_dropped_not_trained_on():
+    """15 batches on 2 replicas: 7 steps of 2 batches; the 15th batch never reaches the weights."""
+    x, y = data(240)
+    configure(2)
+    on_ipu = ipu_model()
+    fit(on_ipu, x, y, MICRO_BATCH)
+    on_cpu = cpu_model()
+    fit(on_cpu, x[:224], y[:224], 2 * MICRO_BATCH)
+    assert_same_weights(on_ipu, on_cpu)
