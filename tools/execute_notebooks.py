@@ -13,7 +13,6 @@ is left untouched, and the exit status is non-zero.
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +21,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+from ipu_teach.atomic import atomic_write  # noqa: E402
 KERNEL_NAME = "python3"
 TIMEOUT_SECONDS = 600
 KEPT_CELL_METADATA = ("tags",)
@@ -63,14 +64,8 @@ def keep_notebook_metadata(notebook):
 
 def write_atomically(notebook, path):
     """Write to a temporary file beside `path`, then replace it, so an interrupted run never truncates it."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            nbformat.write(notebook, stream)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    with atomic_write(path) as stream:
+        nbformat.write(notebook, stream)
 
 
 def execute_notebook(path):

@@ -11,13 +11,13 @@ draw uses only ``Generator.random`` + a stable argsort, whose stream numpy keeps
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from ipu_teach.atomic import atomic_write  # noqa: E402
 from ipu_teach.keras.datasets.mnist import BUNDLED_SUBSET, read_mnist_npz  # noqa: E402
 
 DEFAULT_SOURCE = REPO.parent / "shared" / "data" / "mnist.npz"
@@ -57,16 +57,8 @@ def build_subset(source):
 
 def write_npz_atomically(arrays, out):
     """Write ``arrays`` compressed to ``out`` via a temp file in the same folder, so ``out`` is never half-written."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".part")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.savez_compressed(stream, **arrays)
-        os.chmod(temp_name, 0o644)  # mkstemp makes files private; package data must be readable by every user
-        os.replace(temp_name, out)
-    except BaseException:
-        os.unlink(temp_name)
-        raise
+    with atomic_write(out, "wb") as stream:
+        np.savez_compressed(stream, **arrays)
 
 
 def main(argv=None):

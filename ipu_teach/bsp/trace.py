@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
+from ..atomic import atomic_write
 from .timeline import PHASE_ORDER
 
 MAX_TRACED_SUPERSTEPS = 10_000
@@ -42,13 +42,6 @@ def write_chrome_trace(timeline, path, max_supersteps: int = MAX_TRACED_SUPERSTE
     path = os.fspath(path)
     payload = {"traceEvents": chrome_trace_events(timeline, max_supersteps), "displayTimeUnit": "ns",
                "otherData": {"simulated": True, "ipu": timeline.spec.name, "total_cycles": timeline.total_cycles()}}
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".trace-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w") as file:
-            json.dump(payload, file)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    with atomic_write(path) as file:
+        json.dump(payload, file)
     return path

@@ -11,7 +11,8 @@ import hashlib
 import json
 import os
 import re
-import tempfile
+
+from ..atomic import atomic_write
 
 FORMAT = "ipu-teach-executable/1"
 _python_path: list = [None]
@@ -56,15 +57,7 @@ def store(key: str, entry: dict) -> str | None:
     folder = cache_path()
     if not folder:
         return None
-    os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{key}.json")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"format": FORMAT, "key": key, **entry}, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path) as f:
+        json.dump({"format": FORMAT, "key": key, **entry}, f, indent=1, sort_keys=True)
     return path

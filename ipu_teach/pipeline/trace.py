@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Sequence
 
+from ..atomic import atomic_write
 from .timing import Timeline
 
 _CATEGORY = {"F": "forward", "B": "backward", "WU": "weight update"}
@@ -36,14 +36,6 @@ def chrome_trace(timelines: Timeline | Sequence[Timeline]) -> dict:
 def write_chrome_trace(path: str | os.PathLike, timelines: Timeline | Sequence[Timeline]) -> str:
     """Write the trace to ``path`` atomically (a temporary file in the same folder, then a rename)."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".trace-", suffix=".json.tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(chrome_trace(timelines), stream)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
+    with atomic_write(path) as stream:
+        json.dump(chrome_trace(timelines), stream)
     return path

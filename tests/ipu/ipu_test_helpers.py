@@ -19,9 +19,11 @@ def data(n=256, seed=1):
     return x, keras.utils.to_categorical(labels, CLASSES)
 
 
-def build(seed=0, hidden=8):
-    """A dropout-free Dense model with weights drawn from ``seed`` (names restart, as in a new session)."""
-    keras.backend.clear_session()
+def build(seed=0, hidden=8, new_session=True):
+    """A dropout-free Dense model with weights drawn from ``seed``; layer names restart, as in a new
+    session, unless ``new_session`` is False."""
+    if new_session:
+        keras.backend.clear_session()
     keras.utils.set_random_seed(seed)
     inputs = keras.Input(shape=(FEATURES,))
     x = keras.layers.Dense(hidden, activation="relu")(inputs)

@@ -1,7 +1,7 @@
 """Graphcore's INFO and WARNING lines appear when the real system prints them, and not otherwise."""
 import pytest
 
-from ipu_test_helpers import configure, data, fit, ipu_model, lines_with
+from ipu_test_helpers import configure, cpu_model, data, ipu_model, lines_with
 
 ONLY_ONE_STEP = "has been configured with only 1 steps per execution"
 DISTRIBUTED = "Training is distributed across"
@@ -70,7 +70,6 @@ def test_steps_per_execution_larger_than_the_data_is_truncated_with_a_warning(ca
 
 
 def test_a_model_on_the_cpu_prints_no_ipu_lines(capsys):
-    from ipu_test_helpers import cpu_model
     x, y = data(64)
     configure(2)  # configured, but the model is not in the strategy's scope
     cpu_model().fit(x, y, batch_size=16, verbose=1)

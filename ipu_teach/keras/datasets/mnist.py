@@ -16,7 +16,6 @@ MNIST is by Yann LeCun, Corinna Cortes and Christopher J. C. Burges (http://yann
 """
 import hashlib
 import os
-import tempfile
 import urllib.request
 import zipfile
 import zlib
@@ -24,6 +23,8 @@ from http.client import HTTPException
 from pathlib import Path
 
 import numpy as np
+
+from ...atomic import atomic_write
 
 KERAS_URL = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz"
 KERAS_SHA256 = "731c5ac602752760c8e48fbffcf8c3b850d9dc2a2aedcf2cc48468fc17b673d1"
@@ -156,23 +157,16 @@ def _split_problems(arrays, split):
 
 def _download(origin, target, expected_sha256):
     """Fetch ``origin`` to ``target`` through a temp file next to it, moved into place only once verified."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            received, announced, digest = _stream(origin, out)
+    with atomic_write(target, "wb") as out:
+        received, announced, digest = _stream(origin, out)
+        out.flush()
         if announced is not None and received != announced:
             raise MnistDownloadError(f"download of {origin} stopped after {received:,} of {announced:,} bytes; "
                                      f"nothing was saved. Try again, or put mnist.npz in {target.parent} by hand.")
         if digest != expected_sha256:
             raise MnistDownloadError(f"{origin} has sha256 {digest}, expected {expected_sha256}: the file is corrupt "
                                      "or not the one expected; nothing was saved (check origin= and file_hash=).")
-        read_mnist_npz(temp_name, label=f"the file downloaded from {origin}")
-        os.chmod(temp_name, 0o644)  # mkstemp makes files private; a data set is readable like any other download
-        os.replace(temp_name, target)
-    except BaseException:
-        os.unlink(temp_name)
-        raise
+        read_mnist_npz(out.name, label=f"the file downloaded from {origin}")
 
 
 def _stream(origin, out):

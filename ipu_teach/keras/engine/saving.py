@@ -1,9 +1,10 @@
 """Weights to and from ``.npz`` (no pickle): arrays in model order, with names and shapes to check."""
 import json
 import os
-import tempfile
 
 import numpy as np
+
+from ...atomic import atomic_write
 
 
 def save_weights(model, filepath) -> None:
@@ -12,17 +13,8 @@ def save_weights(model, filepath) -> None:
     weights = model.weights
     arrays = {f"w{i}": w.data for i, w in enumerate(weights)}
     meta = {"model": model.name, "names": [w.name for w in weights], "shapes": [list(w.shape) for w in weights]}
-    folder = os.path.dirname(os.path.abspath(filepath))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".weights-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, __meta__=np.array(json.dumps(meta)), **arrays)
-        os.replace(tmp, filepath)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(filepath, "wb") as f:
+        np.savez(f, __meta__=np.array(json.dumps(meta)), **arrays)
 
 
 def load_weights(model, filepath) -> None:

@@ -1,0 +1,57 @@
+"""A batch too big for the tiles' SRAM is a ModelOutOfMemoryError that names the tile, the bytes and
+the cures; allow_out_of_memory compiles it anyway (as debug.allowOutOfMemory does)."""
+import pytest
+
+from ipu_teach import bsp, ipu
+from ipu_test_helpers import build, compile_model, configure, data, ipu_model
+
+TILES = 4  # a small IPU, so that a modest batch overflows it
+HIDDEN = 512
+HUGE_BATCH = 1024  # activations of 1024 x 512 float32 = 2 MiB, over 4 tiles of 624 KiB
+
+
+def fit_huge(model):
+    x, y = data(HUGE_BATCH)
+    model.fit(x, y, batch_size=HUGE_BATCH, verbose=0)
+
+
+def test_a_huge_batch_raises_out_of_memory_naming_tile_bytes_categories_variables_and_cures():
+    configure(1, tiles_per_ipu=TILES)
+    model = ipu_model(steps_per_execution=1, hidden=HIDDEN)
+    with pytest.raises(ipu.ModelOutOfMemoryError) as caught:
+        fit_huge(model)
+    error = caught.value
+    assert isinstance(error, bsp.TileOutOfMemoryError)
+    sram = ipu.system.current().spec.sram_per_tile
+    assert error.available == sram and error.needed > sram
+    assert 0 <= error.tile < TILES
+    message = str(error)
+    assert f"needs {error.needed:,} bytes on tile {error.tile}" in message
+    assert f"has {sram:,} bytes of SRAM (over by {error.needed - sram:,})" in message
+    assert error.categories[0][0] == "activations"  # the batch is what fills the tile
+    for name, nbytes in error.categories + error.variables:
+        assert f"{nbytes:,} B" in message and name in message
+    assert [n for _, n in error.categories] == sorted((n for _, n in error.categories), reverse=True)
+    for cure in ("smaller micro-batch", "pipelining", "recompute"):
+        assert cure in message
+
+
+def test_a_smaller_batch_of_the_same_model_fits():
+    configure(1, tiles_per_ipu=TILES)
+    model = ipu_model(steps_per_execution=1, hidden=HIDDEN)
+    x, y = data(64)
+    history = model.fit(x, y, batch_size=64, verbose=0)
+    assert len(history.history["loss"]) == 1
+
+
+def test_allow_out_of_memory_lets_the_huge_batch_compile():
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.ipu_model.tiles_per_ipu = TILES
+    config.profiling.allow_out_of_memory = True
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = compile_model(build(hidden=HIDDEN))
+    fit_huge(model)
+    graph = model.device_executor.executable.graph
+    assert graph.tile_memory().max() > graph.spec.sram_per_tile
