@@ -5,6 +5,8 @@ import contextlib
 
 import numpy as np
 
+from .graph_order import post_order
+
 DEFAULT_FLOAT = np.float32
 
 _grad_enabled = [True]
@@ -120,21 +122,8 @@ def _ops():
 
 
 def _topological_order(root: Tensor) -> list:
-    """Tensors that require gradients, each after all of its inputs (iterative: deep graphs are fine)."""
-    order, seen, stack = [], set(), [(root, False)]
-    while stack:
-        tensor, expanded = stack.pop()
-        if expanded:
-            order.append(tensor)
-            continue
-        if id(tensor) in seen:
-            continue
-        seen.add(id(tensor))
-        stack.append((tensor, True))
-        if tensor.node is not None:
-            stack.extend((parent, False) for parent in tensor.node.inputs
-                         if parent.requires_grad and id(parent) not in seen)
-    return order
+    """Tensors that require gradients, each after all of its inputs."""
+    return post_order([root], lambda t: [p for p in t.node.inputs if p.requires_grad] if t.node is not None else [])
 
 
 def as_tensor(value) -> Tensor:

@@ -36,6 +36,8 @@ class Executable:
     compile_seconds: float
     from_cache: bool
     pipeline: object = None
+    out_of_memory: object = None
+    """The ModelOutOfMemoryError of a program compiled with debug.allowOutOfMemory that does not fit."""
 
 
 def _make_divisible_hint(n, d):
@@ -201,9 +203,10 @@ class IPUExecutor:
         graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas)
         options = capture.engine_options(configuration)
         pipelined = None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas)
-        if not options.allow_out_of_memory:
-            for stage_graph in ([graph] if pipelined is None else pipelined.stage_graphs):
-                out_of_memory.check(model, stage_graph)
+        overflow = next(filter(None, (out_of_memory.find(model, stage_graph) for stage_graph in
+                                      ([graph] if pipelined is None else pipelined.stage_graphs))), None)
+        if overflow is not None and not options.allow_out_of_memory:
+            raise overflow
         description = {"graph": graph.signature, "mode": mode, "micro_batch": graph.micro_batch,
                        "steps_per_execution": spe, "replicas": replicas, "accumulation": accumulation,
                        "ipu": spec.name, "tiles": spec.tiles,
@@ -230,7 +233,7 @@ class IPUExecutor:
                                          "compute_sets": graph.compute_sets, "cycles_per_execution":
                                          timeline.total_cycles(), "description": description})
         executable = Executable(key, graph, timeline, hardware.HOST.execution_overhead_s + device_seconds,
-                                compile_seconds, bool(cached), pipelined)
+                                compile_seconds, bool(cached), pipelined, overflow)
         self.executables[key] = executable
         capture.on_compile(model, mode, executable, configuration, options)
         self._compile_due = due
@@ -259,6 +262,8 @@ class IPUExecutor:
 
     # ----- running -------------------------------------------------------------------------------
     def run(self, model, mode, batches):
+        if self.executable.out_of_memory is not None:
+            raise out_of_memory.CannotRunOutOfMemoryError(self.executable.out_of_memory)
         batch = self.executable.graph.micro_batch
         for x, _ in batches:
             if len(x) != batch:

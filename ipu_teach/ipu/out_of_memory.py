@@ -39,12 +39,29 @@ def breakdown(graph, tile: int):
     return categories, variables
 
 
-def check(model, graph) -> None:
-    """Raise ModelOutOfMemoryError when any tile needs more than its SRAM."""
+def find(model, graph) -> ModelOutOfMemoryError | None:
+    """The error for the fullest tile when any tile needs more than its SRAM, else None."""
     total = graph.tile_memory()
     sram = graph.spec.sram_per_tile
     if total.max(initial=0) <= sram:
-        return
+        return None
     tile = int(np.argmax(total))
     categories, variables = breakdown(graph, tile)
-    raise ModelOutOfMemoryError(model.name, tile, int(total[tile]), sram, categories[:3], variables[:3], graph)
+    return ModelOutOfMemoryError(model.name, tile, int(total[tile]), sram, categories[:3], variables[:3], graph)
+
+
+def check(model, graph) -> None:
+    """Raise ModelOutOfMemoryError when any tile needs more than its SRAM."""
+    error = find(model, graph)
+    if error is not None:
+        raise error
+
+
+class CannotRunOutOfMemoryError(ModelOutOfMemoryError):
+    """An executable compiled with debug.allowOutOfMemory does not fit: it can be profiled, not run."""
+
+    def __init__(self, error: ModelOutOfMemoryError):
+        super().__init__(error.model_name, error.tile, error.needed, error.available, error.categories,
+                         error.variables, error.graph)
+        self.args = ("The program was compiled with debug.allowOutOfMemory so its report shows the overflow, "
+                     "but it cannot run on the IPU. " + error.args[0],)

@@ -1,21 +1,11 @@
 """The functional graph: from output KerasTensors back to the inputs, in execution order."""
+from ...autograd.graph_order import post_order
 from ..layers.base import InputLayer, KerasTensor
 
 
 def topological_order(outputs) -> list:
     """Every KerasTensor the outputs depend on, each after the tensors it was computed from."""
-    order, seen, stack = [], set(), [(t, False) for t in reversed(outputs)]
-    while stack:
-        tensor, expanded = stack.pop()
-        if expanded:
-            order.append(tensor)
-            continue
-        if id(tensor) in seen:
-            continue
-        seen.add(id(tensor))
-        stack.append((tensor, True))
-        stack.extend((parent, False) for parent in reversed(tensor.inputs) if id(parent) not in seen)
-    return order
+    return post_order(outputs, lambda tensor: tensor.inputs)
 
 
 def check_inputs_reach(inputs, order) -> None:

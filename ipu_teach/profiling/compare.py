@@ -1,0 +1,62 @@
+"""Two reports side by side, as PopVision's report comparison: source, target and the difference."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .report import Report
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    source: float
+    target: float
+
+    @property
+    def difference(self) -> float:
+        return self.target - self.source
+
+
+def comparison_rows(source: Report, target: Report) -> list:
+    """Memory by category (all IPUs), the fullest tile, the live peak, cycles by phase, utilisation."""
+    def memory(report, category):
+        sums = report.compilation.memory_by_category.get(category)
+        return int(sums.sum()) if sums is not None else 0
+
+    def fullest(report):
+        c = report.compilation
+        return max(int(c.tile_memory(ipu).max(initial=0)) for ipu in range(c.target.numIPUs))
+
+    def peak(report):
+        c = report.compilation
+        return max((p.totalBytes for p in (c.live_peak(i) for i in range(c.target.numIPUs)) if p), default=0)
+
+    categories = list(source.compilation.categories) + [c for c in target.compilation.categories
+                                                        if c not in source.compilation.categories]
+    rows = [Row("memory: total (bytes)", sum(memory(source, c) for c in categories),
+                sum(memory(target, c) for c in categories))]
+    rows += [Row(f"memory: {c} (bytes)", memory(source, c), memory(target, c)) for c in categories]
+    rows += [Row("memory: fullest tile (bytes)", fullest(source), fullest(target)),
+             Row("memory: tiles out of memory", *(sum(len(r.compilation.out_of_memory_tiles(i))
+                                                      for i in range(r.compilation.target.numIPUs))
+                                                  for r in (source, target))),
+             Row("liveness: live peak (bytes)", peak(source), peak(target)),
+             Row("execution: cycles", source.execution.total_cycles(), target.execution.total_cycles())]
+    rows += [Row(f"execution: {name} cycles", source.execution.totals()[name], target.execution.totals()[name])
+             for name in ("compute", "sync", "exchange")]
+    rows.append(Row("execution: tile utilisation (%)", 100 * source.execution.utilisation(),
+                    100 * target.execution.utilisation()))
+    return rows
+
+
+def compare_reports(source: Report, target: Report) -> str:
+    """A text table: one row per figure, with the source, the target and target minus source."""
+    rows = comparison_rows(source, target)
+    width = max(len(r.name) for r in rows) + 2
+    lines = [f"{'':<{width}}{'source':>16}{'target':>16}{'difference':>16}",
+             f"{'':<{width}}{source.name[:15]:>16}{target.name[:15]:>16}"]
+    for r in rows:
+        fmt = (lambda v: f"{v:,.1f}") if "%" in r.name else (lambda v: f"{int(v):,}")
+        sign = "+" if r.difference > 0 else ""
+        lines.append(f"{r.name:<{width}}{fmt(r.source):>16}{fmt(r.target):>16}{sign + fmt(r.difference):>16}")
+    return "\n".join(lines)
