@@ -194,6 +194,7 @@ class IPUExecutor:
                       "increasing the value for the `steps_per_execution` argument passed to the `compile()` method "
                       "to improve performance.")
         x, y = adapter.first_batch()
+        self.connection, self._told_compile_only = configuration, False
         self.executable = self._compile(model, mode, x, y, configuration, spe, accumulation)
         return Plan(steps_per_execution=spe, steps=per_replica, replicas=replicas,
                     epoch_notice=(lambda: messages.info(notice)) if notice else None)
@@ -269,10 +270,23 @@ class IPUExecutor:
             if len(x) != batch:
                 raise IPURuleError(f"A batch of {len(x)} samples reached an IPU program compiled for batches of "
                                    f"{batch}: use Dataset.batch({batch}, drop_remainder=True) or trim the data")
-        results = getattr(self, f"_{mode}")(model, batches)
-        seconds = self.executable.seconds_per_execution + self._compile_due
+        if self.connection.runs:
+            results = getattr(self, f"_{mode}")(model, batches)
+        else:
+            results = self._compile_only(model, mode, batches)
+        seconds = self.executable.seconds_per_execution * self.connection.runs + self._compile_due
         self._compile_due = 0.0
         return results, seconds
+
+    def _compile_only(self, model, mode, batches):
+        """PRE_COMPILE / NEVER: the program is compiled (and cached) but never runs, as on the real system."""
+        if not self._told_compile_only:
+            self._told_compile_only = True
+            messages.info(f"device_connection.type is {self.connection.connection.name}: `{model.name}` was compiled "
+                          "but does not run; its weights do not change and its results are zeros.")
+        if mode == "predict":
+            return [np.zeros((len(x),) + tuple(model.output_shape[1:]), dtype=np.float32) for x, _ in batches]
+        return [0.0] * len(batches)
 
     def _train(self, model, batches):
         results, per_update = [], self.replicas * self.accumulation

@@ -44,14 +44,30 @@ def test_a_smaller_batch_of_the_same_model_fits():
     assert len(history.history["loss"]) == 1
 
 
-def test_allow_out_of_memory_lets_the_huge_batch_compile():
+def configure_small_ipu_allowing_out_of_memory():
     config = ipu.config.IPUConfig()
     config.auto_select_ipus = 1
     config.ipu_model.tiles_per_ipu = TILES
     config.profiling.allow_out_of_memory = True
     config.configure_ipu_system()
+
+
+@pytest.mark.parametrize("how", ["IPUConfig", "POPLAR_ENGINE_OPTIONS"])
+def test_allow_out_of_memory_compiles_the_huge_batch_for_its_report_but_cannot_run_it(how, monkeypatch):
+    if how == "IPUConfig":
+        configure_small_ipu_allowing_out_of_memory()
+    else:
+        monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", '{"debug.allowOutOfMemory": "true"}')
+        configure(1, tiles_per_ipu=TILES)
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = compile_model(build(hidden=HIDDEN))
-    fit_huge(model)
-    graph = model.device_executor.executable.graph
-    assert graph.tile_memory().max() > graph.spec.sram_per_tile
+    weights = model.get_weights()
+    with pytest.raises(ipu.out_of_memory.CannotRunOutOfMemoryError, match="compiled with debug.allowOutOfMemory"
+                                                                            ".*cannot run.*smaller micro-batch"):
+        fit_huge(model)
+    executable = model.device_executor.executable
+    assert executable.graph.micro_batch == HUGE_BATCH and executable.compile_seconds > 0
+    assert executable.graph.tile_memory().max() > executable.graph.spec.sram_per_tile
+    assert isinstance(executable.out_of_memory, ipu.ModelOutOfMemoryError)
+    for before, after in zip(weights, model.get_weights()):  # nothing ran
+        assert (before == after).all()
