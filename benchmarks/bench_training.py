@@ -9,7 +9,7 @@ The contenders alternate in rounds within one run (after a warm-up), so that loa
 processes on a shared machine falls on all of them alike. Prints samples/s per contender, the
 ratios ipu-teach / numpy and ipu-teach / torch, and the target (ipu-teach >= 0.8x PyTorch eager).
 Not a test. Run:
-    PYTHONPATH=. python benchmarks/bench_training.py [--rounds 3] [--samples 640]
+    PYTHONPATH=. python benchmarks/bench_training.py [--rounds 5] [--samples 384]
 """
 import os
 
@@ -197,8 +197,8 @@ def load_average() -> str:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--samples", type=int, default=640, help="samples per contender per round (multiple of 64)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--samples", type=int, default=384, help="samples per contender per round (multiple of 64)")
     args = parser.parse_args()
     x, y = load_mnist()
     contenders = make_contenders()
