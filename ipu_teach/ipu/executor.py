@@ -263,7 +263,7 @@ class IPUExecutor:
 
     # ----- running -------------------------------------------------------------------------------
     def run(self, model, mode, batches):
-        if self.executable.out_of_memory is not None:
+        if self.executable.out_of_memory is not None and self.connection.runs:
             raise out_of_memory.CannotRunOutOfMemoryError(self.executable.out_of_memory)
         batch = self.executable.graph.micro_batch
         for x, _ in batches:

@@ -62,7 +62,9 @@ def engine_options(configuration) -> EngineOptions:
 @contextlib.contextmanager
 def auto_report(directory: str = "./report", allow_out_of_memory: bool = False):
     """Write a report for every executable compiled inside the block (the Python form of autoReport.all)."""
-    override = {"auto_report": True, "directory": os.fspath(directory), "allow_out_of_memory": allow_out_of_memory}
+    override = {"auto_report": True, "directory": os.fspath(directory)}
+    if allow_out_of_memory:  # never turns off what IPUConfig or POPLAR_ENGINE_OPTIONS turned on
+        override["allow_out_of_memory"] = True
     _overrides.append(override)
     try:
         yield

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ..atomic import atomic_write
 from .report import (Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target,
                      Variable)
 
@@ -65,17 +64,9 @@ def report_from_dict(data: dict, path: str | None = None) -> Report:
 
 def write_report(report: Report, directory) -> str:
     """Write ``report`` to ``directory/<model>_<mode>_<key>/profile.json`` atomically; return the path."""
-    folder = Path(directory) / report.name
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / FILE_NAME
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".profile-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w") as file:
-            json.dump(report_to_dict(report), file)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    path = Path(directory) / report.name / FILE_NAME
+    with atomic_write(path) as file:
+        json.dump(report_to_dict(report), file)
     report.path = str(path)
     return str(path)
 

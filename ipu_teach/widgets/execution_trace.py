@@ -1,0 +1,88 @@
+"""The execution-trace view: the BSP steps of one execution along simulated time, per IPU, split into
+compute / sync / exchange, the cycles per step, and how evenly the tiles were busy (PopVision's
+Execution Trace). ``plot_execution_trace`` draws the same figure without widgets.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..bsp.figures import COLOURS
+from ..bsp.timeline import PHASE_ORDER
+from .figure_widget import FigureWidget
+
+DEFAULT_SUPERSTEPS = 60
+TOP_STEPS = 12
+
+
+def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEFAULT_SUPERSTEPS) -> str:
+    """Draw on ``figure``: phases over time (top), cycles per step (bottom left), busy cycles per tile
+    (bottom right), all for ``ipu``. Returns a one-line caption."""
+    execution = report.execution
+    if not 0 <= ipu < execution.numIPUs:
+        raise ValueError(f"plot_execution_trace: IPU {ipu} does not exist; the execution ran on "
+                         f"{execution.numIPUs} IPU(s)")
+    if max_supersteps < 1:
+        raise ValueError(f"plot_execution_trace: max_supersteps must be at least 1, got {max_supersteps}")
+    timeline = execution.timeline()
+    grid = figure.add_gridspec(2, 2, height_ratios=[1, 1.4])
+    trace, steps, tiles = figure.add_subplot(grid[0, :]), figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
+    intervals = timeline.phase_intervals(ipu, max_supersteps)
+    end = 1
+    for category in PHASE_ORDER:
+        starts, widths = intervals[category]
+        keep = widths > 0
+        trace.broken_barh(list(zip(starts[keep], widths[keep])), (0, 1), color=COLOURS[category], label=category)
+        end = max(end, int((starts + widths).max(initial=0)))
+    drawn = len(intervals["compute"][0])
+    trace.set(yticks=[], xlim=(0, end), xlabel=f"simulated cycles (first {drawn} supersteps)",
+              title=f"Execution trace of IPU {ipu} ({execution.ipuName}, simulated)")
+    trace.legend(loc="upper right", ncol=3, fontsize="x-small")
+
+    per_run = {c: execution.category_array(c)[:, ipu] * timeline.counts for c in PHASE_ORDER}
+    order = np.argsort(-sum(per_run.values()), kind="stable")[:TOP_STEPS]
+    left = np.zeros(len(order))
+    for category in PHASE_ORDER:
+        values = per_run[category][order]
+        steps.barh(np.arange(len(order)), values, left=left, color=COLOURS[category])
+        left += values
+    steps.set_yticks(np.arange(len(order)), [f"{timeline.labels[r][:24]} x{timeline.counts[r]}" for r in order],
+                     fontsize="x-small")
+    steps.invert_yaxis()
+    steps.set(xlabel="cycles over the execution", title=f"the {len(order)} costliest steps")
+
+    busy = execution.tileBusyCycles[ipu]
+    tiles.fill_between(np.arange(busy.size), busy, step="mid", color=COLOURS["compute"], linewidth=0)
+    tiles.axhline(busy.mean(), color="black", linestyle="--", linewidth=1, label="mean")
+    tiles.set(xlabel="tile", ylabel="busy cycles",
+              title=f"tile balance {execution.tile_balance(ipu):.1%}, utilisation {execution.utilisation():.1%}")
+    tiles.legend(loc="upper right", fontsize="x-small")
+    figure.tight_layout()
+    totals = {c: int(per_run[c].sum()) for c in PHASE_ORDER}
+    return (f"IPU {ipu}: {sum(totals.values()):,} cycles per execution (simulated): "
+            + ", ".join(f"{c} {v:,}" for c, v in totals.items()))
+
+
+def plot_execution_trace(report, ipu: int = 0, max_supersteps: int = DEFAULT_SUPERSTEPS):
+    """The view's figure as a pyplot Figure (stable output for notebooks and tests)."""
+    import matplotlib.pyplot as plt
+    figure = plt.figure(figsize=ExecutionTraceView.figure_size)
+    draw_execution_trace(figure, report, ipu, max_supersteps)
+    return figure
+
+
+class ExecutionTraceView(FigureWidget):
+    """Pick an IPU and how many supersteps to show; the trace follows."""
+
+    figure_size = (10, 6.5)
+
+    def __init__(self, report, max_supersteps: int = DEFAULT_SUPERSTEPS):
+        import ipywidgets
+        self.report = report
+        self.ipu = ipywidgets.Dropdown(options=[(f"IPU {i}", i) for i in range(report.execution.numIPUs)], value=0,
+                                       description="IPU")
+        self.supersteps = ipywidgets.IntSlider(value=max_supersteps, min=1, max=max(400, max_supersteps),
+                                               description="supersteps", continuous_update=False)
+        super().__init__([self.ipu, self.supersteps])
+
+    def draw(self, figure) -> str:
+        return draw_execution_trace(figure, self.report, self.ipu.value, self.supersteps.value)

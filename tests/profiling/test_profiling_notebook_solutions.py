@@ -1,0 +1,46 @@
+"""The exercise solutions of notebook 05 run against the notebook's own helper (taken from the notebook)."""
+import json
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def _notebook_namespace(reports):
+    """Run the notebook's set-up cells (imports, data, model_fn, train) and section 2's report, writing
+    the reports to ``reports``."""
+    cells = [c for c in json.loads((NOTEBOOKS / "05_profiling.ipynb").read_text())["cells"] if c["cell_type"] == "code"]
+    namespace = {}
+    wanted = ("REPORTS =", "def train(", "report = train()")
+    for cell in cells:
+        source = "".join(cell["source"])
+        if any(marker in source for marker in wanted):
+            exec(source.replace("%matplotlib inline", ""), namespace)
+            if "REPORTS =" in source:
+                namespace["REPORTS_FOLDER"].cleanup()
+                namespace["REPORTS"] = reports
+    namespace["compilation"] = namespace["report"].compilation
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def notebook(tmp_path_factory):
+    return _notebook_namespace(tmp_path_factory.mktemp("reports"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise", [1, 2, 3])
+def test_solution_runs_and_answers(exercise, notebook, capsys):
+    namespace = dict(notebook)
+    capsys.readouterr()
+    exec((NOTEBOOKS / "solutions" / f"05_exercise_{exercise}.py").read_text(), namespace)
+    text = capsys.readouterr().out
+    expected = {1: "bytes of activations over the IPU", 2: "difference", 3: "largest micro-batch that fits"}[exercise]
+    assert expected in text
+    if exercise == 1:  # layers are listed largest first: the first convolution holds the most activations
+        layers = [line.split()[0] for line in text.splitlines() if "bytes of activations" in line]
+        assert layers[0] == "conv2d"
+    if exercise == 3:
+        fits = int(text.split("(multiple of 8): ")[1].split(";")[0])
+        assert 128 <= fits < 256 and fits % 8 == 0

@@ -1,0 +1,80 @@
+"""The tile-memory explorer and the execution-trace view: the drawn data follows the controls."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+from ipu_teach import profiling
+from ipu_teach.widgets import ExecutionTraceView, TileMemoryExplorer, plot_execution_trace, plot_tile_memory
+from profiling_helpers import TILES, configure, fit
+
+KIB = 1024
+
+
+def _detail_bytes(figure):
+    """The tile-details axes' bar lengths, in bytes."""
+    return np.round([bar.get_width() * KIB for bar in figure.axes[1].patches]).astype(int).tolist()
+
+
+def _liveness(figure):
+    return np.asarray(figure.axes[2].lines[0].get_ydata())
+
+
+def _trace_segments(figure):
+    return sum(len(collection.get_paths()) for collection in figure.axes[0].collections)
+
+
+def test_plot_tile_memory_draws_every_tile_the_limit_the_fullest_tile_and_the_peak(trained):
+    _, report = trained
+    figure = plot_tile_memory(report)
+    compilation = report.compilation
+    fullest = int(np.argmax(compilation.tile_memory(0)))
+    assert _detail_bytes(figure) == list(compilation.tiles[fullest].memory.byCategory.values())
+    every = figure.axes[0]
+    assert len(every.collections) == len(compilation.categories)
+    assert any(line.get_ydata()[0] == compilation.target.bytesPerTile / KIB for line in every.lines)
+    peak = compilation.live_peak(0)
+    marker = figure.axes[2].lines[-1]
+    assert (marker.get_xdata()[0], marker.get_ydata()[0]) == (peak.index, peak.totalBytes / KIB / KIB)
+
+
+def test_plot_tile_memory_refuses_a_tile_that_does_not_exist(trained):
+    _, report = trained
+    with pytest.raises(ValueError, match=f"tile {TILES} does not exist"):
+        plot_tile_memory(report, tile=TILES)
+
+
+def test_tile_memory_explorer_follows_its_controls(trained):
+    _, report = trained
+    explorer = TileMemoryExplorer(report)
+    assert explorer.ipu.options == (("IPU 0", 0),)
+    first_png, first_live = explorer.image.value, _liveness(explorer.figure)
+    other = (explorer.tile.value + 7) % TILES
+    explorer.tile.value = other
+    assert _detail_bytes(explorer.figure) == list(report.compilation.tiles[other].memory.byCategory.values())
+    assert f"tile {other}" in explorer.caption.value and explorer.image.value != first_png
+    explorer.liveness_of.value = "selected tile"
+    expected = [s.totalBytes / KIB for s in report.compilation.liveness(0, other)]
+    np.testing.assert_allclose(_liveness(explorer.figure), expected)
+    assert not np.allclose(_liveness(explorer.figure), first_live)
+
+
+def test_execution_trace_view_follows_its_controls(tmp_path):
+    configure(replicas=2)
+    with profiling.auto_report(tmp_path):
+        fit(batch_size=4)
+    report = profiling.open_report(profiling.last_report_path())
+    view = ExecutionTraceView(report, max_supersteps=5)
+    assert [value for _, value in view.ipu.options] == [0, 1]
+    few = _trace_segments(view.figure)
+    view.supersteps.value = 40
+    assert _trace_segments(view.figure) > few
+    first = view.caption.value
+    view.ipu.value = 1
+    assert view.caption.value.startswith("IPU 1") and first.startswith("IPU 0")
+    figure = plot_execution_trace(report, ipu=1, max_supersteps=40)
+    assert _trace_segments(figure) == _trace_segments(view.figure)
+    busy = figure.axes[2].collections[0]
+    assert busy.get_paths()  # the busy cycles per tile are drawn
