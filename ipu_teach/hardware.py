@@ -181,6 +181,11 @@ class HostSpec:
         return self.compile_base_s + self.compile_s_per_compute_set * compute_sets
 
 
+CODE_CATEGORIES = ("vertex code", "control code", "internal exchange code", "host exchange code",
+                   "vertex instance state", "stack")
+"""PopVision's memory categories that are code or runtime state rather than tensors (always live)."""
+
+
 @dataclass(frozen=True)
 class CodeSizes:
     """Approximate bytes of code and state per tile, by PopVision's memory categories."""

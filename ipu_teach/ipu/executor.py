@@ -211,8 +211,9 @@ class IPUExecutor:
         description = {"graph": graph.signature, "mode": mode, "micro_batch": graph.micro_batch,
                        "steps_per_execution": spe, "replicas": replicas, "accumulation": accumulation,
                        "ipu": spec.name, "tiles": spec.tiles,
-                       "pipeline": None if plan is None else [plan.stages, list(plan.device_mapping), plan.schedule.name,
-                                                              plan.recompute, [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
+                       "pipeline": None if plan is None else [
+                           plan.stages, list(plan.device_mapping), plan.schedule.name, plan.recompute,
+                           [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
                        "optimizer": model.optimizer.get_config() if mode == "train" else None}
         key = executable_cache.key_of(description)
         if key in self.executables:

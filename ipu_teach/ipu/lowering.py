@@ -128,7 +128,7 @@ def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list) -> 
         pick = [step for step in graph.steps if stage_of(step.name) == s and step.phase not in ("update", "accumulate")]
         memory = [MemoryItem(m.name, m.category, m.per_tile * (stash[s] if m.category == "activations" else 1),
                              m.always_live, m.live_from, m.live_until)
-                  for m in graph.memory if m.category not in CODE_CATEGORIES and stage_of(m.name) == s]
+                  for m in graph.memory if m.category not in hardware.CODE_CATEGORIES and stage_of(m.name) == s]
         stages.append(LoweredGraph(graph.mode, graph.spec, graph.micro_batch,
                                    [p for p in pick if p.phase == "forward"], [p for p in pick if p.phase == "backward"],
                                    [], memory + _code_memory(pick, graph.spec)))
@@ -144,10 +144,6 @@ def _weight_memory(weights, spec, offset_tiles, name_suffix="", category="variab
         items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
         start = (start + used) % spec.tiles
     return items
-
-
-CODE_CATEGORIES = ("vertex code", "control code", "internal exchange code", "host exchange code",
-                   "vertex instance state", "stack")
 
 
 def _code_memory(steps, spec) -> list:

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-CODE_CATEGORIES = ("vertex code", "control code", "internal exchange code", "host exchange code",
-                   "vertex instance state", "stack")
-"""Categories that are code or runtime state rather than tensors (always live, as PopVision counts them)."""
+from ..hardware import CODE_CATEGORIES
+
 
 
 @dataclass(frozen=True)

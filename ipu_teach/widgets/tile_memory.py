@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profiling.report import CODE_CATEGORIES
+from ..hardware import CODE_CATEGORIES
 from .figure_widget import FigureWidget
 
 KIB = 1024
