@@ -1,0 +1,50 @@
+# Exercise 2 (solution): what forces a recompile. PRE_COMPILE compiles each program (and stores it
+# in the executable cache) without running it. A new but identical model loads from the cache; a
+# new batch size or a new optimizer setting is a different program, so it compiles.
+import contextlib
+import io
+import shutil
+import tempfile
+
+import numpy as np
+
+import ipu_teach.keras as keras
+from ipu_teach import ipu
+
+
+def model_fn():
+    input_layer = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu")(input_layer)
+    x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
+    x = keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu")(x)
+    x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
+    x = keras.layers.Flatten()(x)
+    x = keras.layers.Dropout(0.5)(x)
+    x = keras.layers.Dense(10, activation="softmax")(x)
+    return input_layer, x
+
+
+rng = np.random.default_rng(0)
+x = rng.random((128, 28, 28, 1), dtype=np.float32)          # any data of the right shape will do
+y = keras.utils.to_categorical(rng.integers(0, 10, 128), 10)
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+
+cache = tempfile.mkdtemp()
+ipu.executable_cache.enable(cache)
+variants = [("batch 64", 64, "sgd"), ("batch 64 again, new model", 64, "sgd"), ("batch 32", 32, "sgd"),
+            ("batch 64, learning rate 0.1", 64, keras.optimizers.SGD(learning_rate=0.1))]
+loaded = {}
+for name, batch_size, optimizer in variants:
+    with strategy.scope(), contextlib.redirect_stdout(io.StringIO()):   # hide the INFO lines
+        model = keras.Model(*model_fn())
+        model.compile(optimizer, "categorical_crossentropy", metrics=["accuracy"])
+        model.fit(x, y, epochs=1, batch_size=batch_size)
+    loaded[name] = model.device_executor.executable.from_cache
+    print(f"{name:<30} {'loaded from the cache' if loaded[name] else 'compiled'}")
+ipu.executable_cache.disable()
+shutil.rmtree(cache)
