@@ -97,11 +97,17 @@ class IPUSpec:
                                    source_notes=self.source_notes + (note,))
 
 
-def sources(spec: IPUSpec) -> dict:
-    """``{field name: (value, source)}`` for every figure of ``spec``, in declaration order."""
-    notes = dict(spec.source_notes)
+def sources(spec) -> dict:
+    """``{field name: (value, source)}`` for every figure of ``spec`` (an IPUSpec, HostSpec or CodeSizes),
+    in declaration order."""
+    notes = dict(getattr(spec, "source_notes", ()))
     return {f.name: (getattr(spec, f.name), notes.get(f.name, f.metadata["source"]))
             for f in dataclasses.fields(spec) if f.name != "source_notes"}
+
+
+def figure_table(spec) -> str:
+    """One line per figure: name, value, source."""
+    return "\n".join(f"{name:<34} {value!s:>12}  {source}" for name, (value, source) in sources(spec).items())
 
 
 def describe(spec: IPUSpec) -> str:

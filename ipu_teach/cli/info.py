@@ -12,7 +12,9 @@ def describe_system(name: str) -> str:
     for device_id, first, size in system.device_table(total):
         ipus = str(first) if size == 1 else f"{first}-{first + size - 1}"
         lines.append(f"{device_id:>4}  {size:>4}  {ipus:<12}")
-    lines += ["", f"IPU: {spec.name} (figures and where they come from)", hardware.describe(spec)]
+    lines += ["", f"IPU: {spec.name} (figures and where they come from)", hardware.describe(spec),
+              "", "Host and compiler (figures and where they come from)", hardware.figure_table(hardware.HOST),
+              "", "Code and runtime state per tile", hardware.figure_table(hardware.CODE)]
     return "\n".join(lines)
 
 

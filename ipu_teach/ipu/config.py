@@ -85,14 +85,15 @@ class IPUConfig(_Options):
         object.__setattr__(self, "ipu_model", IPUModelOptions())
         object.__setattr__(self, "profiling", ProfilingOptions())
 
-    def configure_ipu_system(self, device="cpu"):
-        """Attach the simulated IPUs this config selects (Graphcore's method form)."""
+    def configure_ipu_system(self, device="cpu") -> None:
+        """Attach the simulated IPUs this config selects (Graphcore's method form); like Graphcore's, it
+        returns nothing: ``ipu.system.current()`` describes what was attached."""
         from .system import configure
-        return configure(self)
+        configure(self)
 
 
 def configure_ipu_system(config: IPUConfig, device="cpu"):
     """Graphcore's function form of ``IPUConfig.configure_ipu_system``."""
     if not isinstance(config, IPUConfig):
         raise TypeError(f"configure_ipu_system expects an ipu.config.IPUConfig, got {type(config).__name__}")
-    return config.configure_ipu_system(device)
+    config.configure_ipu_system(device)

@@ -3,7 +3,10 @@ train to the same weights, losses and metrics as the CPU with the equivalent bat
 import numpy as np
 import pytest
 
-from ipu_test_helpers import assert_same_weights, configure, cpu_model, data, fit, ipu_model
+import ipu_teach.keras as keras
+from ipu_teach import ipu
+from ipu_test_helpers import (CLASSES, FEATURES, assert_same_weights, compile_model, configure, cpu_model, data, fit,
+                              ipu_model)
 
 MICRO_BATCH = 16
 
@@ -85,4 +88,29 @@ def test_batches_left_over_by_the_replicas_are_dropped_not_trained_on():
     fit(on_ipu, x, y, MICRO_BATCH)
     on_cpu = cpu_model()
     fit(on_cpu, x[:224], y[:224], 2 * MICRO_BATCH)
+    assert_same_weights(on_ipu, on_cpu)
+
+
+def _dropout_model(seed=0):
+    """Dropout draws its masks from the seeded generator: the replicas' masks must be the CPU's rows."""
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(seed)
+    inputs = keras.Input(shape=(FEATURES,))
+    x = keras.layers.Dense(8, activation="relu")(inputs)
+    x = keras.layers.Dropout(0.5)(x)
+    return keras.Model(inputs, keras.layers.Dense(CLASSES, activation="softmax")(x))
+
+
+@pytest.mark.parametrize("replicas,accumulation", [(2, None), (1, 2), (2, 2)])
+def test_dropout_and_shuffling_train_like_the_cpu_too(replicas, accumulation):
+    x, y = data(256)
+    configure(replicas)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        on_ipu = _dropout_model()
+        if accumulation:
+            on_ipu.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=accumulation)
+        compile_model(on_ipu, steps_per_execution=accumulation or 1)
+    fit(on_ipu, x, y, MICRO_BATCH, epochs=2, shuffle=True)
+    on_cpu = compile_model(_dropout_model())
+    fit(on_cpu, x, y, MICRO_BATCH * replicas * (accumulation or 1), epochs=2, shuffle=True)
     assert_same_weights(on_ipu, on_cpu)

@@ -115,7 +115,7 @@ class DataAdapter:
     def _array_batches(self):
         order = backend.rng().permutation(self.num_samples) if self.shuffle else None
         for start in range(0, self.num_samples, self.batch_size):
-            index = slice(start, start + self.batch_size) if order is None else np.sort(order[start:start + self.batch_size])
+            index = slice(start, start + self.batch_size) if order is None else order[start:start + self.batch_size]
             yield _take(self.x, index), None if self.y is None else self.y[index]
 
 
