@@ -53,6 +53,7 @@ class PipelinedRun:
     timeline: object
     stage_graphs: list
     seconds: float
+    costs: object = None
 
     @classmethod
     def build(cls, graph, plan, spe, accumulation, replicas):
@@ -74,10 +75,11 @@ class PipelinedRun:
         forward = [seconds("forward", s) + (infeed if s == 0 else 0.0) + (outfeed if s == last else 0.0)
                    for s in range(plan.stages)]
         backward = [seconds("backward", s) for s in range(plan.stages)]
-        update = [seconds("update", s) + seconds("accumulate", s) for s in range(plan.stages)]
-        if training and not any(update):  # the update is lowered as one step: share it by stage size
-            total = sum(step.superstep_cycles(spec) for step in graph.update) / spec.clock_hz
-            update = [total / plan.stages] * plan.stages
+        # The update is lowered as one step over all weights: each stage updates its own share of them.
+        weights = [sum(int(m.per_tile.sum()) for m in graph.memory if m.category == "variables"
+                       and stage_of.get(m.name.split("/", 1)[0], last) == s) for s in range(plan.stages)]
+        total = sum(step.superstep_cycles(spec) for step in graph.update) / spec.clock_hz
+        update = [total * w / max(sum(weights), 1) for w in weights]
         transfer = []
         for s in range(last):
             outputs = [step.output_bytes for step in graph.forward if stage_of.get(step.scope, last) == s]
@@ -91,7 +93,7 @@ class PipelinedRun:
         seconds_total = runs * timeline.total
         if training and replicas > 1:
             seconds_total += runs * _all_reduce_seconds(graph, spec, replicas)
-        return cls(schedule, timeline, stage_graphs, seconds_total)
+        return cls(schedule, timeline, stage_graphs, seconds_total, costs)
 
 
 def _all_reduce_seconds(graph, spec, replicas):

@@ -1,0 +1,39 @@
+"""The solutions of notebook 04's exercises run and print what the exercises ask for."""
+import runpy
+from pathlib import Path
+
+import pytest
+
+from ipu_teach import ipu
+
+SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
+
+
+@pytest.fixture(autouse=True)
+def no_system_left_behind():
+    yield
+    ipu.system.reset()
+
+
+def run(name, capsys):
+    runpy.run_path(str(SOLUTIONS / name), run_name="__main__")
+    return capsys.readouterr().out
+
+
+def test_exercise_1_lists_the_counts_each_schedule_accepts(capsys):
+    out = run("04_exercise_1.py", capsys)
+    assert "Grouped      [6, 12, 18, 24, 30]" in out
+    assert "Interleaved  [3, 6, 9, 12, 15, 18, 21, 24, 27, 30]" in out
+    assert "Sequential   [1, 2, 3" in out
+
+
+def test_exercise_2_shows_interleaved_losing_as_the_passes_differ(capsys):
+    lines = [line for line in run("04_exercise_2.py", capsys).splitlines() if "backward =" in line]
+    totals = [(float(line.split("Grouped")[1].split(",")[0]), float(line.split("Interleaved")[1].split()[0]))
+              for line in lines]
+    assert totals[0][0] == totals[0][1]
+    assert all(interleaved > grouped for grouped, interleaved in totals[1:])
+
+
+def test_exercise_3_reaches_the_predicted_effective_batch(capsys):
+    assert "your effective batch size is 4096" in run("04_exercise_3.py", capsys)
