@@ -102,8 +102,8 @@ class PipelineExplorer(FigureWidget):
         if run is None:
             raise ValueError("PipelineExplorer.from_model needs a pipelined model that has been compiled on the "
                              "simulated IPU (fit it inside an IPUStrategy scope with keras.ipu.PipelineStage first)")
-        micro = {name: value * 1e6 for name, value in (("forward", run.costs.forward), ("backward", run.costs.backward),
-                                                      ("weight_update", run.costs.weight_update))}
+        micro = {name: [seconds * 1e6 for seconds in getattr(run.costs, name)]
+                 for name in ("forward", "backward", "weight_update")}
         costs = pipeline.StageCosts(micro["forward"], micro["backward"], micro["weight_update"],
                                     run.costs.transfer_bytes, run.costs.link_bytes_per_s / 1e6,
                                     run.costs.link_latency_s * 1e6)

@@ -58,3 +58,39 @@ def test_the_plain_function_draws_what_the_widget_draws():
 def test_unknown_schedule_is_a_clear_error():
     with pytest.raises(ValueError, match="schedule must be one of"):
         PipelineExplorer(schedule="Zigzag")
+
+
+def test_from_model_uses_the_compiled_pipelines_real_stage_costs():
+    import numpy as np
+
+    import ipu_teach.keras as keras
+    from ipu_teach import ipu
+
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 2
+    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    config.configure_ipu_system()
+    try:
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            inputs = keras.Input(shape=(8,))
+            with keras.ipu.PipelineStage(0):
+                x = keras.layers.Dense(64, activation="relu")(inputs)
+            with keras.ipu.PipelineStage(1):
+                x = keras.layers.Dense(2, activation="softmax")(x)
+            model = keras.Model(inputs, x)
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
+            model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        model.fit(np.zeros((32, 8), np.float32), np.eye(2, dtype=np.float32)[np.zeros(32, int)], batch_size=8, verbose=0)
+        explorer = PipelineExplorer.from_model(model)
+    finally:
+        ipu.system.reset()
+    costs = model.device_executor.executable.pipeline.costs
+    assert explorer.stages.value == 2 and explorer.stages.disabled and explorer.accumulation.value == 4
+    assert explorer.costs.forward == pytest.approx(tuple(f * 1e6 for f in costs.forward))
+    assert "simulated us" in explorer.caption.value
+
+
+def test_from_model_refuses_a_model_that_is_not_pipelined():
+    import ipu_teach.keras as keras
+    with pytest.raises(ValueError, match="needs a pipelined model"):
+        PipelineExplorer.from_model(keras.Sequential([keras.layers.Dense(2, input_shape=(3,))]))
