@@ -21,6 +21,7 @@ import contextlib
 import io
 
 import ipu_teach.keras as keras
+from ipu_teach.examples import tutorial_model_fn
 from ipu_teach import data, ipu
 from ipu_teach.keras.engine.data_adapter import DataAdapter
 
@@ -31,14 +32,7 @@ POD64_REPLICAS = (32, 64)
 
 
 def tutorial_model():
-    inputs = keras.Input(shape=(28, 28, 1))
-    x = keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu")(inputs)
-    x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-    x = keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu")(x)
-    x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-    x = keras.layers.Flatten()(x)
-    x = keras.layers.Dropout(0.5)(x)
-    return keras.Model(inputs, keras.layers.Dense(CLASSES, activation="softmax")(x))
+    return keras.Model(*tutorial_model_fn(num_classes=CLASSES))
 
 
 def one_batch():

@@ -20,21 +20,9 @@ def _data(samples, test_samples):
 
 
 def _model(stages=False):
-    """The tutorial's model; with ``stages`` split over two pipeline stages as the tutorial does."""
     from .. import keras
-    stage0 = keras.ipu.PipelineStage(0) if stages else contextlib.nullcontext()
-    stage1 = keras.ipu.PipelineStage(1) if stages else contextlib.nullcontext()
-    inputs = keras.Input(shape=(28, 28, 1))
-    with stage0:
-        x = keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu")(inputs)
-        x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-        x = keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu")(x)
-    with stage1:
-        x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-        x = keras.layers.Flatten()(x)
-        x = keras.layers.Dropout(0.5)(x)
-        x = keras.layers.Dense(10, activation="softmax")(x)
-    return keras.Model(inputs, x)
+    from ..examples import tutorial_model_fn
+    return keras.Model(*tutorial_model_fn(stages=stages))
 
 
 ROWS = (

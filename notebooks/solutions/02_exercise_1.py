@@ -8,19 +8,11 @@ import math
 import numpy as np
 
 import ipu_teach.keras as keras
+from ipu_teach.examples import tutorial_model_fn
 from ipu_teach import hardware, ipu
 
 
-def model_fn():
-    input_layer = keras.Input(shape=(28, 28, 1))
-    x = keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu")(input_layer)
-    x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-    x = keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu")(x)
-    x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-    x = keras.layers.Flatten()(x)
-    x = keras.layers.Dropout(0.5)(x)
-    x = keras.layers.Dense(10, activation="softmax")(x)
-    return input_layer, x
+model_fn = tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
 
 
 steps = 32

@@ -1,0 +1,54 @@
+"""The ``ipu-teach`` command: course, tour and info, each with --help."""
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from ipu_teach.cli import course, main
+
+
+@pytest.mark.parametrize("command", ["course", "tour", "info"])
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main.main([command, "--help"])
+    assert stop.value.code == 0
+    assert f"usage: ipu-teach {command}" in capsys.readouterr().out
+
+
+def test_python_dash_m_runs_the_same_command():
+    result = subprocess.run([sys.executable, "-m", "ipu_teach", "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "course" in result.stdout and "tour" in result.stdout
+
+
+def test_info_lists_the_pods_devices_and_the_figures_with_their_sources(capsys):
+    assert main.main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "Simulated system: IPU-POD16 (16 x GC200 (Mk2) IPUs" in out
+    assert "  30    16  0-15" in out           # gc-info's device 30: all sixteen IPUs
+    assert "1472 independent IPU-Tiles" in out and "execution_overhead_s" in out
+
+
+def test_course_serves_the_notebooks_on_localhost_only():
+    args = argparse.Namespace(notebooks=None, port=8899, no_browser=True)
+    command = course.command(args)
+    assert "--ServerApp.ip=127.0.0.1" in command and "--ServerApp.port=8899" in command
+    assert any(part.endswith("notebooks") for part in command if part.startswith("--ServerApp.root_dir="))
+
+
+def test_course_says_where_the_notebooks_are_when_they_are_missing(tmp_path):
+    with pytest.raises(SystemExit, match="no course notebooks in"):
+        course.notebooks_folder(tmp_path)
+
+
+def test_tour_prints_one_table_with_every_configuration(capsys):
+    assert main.main(["tour", "--samples", "1024", "--epochs", "1"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("configuration"):]
+    for name in ("CPU (numpy)", "IPU, 1 step per execution", "IPU, steps_per_execution = epoch", "IPU, 2 replicas",
+                 "IPU, 2-stage pipeline, accumulation 8"):
+        assert name in table
+    rows = {line[:40].strip(): line for line in table.splitlines()[2:7]}
+    cpu, ipu_row = rows["CPU (numpy)"].split(), rows["IPU, 1 step per execution"].split()
+    assert cpu[2] == ipu_row[5]                   # the same accuracy: numerics do not depend on the device
+    assert rows["IPU, 2-stage pipeline, accumulation 8"].rstrip().endswith("512")
