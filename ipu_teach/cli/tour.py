@@ -90,7 +90,8 @@ def add_parser(commands):
                                  description="Train the Graphcore tutorial's MNIST model on the CPU and on the "
                                              "simulated IPU (steps_per_execution, replication, pipelining) and "
                                              "print accuracy, simulated step time, speed-up and effective batch.")
-    parser.add_argument("--samples", type=int, default=4096, help="training samples to use (default 4096)")
+    parser.add_argument("--samples", type=int, default=10000,
+                        help="training samples to use (default 10000: all of the bundled subset)")
     parser.add_argument("--epochs", type=int, default=1, help="epochs per configuration (default 1)")
     parser.add_argument("--batch-size", type=int, default=64, help="micro-batch size (default 64)")
     parser.set_defaults(run=run)
