@@ -111,6 +111,7 @@ class IPUExecutor:
         self.executables = {}
         self.replicas = 1
         self._compile_due = 0.0
+        self.prepared = {}
 
     # ----- planning ------------------------------------------------------------------------------
     def prepare(self, model, mode, adapter) -> Plan:
@@ -198,6 +199,8 @@ class IPUExecutor:
         x, y = adapter.first_batch()
         self.connection, self._told_compile_only = configuration, False
         self.executable = self._compile(model, mode, x, y, configuration, spe, accumulation)
+        # fit validates between epochs: each mode keeps its own executable and layout to return to
+        self.prepared[mode] = (self.executable, replicas, accumulation, configuration)
         return Plan(steps_per_execution=spe, steps=per_replica, replicas=replicas,
                     epoch_notice=(lambda: messages.info(notice)) if notice else None)
 
@@ -266,6 +269,7 @@ class IPUExecutor:
 
     # ----- running -------------------------------------------------------------------------------
     def run(self, model, mode, batches):
+        self.executable, self.replicas, self.accumulation, self.connection = self.prepared[mode]
         if self.executable.out_of_memory is not None and self.connection.runs:
             raise out_of_memory.CannotRunOutOfMemoryError(self.executable.out_of_memory)
         batch = self.executable.graph.micro_batch

@@ -114,3 +114,18 @@ def test_dropout_and_shuffling_train_like_the_cpu_too(replicas, accumulation):
     on_cpu = compile_model(_dropout_model())
     fit(on_cpu, x, y, MICRO_BATCH * replicas * (accumulation or 1), epochs=2, shuffle=True)
     assert_same_weights(on_ipu, on_cpu)
+
+
+def test_validation_between_epochs_keeps_training_with_accumulation_and_replicas():
+    """fit's validation compiles an evaluation program; the next epoch must train with its own again."""
+    x, y = data(256)
+    configure(2)
+    on_ipu = ipu_model(steps_per_execution=2, accumulation=2)
+    keras.utils.set_random_seed(3)
+    history = on_ipu.fit(x, y, batch_size=MICRO_BATCH, epochs=3, shuffle=False, verbose=0,
+                         validation_data=(x[:64], y[:64]))
+    on_cpu = cpu_model()
+    keras.utils.set_random_seed(3)
+    on_cpu.fit(x, y, batch_size=MICRO_BATCH * 4, epochs=3, shuffle=False, verbose=0, validation_data=(x[:64], y[:64]))
+    assert_same_weights(on_ipu, on_cpu)
+    assert len(history.history["val_loss"]) == 3
