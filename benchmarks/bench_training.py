@@ -22,6 +22,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import ipu_teach.keras as keras  # noqa: E402
+from ipu_teach.examples import tutorial_model_fn  # noqa: E402
 
 BATCH, CLASSES, LEARNING_RATE, DROPOUT, TARGET = 64, 10, 0.01, 0.5, 0.8
 
@@ -40,15 +41,7 @@ class IpuTeach:
     def __init__(self):
         keras.backend.clear_session()
         keras.utils.set_random_seed(0)
-        inputs = keras.Input(shape=(28, 28, 1))
-        x = keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu")(inputs)
-        x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-        x = keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu")(x)
-        x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-        x = keras.layers.Flatten()(x)
-        x = keras.layers.Dropout(DROPOUT)(x)
-        outputs = keras.layers.Dense(CLASSES, activation="softmax")(x)
-        self.model = keras.Model(inputs, outputs)
+        self.model = keras.Model(*tutorial_model_fn(num_classes=CLASSES))  # Dropout(DROPOUT), as the reference
         self.model.compile(keras.optimizers.SGD(learning_rate=LEARNING_RATE), "categorical_crossentropy",
                            metrics=["accuracy"])
 

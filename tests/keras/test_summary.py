@@ -1,5 +1,6 @@
 """model.summary(): the TensorFlow 2.x table the Graphcore tutorial prints, and Keras' layer auto-naming."""
 import ipu_teach.keras as keras
+from ipu_teach.examples import tutorial_model_fn
 
 # The tutorial's printed table (seed: keras-tutorial-how-to-run-on-ipu), with the rule lines that
 # TensorFlow 2.x prints and the seed's text extraction dropped.
@@ -32,16 +33,8 @@ _________________________________________________________________
 
 
 def tutorial_model():
-    """The tutorial's model_fn, verbatim apart from the import."""
-    input_layer = keras.Input(shape=(28, 28, 1))
-    x = keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu")(input_layer)
-    x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-    x = keras.layers.Conv2D(64, kernel_size=(3, 3), activation="relu")(x)
-    x = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
-    x = keras.layers.Flatten()(x)
-    x = keras.layers.Dropout(0.5)(x)
-    x = keras.layers.Dense(10, activation="softmax")(x)
-    return keras.Model(input_layer, x)
+    """The tutorial's model (its verbatim script is run in test_tutorial.py)."""
+    return keras.Model(*tutorial_model_fn())
 
 
 def summary_text(model, **kwargs):
