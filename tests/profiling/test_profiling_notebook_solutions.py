@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+import ipu_teach.keras as keras
+
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
@@ -11,6 +13,7 @@ def _notebook_namespace(reports):
     """Run the notebook's set-up cells (imports, data, model_fn, train) and section 2's report, writing
     the reports to ``reports``."""
     cells = [c for c in json.loads((NOTEBOOKS / "05_profiling.ipynb").read_text())["cells"] if c["cell_type"] == "code"]
+    keras.backend.clear_session()  # layer names as in a fresh kernel, whatever ran before in this process
     namespace = {}
     wanted = ("REPORTS =", "def train(", "report = train()")
     for cell in cells:
