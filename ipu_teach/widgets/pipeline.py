@@ -1,117 +1,223 @@
 """The pipeline explorer: choose a schedule, stages, gradient accumulation, the backward:forward cost
 ratio and recomputation, and see the Gantt chart per IPU with its ramp-up, main and ramp-down phases,
-utilisation and stashed activations. ``draw_pipeline`` draws the same figure without widgets.
+and beside it each IPU's utilisation and stashed activations. ``draw_pipeline`` draws the same figure
+without widgets.
 
-Costs come from numbers (every stage's forward costs 1, its backward ``ratio``) or from a pipelined
-model compiled for the simulated IPU (``PipelineExplorer.from_model``), whose stages really differ.
+Costs come from numbers (every stage's forward costs 1, its backward ``ratio``, its weight update 1) or
+from a pipelined model trained on the simulated IPU (``PipelineExplorer.from_model``), whose stages really differ.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
 
 from .. import pipeline
+from ..pipeline.figure import BOX_HEIGHT
 from .figure_widget import FigureWidget, new_figure
 
 SCHEDULES = ("Grouped", "Interleaved", "Sequential", "GPipe", "1F1B")
+GRAPHCORE_SCHEDULES = SCHEDULES[:3]  # the ones the IPU's Keras offers, with their accumulation rules
+GANTT_GID = "pipeline-gantt"
+UTILISATION_GID = "utilisation-per-ipu"
+STASH_GID = "stash-per-ipu"
+
+
+@dataclass(frozen=True)
+class StashSizes:
+    """What one micro-batch leaves in memory on each stage until its backward pass: all the activations
+    the backward needs, or with recomputation only the stage's input (the rest is recomputed)."""
+
+    activations: tuple[float, ...]
+    inputs: tuple[float, ...]
+    unit: str
+    scale: float = 1.0
+    """Divide by ``scale`` to show the bytes in ``unit`` (1e6 for MB)."""
+
+    @classmethod
+    def in_activation_units(cls, stages: int, input_share: float = 0.25) -> "StashSizes":
+        """For costs given as numbers: one micro-batch's activations on a stage count 1; its input,
+        one of the several layer outputs a stage keeps, counts ``input_share`` (an assumption)."""
+        if not 0 < input_share <= 1:
+            raise ValueError(f"StashSizes.in_activation_units: input_share is the stage input's size relative to "
+                             f"the activations the stage keeps, between 0 (excluded) and 1; got {input_share!r}")
+        return cls((1.0,) * stages, (float(input_share),) * stages, "micro-batch activations")
 
 
 @dataclass
 class PipelineView:
-    """What was drawn: the timed schedule and its metrics, or the rule that forbids the combination."""
+    """What was drawn: the timed schedule, its metrics and each IPU's stash, or the rule that forbids
+    the combination (``error``)."""
 
     timeline: object = None
     metrics: object = None
+    stash_per_ipu: tuple = ()
+    stash_limit: float = 0.0
+    """What the fullest IPU would stash if it kept every micro-batch's activations: the bars' full scale."""
     error: str = ""
 
 
 def uniform_costs(stages: int, ratio: float):
-    """Every stage's forward costs one unit and its backward ``ratio`` units."""
-    return pipeline.StageCosts.uniform(stages, forward=1.0, backward=float(ratio))
+    """Every stage's forward costs one unit, its backward ``ratio`` units and its weight update one unit
+    (about a forward pass: enough to see the update in the chart, too little to change the lesson)."""
+    return pipeline.StageCosts.uniform(stages, forward=1.0, backward=float(ratio), weight_update=1.0)
 
 
 def time_pipeline(schedule="Grouped", stages=4, accumulation=16, ratio=2.0, recompute=False, costs=None,
-                  training=True) -> PipelineView:
-    """Time one weight update's pipeline; a combination Graphcore forbids gives its rule as ``error``."""
+                  sizes: StashSizes | None = None, device_mapping: Sequence[int] | None = None) -> PipelineView:
+    """Time one weight update's pipeline in training; a combination Graphcore forbids gives its rule as
+    ``error``. Without ``costs``, see :func:`uniform_costs`; without ``sizes``, :meth:`StashSizes.in_activation_units`."""
     costs = costs or uniform_costs(stages, ratio)
-    if schedule in ("Grouped", "Interleaved", "Sequential"):
+    sizes = sizes or StashSizes.in_activation_units(costs.stages)
+    if schedule in GRAPHCORE_SCHEDULES:
         try:
-            pipeline.check_gradient_accumulation(schedule, costs.stages, accumulation, training)
+            pipeline.check_gradient_accumulation(schedule, costs.stages, accumulation, training=True)
         except pipeline.PipelineScheduleError as rule:
             return PipelineView(error=str(rule))
-    plan = pipeline.make_schedule(schedule, costs.stages, accumulation, training=training)
+    plan = pipeline.make_schedule(schedule, costs.stages, accumulation, training=True, device_mapping=device_mapping)
     timeline = pipeline.time_schedule(plan, costs, recompute=recompute)
-    return PipelineView(timeline, pipeline.summarise(timeline))
+    metrics = pipeline.summarise(timeline, activation_bytes=sizes.activations, input_bytes=sizes.inputs)
+    mapping = list(plan.device_mapping)
+    per_ipu, everything = np.zeros(plan.ipus), np.zeros(plan.ipus)
+    np.add.at(per_ipu, mapping, np.asarray(metrics.stash_bytes) / sizes.scale)
+    np.add.at(everything, mapping, np.asarray(sizes.activations) * accumulation / sizes.scale)
+    return PipelineView(timeline, metrics, tuple(float(v) for v in per_ipu), float(everything.max()))
 
 
-def caption(view: PipelineView, unit: str) -> str:
+def caption(view: PipelineView, unit: str, stash_unit: str) -> str:
+    """The explorer's text: totals, phases and, per IPU, utilisation and stash (HTML)."""
     if view.error:
         return f"<b>Not allowed:</b> {view.error}"
     m = view.metrics
-    stash = ", ".join(f"stage {i}: {n}" for i, n in enumerate(m.peak_stash))
+    per_ipu = "; ".join(f"IPU {i}: busy {u:.0%}, stash {s:.3g}"
+                        for i, (u, s) in enumerate(zip(m.utilisation_per_ipu, view.stash_per_ipu)))
     return (f"{m.schedule}: {m.stages} stages, {m.micro_batches} micro-batches; total {m.total_seconds:.4g} {unit}; "
             f"utilisation {m.utilisation:.0%} (bubble {m.bubble_fraction:.0%}); ramp-up {m.phases.ramp_up:.3g}, "
-            f"main {m.phases.main:.3g}, ramp-down {m.phases.ramp_down:.3g} {unit}; "
-            f"peak stash (micro-batches) {stash}")
+            f"main {m.phases.main:.3g}, ramp-down {m.phases.ramp_down:.3g} {unit}<br>"
+            f"{per_ipu} (stash in {stash_unit}{', inputs only: recomputation' if view.timeline.recompute else ''})")
 
 
-def draw(figure, view: PipelineView, unit: str):
+def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
+    """The Gantt chart with, on the same IPU rows, bars of utilisation and of stashed activations."""
     if view.error:
         ax = figure.add_subplot()
         ax.text(0.5, 0.5, view.error, ha="center", va="center", wrap=True, fontsize=9)
         ax.set_axis_off()
         return
-    pipeline.plot_schedule(view.timeline, ax=figure.add_subplot())
-    figure.axes[0].set_xlabel(f"time ({unit})")
+    height = figure.get_figheight()  # fixed margins in inches: faster to redraw than a layout engine
+    gantt, busy, stash = figure.subplots(1, 3, sharey=True, gridspec_kw={
+        "width_ratios": (7, 1, 1), "wspace": 0.08, "left": 0.06, "right": 0.97,
+        "bottom": 0.75 / height, "top": 1 - 0.75 / height})
+    pipeline.plot_schedule(view.timeline, ax=gantt)
+    gantt.set_gid(GANTT_GID)
+    m = view.metrics
+    gantt.set_title(f"{m.schedule} schedule (training): {m.stages} stages, {m.micro_batches} micro-batches, "
+                    f"{m.total_seconds:.3g} {unit}, utilisation {m.utilisation:.0%}", fontsize=9, pad=16)
+    gantt.set_xlabel(f"time ({unit})")
+    handles = gantt.get_legend().legend_handles
+    gantt.get_legend().remove()
+    figure.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
+    ipus = np.arange(len(view.stash_per_ipu))
+    stash_title = "stash\n(" + stash_unit.replace(" ", "\n") + ")"
+    for ax, values, title, gid, colour, limit, text in (
+            (busy, m.utilisation_per_ipu, "utilisation", UTILISATION_GID, "0.45", 1.0, "{:.0%}"),
+            (stash, view.stash_per_ipu, stash_title, STASH_GID, "#8172B3", view.stash_limit, "{:.3g}")):
+        ax.set_gid(gid)
+        ax.barh(ipus, values, height=BOX_HEIGHT, color=colour)
+        for ipu, value in zip(ipus, values):
+            ax.text(value, ipu, " " + text.format(value), va="center", fontsize=7)
+        ax.set_xlim(0, 1.3 * limit)
+        ax.set_title(title, fontsize=8)
+        ax.tick_params(labelleft=False, labelsize=7)
 
 
 def draw_pipeline(schedule="Grouped", stages=4, accumulation=16, ratio=2.0, recompute=False, costs=None,
-                  unit="units"):
+                  sizes: StashSizes | None = None, unit="units", device_mapping=None):
     """The explorer's figure as a plain function: returns (matplotlib Figure, PipelineView)."""
-    view = time_pipeline(schedule, stages, accumulation, ratio, recompute, costs)
-    figure = new_figure((10, 1.5 + 0.6 * (costs.stages if costs else stages)))
-    draw(figure, view, unit)
+    count = costs.stages if costs else stages
+    sizes = sizes or StashSizes.in_activation_units(count)
+    view = time_pipeline(schedule, stages, accumulation, ratio, recompute, costs, sizes, device_mapping)
+    figure = new_figure(PipelineExplorer.figure_size_for(count))
+    draw(figure, view, unit, sizes.unit)
     return figure, view
 
 
 class PipelineExplorer(FigureWidget):
-    """``PipelineExplorer()`` from numbers, or ``PipelineExplorer.from_model(model)`` after a pipelined
-    ``fit`` on the simulated IPU (its stages' real costs, in simulated microseconds)."""
+    """``PipelineExplorer(stages=4, accumulation=16, ...)`` from numbers, or
+    ``PipelineExplorer.from_model(model)`` after a pipelined ``fit`` on the simulated IPU (its stages'
+    real costs in simulated microseconds, and their real activation sizes)."""
 
-    figure_size = (10, 4)
+    figure_size = (11, 4)
 
     def __init__(self, schedule="Grouped", stages=4, accumulation=16, ratio=2.0, recompute=False, costs=None,
-                 unit="units"):
+                 sizes: StashSizes | None = None, unit="units", device_mapping=None):
         import ipywidgets
         if schedule not in SCHEDULES:
             raise ValueError(f"PipelineExplorer: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
-        self.costs, self.unit = costs, unit
+        self.costs, self.sizes, self.unit, self.device_mapping = costs, sizes, unit, device_mapping
         self.schedule = ipywidgets.Dropdown(options=SCHEDULES, value=schedule, description="schedule")
         self.stages = ipywidgets.IntSlider(value=costs.stages if costs else stages, min=1, max=8,
-                                           description="stages", disabled=costs is not None)
-        self.accumulation = ipywidgets.IntSlider(value=accumulation, min=1, max=64, description="accumulation")
+                                           description="stages", disabled=costs is not None,
+                                           continuous_update=False)
+        self.accumulation = ipywidgets.IntSlider(value=accumulation, min=1, max=64, description="accumulation",
+                                                 continuous_update=False)
         self.ratio = ipywidgets.FloatSlider(value=ratio, min=0.5, max=4.0, step=0.25, description="bwd : fwd",
-                                            disabled=costs is not None)
+                                            disabled=costs is not None, continuous_update=False)
         self.recompute = ipywidgets.Checkbox(value=recompute, description="recompute")
         self.view = None
         super().__init__([self.schedule, self.stages, self.accumulation, self.ratio, self.recompute])
 
+    @staticmethod
+    def figure_size_for(stages: int) -> tuple:
+        """Taller for more IPU rows, so boxes and labels keep their size."""
+        return (PipelineExplorer.figure_size[0], 2.0 + 0.6 * stages)
+
     @classmethod
     def from_model(cls, model, **kwargs):
-        executable = getattr(getattr(model, "device_executor", None), "executable", None)
-        run = getattr(executable, "pipeline", None)
+        """The explorer for a model trained pipelined on the simulated IPU: each stage's forward,
+        backward and weight-update time and activation transfer, as ``PipelinedRun.build`` measured
+        them, and each stage's activations of one micro-batch (for the stash)."""
+        executor = getattr(model, "device_executor", None)
+        prepared = getattr(executor, "prepared", {})
+        trained = prepared.get("train")
+        run = getattr(trained[0], "pipeline", None) if trained else None
+        name = getattr(model, "name", model)
+        if run is None and any(getattr(p[0], "pipeline", None) for p in prepared.values()):
+            raise ValueError(f"PipelineExplorer.from_model needs the training pipeline of `{name}`, but it has "
+                             "been compiled again since fit (compile starts afresh) and has only run evaluate or "
+                             "predict: call from_model after fit and before compiling the model again")
         if run is None:
-            raise ValueError("PipelineExplorer.from_model needs a pipelined model that has been compiled on the "
-                             "simulated IPU (fit it inside an IPUStrategy scope with keras.ipu.PipelineStage first)")
-        micro = {name: [seconds * 1e6 for seconds in getattr(run.costs, name)]
-                 for name in ("forward", "backward", "weight_update")}
-        costs = pipeline.StageCosts(micro["forward"], micro["backward"], micro["weight_update"],
-                                    run.costs.transfer_bytes, run.costs.link_bytes_per_s / 1e6,
-                                    run.costs.link_latency_s * 1e6)
-        accumulation = kwargs.pop("accumulation", int(run.schedule.micro_batch.max()) + 1)
-        return cls(costs=costs, accumulation=accumulation, unit="simulated us", **kwargs)
+            raise ValueError(f"PipelineExplorer.from_model needs a pipelined model that has been trained on the "
+                             f"simulated IPU, and `{name}` has not been: put its layers in "
+                             "keras.ipu.PipelineStage blocks, call set_pipelining_options and fit it inside an "
+                             "IPUStrategy scope first")
+        c = run.costs
+        costs = pipeline.StageCosts([s * 1e6 for s in c.forward], [s * 1e6 for s in c.backward],
+                                    [s * 1e6 for s in c.weight_update], c.transfer_bytes, c.link_bytes_per_s / 1e6,
+                                    c.link_latency_s * 1e6)
+        kwargs.setdefault("accumulation", run.schedule.micro_batches)
+        kwargs.setdefault("recompute", run.timeline.recompute)
+        return cls(costs=costs, sizes=_stash_sizes(trained[0].graph, executor.pipeline, c), unit="simulated us",
+                   device_mapping=run.schedule.device_mapping, **kwargs)
 
     def draw(self, figure) -> str:
+        stages = self.costs.stages if self.costs else self.stages.value
+        sizes = self.sizes or StashSizes.in_activation_units(stages)
+        figure.set_size_inches(self.figure_size_for(stages))
         self.view = time_pipeline(self.schedule.value, self.stages.value, self.accumulation.value, self.ratio.value,
-                                  self.recompute.value, self.costs)
-        draw(figure, self.view, self.unit)
-        return caption(self.view, self.unit)
+                                  self.recompute.value, self.costs, sizes, self.device_mapping)
+        draw(figure, self.view, self.unit, sizes.unit)
+        return caption(self.view, self.unit, sizes.unit)
+
+
+def _stash_sizes(graph, plan, costs) -> StashSizes:
+    """Per stage: the bytes of one micro-batch's activations (the stage graphs of the executor with a
+    stash of one) and of its input (the micro-batch from the host, then what the previous stage sends)."""
+    from ..ipu.lowering import split_by_stage  # the executor's own split, so the sizes match its memory
+
+    stage_graphs = split_by_stage(graph, plan.stage_of_layer, [1] * plan.stages)
+    activations = tuple(float(sum(int(m.per_tile.sum()) for m in g.memory if m.category == "activations"))
+                        for g in stage_graphs)
+    inputs = (float(graph.input_bytes),) + tuple(float(b) for b in costs.transfer_bytes)
+    return StashSizes(activations, inputs, "MB", scale=1e6)

@@ -1,8 +1,10 @@
 """The pipeline explorer's drawn data follows its controls (no browser needed)."""
+import numpy as np
 import pytest
 
 from ipu_teach import pipeline
-from ipu_teach.widgets.pipeline import PipelineExplorer, draw_pipeline
+from ipu_teach.widgets.pipeline import (GANTT_GID, STASH_GID, UTILISATION_GID, PipelineExplorer, StashSizes,
+                                        draw_pipeline)
 
 pytest.importorskip("ipywidgets")
 
@@ -13,13 +15,28 @@ def boxes(figure, kind):
     return sum(len(c.get_paths()) for c in collections)
 
 
+def bars(figure, gid):
+    """The lengths of the per-IPU bars drawn in the panel ``gid``, IPU 0 first."""
+    (ax,) = [ax for ax in figure.axes if ax.get_gid() == gid]
+    return [patch.get_width() for patch in ax.patches]
+
+
 def test_more_micro_batches_draw_more_boxes_and_change_the_caption():
     explorer = PipelineExplorer(stages=4, accumulation=8)
     before = (boxes(explorer.figure, "F"), explorer.caption.value, explorer.image.value)
     explorer.accumulation.value = 16
     assert boxes(explorer.figure, "F") == 4 * 16 and before[0] == 4 * 8
+    assert boxes(explorer.figure, "WU") == 4
     assert "16 micro-batches" in explorer.caption.value and explorer.caption.value != before[1]
     assert explorer.image.value != before[2]
+
+
+def test_more_stages_draw_more_ipu_rows_and_bars():
+    explorer = PipelineExplorer(schedule="Interleaved", stages=2, accumulation=12)
+    assert len(bars(explorer.figure, STASH_GID)) == 2
+    explorer.stages.value = 4
+    assert len(bars(explorer.figure, UTILISATION_GID)) == len(bars(explorer.figure, STASH_GID)) == 4
+    assert "IPU 3: busy" in explorer.caption.value
 
 
 def test_changing_the_schedule_changes_the_timing_as_the_schedules_predict():
@@ -30,14 +47,35 @@ def test_changing_the_schedule_changes_the_timing_as_the_schedules_predict():
     explorer.schedule.value = "Sequential"
     sequential = explorer.view.metrics.total_seconds
     assert grouped < interleaved < sequential
-    assert sequential == pytest.approx(16 * 4 * (1 + 2))  # one stage at a time: every pass in turn
+    # one stage at a time: every pass in turn, and then every stage's weight update in turn
+    assert sequential == pytest.approx(16 * 4 * (1 + 2) + 4 * 1)
 
 
-def test_recomputation_adds_a_forward_pass_before_each_backward():
+def test_the_utilisation_bars_show_each_ipus_busy_fraction():
+    explorer = PipelineExplorer(schedule="Interleaved", stages=3, accumulation=6, ratio=1.0)
+    equal = bars(explorer.figure, UTILISATION_GID)
+    assert equal == pytest.approx(list(explorer.view.metrics.utilisation_per_ipu))
+    explorer.ratio.value = 3.0  # forwards now wait for the slower backwards in every lock-step slot
+    assert max(bars(explorer.figure, UTILISATION_GID)) < min(equal)
+
+
+def test_the_stash_bars_follow_the_schedule():
+    explorer = PipelineExplorer(schedule="Grouped", stages=4, accumulation=16)
+    assert bars(explorer.figure, STASH_GID) == [8, 6, 4, 2]  # stage 0 waits longest for its backwards
+    explorer.schedule.value = "Interleaved"
+    assert bars(explorer.figure, STASH_GID) == [4, 3, 2, 1]  # backwards run as soon as they can
+    explorer.schedule.value = "GPipe"
+    assert bars(explorer.figure, STASH_GID) == [16] * 4  # every forward before any backward
+
+
+def test_recomputation_costs_a_forward_per_backward_and_stashes_only_the_stage_inputs():
     explorer = PipelineExplorer(schedule="Sequential", stages=2, accumulation=4, ratio=2.0)
-    plain = explorer.view.metrics.total_seconds
+    plain_time, plain_stash = explorer.view.metrics.total_seconds, bars(explorer.figure, STASH_GID)
     explorer.recompute.value = True
-    assert explorer.view.metrics.total_seconds == pytest.approx(plain + 2 * 4 * 1.0)
+    assert explorer.view.metrics.total_seconds == pytest.approx(plain_time + 2 * 4 * 1.0)
+    share = StashSizes.in_activation_units(2).inputs[0]
+    assert bars(explorer.figure, STASH_GID) == pytest.approx([s * share for s in plain_stash])
+    assert "recomputation" in explorer.caption.value
 
 
 def test_a_forbidden_combination_shows_graphcores_rule_instead_of_a_chart():
@@ -45,6 +83,14 @@ def test_a_forbidden_combination_shows_graphcores_rule_instead_of_a_chart():
     explorer.accumulation.value = 12
     assert "multiple of 8" in explorer.caption.value and explorer.view.timeline is None
     assert boxes(explorer.figure, "F") == 0
+    assert any("multiple of 8" in text.get_text() for ax in explorer.figure.axes for text in ax.texts)
+    explorer.schedule.value = "Interleaved"  # a multiple of the stages is enough here
+    assert explorer.view.error == "" and boxes(explorer.figure, "F") == 4 * 12
+
+
+def test_the_comparison_schedules_have_no_accumulation_rule():
+    figure, view = draw_pipeline("1F1B", stages=4, accumulation=6)
+    assert view.error == "" and boxes(figure, "B") == 4 * 6
 
 
 def test_the_plain_function_draws_what_the_widget_draws():
@@ -52,17 +98,21 @@ def test_the_plain_function_draws_what_the_widget_draws():
     explorer = PipelineExplorer(schedule="Interleaved", stages=3, accumulation=6, ratio=1.5)
     assert boxes(figure, "B") == boxes(explorer.figure, "B") == 3 * 6
     assert view.metrics == explorer.view.metrics
+    assert bars(figure, STASH_GID) == bars(explorer.figure, STASH_GID)
+    assert [ax.get_gid() for ax in figure.axes] == [GANTT_GID, UTILISATION_GID, STASH_GID]
     pipeline.validate(view.timeline.schedule)
 
 
-def test_unknown_schedule_is_a_clear_error():
+def test_unknown_schedule_and_bad_input_share_are_clear_errors():
     with pytest.raises(ValueError, match="schedule must be one of"):
         PipelineExplorer(schedule="Zigzag")
+    with pytest.raises(ValueError, match="input_share"):
+        StashSizes.in_activation_units(2, input_share=0)
 
 
-def test_from_model_uses_the_compiled_pipelines_real_stage_costs():
-    import numpy as np
-
+@pytest.fixture
+def pipelined_model():
+    """A 2-stage model trained pipelined, then evaluated (so the last executable is the inference one)."""
     import ipu_teach.keras as keras
     from ipu_teach import ipu
 
@@ -70,27 +120,67 @@ def test_from_model_uses_the_compiled_pipelines_real_stage_costs():
     config.auto_select_ipus = 2
     config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
     config.configure_ipu_system()
+    x, y = np.zeros((32, 8), np.float32), np.eye(2, dtype=np.float32)[np.zeros(32, int)]
     try:
         with ipu.ipu_strategy.IPUStrategy().scope():
             inputs = keras.Input(shape=(8,))
             with keras.ipu.PipelineStage(0):
-                x = keras.layers.Dense(64, activation="relu")(inputs)
+                hidden = keras.layers.Dense(64, activation="relu")(inputs)
             with keras.ipu.PipelineStage(1):
-                x = keras.layers.Dense(2, activation="softmax")(x)
-            model = keras.Model(inputs, x)
+                outputs = keras.layers.Dense(2, activation="softmax")(hidden)
+            model = keras.Model(inputs, outputs)
             model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
             model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
-        model.fit(np.zeros((32, 8), np.float32), np.eye(2, dtype=np.float32)[np.zeros(32, int)], batch_size=8, verbose=0)
-        explorer = PipelineExplorer.from_model(model)
+            model.fit(x, y, batch_size=8, verbose=0)
+            trained = model.device_executor.executable.pipeline
+            model.evaluate(x, y, batch_size=8, verbose=0)
+        yield model, trained
     finally:
         ipu.system.reset()
-    costs = model.device_executor.executable.pipeline.costs
+
+
+def test_from_model_uses_the_trained_pipelines_real_stage_costs(pipelined_model):
+    model, trained = pipelined_model
+    explorer = PipelineExplorer.from_model(model)
+    costs = trained.costs
     assert explorer.stages.value == 2 and explorer.stages.disabled and explorer.accumulation.value == 4
     assert explorer.costs.forward == pytest.approx(tuple(f * 1e6 for f in costs.forward))
-    assert "simulated us" in explorer.caption.value
+    assert explorer.costs.backward == pytest.approx(tuple(b * 1e6 for b in costs.backward))
+    assert all(b > 0 for b in explorer.costs.backward)  # the training costs, not the later evaluation's
+    assert explorer.view.metrics.total_seconds == pytest.approx(trained.timeline.total * 1e6)
+    assert "simulated us" in explorer.caption.value and "MB" in explorer.caption.value
+
+
+def test_from_model_stashes_each_stages_real_activations(pipelined_model):
+    model, trained = pipelined_model
+    explorer = PipelineExplorer.from_model(model)
+    sizes = explorer.sizes
+    # the same bytes as the compiled stages hold: peak stash x one micro-batch's activations
+    for stage_graph, stashed, per_batch in zip(trained.stage_graphs, pipeline.peak_stash(trained.schedule),
+                                               sizes.activations):
+        held = sum(int(m.per_tile.sum()) for m in stage_graph.memory if m.category == "activations")
+        assert held == stashed * per_batch
+    # stage 0 keeps the 64-wide hidden layer of 8 samples; stage 1 receives exactly that tensor
+    assert sizes.activations[0] >= 8 * 64 * 4 and sizes.inputs[1] == 8 * 64 * 4
+    plain = bars(explorer.figure, STASH_GID)
+    assert plain == pytest.approx([n * a / 1e6 for n, a in zip(explorer.view.metrics.peak_stash, sizes.activations)])
+    explorer.recompute.value = True
+    assert bars(explorer.figure, STASH_GID)[0] < plain[0]
 
 
 def test_from_model_refuses_a_model_that_is_not_pipelined():
     import ipu_teach.keras as keras
     with pytest.raises(ValueError, match="needs a pipelined model"):
         PipelineExplorer.from_model(keras.Sequential([keras.layers.Dense(2, input_shape=(3,))]))
+
+
+def test_from_model_after_compiling_again_says_when_to_call_it(pipelined_model):
+    from ipu_teach import ipu
+
+    model, _ = pipelined_model
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)  # a fresh executor: no fit yet
+        model.evaluate(np.zeros((32, 8), np.float32), np.eye(2, dtype=np.float32)[np.zeros(32, int)], batch_size=8,
+                       verbose=0)
+    with pytest.raises(ValueError, match="call from_model after fit and before compiling the model again"):
+        PipelineExplorer.from_model(model)
