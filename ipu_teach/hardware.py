@@ -42,26 +42,52 @@ class IPUSpec:
     ipu_link_bytes_per_s: float = _figure("320 GB/s chip to chip over 10 IPU-Links (slides)")
     ipu_link_latency_s: float = _figure("approximate: ~1 us per IPU-Link transfer")
     host_link_bytes_per_s: float = _figure(
-        "PCIe Gen4 x16, 64 GB/s bidirectional (slides) = 32 GB/s in each direction")
+        "per IPU: x8 PCIe Gen4 from the IPU to its machine's gateway, 32 GB/s (slides' machine diagram) = 16 GB/s "
+        "in each direction; the machine's 100 Gbps host link, shared by its IPUs, is usually the narrower")
     host_link_latency_s: float = _figure("approximate: ~5 us per host transfer (PCIe round trip and DMA set-up)")
     ipus_per_machine: int = _figure("4 IPUs per IPU-M2000 / Bow-2000 (slides)")
     vector_flops_per_cycle: int = _figure(
         "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle for elementwise work "
         "(matrix products use the 32 FLOPs/cycle AMP unit instead)", default=2)
+    amp_channel_group: int = _figure(
+        "approximate: the AMP takes input and output channels in groups of 8 in fp32 (16 in fp16): a layer "
+        "with fewer channels pays for a whole group (poplibs ConvPlan inChansPerGroup / partialChansPerGroup; "
+        "8 fp32 conv units x CONV_UNIT_INPUT_LOAD_ELEMS_FLOAT = 2 in poplibs TileConstants.hpp = 16 MACs/cycle)",
+        default=8)
+    vertex_overhead_cycles: int = _figure(
+        "approximate: a vertex's fixed cost before its loops, ~50-95 supervisor cycles in poplibs' cycle "
+        "estimators (lib/poplin/PerformanceEstimation.hpp: supervisorNonloopOverhead 50, convNx1Overhead 95)",
+        default=80)
+    amp_pass_cycles: int = _figure(
+        "approximate: per kernel position and channel group an AMP vertex reloads its weights and each worker "
+        "restarts its loop: ~65 worker cycles, x6 tile cycles as the 6 workers are barrel-scheduled (poplibs "
+        "getConvPartialnx1SupervisorCycleInnerLoopEstimate: 19 + 46 per worker, plus weight loads)", default=400)
+    worker_cycles: int = _figure(
+        "the 6 worker threads are barrel-scheduled: each issues one instruction every 6 cycles, so a loop of n "
+        "instructions on one worker lasts 6n tile cycles (IPU programmer's guide; poplibs' estimators multiply "
+        "worker cycles by numWorkerContexts)", default=6)
+    neighbour_link_bytes_per_s: float = _figure(
+        "x16 IPU-Link between neighbouring IPUs of an IPU-M2000 / Bow-2000: 64 GB/s (slides' machine diagram), "
+        "32 GB/s in each direction", default=32e9)
+    machine_host_link_bytes_per_s: float = _figure(
+        "100 Gbps Host-Link (100GE RoCE) from the Poplar server to each IPU-M2000 / Bow-2000, shared by its 4 IPUs "
+        "(slides' machine diagram) = 12.5 GB/s", default=12.5e9)
     source_notes: tuple = _figure("(figure, source) pairs that override the default sources above",
                                   default=(), repr=False)
 
     def __post_init__(self):
         for name in ("tiles", "threads_per_tile", "sram_per_tile", "fp32_flops_per_cycle", "fp16_flops_per_cycle",
-                     "vector_flops_per_cycle",
+                     "vector_flops_per_cycle", "amp_channel_group", "worker_cycles",
                      "exchange_bytes_per_cycle", "ipu_links", "ipus_per_machine"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be a positive integer, got {value!r}")
-        for name in ("clock_hz", "memory_bytes_per_s", "ipu_link_bytes_per_s", "host_link_bytes_per_s"):
+        for name in ("clock_hz", "memory_bytes_per_s", "ipu_link_bytes_per_s", "host_link_bytes_per_s",
+                     "neighbour_link_bytes_per_s", "machine_host_link_bytes_per_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be positive, got {getattr(self, name)!r}")
-        for name in ("sync_cycles_on_chip", "sync_cycles_cross_ipu", "sync_cycles_host",
+        for name in ("sync_cycles_on_chip", "sync_cycles_cross_ipu", "sync_cycles_host", "vertex_overhead_cycles",
+                     "amp_pass_cycles",
                      "ipu_link_latency_s", "host_link_latency_s"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be >= 0, got {getattr(self, name)!r}")
@@ -69,6 +95,12 @@ class IPUSpec:
     def flops_per_cycle(self, dtype) -> int:
         """Peak FLOPs per cycle of one tile for ``dtype`` ("float16"/"float32"; other types count as fp32)."""
         return self.fp16_flops_per_cycle if str(dtype) in ("float16", "half", "fp16") else self.fp32_flops_per_cycle
+
+    def host_stream_bytes_per_s(self, streaming_ipus: int = 1) -> float:
+        """Bandwidth of one IPU's host stream while ``streaming_ipus`` IPUs of its machine stream at once: its
+        own PCIe link or its share of the machine's host link, whichever is narrower."""
+        sharing = max(1, min(int(streaming_ipus), self.ipus_per_machine))
+        return min(self.host_link_bytes_per_s, self.machine_host_link_bytes_per_s / sharing)
 
     def peak_flops(self, dtype="float32") -> float:
         """Peak FLOP/s of the whole IPU: tiles x FLOPs per cycle x clock."""
@@ -139,7 +171,7 @@ MK2 = IPUSpec(
     ipu_links=10,
     ipu_link_bytes_per_s=320e9,
     ipu_link_latency_s=1e-6,
-    host_link_bytes_per_s=32e9,
+    host_link_bytes_per_s=16e9,
     host_link_latency_s=5e-6,
     ipus_per_machine=4,
 )

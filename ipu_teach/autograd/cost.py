@@ -2,18 +2,43 @@
 
 The simulated IPU never looks inside an op: it spreads ``grains`` (independent units of
 work, each ``flops / grains`` FLOPs) over tiles and moves ``bytes_in`` / ``bytes_out``.
+An op that Poplar runs on the tiles' matrix units (the AMP) says so by listing its
+``products``: the matrix products it lowers to, which the IPU model plans over the tiles as
+Poplar's convolution planner does. FLOPs beyond those products (a bias add, a reduction)
+run on the vector units.
 """
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class MatrixProduct:
+    """One product ``out[rows, cols] = sum over depth`` that runs on the matrix units.
+
+    ``channels`` is the part of ``depth`` the AMP consumes in channel groups (a convolution's input
+    channels; the remaining ``depth / channels`` kernel positions are looped over). For a plain
+    matrix multiply it is the whole depth.
+    """
+
+    rows: int
+    depth: int
+    cols: int
+    channels: int
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.rows * self.depth * self.cols
+
+
+@dataclass(frozen=True)
 class OpCost:
-    """Work of one op application: FLOPs, bytes read and written, and how it splits."""
+    """Work of one op application: FLOPs, bytes read and written, how it splits, and the matrix
+    products among its FLOPs (none for a vector-unit op)."""
 
     flops: int
     bytes_in: int
     bytes_out: int
     grains: int
+    products: tuple = ()
 
     def __post_init__(self):
         if self.grains < 1:
@@ -23,10 +48,17 @@ class OpCost:
     def flops_per_grain(self) -> float:
         return self.flops / self.grains
 
+    @property
+    def vector_flops(self) -> int:
+        """The FLOPs that are not matrix products: they run on the vector units."""
+        return max(0, self.flops - sum(p.flops for p in self.products))
+
     def scaled(self, factor: float) -> "OpCost":
         """The same op shape doing ``factor`` times the arithmetic (e.g. a backward pass)."""
-        return OpCost(int(self.flops * factor), self.bytes_in, self.bytes_out, self.grains)
+        return OpCost(int(self.flops * factor), self.bytes_in, self.bytes_out, self.grains,
+                      self.products * max(1, int(factor)) if self.products else ())
 
     def __add__(self, other: "OpCost") -> "OpCost":
         return OpCost(self.flops + other.flops, self.bytes_in + other.bytes_in,
-                      self.bytes_out + other.bytes_out, max(self.grains, other.grains))
+                      self.bytes_out + other.bytes_out, max(self.grains, other.grains),
+                      self.products + other.products)

@@ -4,6 +4,7 @@ import pytest
 
 from autograd_cases import CASE_IDS, CASES
 from ipu_teach.autograd import OpCost, Tensor, no_grad, ops, record, scope
+from ipu_teach.autograd.cost import MatrixProduct
 
 F32 = 4
 
@@ -18,7 +19,16 @@ def _one_record(fn, *inputs):
 def test_matmul_cost_is_2mkn():
     m, k, n = 3, 4, 5
     rec = _one_record(ops.MatMul.apply, np.ones((m, k), np.float32), np.ones((k, n), np.float32))
-    assert rec.forward == OpCost(flops=2 * m * k * n, bytes_in=(m * k + k * n) * F32, bytes_out=m * n * F32, grains=m * n)
+    assert rec.forward == OpCost(flops=2 * m * k * n, bytes_in=(m * k + k * n) * F32, bytes_out=m * n * F32, grains=m * n,
+                                 products=(MatrixProduct(m, k, n, k),))
+
+
+def test_matmul_backward_is_the_two_transposed_products():
+    m, k, n = 3, 4, 5
+    rec = _one_record(ops.MatMul.apply, Tensor(np.ones((m, k), np.float32), requires_grad=True),
+                      Tensor(np.ones((k, n), np.float32), requires_grad=True))
+    assert rec.backward.products == (MatrixProduct(m, n, k, n), MatrixProduct(k, m, n, m))
+    assert rec.backward.flops == 2 * (2 * m * k * n) and rec.backward.vector_flops == 0
 
 
 def test_matmul_cost_counts_leading_axes_as_rows():
@@ -35,9 +45,21 @@ def test_conv2d_cost_is_2_n_ho_wo_cout_kh_kw_cin(strides, padding, out_hw):
     ho, wo = out_hw
     assert rec.output_shape == (n, ho, wo, cout)
     outputs = n * ho * wo * cout
-    assert rec.forward == OpCost(flops=2 * n * ho * wo * cout * kh * kw * cin,
+    product = MatrixProduct(n * ho * wo, kh * kw * cin, cout, cin)
+    assert rec.forward == OpCost(flops=2 * n * ho * wo * cout * kh * kw * cin + outputs,
                                  bytes_in=(x.size + kernel.size + bias.size) * F32, bytes_out=outputs * F32,
-                                 grains=outputs)
+                                 grains=outputs, products=(product,))
+    assert rec.forward.vector_flops == outputs  # the bias add runs on the vector units
+
+
+def test_conv2d_backward_of_a_first_layer_has_no_input_gradient():
+    n, h, w, cin, k, cout = 2, 6, 6, 1, 3, 4
+    args = (np.ones((n, h, w, cin), np.float32), Tensor(np.ones((k, k, cin, cout), np.float32), requires_grad=True),
+            Tensor(np.zeros(cout, np.float32), requires_grad=True))
+    rec = _one_record(ops.Conv2D.apply, *args)
+    positions = n * 4 * 4
+    assert rec.backward.products == (MatrixProduct(k * k * cin, positions, cout, positions),)
+    assert rec.backward.vector_flops == positions * cout  # the bias gradient's reduction
 
 
 def test_pool_cost_is_one_flop_per_window_cell():
@@ -66,13 +88,15 @@ def test_itemsize_follows_the_dtype():
 
 
 def test_backward_cost_scales_with_the_inputs_that_need_gradients():
-    """Conv2D's backward does one im2col matmul per gradient wanted (input, kernel)."""
+    """Conv2D's backward has one product per gradient wanted (kernel, input)."""
     x = np.ones((1, 5, 5, 2), np.float32)
     kernel, bias = Tensor(np.ones((3, 3, 2, 4), np.float32), requires_grad=True), np.zeros(4, np.float32)
     first_layer = _one_record(ops.Conv2D.apply, x, kernel, bias)  # the image needs no gradient
     inner_layer = _one_record(ops.Conv2D.apply, Tensor(x, requires_grad=True), kernel, bias)
-    assert first_layer.backward.flops == first_layer.forward.flops
-    assert inner_layer.backward.flops == 2 * inner_layer.forward.flops
+    products = sum(p.flops for p in first_layer.forward.products)
+    assert sum(p.flops for p in first_layer.backward.products) == products  # bias needs no gradient here
+    transposed = 2 * (5 * 5) * (3 * 3 * 4) * 2  # the input gradient: a convolution over every input position
+    assert sum(p.flops for p in inner_layer.backward.products) == products + transposed
     matmul = _one_record(ops.MatMul.apply, Tensor(np.ones((2, 3)), requires_grad=True),
                          Tensor(np.ones((3, 4)), requires_grad=True))
     assert matmul.backward.flops == 2 * matmul.forward.flops

@@ -5,7 +5,7 @@ vectorised), which keeps the innermost axis contiguous and lets BLAS do the arit
 """
 import numpy as np
 
-from ..cost import OpCost
+from ..cost import MatrixProduct, OpCost
 from ..function import Function
 from .gemm import matmul
 
@@ -93,12 +93,29 @@ class Conv2D(Function):
 
     @classmethod
     def cost(cls, ctx):
+        """One product on the matrix units (rows: output positions, depth: kernel positions x input
+        channels, cols: filters) and the bias add on the vector units."""
         xs, ks, bs = ctx.input_shapes
         outputs = int(np.prod(ctx.output_shape))
-        flops = 2 * outputs * ks[0] * ks[1] * ks[2]
+        kh, kw, channels, filters = ks
+        product = MatrixProduct(outputs // filters, kh * kw * channels, filters, channels)
         bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + int(np.prod(bs))) * ctx.itemsize
-        return OpCost(flops, bytes_in, outputs * ctx.itemsize, outputs)
+        return OpCost(product.flops + outputs, bytes_in, outputs * ctx.itemsize, outputs, (product,))
 
     @classmethod
     def backward_cost(cls, ctx):
-        return cls.cost(ctx).scaled(max(1, ctx.needs_input_grad[0] + ctx.needs_input_grad[1]))
+        """The kernel gradient (a product whose depth is every output position, as Poplar's weight-update
+        pass), the input gradient unless this is the first layer (a transposed convolution: filters are its
+        input channels) and the bias gradient, a reduction on the vector units."""
+        xs, ks, bs = ctx.input_shapes
+        outputs = int(np.prod(ctx.output_shape))
+        kh, kw, channels, filters = ks
+        positions = outputs // filters
+        products = []
+        if ctx.needs_input_grad[1]:
+            products.append(MatrixProduct(kh * kw * channels, positions, filters, positions))
+        if ctx.needs_input_grad[0]:
+            products.append(MatrixProduct(int(np.prod(xs)) // channels, kh * kw * filters, channels, filters))
+        reduction = outputs if ctx.needs_input_grad[2] else 0
+        return OpCost(sum(p.flops for p in products) + reduction, (int(np.prod(xs)) + outputs) * ctx.itemsize,
+                      (int(np.prod(xs)) + int(np.prod(ks))) * ctx.itemsize, outputs, tuple(products))

@@ -1,7 +1,7 @@
 """Matrix multiply, the op behind Dense: ``x (..., K) @ w (K, N)``."""
 import numpy as np
 
-from ..cost import OpCost
+from ..cost import MatrixProduct, OpCost
 from ..function import Function
 from .gemm import matmul
 
@@ -26,6 +26,21 @@ class MatMul(Function):
     @classmethod
     def cost(cls, ctx):
         (xs, ws), out = ctx.input_shapes, ctx.output_shape
-        outputs = int(np.prod(out))
-        flops = 2 * outputs * ws[0]
-        return OpCost(flops, (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize, outputs * ctx.itemsize, outputs)
+        rows, (depth, cols) = int(np.prod(xs)) // xs[-1], ws
+        product = MatrixProduct(rows, depth, cols, depth)
+        return OpCost(product.flops, (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize,
+                      int(np.prod(out)) * ctx.itemsize, int(np.prod(out)), (product,))
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        """The input gradient ``grad @ w.T`` and the weight gradient ``x.T @ grad``, each where needed."""
+        (xs, ws), out = ctx.input_shapes, ctx.output_shape
+        rows, (depth, cols) = int(np.prod(xs)) // xs[-1], ws
+        products = []
+        if ctx.needs_input_grad[0]:
+            products.append(MatrixProduct(rows, cols, depth, cols))
+        if ctx.needs_input_grad[1]:
+            products.append(MatrixProduct(depth, rows, cols, rows))
+        products = products or [MatrixProduct(rows, cols, depth, cols)]
+        return OpCost(sum(p.flops for p in products), (int(np.prod(xs)) + int(np.prod(out))) * ctx.itemsize,
+                      (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize, int(np.prod(out)), tuple(products))
