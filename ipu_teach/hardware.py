@@ -66,9 +66,11 @@ class IPUSpec:
         "the 6 worker threads are barrel-scheduled: each issues one instruction every 6 cycles, so a loop of n "
         "instructions on one worker lasts 6n tile cycles (IPU programmer's guide; poplibs' estimators multiply "
         "worker cycles by numWorkerContexts)", default=6)
-    neighbour_link_bytes_per_s: float = _figure(
-        "x16 IPU-Link between neighbouring IPUs of an IPU-M2000 / Bow-2000: 64 GB/s (slides' machine diagram), "
-        "32 GB/s in each direction", default=32e9)
+    links_between_neighbours: int = _figure(
+        "approximate: IPU-Links joining two neighbouring IPUs (a pipeline's next stage, a ring all-reduce's next "
+        "replica); each IPU's 10 links are shared among ~4 neighbours in its machine and the POD's ladder, so ~2. "
+        "One link is an x16 IPU-Link, 64 GB/s both ways (slides' machine diagram) = 32 GB/s each way",
+        default=2)
     machine_host_link_bytes_per_s: float = _figure(
         "100 Gbps Host-Link (100GE RoCE) from the Poplar server to each IPU-M2000 / Bow-2000, shared by its 4 IPUs "
         "(slides' machine diagram) = 12.5 GB/s", default=12.5e9)
@@ -78,12 +80,13 @@ class IPUSpec:
     def __post_init__(self):
         for name in ("tiles", "threads_per_tile", "sram_per_tile", "fp32_flops_per_cycle", "fp16_flops_per_cycle",
                      "vector_flops_per_cycle", "amp_channel_group", "worker_cycles",
+                     "links_between_neighbours",
                      "exchange_bytes_per_cycle", "ipu_links", "ipus_per_machine"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be a positive integer, got {value!r}")
         for name in ("clock_hz", "memory_bytes_per_s", "ipu_link_bytes_per_s", "host_link_bytes_per_s",
-                     "neighbour_link_bytes_per_s", "machine_host_link_bytes_per_s"):
+                     "machine_host_link_bytes_per_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be positive, got {getattr(self, name)!r}")
         for name in ("sync_cycles_on_chip", "sync_cycles_cross_ipu", "sync_cycles_host", "vertex_overhead_cycles",
@@ -101,6 +104,11 @@ class IPUSpec:
         own PCIe link or its share of the machine's host link, whichever is narrower."""
         sharing = max(1, min(int(streaming_ipus), self.ipus_per_machine))
         return min(self.host_link_bytes_per_s, self.machine_host_link_bytes_per_s / sharing)
+
+    @property
+    def neighbour_bytes_per_s(self) -> float:
+        """Bandwidth each way between two neighbouring IPUs: their links' share of the IPU's total."""
+        return self.ipu_link_bytes_per_s * self.links_between_neighbours / self.ipu_links
 
     def peak_flops(self, dtype="float32") -> float:
         """Peak FLOP/s of the whole IPU: tiles x FLOPs per cycle x clock."""
@@ -207,10 +215,12 @@ class HostSpec:
         "approximate: 2.8 ms per execution: the tutorial's 3 ms/step with 1 step per execution against "
         "175 us/step with a whole epoch per execution", default=2.8e-3)
     compile_base_s: float = _figure(
-        "approximate: fitted so the tutorial's model compiles in ~30 s for training (first epoch 35 s vs 3 s) "
-        "and ~13 s for evaluation (156 steps in 14 s at 3 ms/step)", default=5.0)
+        "approximate: with compile_s_per_compute_set, fitted to the tutorial's two compile times: ~30 s for "
+        "training (first epoch 30 s at a whole epoch per execution; 50 compute sets in ipu-teach's lowering) and "
+        "~13.5 s for evaluation (14 s; 18 compute sets). The same two figures serve every configuration",
+        default=4.0)
     compile_s_per_compute_set: float = _figure(
-        "approximate: see compile_base_s; each compute set (one op's superstep) adds this much", default=0.8)
+        "approximate: see compile_base_s; each compute set adds this much", default=0.53)
     executable_load_s: float = _figure(
         "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0)
 
@@ -236,6 +246,10 @@ class CodeSizes:
     control_code_bytes_per_step: int = _figure("approximate: ~24 B of control code per program step", default=24)
     exchange_code_bytes_per_exchange: int = _figure("approximate: ~64 B of exchange code per exchange a tile "
                                                     "takes part in", default=64)
+    received_bytes_per_exchange_code_byte: int = _figure(
+        "approximate: exchange code has instructions per region a tile receives, ~1 B of code per 16 B received, "
+        "so it grows with the exchange (the slides' PopVision capture: 7.2 KiB of internal exchange code beside "
+        "8.8 KiB of vertex code on one tile)", default=16)
     host_exchange_code_bytes: int = _figure("approximate: ~512 B per tile for host streams", default=512)
     vertex_state_bytes: int = _figure("approximate: ~16 B of state per vertex instance", default=16)
     stack_bytes: int = _figure("approximate: ~1 KiB of stack for the 6 worker threads and the supervisor",

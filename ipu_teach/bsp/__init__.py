@@ -9,7 +9,7 @@ from .compute import VERTEX_OVERHEAD_CYCLES, ComputeSet, cycles_from_flops, tile
 from .engine import Engine
 from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
-from .mapping import bytes_per_tile, intervals, linear_elements_per_tile, linear_tile_of_element
+from .mapping import bytes_per_tile, ceil_div, intervals, linear_elements_per_tile, linear_tile_of_element
 from .memory import check_tile_memory
 from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Program, Repeat, Sequence
 from .sync import SyncKind

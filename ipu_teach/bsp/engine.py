@@ -10,14 +10,10 @@ import numpy as np
 
 from ..hardware import MK2
 from .errors import GraphError
-from .mapping import check_positive_count
+from .mapping import ceil_div, check_positive_count
 from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Program, Repeat, Sequence
 from .sync import SyncKind
 from .timeline import Timeline
-
-
-def _ceil_div(a, b):
-    return -(-a // b)
 
 
 class Engine:
@@ -89,12 +85,13 @@ class Engine:
             if exchange is not None:
                 self._check_per_tile(exchange.received, f"exchange {exchange.name!r} of step {step.label!r}")
                 h = self._per_ipu(exchange.max_h(), "exchange")
-                exchange_cycles = _ceil_div(h, spec.exchange_bytes_per_cycle)
+                exchange_cycles = ceil_div(h, spec.exchange_bytes_per_cycle)
             sync = step.sync or (SyncKind.ON_CHIP if self.ipus == 1 else SyncKind.CROSS_IPU)
             return compute, self._sync(compute + exchange_cycles, sync), exchange_cycles, kind, tile_cycles
         if isinstance(step, (HostToDevice, DeviceToHost)):
             nbytes = self._per_ipu(step.nbytes, f"stream {step.label!r}")
-            link = self._transfer_cycles(nbytes, spec.host_link_bytes_per_s, spec.host_link_latency_s)
+            # every IPU of the program streams at once, sharing its machine's host link
+            link = self._transfer_cycles(nbytes, spec.host_stream_bytes_per_s(self.ipus), spec.host_link_latency_s)
             kind = "host->device" if isinstance(step, HostToDevice) else "device->host"
             return zeros, self._sync(link, SyncKind.HOST), link, kind, None
         if isinstance(step, IPULinkCopy):
@@ -108,7 +105,7 @@ class Engine:
 
     def _transfer_cycles(self, nbytes, bytes_per_s, latency_s):
         """Cycles per IPU to move ``nbytes`` over a link: latency plus bytes over bandwidth; nothing if no bytes."""
-        cycles = _ceil_div(nbytes * self.spec.clock_hz, bytes_per_s).astype(np.int64)
+        cycles = ceil_div(nbytes * self.spec.clock_hz, bytes_per_s).astype(np.int64)
         return np.where(nbytes > 0, cycles + self.spec.seconds_to_cycles(latency_s), 0)
 
     def _sync(self, busy, sync):

@@ -12,6 +12,11 @@ from .errors import GraphError
 UNMAPPED = -1
 
 
+def ceil_div(a, b):
+    """``a / b`` rounded up, for integers or integer arrays (bytes to cycles, items to groups)."""
+    return -(-a // b)
+
+
 def check_positive_count(count, what: str) -> int:
     """``count`` (of tiles, IPUs, ...) as an int, or a GraphError naming ``what`` if it is not a positive integer."""
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count <= 0:

@@ -68,6 +68,15 @@ class ProfilingOptions(_Options):
     _defaults = {"auto_report": False, "directory": "./report", "allow_out_of_memory": False}
 
 
+class OptimizationOptions(_Options):
+    """``maximum_cross_replica_sum_buffer_size``: the bytes of gradients that may wait to be all-reduced
+    together. Graphcore's default 0 all-reduces each variable's gradient on its own as soon as it is
+    ready, paying each collective's latency; Graphcore's applications set it to several MB so the
+    gradients go in a few large collectives (graphcore/tensorflow ``IPUConfig.optimizations``)."""
+
+    _defaults = {"maximum_cross_replica_sum_buffer_size": 0}
+
+
 class IPUConfig(_Options):
     _defaults = {
         "auto_select_ipus": [],
@@ -77,6 +86,7 @@ class IPUConfig(_Options):
         "device_connection": None,
         "ipu_model": None,
         "profiling": None,
+        "optimizations": None,
     }
 
     def __init__(self):
@@ -84,6 +94,7 @@ class IPUConfig(_Options):
         object.__setattr__(self, "device_connection", DeviceConnectionOptions())
         object.__setattr__(self, "ipu_model", IPUModelOptions())
         object.__setattr__(self, "profiling", ProfilingOptions())
+        object.__setattr__(self, "optimizations", OptimizationOptions())
 
     def configure_ipu_system(self, device="cpu") -> None:
         """Attach the simulated IPUs this config selects (Graphcore's method form); like Graphcore's, it

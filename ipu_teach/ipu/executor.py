@@ -56,7 +56,7 @@ class PipelinedRun:
     costs: object = None
 
     @classmethod
-    def build(cls, graph, plan, spe, accumulation, replicas):
+    def build(cls, graph, plan, spe, accumulation, replicas, buffer_bytes=0):
         spec = graph.spec
         training = graph.mode == "train"
         micro_batches = accumulation if training else spe
@@ -70,35 +70,55 @@ class PipelinedRun:
                          if step.phase == phase and stage_of.get(step.scope, last) == stage)
             return cycles / spec.clock_hz
 
-        infeed = bsp.Engine(bsp.HostToDevice(graph.input_bytes), spec).run().seconds()
-        outfeed = bsp.Engine(bsp.DeviceToHost(graph.output_bytes), spec).run().seconds()
-        forward = [seconds("forward", s) + (infeed if s == 0 else 0.0) + (outfeed if s == last else 0.0)
-                   for s in range(plan.stages)]
-        backward = [seconds("backward", s) for s in range(plan.stages)]
-        # The update is lowered as one step over all weights: each stage updates its own share of them.
-        weights = [sum(int(m.per_tile.sum()) for m in graph.memory if m.category == "variables"
-                       and stage_of.get(m.name.split("/", 1)[0], last) == s) for s in range(plan.stages)]
-        total = sum(step.superstep_cycles(spec) for step in graph.update) / spec.clock_hz
-        update = [total * w / max(sum(weights), 1) for w in weights]
+        # Host I/O is not a stage's work: the infeed and outfeed of every micro-batch are host syncs that
+        # all the pipeline's IPUs wait for, so they are added to the schedule's time below.
+        host_io = bsp.Engine(bsp.Sequence(bsp.HostToDevice(graph.input_bytes), bsp.DeviceToHost(graph.output_bytes)),
+                             spec).run().seconds()
+        forward = [seconds("forward", s) for s in range(plan.stages)]
+        backward = [seconds("backward", s) + seconds("accumulate", s) for s in range(plan.stages)]
+        update = [seconds("update", s) for s in range(plan.stages)]
         transfer = []
         for s in range(last):
             outputs = [step.output_bytes for step in graph.forward if stage_of.get(step.scope, last) == s]
             transfer.append(outputs[-1] if outputs else 0)
         costs = schedules.StageCosts(forward, backward, update if training else None, transfer,
-                                     spec.ipu_link_bytes_per_s, spec.ipu_link_latency_s)
+                                     spec.neighbour_bytes_per_s, spec.ipu_link_latency_s)
         timeline = schedules.time_schedule(schedule, costs, recompute=plan.recompute and training)
         stash = schedules.peak_stash(schedule) if training else [1] * plan.stages
         stage_graphs = split_by_stage(graph, plan.stage_of_layer, [1 if plan.recompute else int(n) for n in stash])
         runs = spe // micro_batches
-        seconds_total = runs * timeline.total
+        seconds_total = runs * (timeline.total + micro_batches * host_io)
         if training and replicas > 1:
-            seconds_total += runs * _all_reduce_seconds(graph, spec, replicas)
+            seconds_total += runs * _all_reduce_seconds(graph, spec, replicas, buffer_bytes)
         return cls(schedule, timeline, stage_graphs, seconds_total, costs)
 
 
-def _all_reduce_seconds(graph, spec, replicas):
-    program = bsp.Sequence([bsp.Repeat(2 * (replicas - 1), bsp.IPULinkCopy(-(-n // replicas))) for n in graph.gradient_bytes])
-    return bsp.Engine(program, spec, ipus=replicas).run().seconds()
+def gradient_groups(gradient_bytes, buffer_bytes) -> list:
+    """The gradients' sizes grouped as TensorFlow's cross-replica-sum buffer groups them: a gradient joins
+    the waiting group unless that would take the group past ``buffer_bytes`` (0: every gradient alone)."""
+    groups = []
+    for nbytes in gradient_bytes:
+        if groups and sum(groups[-1]) + nbytes <= buffer_bytes:
+            groups[-1].append(nbytes)
+        else:
+            groups.append([nbytes])
+    return [sum(group) for group in groups]
+
+
+def all_reduce(graph, replicas, buffer_bytes=0) -> bsp.Program:
+    """The gradients' all-reduce over ``replicas`` replicas: one ring all-reduce per group of gradients
+    (:func:`gradient_groups`), each 2(n-1) steps moving 1/n of its bytes to the next IPU over the IPU-Link
+    between neighbours, each step paying the link's latency and a sync of the IPUs."""
+    return bsp.Sequence([bsp.Repeat(2 * (replicas - 1), bsp.IPULinkCopy(bsp.ceil_div(nbytes, replicas),
+                                                                        links=graph.spec.links_between_neighbours,
+                                                                        label=f"gradients/all-reduce:{i}"),
+                                    label="all-reduce")
+                         for i, nbytes in enumerate(gradient_groups(graph.gradient_bytes, buffer_bytes))],
+                        label="all-reduce")
+
+
+def _all_reduce_seconds(graph, spec, replicas, buffer_bytes):
+    return bsp.Engine(all_reduce(graph, replicas, buffer_bytes), spec, ipus=replicas).run().seconds()
 
 
 class IPUExecutor:
@@ -208,13 +228,15 @@ class IPUExecutor:
         spec, replicas, plan = configuration.spec, self.replicas, self.pipeline
         graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas)
         options = capture.engine_options(configuration)
-        pipelined = None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas)
+        pipelined = None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas,
+                                                                 configuration.cross_replica_sum_buffer_bytes)
         overflow = next(filter(None, (out_of_memory.find(model, stage_graph) for stage_graph in
                                       ([graph] if pipelined is None else pipelined.stage_graphs))), None)
         if overflow is not None and not options.allow_out_of_memory:
             raise overflow
         description = {"graph": graph.signature, "mode": mode, "micro_batch": graph.micro_batch,
                        "steps_per_execution": spe, "replicas": replicas, "accumulation": accumulation,
+                       "cross_replica_sum_buffer": configuration.cross_replica_sum_buffer_bytes if replicas > 1 else 0,
                        "ipu": spec.name, "tiles": spec.tiles,
                        "pipeline": None if plan is None else [
                            plan.stages, list(plan.device_mapping), plan.schedule.name, plan.recompute,
@@ -224,7 +246,8 @@ class IPUExecutor:
         if key in self.executables:
             return self.executables[key]
         if pipelined is None:
-            timeline = bsp.Engine(self._program(graph, spe, accumulation, replicas), spec, ipus=replicas).run()
+            program = self._program(graph, spe, accumulation, replicas, configuration.cross_replica_sum_buffer_bytes)
+            timeline = bsp.Engine(program, spec, ipus=replicas).run()
             device_seconds = timeline.seconds()
         else:
             timeline = bsp.Engine(self._program(graph, 1, 1, 1), spec, ipus=1).run()
@@ -247,7 +270,7 @@ class IPUExecutor:
         return executable
 
     @staticmethod
-    def _program(graph, spe, accumulation, replicas):
+    def _program(graph, spe, accumulation, replicas, buffer_bytes=0):
         """One execution: ``spe`` steps, each taking its batch from the infeed and giving its results to
         the outfeed (host streams, as Keras' IPU loops do), with the gradient all-reduce and the weight
         update after every ``accumulation`` steps."""
@@ -260,11 +283,7 @@ class IPUExecutor:
         apply = [s.program() for s in graph.update if s.phase == "update"]
         body = [bsp.Repeat(accumulation, bsp.Sequence([micro] + accumulate), label="accumulation")]
         if replicas > 1:
-            # One ring all-reduce per gradient tensor (Graphcore's default does not merge them):
-            # 2(n-1) steps, each moving 1/n of the tensor over the IPU-Links and paying their latency.
-            for i, nbytes in enumerate(graph.gradient_bytes):
-                body.append(bsp.Repeat(2 * (replicas - 1), bsp.IPULinkCopy(-(-nbytes // replicas),
-                                       label=f"gradients/all-reduce:{i}"), label="all-reduce"))
+            body.append(all_reduce(graph, replicas, buffer_bytes))
         return bsp.Repeat(spe // accumulation, bsp.Sequence(body + apply), label="steps_per_execution")
 
     # ----- running -------------------------------------------------------------------------------

@@ -15,13 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import bsp, hardware
+from . import matrix_plan
 from ..autograd import record
-
-MATRIX_OPS = {"MatMul", "Conv2D"}
-"""Ops Poplar runs on the tiles' matrix units (AMP); everything else uses the vector units."""
-
-UPDATE_FLOPS_PER_WEIGHT = {"SGD": 2, "SGD+momentum": 4, "Adam": 12, "RMSprop": 8}
-"""Approximate arithmetic per weight of one optimizer update (reads, multiply-adds, a square root)."""
 
 
 @dataclass
@@ -100,19 +95,44 @@ def _spread(count: int, tiles: int) -> np.ndarray:
     return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
 
 
-def _step_for(name, phase, cost, op, spec, output_bytes=0) -> LoweredStep | None:
+def _vector_step(name, phase, flops, grains, spec, output_bytes=0) -> LoweredStep:
+    """One compute set on the vector units: the grains spread over the tiles, each busy tile paying its
+    FLOPs at the vector rate plus a vertex's fixed cost; the data is already where it is needed."""
+    grains_per_tile = _spread(grains, spec.tiles)
+    flops_per_tile = grains_per_tile * (flops / max(grains, 1))
+    cycles = np.where(grains_per_tile > 0, np.ceil(flops_per_tile / spec.vector_flops_per_cycle).astype(np.int64)
+                      + spec.vertex_overhead_cycles, 0)
+    return LoweredStep(name, phase, int(flops), cycles, np.zeros(spec.tiles, np.int64), output_bytes)
+
+
+def _product_steps(name, phase, product, spec, itemsize, output_bytes) -> list:
+    """The compute sets one matrix product lowers to (see :mod:`.matrix_plan`): the operands' rearrangement
+    (an exchange), the convolution on the AMP and, if the depth is split, the reduction of the partials."""
+    chosen = matrix_plan.plan(product, spec, itemsize)
+    used = chosen.tiles
+    steps = [LoweredStep(f"{name}/transform", phase, 0, np.zeros(spec.tiles, np.int64),
+                         matrix_plan.per_tile(chosen.transform_bytes, used, spec)),
+             LoweredStep(name, phase, product.flops, matrix_plan.per_tile(chosen.compute_cycles, used, spec),
+                         np.zeros(spec.tiles, np.int64), output_bytes)]
+    if chosen.depth_split > 1:
+        steps.append(LoweredStep(f"{name}/reduce", phase, 0, matrix_plan.per_tile(chosen.reduce_cycles, used, spec),
+                                 matrix_plan.per_tile(chosen.reduce_bytes, used, spec)))
+    return steps
+
+
+def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0) -> list:
+    """The compute sets of one op's forward or backward: each matrix product's (the first one's main step
+    carries ``name``), then the vector work; nothing for a view such as Reshape."""
     if cost.flops == 0:
-        return None  # views such as Reshape cost no superstep
-    tiles = spec.tiles
-    grains = _spread(cost.grains, tiles)
-    rate = spec.fp32_flops_per_cycle if op in MATRIX_OPS else spec.vector_flops_per_cycle
-    flops_per_tile = grains * cost.flops_per_grain
-    vertices = np.minimum(grains, spec.threads_per_tile)
-    cycles = bsp.cycles_from_flops(flops_per_tile, rate, vertices)
-    used = max(1, int((grains > 0).sum()))
-    # Matrix ops regroup their operands (and broadcast weights): each busy tile receives its share.
-    received = np.where(grains > 0, -(-cost.bytes_in // used), 0) if op in MATRIX_OPS else np.zeros(tiles, np.int64)
-    return LoweredStep(name, phase, int(cost.flops), cycles, received.astype(np.int64), output_bytes)
+        return []
+    steps = []
+    for j, product in enumerate(cost.products):
+        steps += _product_steps(name if j == 0 else f"{name}/product{j}", phase, product, spec, itemsize,
+                                output_bytes if j == 0 else 0)
+    if cost.vector_flops:
+        steps.append(_vector_step(f"{name}/vector" if cost.products else name, phase, cost.vector_flops,
+                                  cost.grains, spec, 0 if cost.products else output_bytes))
+    return steps
 
 
 def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list) -> list:
@@ -152,6 +172,7 @@ def _code_memory(steps, spec) -> list:
     exchanging = np.array([s.received > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
     compute_sets_on_tile = active.sum(axis=0).astype(np.int64)
     exchanges_on_tile = exchanging.sum(axis=0).astype(np.int64)
+    received_on_tile = sum((s.received.astype(np.int64) for s in steps), np.zeros(spec.tiles, np.int64))
     vertices = sum((np.minimum(s.cycles > 0, 1) * spec.threads_per_tile for s in steps), np.zeros(spec.tiles, np.int64))
     c = hardware.CODE
     return [
@@ -160,7 +181,8 @@ def _code_memory(steps, spec) -> list:
         MemoryItem("controlCode", "control code", c.control_code_bytes + len(steps) * c.control_code_bytes_per_step
                    * np.ones(spec.tiles, np.int64)),
         MemoryItem("internalExchangeCode", "internal exchange code",
-                   exchanges_on_tile * c.exchange_code_bytes_per_exchange),
+                   exchanges_on_tile * c.exchange_code_bytes_per_exchange
+                   + bsp.ceil_div(received_on_tile, c.received_bytes_per_exchange_code_byte)),
         MemoryItem("hostExchangeCode", "host exchange code", np.full(spec.tiles, c.host_exchange_code_bytes, np.int64)),
         MemoryItem("vertexInstanceState", "vertex instance state", vertices * c.vertex_state_bytes),
         MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
@@ -182,11 +204,11 @@ def _activation_memory(records, steps, spec) -> list:
     return items
 
 
-def _update_flops(optimizer) -> int:
-    name = type(optimizer).__name__
-    if name == "SGD" and getattr(optimizer, "momentum", 0):
-        name = "SGD+momentum"
-    return UPDATE_FLOPS_PER_WEIGHT.get(name, 8)
+def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
+    """One compute set per weight tensor, as each variable's update (or accumulation) is its own op in
+    TensorFlow: small tensors leave most tiles idle and pay a sync each."""
+    return [_vector_step(f"{w.name.rsplit(':', 1)[0]}/{what}", phase, flops_per_weight * int(w.size), int(w.size), spec)
+            for w in weights]
 
 
 def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
@@ -210,27 +232,17 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
         label = f"{rec.scope or 'loss'}/{rec.op}"
         signature.append([rec.op, position.get(rec.scope, rec.scope), [list(s) for s in rec.input_shapes], list(rec.output_shape),
                           {k: v for k, v in rec.params.items() if isinstance(v, (int, float, str, tuple, bool))}])
-        step = _step_for(f"{label}:{i}", "forward", rec.forward, rec.op, spec,
-                         int(np.prod(rec.output_shape)) * rec.itemsize)
-        if step is not None:
-            forward.append(step)
+        forward += _steps_for(f"{label}:{i}", "forward", rec.forward, spec, rec.itemsize,
+                              int(np.prod(rec.output_shape)) * rec.itemsize)
         if mode == "train":
-            back = _step_for(f"{label}:{i}/grad", "backward", rec.backward, rec.op, spec)
-            if back is not None:
-                backward.append(back)
-    backward.reverse()
+            backward.append(_steps_for(f"{label}:{i}/grad", "backward", rec.backward, spec, rec.itemsize))
+    backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
-    n_weights = int(sum(w.size for w in weights))
     update, memory = [], _weight_memory(model.weights, spec, 0)
     if mode == "train":
-        per_tile_weights = _spread(n_weights, spec.tiles)
-        flops = per_tile_weights * _update_flops(model.optimizer)
-        update.append(LoweredStep("optimizer/update", "update", int(flops.sum()),
-                                  bsp.cycles_from_flops(flops, spec.vector_flops_per_cycle), np.zeros(spec.tiles, np.int64)))
         if accumulation > 1:
-            update.insert(0, LoweredStep("gradients/accumulate", "accumulate", n_weights,
-                                         bsp.cycles_from_flops(per_tile_weights, spec.vector_flops_per_cycle),
-                                         np.zeros(spec.tiles, np.int64)))
+            update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec)
+        update += _per_weight_steps(weights, "update", "update", model.optimizer.update_flops_per_weight, spec)
         slots = getattr(model.optimizer, "slots_per_weight", 0)
         for s in range(slots):
             memory += _weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")

@@ -37,6 +37,7 @@ class SystemConfiguration:
     allow_recompute: bool
     profiling: dict
     system: str = DEFAULT_SYSTEM
+    cross_replica_sum_buffer_bytes: int = 0
 
     @property
     def total_ipus(self) -> int:
@@ -116,8 +117,13 @@ def configure(config: IPUConfig) -> SystemConfiguration:
         raise ValueError("IPUConfig.device_connection.type must be an ipu.config.DeviceConnectionType, "
                          f"got {config.device_connection.type!r}")
     num_ipus, device_id = _select(config, SYSTEMS[_system[0]])
+    buffer = config.optimizations.maximum_cross_replica_sum_buffer_size
+    if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 0:
+        raise ValueError("IPUConfig.optimizations.maximum_cross_replica_sum_buffer_size: expected a number of "
+                         f"bytes >= 0 (0: all-reduce each gradient on its own), got {buffer!r}")
     configuration = SystemConfiguration(spec, num_ipus, device_id, config.device_connection.type,
-                                        bool(config.allow_recompute), config.profiling.as_dict(), _system[0])
+                                        bool(config.allow_recompute), config.profiling.as_dict(), _system[0],
+                                        buffer)
     _current[0] = configuration
     return configuration
 

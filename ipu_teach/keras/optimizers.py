@@ -8,6 +8,9 @@ import numpy as np
 
 class Optimizer:
     slots_per_weight = 0
+    update_flops_per_weight = 8
+    """Arithmetic per weight of one update (reads, multiply-adds, a square root): what the IPU model
+    charges the weight-update compute sets. Approximate; each optimizer states its own."""
 
     def __init__(self, learning_rate=0.001, name=None):
         if not float(learning_rate) > 0:
@@ -43,6 +46,7 @@ class SGD(Optimizer):
             raise ValueError(f"SGD: momentum must be in [0, 1], got {momentum}")
         self.momentum, self.nesterov = float(momentum), bool(nesterov)
         self.slots_per_weight = 1 if momentum else 0
+        self.update_flops_per_weight = 4 if momentum else 2  # w -= lr * g; with momentum v = m * v - lr * g too
 
     def update(self, weight, grad):
         lr = self.learning_rate
@@ -60,6 +64,7 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     slots_per_weight = 2
+    update_flops_per_weight = 12  # two moving averages, a square root, a division, the step
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam"):
         super().__init__(learning_rate, name)

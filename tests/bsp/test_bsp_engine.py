@@ -88,12 +88,23 @@ def test_per_tile_arrays_of_shape_tiles_apply_to_every_ipu():
 def test_host_streams_cost_a_host_sync_latency_and_bandwidth():
     nbytes = 3_200_000
     timeline = bsp.Engine(bsp.Sequence(bsp.HostToDevice(nbytes), bsp.DeviceToHost(0)), MK2).run()
-    link = -(-nbytes * MK2.clock_hz // MK2.host_link_bytes_per_s) + MK2.seconds_to_cycles(MK2.host_link_latency_s)
+    bandwidth = min(MK2.host_link_bytes_per_s, MK2.machine_host_link_bytes_per_s)  # one IPU: the narrower link
+    link = -(-nbytes * MK2.clock_hz // bandwidth) + MK2.seconds_to_cycles(MK2.host_link_latency_s)
     assert timeline.kinds == ("host->device", "device->host")
     assert timeline.exchange[0, 0] == link
     assert timeline.sync[:, 0].tolist() == [MK2.sync_cycles_host] * 2
     assert timeline.exchange[1, 0] == 0  # nothing to send: no latency either
     assert timeline.compute.sum() == 0 and timeline.utilisation() == 0.0
+
+
+@pytest.mark.parametrize("ipus, sharing", [(1, 1), (2, 2), (4, 4), (16, 4)])
+def test_ipus_streaming_at_once_share_their_machines_host_link(ipus, sharing):
+    """An IPU-M2000's 4 IPUs share its 100 Gbps host link; a POD16's four machines each have their own."""
+    nbytes = 1_250_000
+    timeline = bsp.Engine(bsp.HostToDevice(nbytes), MK2, ipus=ipus).run()
+    seconds = nbytes / min(MK2.host_link_bytes_per_s, MK2.machine_host_link_bytes_per_s / sharing)
+    expected = -(-nbytes * MK2.clock_hz // (nbytes / seconds)) + MK2.seconds_to_cycles(MK2.host_link_latency_s)
+    assert timeline.exchange[0].tolist() == [expected] * ipus
 
 
 def test_ipu_link_copy_uses_the_links_given():

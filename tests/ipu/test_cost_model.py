@@ -1,0 +1,161 @@
+"""The cost model's parts, each against what it claims: matrix products planned over the tiles with the
+AMP's channel groups, broadcast exchange, reductions of split sums, one compute set per weight update,
+grouped all-reduces, host I/O outside pipeline stages, and TF's step-time estimate."""
+import io
+
+import numpy as np
+import pytest
+
+from ipu_teach import hardware
+from ipu_teach.autograd.cost import MatrixProduct
+from ipu_teach.ipu import executor, matrix_plan
+from ipu_teach.keras.progbar import Progbar
+from ipu_test_helpers import configure, data, ipu_model
+
+MK2 = hardware.MK2
+
+
+def flops_per_cycle(product, spec=MK2):
+    plan = matrix_plan.plan(product, spec)
+    return product.flops / plan.cycles(spec) / plan.tiles
+
+
+def test_one_input_channel_pays_for_a_whole_channel_group():
+    """A first convolution (1 channel) does 1/8 of the useful work per AMP pass of one with 8 channels."""
+    one = matrix_plan.amp_cycles(rows=60, depth=9, cols=8, channels=1, spec=MK2)
+    eight = matrix_plan.amp_cycles(rows=60, depth=72, cols=8, channels=8, spec=MK2)
+    assert one == eight  # same passes (9 positions x 1 group x 1 group), same rows: same cycles
+    assert flops_per_cycle(MatrixProduct(64 * 676, 9, 32, 1)) < flops_per_cycle(MatrixProduct(64 * 121, 288, 64, 32)) / 3
+
+
+def test_amp_cycles_count_passes_rows_and_overheads():
+    group, threads = MK2.amp_channel_group, MK2.threads_per_tile
+    rows, positions, channels, cols = 13, 9, 16, 24
+    passes = positions * (channels // group) * (cols // group)
+    per_row = 2 * group * group // MK2.fp32_flops_per_cycle * MK2.worker_cycles
+    expected = MK2.vertex_overhead_cycles + passes * (MK2.amp_pass_cycles + -(-rows // threads) * per_row)
+    assert matrix_plan.amp_cycles(rows, positions * channels, cols, channels, MK2) == expected
+
+
+def test_the_planner_takes_the_cheapest_split_within_the_tiles():
+    product = MatrixProduct(64 * 121, 288, 64, 32)
+    best = matrix_plan.plan(product, MK2)
+    assert 1 <= best.tiles <= MK2.tiles
+    for cols_split in (1, 2, 4, 8):
+        for depth_split in (1, 2, 4):
+            rows_split = min(product.rows, MK2.tiles // (cols_split * depth_split))
+            other = matrix_plan._price(product, MK2, 4, rows_split, cols_split, depth_split)
+            assert best.cycles(MK2) <= other.cycles(MK2)
+
+
+def test_exchange_is_receiver_selected_so_a_broadcast_costs_each_receiver_its_share():
+    """Every tile needs the whole (small) weight matrix: each receives it, the owners send it once."""
+    product = MatrixProduct(rows=1472 * 4, depth=64, cols=8, channels=64)
+    plan = matrix_plan._price(product, MK2, 4, rows_split=1472, cols_split=1, depth_split=1)
+    received = (4 * 64 + 64 * 8) * 4  # four rows of activations and all the weights
+    assert plan.transform_bytes == received  # not 1,472 times the weights: senders send once
+
+
+def test_split_sums_are_reduced_in_a_compute_set_of_their_own():
+    deep = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 16)
+    shallow = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 1)
+    assert deep.reduce_bytes == -(-8 * 8 * 16 * 4 // (8 * 16)) and deep.reduce_cycles > 0
+    assert shallow.reduce_bytes == shallow.reduce_cycles == 0
+
+
+def lowered(mode="train", accumulation=None, replicas=1):
+    x, y = data(64)
+    configure(replicas)
+    model = ipu_model(steps_per_execution=4, accumulation=accumulation)
+    model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0)
+    return model, model.device_executor.executable.graph
+
+
+def test_a_matrix_product_lowers_to_rearrangement_product_and_reduction():
+    _, graph = lowered()
+    names = [step.name for step in graph.forward]
+    products = [n for n in names if n.split("/")[1].startswith("MatMul:") and len(n.split("/")) == 2]
+    assert len(products) == 2  # the two Dense layers
+    for name in products:
+        steps = {step.name: step for step in graph.forward}
+        assert names.index(f"{name}/transform") == names.index(name) - 1
+        assert steps[f"{name}/transform"].received.any() and not steps[f"{name}/transform"].cycles.any()
+        assert steps[name].cycles.any() and steps[name].flops > 0
+
+
+def test_each_weight_is_updated_in_its_own_compute_set():
+    model, graph = lowered(accumulation=2)
+    updates = [s.name for s in graph.update if s.phase == "update"]
+    accumulations = [s.name for s in graph.update if s.phase == "accumulate"]
+    weights = [w.name.rsplit(":", 1)[0] for w in model.trainable_weights]
+    assert updates == [f"{w}/update" for w in weights]
+    assert accumulations == [f"{w}/accumulate" for w in weights]
+    flops = {s.name: s.flops for s in graph.update}
+    sizes = {w.name.rsplit(":", 1)[0]: w.size for w in model.trainable_weights}
+    assert all(flops[f"{w}/update"] == model.optimizer.update_flops_per_weight * n for w, n in sizes.items())
+
+
+@pytest.mark.parametrize("buffer, expected", [(0, [40, 8, 4000, 12]), (48, [48, 4000, 12]), (10_000, [4060])])
+def test_gradients_are_all_reduced_in_groups_the_buffer_allows(buffer, expected):
+    assert executor.gradient_groups([40, 8, 4000, 12], buffer) == expected
+
+
+def test_a_larger_cross_replica_sum_buffer_merges_collectives_and_saves_time():
+    """Graphcore's default (0) all-reduces each gradient alone; merging saves a collective's latency each."""
+    x, y = data(64)
+    times = []
+    for buffer in (0, 10_000_000):
+        config = configure(2)
+        config.optimizations.maximum_cross_replica_sum_buffer_size = buffer
+        config.configure_ipu_system()
+        model = ipu_model(steps_per_execution=2)
+        model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0)
+        times.append(model.device_executor.executable.seconds_per_execution)
+        gradients = len(model.trainable_weights)
+        labels = [label for label in model.device_executor.executable.timeline.labels if "all-reduce:" in label]
+        assert len(labels) == (gradients if buffer == 0 else 1)
+    assert times[1] < times[0]
+
+
+def test_host_io_of_a_pipeline_is_not_part_of_a_stage():
+    from ipu_teach.examples import tutorial_model_fn
+    import ipu_teach.keras as keras
+    from ipu_teach import ipu
+    configure(2)
+    x = np.random.default_rng(0).random((64, 28, 28, 1), np.float32)
+    y = keras.utils.to_categorical(np.arange(64) % 10, 10)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = keras.Model(*tutorial_model_fn(stages=True))
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
+        model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0)
+    run = model.device_executor.executable.pipeline
+    graph = model.device_executor.executable.graph
+    stage_forward = sum(step.superstep_cycles(MK2) for step in graph.forward) / MK2.clock_hz
+    assert sum(run.costs.forward) == pytest.approx(stage_forward)  # the stages' own ops, nothing else
+    assert run.seconds > run.timeline.total  # the micro-batches' host I/O comes on top
+
+
+def test_progress_bar_leaves_out_a_first_step_seen_on_its_own():
+    """TF: "35s 3ms/step" for a first epoch of 937 steps whose first step compiled for 32 s."""
+    stream = io.StringIO()
+    bar = Progbar(937, stream=stream)
+    bar.update(1, elapsed=32.0)
+    bar.update(937, elapsed=32.0 + 936 * 3e-3)
+    assert bar.seconds_per_step == pytest.approx(3e-3)
+    assert stream.getvalue().endswith(" - 35s 3ms/step\n")
+
+
+def test_progress_bar_averages_when_steps_come_in_executions():
+    """With 937 steps per execution, step 1 is never seen alone: "30s 32ms/step" as in the tutorial."""
+    stream = io.StringIO()
+    Progbar(937, stream=stream).update(937, elapsed=30.0)
+    assert stream.getvalue().endswith(" - 30s 32ms/step\n")
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "10MB"])
+def test_the_cross_replica_sum_buffer_must_be_a_number_of_bytes(bad):
+    config = configure(1)
+    config.optimizations.maximum_cross_replica_sum_buffer_size = bad
+    with pytest.raises(ValueError, match="maximum_cross_replica_sum_buffer_size: expected a number of bytes >= 0"):
+        config.configure_ipu_system()
