@@ -60,18 +60,21 @@ def test_01_exercise_1_dropped_samples(capsys):
 
 def test_01_exercise_2_only_an_identical_program_loads_from_the_cache(capsys):
     namespace, output = run("01_exercise_2.py", capsys)
-    assert list(namespace["loaded"].values()) == [False, True, False, False]
-    assert output.count("loaded from the cache") == 1
+    assert list(namespace["loaded"].values()) == [False, True, False, True, False]
+    assert output.count("loaded from the cache") == 2  # the identical model, and the new learning rate
     assert not Path(namespace["cache"]).exists()  # the solution cleans up its cache folder
 
 
-def test_01_exercise_3_a_hidden_layer_adds_six_compute_sets(capsys):
+def test_01_exercise_3_a_hidden_layer_adds_its_own_compute_sets(capsys):
     namespace, output = run("01_exercise_3.py", capsys)
     plain, hidden = namespace["compiled"][None], namespace["compiled"][128]
-    assert hidden.graph.compute_sets - plain.graph.compute_sets == 6  # MatMul, Add, ReLU: forward and backward
+    hidden_layer = namespace["model"].layers[-2].name  # the Dense(128) before the output layer
+    own = [step for step in hidden.graph.steps if step.scope == hidden_layer]
+    assert hidden.graph.compute_sets - plain.graph.compute_sets == len(own) == 15
+    assert {step.phase for step in own} == {"forward", "backward", "update"}
     for executable in (plain, hidden):
         assert executable.compile_seconds == pytest.approx(hardware.HOST.compile_seconds(executable.graph.compute_sets))
-    assert f"adds {6 * hardware.HOST.compile_s_per_compute_set:.1f} s" in output
+    assert f"adds 15 compute sets and {15 * hardware.HOST.compile_s_per_compute_set:.1f} s" in output
 
 
 def test_02_exercise_1_the_formula_and_the_ten_percent_threshold(capsys):
@@ -97,7 +100,7 @@ def test_02_exercise_3_small_batches_suffer_most_from_the_overhead(capsys):
     one_step = [rates[b][0] for b in (16, 64, 256)]
     assert one_step == sorted(one_step)
     gains = {b: rates[b][1] / rates[b][0] for b in rates}
-    assert min(gains.values()) > 10
+    assert min(gains.values()) > 5  # even batch 256 (~6x longer steps than batch 16 on the device) gains
     assert gains[16] > gains[64] > gains[256]
 
 

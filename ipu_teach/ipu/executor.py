@@ -121,6 +121,14 @@ def _all_reduce_seconds(graph, spec, replicas, buffer_bytes):
     return bsp.Engine(all_reduce(graph, replicas, buffer_bytes), spec, ipus=replicas).run().seconds()
 
 
+def _optimizer_structure(optimizer) -> dict:
+    """What of the optimizer shapes the program: its kind and its switches (nesterov, centered...), not
+    its hyperparameters. Graphcore's TensorFlow feeds the learning rate, momentum and the like to the
+    compiled program as variables, so changing them does not recompile."""
+    switches = {k: v for k, v in optimizer.get_config().items() if isinstance(v, bool)}
+    return {"class": type(optimizer).__name__, "slots": optimizer.slots_per_weight, **switches}
+
+
 class IPUExecutor:
     """Runs fit / evaluate / predict of one model on the IPUs the system configuration selected."""
 
@@ -241,7 +249,7 @@ class IPUExecutor:
                        "pipeline": None if plan is None else [
                            plan.stages, list(plan.device_mapping), plan.schedule.name, plan.recompute,
                            [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
-                       "optimizer": model.optimizer.get_config() if mode == "train" else None}
+                       "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None}
         key = executable_cache.key_of(description)
         if key in self.executables:
             return self.executables[key]

@@ -1,6 +1,7 @@
 # Exercise 2 (solution): what forces a recompile. PRE_COMPILE compiles each program (and stores it
-# in the executable cache) without running it. A new but identical model loads from the cache; a
-# new batch size or a new optimizer setting is a different program, so it compiles.
+# in the executable cache) without running it. A new but identical model loads from the cache, and so
+# does a new learning rate: hyperparameters are variables the program reads, not part of the program.
+# A new batch size or another optimizer (Adam keeps two more values per weight) is a different program.
 import contextlib
 import io
 import shutil
@@ -29,7 +30,8 @@ strategy = ipu.ipu_strategy.IPUStrategy()
 cache = tempfile.mkdtemp()
 ipu.executable_cache.enable(cache)
 variants = [("batch 64", 64, "sgd"), ("batch 64 again, new model", 64, "sgd"), ("batch 32", 32, "sgd"),
-            ("batch 64, learning rate 0.1", 64, keras.optimizers.SGD(learning_rate=0.1))]
+            ("batch 64, learning rate 0.1", 64, keras.optimizers.SGD(learning_rate=0.1)),
+            ("batch 64, Adam", 64, "adam")]
 loaded = {}
 for name, batch_size, optimizer in variants:
     with strategy.scope(), contextlib.redirect_stdout(io.StringIO()):   # hide the INFO lines
