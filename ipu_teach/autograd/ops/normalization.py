@@ -38,3 +38,32 @@ class BatchNorm(Function):
     def cost(cls, ctx):
         n = int(np.prod(ctx.output_shape))
         return OpCost(6 * n, n * ctx.itemsize, n * ctx.itemsize, n)
+
+
+class LayerNorm(Function):
+    """Normalisation of each sample over its last axis, then ``gamma`` and ``beta`` (per feature).
+    The statistics always come from ``x`` itself, in training and inference alike."""
+
+    @staticmethod
+    def forward(ctx, x, gamma, beta, epsilon=1e-3):
+        mean = x.mean(axis=-1, keepdims=True)
+        inv = 1.0 / np.sqrt(x.var(axis=-1, keepdims=True) + epsilon)
+        xhat = (x - mean) * inv
+        ctx.save_for_backward(xhat, gamma, inv)
+        return (xhat * gamma + beta).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xhat, gamma, inv = ctx.saved
+        axes = tuple(range(grad.ndim - 1))
+        gx = None
+        if ctx.needs_input_grad[0]:
+            dxhat = grad * gamma
+            gx = inv * (dxhat - dxhat.mean(axis=-1, keepdims=True) - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+        ggamma = (grad * xhat).sum(axis=axes) if ctx.needs_input_grad[1] else None
+        gbeta = grad.sum(axis=axes) if ctx.needs_input_grad[2] else None
+        return gx, ggamma, gbeta
+
+    @classmethod
+    def cost(cls, ctx):
+        return BatchNorm.cost(ctx)
