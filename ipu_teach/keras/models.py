@@ -5,7 +5,7 @@ import numpy as np
 
 from ..autograd import Tensor, no_grad
 from . import backend, losses as losses_module, optimizers as optimizers_module
-from .engine import device, graph, on_batch, sample_weights, saving, summary as summary_module, training
+from .engine import device, graph, model_file, on_batch, sample_weights, saving, summary as summary_module, training
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
 
@@ -110,6 +110,11 @@ class Model(Layer):
 
     def save_weights(self, filepath, overwrite=True, save_format=None) -> None:
         saving.save_weights(self, filepath)
+
+    def save(self, filepath, overwrite=True, save_format=None, **kwargs) -> None:
+        """The whole model (architecture, weights, compile arguments and optimizer state) in one zip
+        file, without pickle, whatever the name's extension; ``keras.models.load_model`` reads it."""
+        model_file.save_model(self, filepath)
 
     def load_weights(self, filepath) -> None:
         self.ensure_built()
@@ -359,3 +364,12 @@ class Sequential(Model):
 
     def is_sequential_like(self) -> bool:
         return True
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """A model written by ``model.save``: ready to predict, and (when it was compiled) to train on."""
+    return model_file.load_model(filepath, custom_objects, compile)
+
+
+def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):
+    model.save(filepath)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...autograd import Tensor, no_grad, scope
 from .. import backend, initializers
+from ..engine import config
 from ..ipu.pipeline_stage import current_stage
 
 
@@ -42,6 +43,7 @@ class Layer:
     multi_input = False
     """True for layers called on a list of tensors (the merge layers)."""
 
+    @config.recording_arguments
     def __init__(self, name=None, trainable=True, input_shape=None, batch_input_shape=None, dtype=None, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {sorted(kwargs)}")
@@ -185,8 +187,18 @@ class Layer:
             probe = self(np.zeros((1,) + tuple(input_shape[1:]), dtype=np.float32))
         return (None,) + tuple(probe.shape[1:])
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = config.recording_arguments(cls.__init__)
+
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable}
+        """The arguments this layer was made with (as Keras' ``get_config``): ``from_config`` remakes it."""
+        return {**config.encode(getattr(self, "_init_arguments", {})), "name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, layer_config):
+        return cls(**config.decode(layer_config))
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"

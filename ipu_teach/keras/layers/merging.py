@@ -66,9 +66,6 @@ class Concatenate(_Merge):
     def call(self, inputs, training=False):
         return ops.concatenate(inputs, axis=self.axis)
 
-    def get_config(self):
-        return {**super().get_config(), "axis": self.axis}
-
 
 def add(inputs, **kwargs): return Add(**kwargs)(inputs)
 def subtract(inputs, **kwargs): return Subtract(**kwargs)(inputs)
