@@ -107,7 +107,7 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
 
     history = callbacks_module.History()
     params = {"verbose": verbose, "epochs": epochs, "steps": plan.steps}
-    cbs = callbacks_module.CallbackList([history] + list(callbacks or []), model, params)
+    cbs = callbacks_module.CallbackList(list(callbacks or []) + [history], model, params)  # last, as in Keras: it sees what callbacks log
     model.stop_training = False
     cbs.on_train_begin()
     logs = {}
