@@ -117,11 +117,6 @@ def test_model_checkpoint_every_epoch(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w1.npz", "w2.npz"]
 
 
-def test_model_checkpoint_requires_weights_only(tmp_path):
-    with pytest.raises(ValueError, match="save_weights_only=True"):
-        keras.callbacks.ModelCheckpoint(str(tmp_path / "model.npz"))
-
-
 def _nan_model():
     model = compiled()
     model.set_weights([np.full_like(w, np.nan) if i == 0 else w for i, w in enumerate(model.get_weights())])

@@ -90,7 +90,7 @@ def load_model(filepath, custom_objects=None, compile=True):
     if not zipfile.is_zipfile(filepath):
         raise ValueError(f"load_model: {filepath!r} is not a model saved by model.save (not a zip file)")
     with zipfile.ZipFile(filepath) as archive:
-        description = json.loads(archive.read("config.json"))
+        description = json.loads(archive.read("config.json")) if "config.json" in archive.namelist() else {}
         if description.get("format") != FORMAT:
             raise ValueError(f"load_model: {filepath!r} is not a model saved by ipu-teach's model.save")
         weights = _load_arrays(archive, "model.weights.npz")
