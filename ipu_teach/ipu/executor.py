@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..keras.engine.training import Plan
+from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
 from .. import pipeline as schedules
 from . import executable_cache, messages, out_of_memory, pipelining, system
@@ -327,11 +328,12 @@ class IPUExecutor:
         for start in range(0, len(batches), per_update):
             total = None
             chunk = batches[start:start + per_update]
-            for x, y in chunk:
-                loss, grads, y_pred = model.compute_gradients(x, y)
-                model.update_metrics(loss, y, y_pred)
-                total = grads if total is None else [t + g for t, g in zip(total, grads)]
-                results.append(loss)
+            with pooled_moving_statistics():  # one update of the moving statistics, from the global batch
+                for x, y in chunk:
+                    loss, grads, y_pred = model.compute_gradients(x, y)
+                    model.update_metrics(loss, y, y_pred)
+                    total = grads if total is None else [t + g for t, g in zip(total, grads)]
+                    results.append(loss)
             model.apply_gradients([g / np.float32(len(chunk)) for g in total])
         return results
 

@@ -219,7 +219,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
         elif mode == "test":
             from ..autograd import no_grad
             with no_grad():
-                model.loss(y, model.call(x, training=False))
+                model.compiled_loss(y, model.call(x, training=False))
         else:
             from ..autograd import no_grad
             with no_grad():

@@ -27,3 +27,7 @@ def get(identifier):
 
 def serialize(activation) -> str:
     return getattr(activation, "__name__", str(activation))
+
+
+def names() -> list:
+    return sorted(_BY_NAME)

@@ -1,5 +1,12 @@
-"""Callbacks with Keras' hooks: History, EarlyStopping, ModelCheckpoint, TerminateOnNaN, LambdaCallback."""
+"""Callbacks with Keras' hooks: History, EarlyStopping, ModelCheckpoint, TerminateOnNaN, LambdaCallback,
+LearningRateScheduler, ReduceLROnPlateau and CSVLogger."""
+import csv
+import io
+import os
+
 import numpy as np
+
+from ..atomic import atomic_write
 
 
 class Callback:
@@ -125,15 +132,13 @@ class EarlyStopping(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """Saves the weights (npz) after each epoch, or only when the monitored value improves.
-    ``filepath`` may hold Keras' fields, e.g. ``"ckpt-{epoch:02d}-{val_loss:.2f}.npz"``."""
+    """Saves the model (``model.save``) or only its weights (npz) after each epoch, or only when the
+    monitored value improves. ``filepath`` may hold Keras' fields, e.g. ``"ckpt-{epoch:02d}-{val_loss:.2f}.npz"``."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
                  mode="auto", save_freq="epoch"):
         super().__init__()
-        if not save_weights_only:
-            raise ValueError("ModelCheckpoint: ipu-teach saves weights only (as .npz, no pickle); "
-                             "pass save_weights_only=True")
+        self.save_weights_only = save_weights_only
         if save_freq != "epoch":
             raise ValueError("ModelCheckpoint: ipu-teach saves once per epoch; use save_freq='epoch'")
         self.filepath, self.monitor, self.verbose = str(filepath), monitor, verbose
@@ -161,7 +166,7 @@ class ModelCheckpoint(Callback):
             self.best = current
         elif self.verbose:
             print(f"\nEpoch {epoch + 1}: saving model to {path}")
-        self.model.save_weights(path)
+        self.model.save_weights(path) if self.save_weights_only else self.model.save(path)
 
 
 class LambdaCallback(Callback):
@@ -178,3 +183,100 @@ class LambdaCallback(Callback):
         for hook, fn in (("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):
             if fn is not None:
                 setattr(self, hook, lambda logs=None, fn=fn: fn(logs if logs is not None else {}))
+
+
+def _learning_rate_logs(callback, logs):
+    if logs is not None:
+        logs["lr"] = callback.model.optimizer.learning_rate  # TensorFlow 2's Keras logs it as "lr"
+
+
+class LearningRateScheduler(Callback):
+    """Sets the learning rate at the start of each epoch to ``schedule(epoch, lr)`` (or ``schedule(epoch)``)."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule, self.verbose = schedule, verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        optimizer = self.model.optimizer
+        try:
+            lr = self.schedule(epoch, optimizer.learning_rate)
+        except TypeError:  # a schedule of the epoch only, as Keras allows
+            lr = self.schedule(epoch)
+        if not isinstance(lr, (float, int, np.floating, np.integer)):
+            raise ValueError(f'The output of the "schedule" function should be a float. Got: {lr!r}')
+        optimizer.learning_rate = float(lr)
+        if self.verbose:
+            print(f"\nEpoch {epoch + 1:05d}: LearningRateScheduler setting learning rate to {float(lr)}.")
+
+    def on_epoch_end(self, epoch, logs=None):
+        _learning_rate_logs(self, logs)
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by ``factor`` when ``monitor`` has not improved for ``patience``
+    epochs (never below ``min_lr``), then waits ``cooldown`` epochs before watching again."""
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto", min_delta=1e-4,
+                 cooldown=0, min_lr=0.0):
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Got {factor}")
+        self.monitor, self.factor, self.patience, self.verbose = monitor, factor, patience, verbose
+        self.min_delta, self.cooldown, self.min_lr = min_delta, cooldown, min_lr
+        self.mode = _monitor_mode(mode, monitor)
+
+    def on_train_begin(self, logs=None):
+        self.best = np.inf if self.mode == "min" else -np.inf
+        self.wait, self.cooldown_counter = 0, 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        _learning_rate_logs(self, logs)
+        current = logs.get(self.monitor)
+        if current is None:
+            print(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not available. "
+                  f"Available metrics are: {','.join(logs)}")
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if _better(self.mode, current, self.best, self.min_delta):
+            self.best, self.wait = current, 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            optimizer = self.model.optimizer
+            if self.wait >= self.patience and optimizer.learning_rate > self.min_lr:
+                optimizer.learning_rate = max(optimizer.learning_rate * self.factor, self.min_lr)
+                if self.verbose:
+                    print(f"\nEpoch {epoch + 1:05d}: ReduceLROnPlateau reducing learning rate to "
+                          f"{optimizer.learning_rate}.")
+                self.cooldown_counter, self.wait = self.cooldown, 0
+
+
+class CSVLogger(Callback):
+    """One CSV row per epoch: ``epoch`` and every log, in sorted order, as Keras writes them. The whole
+    file is rewritten atomically each epoch, so it is never left half-written."""
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.filename, self.separator, self.append = os.fspath(filename), separator, append
+
+    def on_train_begin(self, logs=None):
+        self.text, self.keys = "", None
+        if self.append and os.path.exists(self.filename):
+            with open(self.filename, newline="") as f:
+                self.text = f.read()
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, delimiter=self.separator)  # "\r\n" line ends, as Keras' csv writer
+        if self.keys is None:
+            self.keys = sorted(logs)
+            if not self.text:
+                writer.writerow(["epoch"] + self.keys)
+        writer.writerow([epoch] + [logs.get(k, "NA") for k in self.keys])
+        self.text += buffer.getvalue()
+        with atomic_write(self.filename, "w") as f:
+            f.write(self.text)

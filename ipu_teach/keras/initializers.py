@@ -79,6 +79,21 @@ class VarianceScaling(RandomNormal):
         return values.astype(dtype)
 
 
+class Orthogonal(RandomNormal):
+    """Keras' default for recurrent kernels: an orthogonal matrix (rows or columns), from the QR
+    decomposition of a normal one, times ``gain``."""
+
+    def __init__(self, gain=1.0, seed=None):
+        self.gain, self.seed = gain, seed
+
+    def __call__(self, shape, dtype="float32"):
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        a = self._rng().normal(size=(max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(a)
+        q *= np.sign(np.diag(r))
+        return (self.gain * (q.T if rows < cols else q)).reshape(shape).astype(dtype)
+
+
 def GlorotUniform(seed=None): return VarianceScaling(1.0, "fan_avg", "uniform", seed)
 def GlorotNormal(seed=None): return VarianceScaling(1.0, "fan_avg", "truncated_normal", seed)
 def HeUniform(seed=None): return VarianceScaling(2.0, "fan_in", "uniform", seed)
@@ -89,7 +104,7 @@ def LecunNormal(seed=None): return VarianceScaling(1.0, "fan_in", "truncated_nor
 _BY_NAME = {
     "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
     "random_uniform": RandomUniform, "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
-    "he_uniform": HeUniform, "he_normal": HeNormal, "lecun_normal": LecunNormal,
+    "he_uniform": HeUniform, "he_normal": HeNormal, "lecun_normal": LecunNormal, "orthogonal": Orthogonal,
 }
 
 

@@ -29,8 +29,13 @@ class Loss:
         self.name = name or self.name
         self.reduction = reduction
 
-    def __call__(self, y_true, y_pred):
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """``sample_weight`` (one per sample) scales each sample's loss; the mean still divides by
+        the batch size, as Keras' ``sum_over_batch_size`` does."""
         per_sample = self.per_sample(np.asarray(y_true), y_pred)
+        if sample_weight is not None:
+            weights = np.asarray(sample_weight, dtype=per_sample.dtype)
+            per_sample = ops.mul(per_sample, Tensor(weights.reshape(weights.shape + (1,) * (per_sample.ndim - weights.ndim))))
         if self.reduction == "none":
             return per_sample
         if self.reduction == "sum":

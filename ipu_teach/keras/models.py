@@ -4,9 +4,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import Tensor, no_grad
-from . import backend, losses as losses_module, metrics as metrics_module, optimizers as optimizers_module
-from .engine import device, graph, saving, summary as summary_module, training
+from . import backend, losses as losses_module, optimizers as optimizers_module
+from .engine import device, graph, model_file, on_batch, sample_weights, saving, summary as summary_module, training
+from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
+
+
+def _values(output):
+    return [o.data for o in output] if isinstance(output, list) else output.data
+
+
+def _loss_value(loss, parts) -> LossValue:
+    value = LossValue(loss.data)
+    if len(parts) > 1:
+        value.per_output = parts
+    return value
 
 
 class Model(Layer):
@@ -61,6 +73,13 @@ class Model(Layer):
             return False
         return all(len(t.inputs) == 1 for t in calls) and len(calls) + 1 == len(self._order)
 
+    @Layer.trainable.setter
+    def trainable(self, value) -> None:
+        """As in Keras, freezing (or unfreezing) a model does the same to every layer in it."""
+        Layer.trainable.fset(self, value)
+        for layer in self.layers:
+            layer.trainable = value
+
     @property
     def weights(self) -> list:
         return [w for layer in self.layers for w in layer.weights]
@@ -92,6 +111,11 @@ class Model(Layer):
     def save_weights(self, filepath, overwrite=True, save_format=None) -> None:
         saving.save_weights(self, filepath)
 
+    def save(self, filepath, overwrite=True, save_format=None, **kwargs) -> None:
+        """The whole model (architecture, weights, compile arguments and optimizer state) in one zip
+        file, without pickle, whatever the name's extension; ``keras.models.load_model`` reads it."""
+        model_file.save_model(self, filepath)
+
     def load_weights(self, filepath) -> None:
         self.ensure_built()
         saving.load_weights(self, filepath)
@@ -119,7 +143,8 @@ class Model(Layer):
         for tensor in self._order:
             if id(tensor) in values:
                 continue
-            values[id(tensor)] = tensor.layer(values[id(tensor.inputs[0])], training=training)
+            given = [values[id(parent)] for parent in tensor.inputs]
+            values[id(tensor)] = tensor.layer(given if tensor.layer.multi_input else given[0], training=training)
         outputs = [values[id(t)] for t in self.outputs]
         return outputs[0] if self._single_output else outputs
 
@@ -153,17 +178,9 @@ class Model(Layer):
         if not isinstance(steps_per_execution, (int, np.integer)) or steps_per_execution < 1:
             raise ValueError(f"compile: steps_per_execution must be a positive integer, got {steps_per_execution!r}")
         self.optimizer = optimizers_module.get(optimizer)
-        self.loss = None if loss is None else losses_module.get(loss)
-        self._metric_ids = list(metrics or [])
-        for m in self._metric_ids:
-            if not isinstance(m, (metrics_module.Metric, str)) and not callable(m):
-                raise ValueError(f"Unknown metric {m!r}")
-        for m in self._metric_ids:
-            if isinstance(m, str):
-                metrics_module.get(m)  # unknown names fail here, at compile, as in Keras
+        self.loss = losses_module.get(loss) if loss is not None and not isinstance(loss, (list, tuple, dict)) else loss
+        self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics)
         self.steps_per_execution = int(steps_per_execution)
-        self._loss_tracker = metrics_module.Mean(name="loss")
-        self._compiled_metrics = None
         self.compiled = True
         device.attach(self)
 
@@ -175,12 +192,12 @@ class Model(Layer):
             raise ValueError(f"{what}: the model was compiled without a loss; pass loss=... to compile()")
 
     @property
+    def output_names(self) -> list:
+        return [t.layer.name for t in self.outputs] if self.built else []
+
+    @property
     def metrics(self) -> list:
-        if not self.compiled:
-            return []
-        if self._compiled_metrics is None:
-            self._compiled_metrics = [metrics_module.get(m) for m in self._metric_ids]
-        return [self._loss_tracker] + self._compiled_metrics
+        return self.compiled_outputs.resolve(self).metrics if self.compiled else []
 
     @property
     def metrics_names(self) -> list:
@@ -193,29 +210,39 @@ class Model(Layer):
     def metric_logs(self) -> dict:
         return {m.name: m.result() for m in self.metrics}
 
+    def labels_in_output_order(self, y):
+        """Labels given as a dict keyed by output name, as the list of outputs expects them."""
+        if not isinstance(y, dict):
+            return y
+        unknown = sorted(set(y) - set(self.output_names))
+        if unknown or len(y) != len(self.outputs):
+            raise ValueError(f"The labels dict has keys {sorted(y)} but the model's outputs are {self.output_names}")
+        return [y[name] for name in self.output_names]
+
     def check_labels(self, y) -> None:
-        self.loss.check_labels(np.shape(y), self.output_shape)
-        if hasattr(self.loss, "check_values"):
-            self.loss.check_values(y, self.output_shape)
+        shapes = self.output_shape if not self._single_output else [self.output_shape]
+        self.compiled_outputs.resolve(self).check_labels(sample_weights.unpack(y)[0], shapes)
+
+    def compiled_loss(self, y, output):
+        """The scalar Tensor to minimise and each output's loss."""
+        return self.compiled_outputs.resolve(self).loss(y, output)
 
     def compute_gradients(self, x, y):
         """Loss and gradients of one batch (no weight update): what a replica computes on the IPU."""
         output = self.call(x, training=True)
-        loss = self.loss(y, output)
+        loss, parts = self.compiled_loss(y, output)
         loss.backward()
         grads = []
         for w in self.trainable_weights:
             grads.append(w.grad if w.grad is not None else np.zeros_like(w.data))
             w.grad = None
-        return float(loss.data), grads, output.data
+        return _loss_value(loss, parts), grads, _values(output)
 
     def apply_gradients(self, grads) -> None:
         self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
 
     def update_metrics(self, loss_value, y, y_pred) -> None:
-        self._loss_tracker.update_state(loss_value, sample_weight=len(y_pred))
-        for m in self.metrics[1:]:
-            m.update_state(y, y_pred)
+        self.compiled_outputs.update(loss_value, y, y_pred)
 
     def train_step(self, x, y) -> float:
         loss_value, grads, y_pred = self.compute_gradients(x, y)
@@ -227,14 +254,15 @@ class Model(Layer):
         """Runs with the graph recorded (never differentiated) so that, as in Keras, a cross-entropy
         finds the logits under a softmax output in evaluation too, not only in training."""
         output = self.call(x, training=False)
-        loss_value = float(self.loss(y, output).data)
-        self.update_metrics(loss_value, y, output.data)
+        loss, parts = self.compiled_loss(y, output)
+        loss_value = _loss_value(loss, parts)
+        self.update_metrics(loss_value, y, _values(output))
         return loss_value
 
     def predict_step(self, x, y=None):
         with no_grad():
             out = self.call(x, training=False)
-        return [o.data for o in out] if isinstance(out, list) else out.data
+        return _values(out)
 
     def executor(self):
         return self.device_executor or training.CPUExecutor()
@@ -249,11 +277,20 @@ class Model(Layer):
                             shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch, validation_steps,
                             validation_batch_size, validation_freq)
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", steps=None, callbacks=None,
-                 return_dict=False, **kwargs):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False, **kwargs):
         if kwargs:
             raise TypeError(f"evaluate() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return training.evaluate(self, x, y, batch_size, verbose, steps, callbacks, return_dict)
+        return training.evaluate(self, x, y, batch_size, verbose, steps, callbacks, return_dict, sample_weight)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True, return_dict=False):
+        return on_batch.run(self, "train", x, y, sample_weight, class_weight, reset_metrics, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
+        return on_batch.run(self, "test", x, y, sample_weight, None, reset_metrics, return_dict)
+
+    def predict_on_batch(self, x):
+        return on_batch.run(self, "predict", x)
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, **kwargs):
         if kwargs:
@@ -327,3 +364,12 @@ class Sequential(Model):
 
     def is_sequential_like(self) -> bool:
         return True
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """A model written by ``model.save``: ready to predict, and (when it was compiled) to train on."""
+    return model_file.load_model(filepath, custom_objects, compile)
+
+
+def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):
+    model.save(filepath)

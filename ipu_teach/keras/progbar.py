@@ -86,12 +86,12 @@ class Progbar:
         note = f" {self.time_note}" if self.time_note else ""
         return f" - {format_duration(elapsed)} {format_per_step(per_step)}{note}"
 
-    def update(self, current, values=(), elapsed=0.0, finalize=False) -> None:
+    def update(self, current, values=(), elapsed=0.0, finalize=None) -> None:
         """Show progress after ``current`` steps, ``elapsed`` seconds in; ``finalize`` ends the line
-        (needed when the number of steps was not known in advance)."""
+        (by default once the target is reached; fit ends it itself, after validation, as Keras does)."""
         if self._finished:
             return
-        finished = finalize or (self.target is not None and current >= self.target)
+        finished = (self.target is not None and current >= self.target) if finalize is None else finalize
         self._finished = finished
         # verbose 2 estimates only when the epoch ends (TF), so it never sees step 1 alone
         self.seconds, self.seconds_per_step = elapsed, (

@@ -48,6 +48,12 @@ CASES = [
     ("SigmoidBinaryCrossentropy", ops.SigmoidBinaryCrossentropy.apply, [_m, _onehot], (0,)),
     ("BinaryCrossentropyProbs", ops.BinaryCrossentropyProbs.apply, [_positive, _onehot], (0,)),
     _batch_norm(True), _batch_norm(False),
+    ("LayerNorm", lambda x, g, b: ops.LayerNorm.apply(x, g, b), [_x, _channel, _channel * 0.5], (0, 1, 2)),
+    ("Slice", lambda x: ops.Slice.apply(x, axis=1, start=1, stop=3), [_m], (0,)),
+    ("Concatenate", lambda a, b: ops.Concatenate.apply(a, b, axis=0), [_m, _positive], (0, 1)),
+    ("Transpose", lambda x: ops.Transpose.apply(x, perm=(0, 3, 1, 2)), [_x], (0,)),
+    ("Pad", lambda x: ops.Pad.apply(x, pads=((0, 0), (1, 2), (0, 1), (0, 0))), [_x], (0,)),
+    ("Gather", ops.Gather.apply, [_m, np.array([[0, 3], [3, 3]])], (0,)),
 ]
 
 CASE_IDS = [case[0] for case in CASES]

@@ -145,8 +145,35 @@ def test_every_op_states_a_consistent_cost(name, fn, inputs, wrt):
     assert rec.output_shape == out.shape and rec.itemsize == F32
     cost = rec.forward
     assert cost.grains >= 1 and cost.flops >= 0 and rec.backward.flops >= cost.flops
-    if rec.op != "Reshape":  # a view moves nothing
+    if rec.op not in ("Reshape", "Slice", "Concatenate"):  # a view moves nothing
         assert cost.bytes_out == max(1, out.data.size) * F32
         assert cost.bytes_in >= inputs[0].size * F32
         assert cost.flops >= out.data.size
         assert cost.grains <= max(1, out.data.size)
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (lambda x: ops.Slice.apply(x, axis=0, start=1, stop=2), [(3, 4)]),
+    (lambda a, b: ops.Concatenate.apply(a, b, axis=1), [(3, 4), (3, 2)]),
+])
+def test_slice_and_concatenate_are_free_views(fn, shapes):
+    assert _one_record(fn, *[np.ones(s, np.float32) for s in shapes]).forward == OpCost(0, 0, 0, 1)
+
+
+@pytest.mark.parametrize("fn, out_shape", [
+    (lambda x: ops.Transpose.apply(x, perm=(0, 2, 1)), (2, 4, 3)),
+    (lambda x: ops.Pad.apply(x, pads=((0, 0), (1, 1), (2, 0))), (2, 5, 6)),
+])
+def test_transpose_and_pad_are_copies_one_flop_per_output(fn, out_shape):
+    n = int(np.prod(out_shape))
+    assert _one_record(fn, np.ones((2, 3, 4), np.float32)).forward == OpCost(n, 24 * F32, n * F32, n)
+
+
+def test_gather_moves_one_row_per_index():
+    rec = _one_record(ops.Gather.apply, np.ones((10, 4), np.float32), np.zeros((2, 3), np.int64))
+    assert rec.forward == OpCost(24, (6 + 24) * F32, 24 * F32, 6) and rec.backward == rec.forward
+
+
+def test_layer_norm_costs_as_batch_norm():
+    rec = _one_record(ops.LayerNorm.apply, np.ones((2, 5), np.float32), np.ones(5, np.float32), np.ones(5, np.float32))
+    assert rec.forward == OpCost(60, 40, 40, 10)

@@ -117,18 +117,27 @@ def test_model_checkpoint_every_epoch(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w1.npz", "w2.npz"]
 
 
-def test_model_checkpoint_requires_weights_only(tmp_path):
-    with pytest.raises(ValueError, match="save_weights_only=True"):
-        keras.callbacks.ModelCheckpoint(str(tmp_path / "model.npz"))
-
-
-def test_nan_loss_stops_training_with_terminate_on_nan_message(capsys):
-    x, y = tiny_classification(n=32)
+def _nan_model():
     model = compiled()
     model.set_weights([np.full_like(w, np.nan) if i == 0 else w for i, w in enumerate(model.get_weights())])
+    return model
+
+
+def test_nan_loss_does_not_stop_training_unless_asked(capsys):
+    """Keras keeps training on a NaN loss; only TerminateOnNaN stops it."""
+    x, y = tiny_classification(n=32)
     batches = []
-    history = model.fit(x, y, batch_size=8, epochs=3, verbose=0,
-                        callbacks=[keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))])
+    history = _nan_model().fit(x, y, batch_size=8, epochs=3, verbose=0, callbacks=[
+        keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))])
+    assert "Invalid loss" not in capsys.readouterr().out
+    assert batches == [0, 1, 2, 3] * 3 and history.epoch == [0, 1, 2]
+
+
+def test_terminate_on_nan_stops_at_the_first_nan_batch_with_keras_message(capsys):
+    x, y = tiny_classification(n=32)
+    batches = []
+    history = _nan_model().fit(x, y, batch_size=8, epochs=3, verbose=0, callbacks=[
+        keras.callbacks.TerminateOnNaN(), keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))])
     assert "Batch 0: Invalid loss, terminating training" in capsys.readouterr().out
     assert batches == [0] and history.epoch == [0] and np.isnan(history.history["loss"][0])
 

@@ -37,8 +37,9 @@ def test_terminal_rewrites_one_line(monkeypatch):
     out = fitted_output(monkeypatch, Terminal())
     first_epoch = out.split("Epoch 2/2\n")[0]
     updates = first_epoch.split("\r")[1:]
-    assert len(updates) == 10  # one update per step with 10 steps
+    assert len(updates) == 11  # one update per step with 10 steps, then Keras' end of the epoch
     assert re.match(r" 1/10 \[==>\.{27}\] - ETA: \d+s - loss: ", updates[0])
+    assert re.match(r"10/10 \[={30}\] - ETA: 0s - loss: ", updates[-2])
     assert updates[-1].endswith("\n") and all(not u.endswith("\n") for u in updates[:-1])
     assert re.fullmatch(r"10/10 \[={30}\] - " + TIMING + r" - loss: \d\.\d{4} - accuracy: \d\.\d{4}\n", updates[-1])
 
@@ -84,3 +85,12 @@ def test_eta_uses_keras_format_and_a_shorter_line_blanks_the_rest():
     bar.update(1000, [("loss", 1.0)], elapsed=4000.0)
     assert stream.getvalue().endswith("1000/1000 [==============================] - 4000s 4s/step - loss: 1.0000\n")
     assert Progbar(10, stream=stream)._timing(0, 0.0, False) == " - ETA: 0s"
+
+
+def test_validation_values_end_the_epoch_line_at_verbose_1_and_2(monkeypatch):
+    x, y = tiny_classification(n=40)
+    for verbose, stream in ((1, io.StringIO()), (1, Terminal()), (2, Terminal())):
+        out = fitted_output(monkeypatch, stream, verbose=verbose, validation_data=(x[:8], y[:8]))
+        last = out.split("Epoch 2/2\n")[1].split("\r")[-1]
+        assert re.search(r" - loss: \d\.\d{4} - accuracy: \d\.\d{4} - val_loss: \d\.\d{4} - val_accuracy: \d\.\d{4}",
+                         last), (verbose, last)

@@ -2,11 +2,13 @@
 from .activations import ELU, Exp, Log, ReLU, Sigmoid, Softmax, Softplus, Tanh
 from .conv import Conv2D
 from .elementwise import Abs, Add, Div, Mul, Neg, Sub
+from .gather import Gather
 from .linalg import MatMul
 from .losses import (BinaryCrossentropyProbs, CategoricalCrossentropyProbs, SigmoidBinaryCrossentropy,
                      SoftmaxCrossEntropy, SparseSoftmaxCrossEntropy)
-from .normalization import BatchNorm
+from .normalization import BatchNorm, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
+from .rearrange import Concatenate, Pad, Slice, Transpose
 from .shape import Mean, Reshape, Sum
 
 
@@ -19,3 +21,5 @@ def matmul(a, b): return MatMul.apply(a, b)
 def reduce_sum(x, axis=None, keepdims=False): return Sum.apply(x, axis=axis, keepdims=keepdims)
 def reduce_mean(x, axis=None, keepdims=False): return Mean.apply(x, axis=axis, keepdims=keepdims)
 def reshape(x, shape): return Reshape.apply(x, shape=tuple(shape))
+def concatenate(tensors, axis=-1): return Concatenate.apply(*tensors, axis=axis)
+def slice_axis(x, start, stop, axis=-1): return Slice.apply(x, axis=axis, start=start, stop=stop)

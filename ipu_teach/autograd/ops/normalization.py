@@ -9,14 +9,25 @@ from ..cost import OpCost
 from ..function import Function
 
 
+def _normalise(ctx, x, gamma, beta, mean, inv):
+    """``(x - mean) * inv`` scaled by ``gamma`` and shifted by ``beta``; keeps what backward needs."""
+    xhat = (x - mean) * inv
+    ctx.save_for_backward(xhat, gamma, inv)
+    return (xhat * gamma + beta).astype(x.dtype)
+
+
+def _scale_and_shift_gradients(ctx, grad, xhat):
+    axes = tuple(range(grad.ndim - 1))
+    ggamma = (grad * xhat).sum(axis=axes) if ctx.needs_input_grad[1] else None
+    gbeta = grad.sum(axis=axes) if ctx.needs_input_grad[2] else None
+    return ggamma, gbeta
+
+
 class BatchNorm(Function):
     @staticmethod
     def forward(ctx, x, gamma, beta, mean, var, epsilon=1e-3, training=False):
-        inv = 1.0 / np.sqrt(var + epsilon)
-        xhat = (x - mean) * inv
-        ctx.save_for_backward(xhat, gamma, inv)
         ctx.training = training
-        return (xhat * gamma + beta).astype(x.dtype)
+        return _normalise(ctx, x, gamma, beta, mean, 1.0 / np.sqrt(var + epsilon))
 
     @staticmethod
     def backward(ctx, grad):
@@ -30,11 +41,32 @@ class BatchNorm(Function):
                 gx = inv / m * (m * dxhat - dxhat.sum(axis=axes) - xhat * (dxhat * xhat).sum(axis=axes))
             else:
                 gx = dxhat * inv
-        ggamma = (grad * xhat).sum(axis=axes) if ctx.needs_input_grad[1] else None
-        gbeta = grad.sum(axis=axes) if ctx.needs_input_grad[2] else None
-        return gx, ggamma, gbeta, None, None
+        return (gx,) + _scale_and_shift_gradients(ctx, grad, xhat) + (None, None)
 
     @classmethod
     def cost(cls, ctx):
         n = int(np.prod(ctx.output_shape))
         return OpCost(6 * n, n * ctx.itemsize, n * ctx.itemsize, n)
+
+
+class LayerNorm(Function):
+    """Normalisation of each sample over its last axis, then ``gamma`` and ``beta`` (per feature).
+    The statistics always come from ``x`` itself, in training and inference alike."""
+
+    @staticmethod
+    def forward(ctx, x, gamma, beta, epsilon=1e-3):
+        inv = 1.0 / np.sqrt(x.var(axis=-1, keepdims=True) + epsilon)
+        return _normalise(ctx, x, gamma, beta, x.mean(axis=-1, keepdims=True), inv)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xhat, gamma, inv = ctx.saved
+        gx = None
+        if ctx.needs_input_grad[0]:
+            dxhat = grad * gamma
+            gx = inv * (dxhat - dxhat.mean(axis=-1, keepdims=True) - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+        return (gx,) + _scale_and_shift_gradients(ctx, grad, xhat)
+
+    @classmethod
+    def cost(cls, ctx):
+        return BatchNorm.cost(ctx)

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .. import backend
+from . import sample_weights
 from ...data.dataset import INFINITE_CARDINALITY, Dataset
 
 
@@ -25,20 +26,23 @@ def _as_arrays(x):
     return np.asarray(x)
 
 
-def split_element(element):
+def split_element(element, class_weight=None):
     """A Dataset element is ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``."""
     if isinstance(element, tuple):
         if len(element) == 1:
             return element[0], None
-        return element[0], element[1]
+        weights = element[2] if len(element) > 2 else None
+        return element[0], sample_weights.attach(element[1], weights, class_weight)
     return element, None
 
 
 class DataAdapter:
     """Batches of (x, y) for one pass of ``fit``, ``evaluate`` or ``predict``."""
 
-    def __init__(self, x, y=None, batch_size=None, steps=None, shuffle=False, what="fit"):
+    def __init__(self, x, y=None, batch_size=None, steps=None, shuffle=False, what="fit", sample_weight=None,
+                 class_weight=None):
         self.steps_given = steps
+        self.class_weight = class_weight
         self.shuffle = shuffle
         self.dataset = x if isinstance(x, Dataset) else None
         self._iterator = None
@@ -58,11 +62,13 @@ class DataAdapter:
             return
         if x is None:
             raise ValueError(f"{what}: no input data given (x is None)")
-        self.x, self.y = _as_arrays(x), (None if y is None else np.asarray(y))
+        self.x, self.y = _as_arrays(x), (None if y is None else _as_arrays(y))
+        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight)
         self.num_samples = _rows(self.x)
         sizes = [len(a) for a in self.x] if isinstance(self.x, list) else [len(self.x)]
-        if self.y is not None and (len(set(sizes)) > 1 or len(self.y) != sizes[0]) or len(set(sizes)) > 1:
-            y_line = f"\n  y sizes: {len(self.y)}" if self.y is not None else ""
+        y_sizes = [] if self.y is None else [len(a) for a in self.y] if isinstance(self.y, list) else [len(self.y)]
+        if len(set(sizes + y_sizes)) > 1:
+            y_line = f"\n  y sizes: {', '.join(map(str, y_sizes))}" if self.y is not None else ""
             raise ValueError("Data cardinality is ambiguous:\n  x sizes: " + ", ".join(map(str, sizes)) + y_line +
                              "\nMake sure all arrays contain the same number of samples.")
         if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
@@ -83,8 +89,8 @@ class DataAdapter:
         if self.dataset is not None:
             for element in self.dataset.take(1):
                 return split_element(element)
-            raise ValueError("The dataset is empty")
-        return _take(self.x, slice(0, self.batch_size)), None if self.y is None else self.y[:self.batch_size]
+            return None, None
+        return self._batch(slice(0, self.batch_size))
 
     def batches(self):
         """The batches of one epoch (at most ``steps``); warns as Keras does when data runs out."""
@@ -105,18 +111,23 @@ class DataAdapter:
     def _dataset_batches(self):
         if self.steps_given is None or self.steps_given == self.dataset.cardinality():
             self._iterator = None
-            yield from (split_element(e) for e in self.dataset)
+            yield from (split_element(e, self.class_weight) for e in self.dataset)
             return
         if self._iterator is None:  # steps other than the dataset's length: epochs continue one iterator, as Keras does
             self._iterator = iter(self.dataset)
         for element in self._iterator:
-            yield split_element(element)
+            yield split_element(element, self.class_weight)
+
+    def _batch(self, index):
+        if self.y is None:
+            return _take(self.x, index), None
+        weights = None if self.sample_weight is None else self.sample_weight[index]
+        return _take(self.x, index), sample_weights.attach(_take(self.y, index), weights, self.class_weight)
 
     def _array_batches(self):
         order = backend.rng().permutation(self.num_samples) if self.shuffle else None
         for start in range(0, self.num_samples, self.batch_size):
-            index = slice(start, start + self.batch_size) if order is None else order[start:start + self.batch_size]
-            yield _take(self.x, index), None if self.y is None else self.y[index]
+            yield self._batch(slice(start, start + self.batch_size) if order is None else order[start:start + self.batch_size])
 
 
 def split_validation(x, y, validation_split):
@@ -128,12 +139,12 @@ def split_validation(x, y, validation_split):
         raise ValueError(f"validation_split must be between 0 and 1, got {validation_split}")
     rows = _rows(x)
     cut = int(rows * (1 - validation_split))
-    return (_take(x, slice(0, cut)), y[:cut]), (_take(x, slice(cut, rows)), y[cut:])
+    return (_take(x, slice(0, cut)), _take(y, slice(0, cut))), (_take(x, slice(cut, rows)), _take(y, slice(cut, rows)))
 
 
 def unpack_validation_data(validation_data):
     if isinstance(validation_data, Dataset):
-        return validation_data, None
+        return validation_data, None, None
     if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
-        return validation_data[0], validation_data[1]
+        return tuple(validation_data) + (None,) * (3 - len(validation_data))
     raise ValueError("validation_data must be a tuple (x_val, y_val) or a Dataset")

@@ -59,9 +59,21 @@ def _executions(batches, size):
         yield group
 
 
-def _check_data(model, adapter, with_labels):
+_STOP_FLAG = {"train": "stop_training", "test": "stop_evaluating", "predict": "stop_predicting"}
+"""Each loop stops on its own flag, as in Keras 3: a fit ended by EarlyStopping leaves
+``stop_training`` set, and the next ``evaluate`` still runs every batch."""
+
+_FUNCTION = {"fit": "train_function", "evaluate": "test_function", "predict": "predict_function"}
+
+
+def _check_data(model, adapter, with_labels, what):
     """Shapes and labels are checked on the first batch, before any step runs."""
     x, y = adapter.first_batch()
+    if x is None or adapter.num_samples == 0:
+        logs = "Empty batch_outputs" if what == "predict" else "Empty logs"
+        raise ValueError(f"Unexpected result of `{_FUNCTION[what]}` ({logs}): {what} was given no data "
+                         f"({'the dataset is empty' if adapter.dataset is not None else 'x has 0 samples'}); "
+                         "pass at least one sample")
     model.check_input_data(x)
     if with_labels and y is None:
         raise ValueError("fit/evaluate need labels: pass y=... (or a Dataset of (x, y) pairs)")
@@ -73,24 +85,29 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
         validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
         steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
     model.assert_compiled("fit")
-    if class_weight is not None or sample_weight is not None:
-        raise ValueError("fit: ipu-teach does not support class_weight or sample_weight; leave them as None")
+    y = model.labels_in_output_order(y)
+    val_weight = None
     if validation_split and validation_data is None:
         (x, y), validation_data = split_validation(x, y, validation_split)
-    adapter = DataAdapter(x, y, batch_size, steps_per_epoch, shuffle=shuffle, what="fit")
-    _check_data(model, adapter, with_labels=True)
+        if sample_weight is not None:
+            cut = len(y[0] if isinstance(y, list) else y)
+            sample_weight, val_weight = sample_weight[:cut], sample_weight[cut:]
+    adapter = DataAdapter(x, y, batch_size, steps_per_epoch, shuffle=shuffle, what="fit", sample_weight=sample_weight,
+                          class_weight=class_weight)
+    _check_data(model, adapter, with_labels=True, what="fit")
     if validation_data is not None:
-        val_x, val_y = unpack_validation_data(validation_data)
-        _check_data(model, DataAdapter(val_x, val_y, validation_batch_size or (
-            None if adapter.dataset is not None else adapter.batch_size), validation_steps,
-            what="fit (validation_data)"), with_labels=True)
+        val_x, val_y, given_weight = unpack_validation_data(validation_data)
+        val_y, val_weight = model.labels_in_output_order(val_y), val_weight if given_weight is None else given_weight
+        val_batch = validation_batch_size or (None if adapter.dataset is not None or val_y is None else adapter.batch_size)
+        _check_data(model, DataAdapter(val_x, val_y, val_batch, validation_steps, what="fit (validation_data)"),
+                    with_labels=True, what="fit")
     verbose = _verbosity(verbose)
     executor = model.executor()
     plan = executor.prepare(model, "train", adapter)
 
     history = callbacks_module.History()
     params = {"verbose": verbose, "epochs": epochs, "steps": plan.steps}
-    cbs = callbacks_module.CallbackList([history] + list(callbacks or []), model, params)
+    cbs = callbacks_module.CallbackList(list(callbacks or []) + [history], model, params)  # last, as in Keras: it sees what callbacks log
     model.stop_training = False
     cbs.on_train_begin()
     logs = {}
@@ -101,15 +118,17 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
             plan.epoch_notice()
         if verbose:
             print(f"Epoch {epoch + 1}/{epochs}")
-        epoch_logs = _run_epoch(model, executor, plan, "train", adapter, verbose, cbs)
+        bar = Progbar(plan.steps, verbose=verbose, time_note=executor.time_note)
+        epoch_logs, done, elapsed = _run_epoch(model, executor, plan, "train", adapter, bar, cbs)
         if adapter.ran_out and not epoch_logs:  # the data ended exactly with the last epoch
             break
         logs = epoch_logs  # an epoch cut short by the data still ends (validation, callbacks), as in Keras
         if validation_data is not None and (epoch + 1) % validation_freq == 0:
-            val_logs = evaluate(model, val_x, val_y, batch_size=validation_batch_size or
-                                (None if adapter.dataset is not None or val_y is None else adapter.batch_size),
-                                verbose=0, steps=validation_steps, callbacks=cbs, return_dict=True, _in_fit=True)
+            val_logs = _evaluate(model, DataAdapter(val_x, val_y, val_batch, validation_steps, what="evaluate",
+                                                    sample_weight=val_weight), verbose=0, callbacks=cbs, in_fit=True)
             logs.update({f"val_{k}": v for k, v in val_logs.items()})
+        bar.update(done, list(logs.items()), elapsed, finalize=True)  # Keras ends the line with the val_ values
+        executor.epoch_timing = (bar.seconds, bar.seconds_per_step)  # what the line showed, for benchmarks
         cbs.on_epoch_end(epoch, logs)
         if model.stop_training or adapter.ran_out:
             break
@@ -120,16 +139,17 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
     return history
 
 
-def _run_epoch(model, executor, plan, mode, adapter, verbose, cbs, collect=None):
-    """One pass over the data, execution by execution; returns the logs (running means)."""
+def _run_epoch(model, executor, plan, mode, adapter, bar, cbs, collect=None):
+    """One pass over the data, execution by execution; returns the logs (running means), the steps
+    done and the time they took. The caller ends the progress line."""
     hooks = {"train": ("on_train_batch_begin", "on_train_batch_end"),
              "test": ("on_test_batch_begin", "on_test_batch_end"),
              "predict": ("on_predict_batch_begin", "on_predict_batch_end")}[mode]
-    bar = Progbar(plan.steps, verbose=verbose, time_note=executor.time_note)
     batches = adapter.batches()
     if plan.steps is not None:  # batches that do not fill a step of every replica are dropped
         batches = itertools.islice(batches, plan.steps * plan.replicas)
     done, elapsed, logs = 0, 0.0, {}
+    setattr(model, _STOP_FLAG[mode], False)
     for group in _executions(batches, plan.steps_per_execution * plan.replicas):
         getattr(cbs, hooks[0])(done)
         results, seconds = executor.run(model, mode, group)
@@ -139,60 +159,56 @@ def _run_epoch(model, executor, plan, mode, adapter, verbose, cbs, collect=None)
             collect.extend(results)
         logs = model.metric_logs() if mode != "predict" else {}
         getattr(cbs, hooks[1])(done - 1, logs)
-        bar.update(done, list(logs.items()), elapsed)
-        if mode == "train" and not all(np.isfinite(r) for r in results):
-            bad = done - len(group) // plan.replicas + next(i for i, r in enumerate(results) if not np.isfinite(r)) // plan.replicas
-            print(f"Batch {bad}: Invalid loss, terminating training")
-            model.stop_training = True
+        bar.update(done, list(logs.items()), elapsed, finalize=False)
+        if getattr(model, _STOP_FLAG[mode]):
             break
-        if model.stop_training:
-            break
-    bar.update(done, list(logs.items()), elapsed, finalize=True)
-    executor.epoch_timing = (bar.seconds, bar.seconds_per_step)  # what the line showed, for benchmarks
-    return dict(logs)
+    return dict(logs), done, elapsed
 
 
 def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", steps=None, callbacks=None,
-             return_dict=False, _in_fit=False):
+             return_dict=False, sample_weight=None):
     model.assert_compiled("evaluate")
-    adapter = DataAdapter(x, y, batch_size, steps, what="evaluate")
-    _check_data(model, adapter, with_labels=True)
-    executor = model.executor()
-    plan = executor.prepare(model, "test", adapter)
-    verbose = _verbosity(verbose)
-    cbs = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else callbacks_module.CallbackList(
-        callbacks, model, {"verbose": verbose, "steps": plan.steps})  # fit's validation: fit's callbacks see it
-    model.reset_metrics()
-    cbs.on_test_begin()
-    stop = model.stop_training if _in_fit else False
-    if plan.epoch_notice and not _in_fit:
-        plan.epoch_notice()
-    logs = _run_epoch(model, executor, plan, "test", adapter, verbose, cbs)
-    model.stop_training = stop
-    cbs.on_test_end(logs)
+    adapter = DataAdapter(x, model.labels_in_output_order(y), batch_size, steps, what="evaluate",
+                          sample_weight=sample_weight)
+    logs = _evaluate(model, adapter, _verbosity(verbose), callbacks)
     if return_dict:
         return logs
     values = list(logs.values())
     return values[0] if len(values) == 1 else values
 
 
+def _evaluate(model, adapter, verbose, callbacks, in_fit=False):
+    _check_data(model, adapter, with_labels=True, what="evaluate")
+    executor = model.executor()
+    plan = executor.prepare(model, "test", adapter)
+    cbs = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else callbacks_module.CallbackList(
+        callbacks, model, {"verbose": verbose, "steps": plan.steps})  # fit's validation: fit's callbacks see it
+    model.reset_metrics()
+    cbs.on_test_begin()
+    if plan.epoch_notice and not in_fit:
+        plan.epoch_notice()
+    bar = Progbar(plan.steps, verbose=verbose, time_note=executor.time_note)
+    logs, done, elapsed = _run_epoch(model, executor, plan, "test", adapter, bar, cbs)
+    bar.update(done, list(logs.items()), elapsed, finalize=True)
+    cbs.on_test_end(logs)
+    return logs
+
+
 def predict(model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
     adapter = DataAdapter(x, None, batch_size, steps, what="predict")
-    _check_data(model, adapter, with_labels=False)
+    _check_data(model, adapter, with_labels=False, what="predict")
     executor = model.executor()
     plan = executor.prepare(model, "predict", adapter)
     verbose = _verbosity(verbose)
     cbs = callbacks_module.CallbackList(callbacks, model, {"verbose": verbose, "steps": plan.steps})
     outputs = []
     cbs.on_predict_begin()
-    stop, model.stop_training = getattr(model, "stop_training", False), False
     if plan.epoch_notice:
         plan.epoch_notice()
-    _run_epoch(model, executor, plan, "predict", adapter, verbose, cbs, collect=outputs)
-    model.stop_training = stop
+    bar = Progbar(plan.steps, verbose=verbose, time_note=executor.time_note)
+    _, done, elapsed = _run_epoch(model, executor, plan, "predict", adapter, bar, cbs, collect=outputs)
+    bar.update(done, [], elapsed, finalize=True)
     cbs.on_predict_end()
-    if not outputs:
-        raise ValueError("predict: no data (the input has no samples)")
     if isinstance(outputs[0], list):
         return [np.concatenate(parts) for parts in zip(*outputs)]
     return np.concatenate(outputs)

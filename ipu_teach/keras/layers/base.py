@@ -10,6 +10,7 @@ import numpy as np
 
 from ...autograd import Tensor, no_grad, scope
 from .. import backend, initializers
+from ..engine import config
 from ..ipu.pipeline_stage import current_stage
 
 
@@ -39,12 +40,15 @@ class Layer:
 
     min_ndim = None
     ndim = None
+    multi_input = False
+    """True for layers called on a list of tensors (the merge layers)."""
 
+    @config.recording_arguments
     def __init__(self, name=None, trainable=True, input_shape=None, batch_input_shape=None, dtype=None, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {sorted(kwargs)}")
         self.name = name or backend.unique_name(backend.snake_case(type(self).__name__))
-        self.trainable = trainable
+        self._trainable = bool(trainable)
         self.built = False
         self._weights: list[Tensor] = []
         self._trainable_flags: list[bool] = []
@@ -56,9 +60,22 @@ class Layer:
         self.pipeline_stage = current_stage()  # a layer made inside PipelineStage(n) belongs to stage n
 
     # ----- weights -------------------------------------------------------------------------------
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        """A frozen layer's weights take no gradient at all (none is kept to be applied on unfreezing)."""
+        self._trainable = bool(value)
+        for weight, flag in zip(self._weights, self._trainable_flags):
+            weight.requires_grad = self._trainable and flag
+            weight.grad = None
+
     def add_weight(self, name, shape, initializer="zeros", trainable=True, dtype="float32") -> Tensor:
         value = initializers.get(initializer)(tuple(shape), dtype=dtype)
-        weight = Tensor(np.asarray(value, dtype=dtype), requires_grad=trainable, name=f"{self.name}/{name}:0")
+        weight = Tensor(np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable,
+                        name=f"{self.name}/{name}:0")
         self._weights.append(weight)
         self._trainable_flags.append(trainable)
         return weight
@@ -122,30 +139,46 @@ class Layer:
                                      f"but received input with shape {format_shape(shape)}")
 
     def _ensure_built(self, shape) -> None:
-        self.check_input(shape)
+        """``shape`` is one shape, or a list of them for a multi-input layer."""
+        if not self.multi_input:
+            self.check_input(shape)
         if not self.built:
-            self.build(tuple(shape))
-            self.input_shape = (None,) + tuple(shape[1:])
+            self.build([tuple(s) for s in shape] if self.multi_input else tuple(shape))
+            self.input_shape = ([(None,) + tuple(s[1:]) for s in shape] if self.multi_input
+                                else (None,) + tuple(shape[1:]))
             self.built = True
+
+    def _check_arity(self, inputs) -> None:
+        if self.multi_input and not isinstance(inputs, (list, tuple)):
+            raise ValueError(f"Layer '{self.name}' ({type(self).__name__}) should be called on a list of inputs. "
+                             f"Received: inputs={inputs}")
+        if not self.multi_input and isinstance(inputs, (list, tuple)):
+            raise TypeError(f"Layer '{self.name}' takes one input, got a list of {len(inputs)}")
 
     def __call__(self, inputs, training=None, **kwargs):
         if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs
                                                 and isinstance(inputs[0], KerasTensor)):
             return self._call_symbolic(inputs, current_stage())
-        tensor = inputs if isinstance(inputs, Tensor) else Tensor(np.asarray(inputs, dtype=np.float32))
-        self._ensure_built(tensor.shape)
+        if self.multi_input and isinstance(inputs, (list, tuple)):
+            tensor = [t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=np.float32)) for t in inputs]
+            self._ensure_built([t.shape for t in tensor])
+        else:
+            self._check_arity(inputs)
+            tensor = inputs if isinstance(inputs, Tensor) else Tensor(np.asarray(inputs, dtype=np.float32))
+            self._ensure_built(tensor.shape)
         with scope(self.name):
             return self.call(tensor, training=bool(training), **kwargs)
 
     def _call_symbolic(self, inputs, stage):
         """``stage`` is the PipelineStage open at call time; it wins over the one at construction."""
-        if isinstance(inputs, (list, tuple)):
-            raise TypeError(f"Layer '{self.name}' takes one input, got a list of {len(inputs)}")
-        self._ensure_built(inputs.shape)
+        self._check_arity(inputs)
+        given = list(inputs) if self.multi_input else [inputs]
+        self._ensure_built([t.shape for t in given] if self.multi_input else inputs.shape)
+        probes = [Tensor(np.zeros((1,) + tuple(t.shape[1:]), dtype=np.float32)) for t in given]
         with no_grad():
-            probe = self.call(Tensor(np.zeros((1,) + tuple(inputs.shape[1:]), dtype=np.float32)), training=False)
+            probe = self.call(probes if self.multi_input else probes[0], training=False)
         self.output_shape = (None,) + tuple(probe.shape[1:])
-        out = KerasTensor(self.output_shape, self, [inputs])
+        out = KerasTensor(self.output_shape, self, given)
         out.pipeline_stage = stage if stage is not None else self.pipeline_stage
         return out
 
@@ -154,8 +187,18 @@ class Layer:
             probe = self(np.zeros((1,) + tuple(input_shape[1:]), dtype=np.float32))
         return (None,) + tuple(probe.shape[1:])
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = config.recording_arguments(cls.__init__)
+
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable}
+        """The arguments this layer was made with (as Keras' ``get_config``): ``from_config`` remakes it."""
+        return {**config.encode(getattr(self, "_init_arguments", {})), "name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, layer_config):
+        return cls(**config.decode(layer_config))
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"

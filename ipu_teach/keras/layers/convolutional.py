@@ -1,4 +1,4 @@
-"""Conv2D (channels last, as Keras' default)."""
+"""Conv2D and Conv1D (channels last, as Keras' default); Conv1D is a Conv2D of height 1."""
 import numpy as np
 
 from ...autograd import Tensor, ops
@@ -45,3 +45,45 @@ class Conv2D(Layer):
         bias = self.bias if self.bias is not None else Tensor(np.zeros(self.filters, dtype=np.float32))
         y = ops.Conv2D.apply(inputs, self.kernel, bias, strides=self.strides, padding=self.padding)
         return self.activation(y)
+
+
+class Conv1D(Layer):
+    """Sequences (batch, steps, channels): the Conv2D op on a height-1 image, so its gradient and IPU
+    cost are the convolution's. ``padding='causal'`` pads the start only (output t sees inputs <= t)."""
+
+    ndim = 3
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError("Conv1D: ipu-teach supports data_format='channels_last' only")
+        self.filters = int(filters)
+        self.kernel_size = as_pair((1, _single(kernel_size, "Conv1D kernel_size")), "Conv1D kernel_size")[1]
+        self.strides = as_pair((1, _single(strides, "Conv1D strides")), "Conv1D strides")[1]
+        self.padding = str(padding).lower()
+        if self.padding not in ("valid", "same", "causal"):
+            raise ValueError(f"Conv1D: padding must be 'valid', 'same' or 'causal', got {padding!r}")
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight("kernel", (self.kernel_size, input_shape[-1], self.filters),
+                                      self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
+
+    def call(self, inputs, training=False):
+        n, steps, channels = inputs.shape
+        image = ops.reshape(inputs, (n, 1, steps, channels))
+        padding = self.padding
+        if padding == "causal":
+            image, padding = ops.Pad.apply(image, pads=((0, 0), (0, 0), (self.kernel_size - 1, 0), (0, 0))), "valid"
+        kernel = ops.reshape(self.kernel, (1,) + self.kernel.shape)
+        bias = self.bias if self.bias is not None else Tensor(np.zeros(self.filters, dtype=np.float32))
+        y = ops.Conv2D.apply(image, kernel, bias, strides=(1, self.strides), padding=padding)
+        return self.activation(ops.reshape(y, (n, y.shape[2], self.filters)))
+
+
+def _single(value, what):
+    return value[0] if isinstance(value, (list, tuple)) and len(value) == 1 else value

@@ -1,8 +1,39 @@
-"""BatchNormalization: batch statistics in training (updating moving averages), moving ones in inference."""
+"""BatchNormalization: batch statistics in training (updating moving averages), moving ones in inference.
+
+As in TensorFlow 2's Keras, a frozen layer (``trainable=False``) runs in inference mode even in
+``fit``: it normalises with its moving statistics and leaves them unchanged, which is what
+fine-tuning a pretrained model relies on.
+"""
+import contextlib
+
 import numpy as np
 
 from ...autograd import Tensor, ops
 from .base import Layer
+
+_pools: list = []
+
+
+@contextlib.contextmanager
+def pooled_moving_statistics():
+    """Inside, BatchNormalization layers collect their batch statistics; on leaving, each updates
+    its moving statistics once from the statistics of all the batches seen, pooled (the mean of the
+    means, and the variance of the union). Replicas that each see a batch b then end where one
+    step with the global batch R*b ends, as a single device would."""
+    pool: dict = {}
+    _pools.append(pool)
+    try:
+        yield
+    finally:
+        _pools.remove(pool)
+    for layer, stats in pool.items():
+        counts = np.array([n for n, _, _ in stats], dtype=np.float64)
+        means = np.array([m for _, m, _ in stats], dtype=np.float64)
+        variances = np.array([v for _, _, v in stats], dtype=np.float64)
+        weights = counts[:, None] / counts.sum()
+        mean = (weights * means).sum(axis=0)
+        variance = (weights * (variances + (means - mean) ** 2)).sum(axis=0)
+        layer.update_moving_statistics(mean, variance)
 
 
 class BatchNormalization(Layer):
@@ -25,15 +56,22 @@ class BatchNormalization(Layer):
         self.moving_mean = self.add_weight("moving_mean", channels, mm_init, trainable=False)
         self.moving_variance = self.add_weight("moving_variance", channels, mv_init, trainable=False)
 
+    def update_moving_statistics(self, mean, var) -> None:
+        m = self.momentum
+        self.moving_mean.data = (self.moving_mean.data * m + mean * (1 - m)).astype(np.float32)
+        self.moving_variance.data = (self.moving_variance.data * m + var * (1 - m)).astype(np.float32)
+
     def call(self, inputs, training=False):
+        training = bool(training) and self.trainable
         if training:
             axes = tuple(range(inputs.ndim - 1))
             mean = inputs.data.mean(axis=axes)
             var = inputs.data.var(axis=axes)
-            m = self.momentum
-            self.moving_mean.data = (self.moving_mean.data * m + mean * (1 - m)).astype(np.float32)
-            self.moving_variance.data = (self.moving_variance.data * m + var * (1 - m)).astype(np.float32)
+            if _pools:
+                _pools[-1].setdefault(self, []).append((inputs.size // inputs.shape[-1], mean, var))
+            else:
+                self.update_moving_statistics(mean, var)
         else:
             mean, var = self.moving_mean.data, self.moving_variance.data
         return ops.BatchNorm.apply(inputs, self.gamma, self.beta, Tensor(mean), Tensor(var),
-                                   epsilon=self.epsilon, training=bool(training))
+                                   epsilon=self.epsilon, training=training)

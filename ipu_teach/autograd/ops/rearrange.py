@@ -1,0 +1,73 @@
+"""Ops that move values without arithmetic: slice, concatenate, transpose, zero-pad.
+
+Slicing and concatenating are views in Poplar (a tensor is a list of regions on tiles), so they
+cost no superstep, like Reshape. Transposing and padding make a new layout: a copy, one operation
+per output element on the vector units (the default cost).
+"""
+import numpy as np
+
+from ..cost import OpCost
+from ..function import Function
+
+
+class Slice(Function):
+    """``x[..., start:stop]`` along ``axis``: how an LSTM splits one product into its gates."""
+
+    @staticmethod
+    def forward(ctx, x, axis=-1, start=0, stop=None):
+        ctx.where = tuple(slice(start, stop) if a == axis % x.ndim else slice(None) for a in range(x.ndim))
+        return x[ctx.where]
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = np.zeros(ctx.input_shapes[0], dtype=grad.dtype)
+        full[ctx.where] = grad
+        return full
+
+    @classmethod
+    def cost(cls, ctx):
+        return OpCost(0, 0, 0, 1)  # a view
+
+
+class Concatenate(Function):
+    """Joins its inputs along ``axis`` (all other axes equal), as ``keras.layers.Concatenate``."""
+
+    @staticmethod
+    def forward(ctx, *arrays, axis=-1):
+        ctx.axis = axis % arrays[0].ndim
+        return np.concatenate(arrays, axis=ctx.axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        edges = np.cumsum([shape[ctx.axis] for shape in ctx.input_shapes])[:-1]
+        return tuple(np.split(grad, edges, axis=ctx.axis))
+
+    @classmethod
+    def cost(cls, ctx):
+        return OpCost(0, 0, 0, 1)  # a view
+
+
+class Transpose(Function):
+    """Reorders the axes (``perm``), as ``keras.layers.Permute`` and ``np.transpose``."""
+
+    @staticmethod
+    def forward(ctx, x, perm=None):
+        ctx.perm = tuple(perm) if perm is not None else tuple(reversed(range(x.ndim)))
+        return np.ascontiguousarray(np.transpose(x, ctx.perm))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.transpose(grad, np.argsort(ctx.perm))
+
+
+class Pad(Function):
+    """Zero padding: ``pads`` holds (before, after) for every axis."""
+
+    @staticmethod
+    def forward(ctx, x, pads=()):
+        ctx.pads = tuple(tuple(p) for p in pads)
+        return np.pad(x, ctx.pads)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad[tuple(slice(before, grad.shape[a] - after) for a, (before, after) in enumerate(ctx.pads))]
