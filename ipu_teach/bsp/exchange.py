@@ -41,12 +41,24 @@ class Exchange:
         return np.maximum(self.received.max(axis=-1, initial=0), self.sent.max(axis=-1, initial=0))
 
 
-def exchange_from_transfers(src_tiles, dst_tiles, nbytes, num_tiles: int, name: str = "exchange") -> Exchange:
-    """The Exchange for transfers of ``nbytes[i]`` from ``src_tiles[i]`` to ``dst_tiles[i]`` (vectorised)."""
+def exchange_from_transfers(src_tiles, dst_tiles, nbytes, num_tiles: int, name: str = "exchange",
+                            elements=None) -> Exchange:
+    """The Exchange for transfers of ``nbytes[i]`` from ``src_tiles[i]`` to ``dst_tiles[i]`` (vectorised).
+
+    The IPU's exchange is receiver-selected: a tile puts a value on the exchange once and every tile that
+    needs it picks it up. Give ``elements`` (an id per transfer for the value moved) and a value sent to many
+    tiles counts once on its sender (a broadcast); without them every transfer is a separate send.
+    """
     src = np.asarray(src_tiles, dtype=np.int64)
     dst = np.asarray(dst_tiles, dtype=np.int64)
     weights = np.broadcast_to(np.asarray(nbytes, dtype=np.float64), src.shape)
     moving = src != dst
-    sent = np.bincount(src[moving], weights=weights[moving], minlength=num_tiles)
     received = np.bincount(dst[moving], weights=weights[moving], minlength=num_tiles)
+    once = moving
+    if elements is not None:
+        ids = np.broadcast_to(np.asarray(elements, dtype=np.int64), src.shape)
+        once = np.zeros_like(moving)
+        _, first = np.unique(ids[moving], return_index=True)
+        once[np.flatnonzero(moving)[first]] = True
+    sent = np.bincount(src[once], weights=weights[once], minlength=num_tiles)
     return Exchange(received.astype(np.int64), sent.astype(np.int64), name=name)

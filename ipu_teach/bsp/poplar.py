@@ -211,7 +211,8 @@ class Engine:
         if isinstance(source, Tensor) and isinstance(destination, Tensor):
             transfers = exchange_from_transfers(self.graph.tile_of(source).ravel(),
                                                 self.graph.tile_of(destination).ravel(), source.dtype.itemsize,
-                                                device.num_tiles, name=program.label)
+                                                device.num_tiles, name=program.label,
+                                                elements=source.indices.ravel())
             return (bsp_programs.Copy(_per_ipu(transfers, device)),
                     lambda: self._store(destination, self._memory[source.variable.name][source.indices]))
         tensor, stream = (destination, source) if isinstance(source, DataStream) else (source, destination)
@@ -331,7 +332,7 @@ def _input_exchange(graph, name, groups):
     destinations, elements = np.concatenate(destinations), np.concatenate(elements)
     _, first = np.unique(destinations * max(total, 1) + elements, return_index=True)
     return exchange_from_transfers(np.concatenate(sources)[first], destinations[first],
-                                   np.concatenate(sizes)[first], graph.num_tiles, name=name)
+                                   np.concatenate(sizes)[first], graph.num_tiles, name=name, elements=elements[first])
 
 
 def _per_ipu(exchange, device):
