@@ -7,6 +7,7 @@ swallows ModuleNotFoundError while resolving ``from package import name``, and w
 own bare "cannot import name" error instead of this explanation.
 """
 import difflib
+import types
 
 _WHY = ("ipu-teach simulates the part of TensorFlow 2 that Keras scripts for the IPU use (see the README's "
         "table 'What runs unchanged'); change the script to use what it has, or run it on TensorFlow")
@@ -42,3 +43,13 @@ class NotSimulatedImportError(ImportError):
     def __init__(self, name: str, known=()):
         super().__init__(explain(name, known), name=name)
         self.tf_name = name
+
+
+class NotSimulatedModule(types.ModuleType):
+    """A TensorFlow module ipu-teach does not simulate (``tf.linalg``): any name in it raises NotSimulatedError
+    with its full name (``tf.linalg.svd``)."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotSimulatedError(f"{self.__name__}.{name}")
