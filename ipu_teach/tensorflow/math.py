@@ -5,9 +5,15 @@ import numpy as np
 from .tensor import tensor
 
 
+def _operand(value):
+    """Python numbers stay Python numbers, so numpy gives them the other operand's dtype, as TensorFlow does
+    (``tf.divide(float32_tensor, 255.0)`` is float32); everything else becomes an array."""
+    return value if isinstance(value, (bool, int, float)) else np.asarray(value)
+
+
 def _elementwise(function, doc):
     def apply(x, *args, name=None):
-        return tensor(function(np.asarray(x), *[np.asarray(a) for a in args]))
+        return tensor(function(_operand(x), *map(_operand, args)))
     apply.__doc__ = doc
     return apply
 
