@@ -82,8 +82,8 @@ class TensorFlowModule(types.ModuleType):
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         try:
             found = target_of(child)
-        except NotSimulatedImportError as missing:
-            raise NotSimulatedError(child, self.__dir__()) from missing
+        except NotSimulatedImportError:
+            raise NotSimulatedError(child, self.__dir__()) from None
         if found is _NotAModule:
             return getattr(target_of(self.__name__), name)
         return importlib.import_module(child)

@@ -129,6 +129,8 @@ class DataAdapter:
     def first_batch(self):
         if self._peeked is not None:
             return split_element(self._peeked)
+        if self.sequence is not None:  # Keras peeks at batch 0 of a Sequence
+            return split_element(self.sequence[0])
         if self.dataset is not None:
             for element in self.dataset.take(1):
                 return split_element(element)
