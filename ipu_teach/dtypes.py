@@ -22,21 +22,10 @@ class DType:
     def as_numpy_dtype(self):
         return self.dtype.type
 
-    @property
-    def is_floating(self) -> bool:
-        return self.dtype.kind == "f"
-
-    @property
-    def is_integer(self) -> bool:
-        return self.dtype.kind in "iu"
-
-    @property
-    def is_bool(self) -> bool:
-        return self.dtype.kind == "b"
-
-    @property
-    def is_unsigned(self) -> bool:
-        return self.dtype.kind in "ub"
+    is_floating = property(lambda self: self.dtype.kind == "f")
+    is_integer = property(lambda self: self.dtype.kind in "iu")
+    is_bool = property(lambda self: self.dtype.kind == "b")
+    is_unsigned = property(lambda self: self.dtype.kind == "u")
 
     @property
     def size(self) -> int:
@@ -44,11 +33,18 @@ class DType:
 
     @property
     def max(self):
-        return np.finfo(self.dtype).max if self.is_floating else np.iinfo(self.dtype).max if self.is_integer else True
+        return self._limit("max")
 
     @property
     def min(self):
-        return np.finfo(self.dtype).min if self.is_floating else np.iinfo(self.dtype).min if self.is_integer else False
+        return self._limit("min")
+
+    def _limit(self, end):
+        if self.is_floating:
+            return getattr(np.finfo(self.dtype), end)
+        if self.is_integer:
+            return getattr(np.iinfo(self.dtype), end)
+        return end == "max"  # bool: False to True
 
     def __eq__(self, other):
         try:

@@ -6,16 +6,14 @@ import ipu_teach.tensorflow as tf
 from ipu_teach import ipu
 
 
+def _as_new():
+    ipu.system.reset()
+    keras.backend.clear_session()
+    tf.random.set_seed(keras.backend.DEFAULT_SEED)
+
+
 @pytest.fixture(autouse=True)
-def fresh_session(monkeypatch):
-    monkeypatch.delenv("TF_POPLAR_FLAGS", raising=False)
-    monkeypatch.delenv("POPLAR_ENGINE_OPTIONS", raising=False)
-
-    def clean():
-        ipu.system.reset()
-        keras.backend.clear_session()
-        tf.random.set_seed(keras.backend.DEFAULT_SEED)
-
-    clean()
+def fresh_session():
+    _as_new()
     yield
-    clean()
+    _as_new()
