@@ -1,1 +1,1 @@
-"""The ``ipu-teach`` command: ``course``, ``tour`` and ``info``."""
+"""The ``ipu-teach`` command: ``course``, ``tour``, ``info`` and ``run``."""

@@ -8,11 +8,20 @@ While a dataset is still rows of those arrays (``shuffle``, ``repeat`` and ``tak
 them), the transformations act on row indices and ``batch`` gathers each batch with one numpy
 indexing per array, as fast as slicing by hand. After ``map`` or ``filter``, elements are produced
 one at a time and ``batch`` stacks them.
+
+``element_spec`` is worked out only when asked for (after ``map``, by calling the function once on
+zeros of the upstream shapes, as TensorFlow traces it), so it never draws from a shuffle or a generator.
 """
 import itertools
 import math
 
 import numpy as np
+
+from ..not_simulated import NotSimulatedError
+from . import generator as generator_module, ordering
+from .options import Options
+from .structure import as_array_structure, map_structure, named_leaves, stack
+from .tensor_spec import TensorSpec, traced_spec
 
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
@@ -20,8 +29,6 @@ AUTOTUNE = -1
 
 # Shuffles without a seed draw one from here, so a script that never sets a seed still repeats exactly.
 _UNSEEDED_SHUFFLES = np.random.default_rng(1234)
-# Shuffle randomness is drawn in blocks to keep the per-element cost low.
-_RANDOM_BLOCK = 1024
 
 
 class Dataset:
@@ -31,23 +38,27 @@ class Dataset:
     (``None`` and ``False`` when unbatched), so ``fit`` and the IPU code can check batch divisibility.
     """
 
-    def __init__(self, make_iterator, cardinality, batch_size=None, drop_remainder=False, rows_of=None):
+    def __init__(self, make_iterator, cardinality, batch_size=None, drop_remainder=False, rows_of=None, spec=None,
+                 options=None):
         """Internal: use ``Dataset.from_tensor_slices`` and the transformations to build datasets.
 
         ``rows_of`` is ``(tensors, make_indices)`` when every element is a row of ``tensors``: then
         ``batch`` gathers its rows with one numpy indexing per array instead of stacking elements.
+        ``spec`` is a function returning the element_spec.
         """
         self._make_iterator = make_iterator
         self._cardinality = cardinality
         self._rows_of = rows_of
+        self._spec = spec
+        self._options = options if options is not None else Options()
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
 
     @staticmethod
     def from_tensor_slices(tensors):
         """A dataset whose i-th element is row i of every array in ``tensors`` (an array, tuple or dict of arrays)."""
-        structure = _as_array_structure(tensors, "tensors")
-        lengths = {name: _row_count(name, array) for name, array in _named_leaves(structure, "tensors")}
+        structure = as_array_structure(tensors, "tensors")
+        lengths = {name: _row_count(name, array) for name, array in named_leaves(structure, "tensors")}
         if not lengths:
             raise ValueError("Dataset.from_tensor_slices: got an empty tuple or dict; pass at least one array.")
         if len(set(lengths.values())) > 1:
@@ -57,9 +68,65 @@ class Dataset:
         (count,) = set(lengths.values())
         return _rows_dataset(structure, lambda: iter(range(count)), count)
 
-    def _derive(self, make_iterator, cardinality, **batching):
-        """A new dataset downstream of this one; it keeps this one's batch settings unless told otherwise."""
-        settings = {"batch_size": self.batch_size, "drop_remainder": self.drop_remainder, **batching}
+    @staticmethod
+    def from_tensors(tensors):
+        """A dataset of one element: ``tensors`` itself."""
+        return Dataset.from_tensor_slices(map_structure(lambda array: array[np.newaxis],
+                                                        as_array_structure(tensors, "tensors")))
+
+    @staticmethod
+    def range(*args, dtype="int64"):
+        """``Dataset.range(stop)`` / ``(start, stop[, step])``: the numbers of Python's ``range``."""
+        return Dataset.from_tensor_slices(np.arange(*args, dtype=np.dtype(dtype)))
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None):
+        """Elements yielded by ``generator(*args)`` (called afresh for every pass), checked against
+        ``output_signature`` (a structure of ``tf.TensorSpec``) and converted to its dtypes.
+
+        When every component has a fully known shape with the same first dimension, each element is
+        a batch of that fixed size, which the IPU accepts as a batched dataset.
+        """
+        _check_callable("from_generator", generator)
+        signature = generator_module.signature(output_signature, output_types, output_shapes)
+        call_args = tuple(args or ())
+
+        def generated():
+            for element in generator(*call_args):
+                yield generator_module.checked(element, signature)
+        batch_size = generator_module.fixed_batch_size(signature)
+        return Dataset(generated, UNKNOWN_CARDINALITY, batch_size=batch_size, drop_remainder=batch_size is not None,
+                       spec=lambda: signature)
+
+    @staticmethod
+    def zip(datasets):
+        """Elements of several datasets side by side, in the structure (tuple or dict) of ``datasets``; ends
+        with the shortest."""
+        leaves = [dataset for _, dataset in named_leaves(datasets, "datasets")]
+        if not leaves or not all(isinstance(dataset, Dataset) for dataset in leaves):
+            raise TypeError(f"Dataset.zip: expected a tuple or dict of Datasets, got {datasets!r}")
+        counts = [dataset.cardinality() for dataset in leaves]
+        finite = [count for count in counts if count >= 0]
+        cardinality = UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else (
+            min(finite) if finite else INFINITE_CARDINALITY)
+        sizes = {(dataset.batch_size, dataset.drop_remainder) for dataset in leaves}
+        batch_size, drop_remainder = sizes.pop() if len(sizes) == 1 else (None, False)
+
+        def zipped():
+            iterators = map_structure(iter, datasets)
+            while True:
+                element = map_structure(lambda iterator: next(iterator, _ENDED), iterators)
+                if any(leaf is _ENDED for _, leaf in named_leaves(element, "element")):
+                    return
+                yield element
+        return Dataset(zipped, cardinality, batch_size, drop_remainder,
+                       spec=lambda: map_structure(lambda dataset: dataset.element_spec, datasets))
+
+    def _derive(self, make_iterator, cardinality, **settings):
+        """A new dataset downstream of this one; it keeps this one's batch settings, element_spec and options
+        unless told otherwise."""
+        settings = {"batch_size": self.batch_size, "drop_remainder": self.drop_remainder, "spec": self._spec,
+                    "options": self._options, **settings}
         return Dataset(make_iterator, cardinality, **settings)
 
     def _reorder(self, transform, cardinality):
@@ -70,7 +137,7 @@ class Dataset:
         """
         if self._rows_of is not None:
             tensors, make_indices = self._rows_of
-            return _rows_dataset(tensors, transform(make_indices), cardinality)
+            return _rows_dataset(tensors, transform(make_indices), cardinality, self._options)
         return self._derive(transform(self._make_iterator), cardinality)
 
     def batch(self, batch_size, drop_remainder=False):
@@ -81,17 +148,32 @@ class Dataset:
             tensors, make_indices = self._rows_of
 
             def batches():
-                for chunk in _chunks(make_indices(), batch_size, drop_remainder):
+                for chunk in ordering.chunks(make_indices(), batch_size, drop_remainder):
                     rows = np.asarray(chunk, dtype=np.intp)
-                    yield _map_structure(lambda array: array[rows], tensors)
+                    yield map_structure(lambda array: array[rows], tensors)
         else:
             def batches():
-                for chunk in _chunks(iter(self), batch_size, drop_remainder):
-                    yield _stack(chunk)
+                for chunk in ordering.chunks(iter(self), batch_size, drop_remainder):
+                    yield stack(chunk)
         cardinality = self._cardinality
         if cardinality >= 0:
             cardinality = cardinality // batch_size if drop_remainder else math.ceil(cardinality / batch_size)
-        return self._derive(batches, cardinality, batch_size=batch_size, drop_remainder=drop_remainder)
+        leading = batch_size if drop_remainder else None
+        return self._derive(batches, cardinality, batch_size=batch_size, drop_remainder=drop_remainder,
+                            spec=lambda: map_structure(lambda spec: TensorSpec(
+                                None if spec.shape is None else (leading,) + spec.shape, spec.dtype), self.element_spec))
+
+    def unbatch(self):
+        """Split every element along its first axis into that many elements."""
+        def rows():
+            for element in self:
+                leaves = [array for _, array in named_leaves(element, "element")]
+                for index in range(len(leaves[0]) if leaves and leaves[0].ndim else 0):
+                    yield map_structure(lambda array: array[index], element)
+        return Dataset(rows, UNKNOWN_CARDINALITY if self._cardinality != INFINITE_CARDINALITY else self._cardinality,
+                       spec=lambda: map_structure(lambda spec: TensorSpec(
+                           None if spec.shape is None else spec.shape[1:], spec.dtype), self.element_spec),
+                       options=self._options)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
         """Shuffle through a buffer of ``buffer_size`` elements, as TensorFlow does (buffer >= data: full shuffle).
@@ -110,7 +192,7 @@ class Dataset:
             def shuffled():
                 pass_number = next(passes) if reshuffle_each_iteration else 0
                 rng = np.random.default_rng([int(seed), pass_number])
-                return _buffer_shuffle(iter(make_upstream()), buffer_size, rng)
+                return ordering.buffer_shuffle(iter(make_upstream()), buffer_size, rng)
             return shuffled
         return self._reorder(shuffle_sequence, self._cardinality)
 
@@ -126,7 +208,7 @@ class Dataset:
             cardinality = INFINITE_CARDINALITY if cardinality != UNKNOWN_CARDINALITY else UNKNOWN_CARDINALITY
         elif cardinality >= 0:
             cardinality *= count
-        return self._reorder(lambda make_upstream: lambda: _repeated(make_upstream, count), cardinality)
+        return self._reorder(lambda make_upstream: lambda: ordering.repeated(make_upstream, count), cardinality)
 
     def take(self, count):
         """The first ``count`` elements (all of them when ``count`` is -1)."""
@@ -140,6 +222,45 @@ class Dataset:
             cardinality = min(cardinality, count)
         return self._reorder(lambda make_upstream: lambda: itertools.islice(iter(make_upstream()), count), cardinality)
 
+    def skip(self, count):
+        """All but the first ``count`` elements (none when ``count`` is -1)."""
+        count = _int_at_least("skip", "count", count, -1)
+        cardinality = self._cardinality
+        if count == -1:
+            cardinality = 0
+        elif cardinality >= 0:
+            cardinality = max(0, cardinality - count)
+        stop = 0 if count == -1 else None
+        return self._reorder(lambda make_upstream: lambda: itertools.islice(iter(make_upstream()), max(count, 0), stop),
+                             cardinality)
+
+    def cache(self, filename=""):
+        """Keep the elements of the first complete pass and replay them on every later pass (a shuffle before
+        the cache is then frozen, as in TensorFlow). ``filename`` is accepted; the cache stays in memory."""
+        if not isinstance(filename, str):
+            raise TypeError(f"Dataset.cache: filename must be a string, got {filename!r}")
+        kept = []
+
+        def cached():
+            if kept:
+                yield from kept[0]
+                return
+            recorded = []
+            for element in self:
+                recorded.append(element)
+                yield element
+            kept.append(recorded)  # only a complete pass is kept; a pass cut short starts over next time
+        return self._derive(cached, self._cardinality)
+
+    def concatenate(self, dataset):
+        """This dataset's elements, then ``dataset``'s."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"Dataset.concatenate: expected a Dataset, got {dataset!r}")
+        counts = (self._cardinality, dataset.cardinality())
+        cardinality = (UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else INFINITE_CARDINALITY
+                       if INFINITE_CARDINALITY in counts else sum(counts))
+        return self._derive(lambda: itertools.chain(self, dataset), cardinality)
+
     def map(self, map_func, num_parallel_calls=None, deterministic=None):
         """Apply ``map_func`` to every element; a tuple element is passed as positional arguments, as in TensorFlow.
 
@@ -152,9 +273,9 @@ class Dataset:
             for element in self:
                 result = _call(map_func, element)
                 # tf.data reads a list returned by the map function as a tuple of components.
-                yield _as_array_structure(tuple(result) if isinstance(result, list) else result,
-                                          "the map function's result")
-        return self._derive(mapped, self._cardinality)
+                yield as_array_structure(tuple(result) if isinstance(result, list) else result,
+                                         "the map function's result")
+        return self._derive(mapped, self._cardinality, spec=lambda: traced_spec(map_func, self.element_spec, _call))
 
     def filter(self, predicate):
         """Keep the elements for which ``predicate`` (called like ``map``'s function) is true; count becomes unknown."""
@@ -179,8 +300,36 @@ class Dataset:
         """Number of elements, or ``INFINITE_CARDINALITY`` (-1) / ``UNKNOWN_CARDINALITY`` (-2)."""
         return self._cardinality
 
+    @property
+    def element_spec(self):
+        """The structure of ``tf.TensorSpec`` of one element (``None`` where a dimension varies)."""
+        return self._spec()
+
+    def options(self):
+        """The ``tf.data.Options`` set with ``with_options`` (all unset by default)."""
+        return self._options
+
+    def with_options(self, options):
+        """This dataset with ``options`` merged over its own; they are recorded, the pipeline is unchanged."""
+        if not isinstance(options, Options):
+            raise TypeError(f"Dataset.with_options: expected a tf.data.Options, got {options!r}")
+        merged = Options()
+        merged.merge(self._options)
+        merged.merge(options)
+        return Dataset(self._make_iterator, self._cardinality, self.batch_size, self.drop_remainder, self._rows_of,
+                       self._spec, merged)
+
+    def as_numpy_iterator(self):
+        """Iterate as numpy arrays: ipu-teach's elements already are."""
+        return iter(self)
+
     def __iter__(self):
         return iter(self._make_iterator())
+
+    def __getattr__(self, name):
+        if name in _TF_DATASET_METHODS:
+            raise NotSimulatedError(f"tensorflow.data.Dataset.{name}", dir(Dataset))
+        raise AttributeError(f"'Dataset' object has no attribute {name!r}")
 
     def __len__(self):
         if self._cardinality == INFINITE_CARDINALITY:
@@ -199,65 +348,22 @@ class Dataset:
                 f"batch_size={self.batch_size} drop_remainder={self.drop_remainder}>")
 
 
-def _rows_dataset(tensors, make_indices, cardinality):
+_ENDED = object()  # what an exhausted iterator gives in Dataset.zip
+
+# TensorFlow 2.6's Dataset methods that ipu-teach lacks: using one says so instead of a bare AttributeError.
+_TF_DATASET_METHODS = frozenset((
+    "apply", "bucket_by_sequence_length", "choose_from_datasets", "enumerate", "flat_map", "from_sparse_tensor_slices",
+    "get_single_element", "group_by_window", "interleave", "list_files", "padded_batch", "random", "reduce",
+    "rejection_resample", "sample_from_datasets", "scan", "shard", "snapshot", "take_while", "unique", "window"))
+
+
+def _rows_dataset(tensors, make_indices, cardinality, options=None):
     """An unbatched dataset of copies of the rows ``make_indices()`` picks from every array of ``tensors``."""
     def rows():
         for index in make_indices():
-            yield _map_structure(lambda array: np.array(array[index]), tensors)
-    return Dataset(rows, cardinality, rows_of=(tensors, make_indices))
-
-
-def _chunks(iterator, size, drop_remainder):
-    """Consecutive lists of ``size`` items; a shorter last list unless ``drop_remainder``."""
-    while chunk := list(itertools.islice(iterator, size)):
-        if len(chunk) < size and drop_remainder:
-            return
-        yield chunk
-
-
-def _repeated(make_iterator, count):
-    """The sequence ``count`` times over (forever when -1); stops early if a pass yields nothing, as tf.data does."""
-    for _ in itertools.repeat(None) if count == -1 else range(count):
-        produced = False
-        for item in make_iterator():
-            produced = True
-            yield item
-        if not produced:
-            return
-
-
-def _as_array_structure(value, name):
-    """Tuples and dicts stay containers; everything else (lists included, as in tf.data) becomes one array."""
-    if isinstance(value, tuple):
-        return tuple(_as_array_structure(item, f"{name}[{index}]") for index, item in enumerate(value))
-    if isinstance(value, dict):
-        return {key: _as_array_structure(item, f"{name}[{key!r}]") for key, item in value.items()}
-    array = np.asarray(value)
-    if array.dtype == object:
-        raise TypeError(f"Dataset: {name} is not a regular numeric array (got {type(value).__name__} "
-                        "that numpy can only hold as objects); pass equal-shaped numbers or arrays.")
-    return array
-
-
-def _map_structure(fn, structure):
-    """Apply ``fn`` to every array of a tuple/dict structure, keeping the structure."""
-    if isinstance(structure, tuple):
-        return tuple(_map_structure(fn, item) for item in structure)
-    if isinstance(structure, dict):
-        return {key: _map_structure(fn, item) for key, item in structure.items()}
-    return fn(structure)
-
-
-def _named_leaves(structure, name):
-    """``(name, array)`` for every array of a structure, named like ``tensors[0]`` for error messages."""
-    if isinstance(structure, tuple):
-        for index, item in enumerate(structure):
-            yield from _named_leaves(item, f"{name}[{index}]")
-    elif isinstance(structure, dict):
-        for key, item in structure.items():
-            yield from _named_leaves(item, f"{name}[{key!r}]")
-    else:
-        yield name, structure
+            yield map_structure(lambda array: np.array(array[index]), tensors)
+    return Dataset(rows, cardinality, rows_of=(tensors, make_indices), options=options,
+                   spec=lambda: map_structure(lambda array: TensorSpec(array.shape[1:], array.dtype), tensors))
 
 
 def _row_count(name, array):
@@ -265,33 +371,6 @@ def _row_count(name, array):
         raise ValueError(f"Dataset.from_tensor_slices: {name} is a scalar; slicing needs arrays with at least "
                          "one dimension (wrap single values in a list).")
     return len(array)
-
-
-def _stack(elements):
-    """One batch from a list of elements of the same structure and shapes."""
-    first = elements[0]
-    if isinstance(first, tuple):
-        return tuple(_stack([element[index] for element in elements]) for index in range(len(first)))
-    if isinstance(first, dict):
-        return {key: _stack([element[key] for element in elements]) for key in first}
-    shapes = {element.shape for element in elements}
-    if len(shapes) > 1:
-        raise ValueError(f"Dataset.batch: elements have different shapes {sorted(shapes)}; batching needs one "
-                         "shape, so .map the elements to a common shape first.")
-    return np.stack(elements)
-
-
-def _buffer_shuffle(elements, buffer_size, rng):
-    """TensorFlow's shuffle: fill a buffer, then emit a random buffered element and put the next one in its place."""
-    buffer = list(itertools.islice(elements, buffer_size))
-    # Incoming elements are taken in blocks so the random slots can be drawn in one numpy call per block.
-    while block := list(itertools.islice(elements, _RANDOM_BLOCK)):
-        slots = (rng.random(len(block)) * len(buffer)).astype(np.int64)
-        for slot, element in zip(slots.tolist(), block):
-            yield buffer[slot]
-            buffer[slot] = element
-    for picked in rng.permutation(len(buffer)).tolist():
-        yield buffer[picked]
 
 
 def _call(function, element):

@@ -149,6 +149,10 @@ class IPUExecutor:
             raise RuntimeError("The IPU system has not been configured. Before using the model in an IPUStrategy, "
                                "create an ipu.config.IPUConfig(), set config.auto_select_ipus = 1 and call "
                                "config.configure_ipu_system()")
+        if adapter.python_input is not None:  # graphcore/keras keras/ipu/extensions/data_adapter.py
+            raise ValueError(f"The provided set of data is of type `{adapter.python_input}` which is not compatible "
+                             "with the IPU's requirement to know the data shape ahead of time. Please use "
+                             "`tf.data.Dataset.from_generator()` to specify the shape of your data.")
         options = getattr(model, "_ipu_options", {})
         self.pipeline = plan = pipelining.plan_for(model, configuration.num_ipus, configuration.allow_recompute)
         if plan is None:

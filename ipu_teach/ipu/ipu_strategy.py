@@ -2,6 +2,7 @@
 import contextlib
 
 from ..keras.engine import device
+from ..not_simulated import NotSimulatedError
 from .executor import IPUExecutor
 
 
@@ -19,8 +20,20 @@ class IPUStrategy:
     def executor_for(self, model):
         return IPUExecutor(model)
 
+    def __getattr__(self, name):
+        """The rest of tf.distribute.Strategy's API (custom training loops) is not simulated: say so by name."""
+        if name in _STRATEGY_API:
+            raise NotSimulatedError(f"tensorflow.python.ipu.ipu_strategy.IPUStrategy.{name}", dir(IPUStrategy))
+        raise AttributeError(f"'IPUStrategy' object has no attribute {name!r}")
+
     @property
     def num_replicas_in_sync(self) -> int:
         from .system import current
         configuration = current()
         return configuration.num_ipus if configuration else 1
+
+
+# tf.distribute.Strategy's methods and properties (TensorFlow 2.6) that IPUStrategy has there and not here.
+_STRATEGY_API = frozenset(("run", "reduce", "experimental_distribute_dataset", "distribute_datasets_from_function",
+                           "experimental_distribute_datasets_from_function", "experimental_run_v2", "gather",
+                           "extended", "cluster_resolver", "experimental_local_results", "update_config_proto"))

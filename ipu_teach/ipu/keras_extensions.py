@@ -30,7 +30,20 @@ def set_replication_options(self, replicated_metric_reduction_method="mean", **k
     _options(self).update(replicated_metric_reduction_method=replicated_metric_reduction_method, **kwargs)
 
 
+def set_infeed_queue_options(self, **kwargs):
+    """Options of the queue that streams batches to the IPU (``prefetch_depth``...): recorded only; the
+    simulated host link's cost does not depend on them."""
+    _options(self).update(infeed_queue_options=dict(kwargs))
+
+
+def set_outfeed_queue_options(self, **kwargs):
+    """Options of the queue that streams results back (``buffer_depth``...): recorded only."""
+    _options(self).update(outfeed_queue_options=dict(kwargs))
+
+
 def install():
     Model.set_gradient_accumulation_options = set_gradient_accumulation_options
     Model.set_replication_options = set_replication_options
+    Model.set_infeed_queue_options = set_infeed_queue_options
+    Model.set_outfeed_queue_options = set_outfeed_queue_options
     pipelining.install()

@@ -55,8 +55,9 @@ def get_pipeline_stage_assignment(self) -> list:
 
 def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
     """Give every layer call a stage: a list of ints (or of assignments from ``get_...``) in post-order
-    (for a Sequential model: one per layer)."""
-    nodes = _nodes(self)
+    (for a Sequential model: one per layer, also before it is built, as in Graphcore's tech note)."""
+    unbuilt = isinstance(self, Sequential) and not self.built
+    nodes = self.layers if unbuilt else _nodes(self)
     stages = [getattr(a, "pipeline_stage", a) for a in pipeline_stage_assignment]
     if len(stages) != len(nodes):
         what = "layers" if isinstance(self, Sequential) else "layer calls (in post-order)"
@@ -64,8 +65,8 @@ def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
                          f"{len(stages)} stages were given; give one stage per {what[:-1] if what == 'layers' else 'call'}")
     for stage in stages:
         _check_stage(stage)
-    for tensor, stage in zip(nodes, stages):
-        tensor.pipeline_stage = stage
+    for node, stage in zip(nodes, stages):  # an unbuilt Sequential's layers pass their stage to the calls it makes
+        node.pipeline_stage = stage
 
 
 def reset_pipeline_stage_assignment(self) -> None:

@@ -1,7 +1,8 @@
-"""``keras.utils``: to_categorical and set_random_seed."""
+"""``keras.utils``: to_categorical, set_random_seed and Sequence."""
 import numpy as np
 
 from . import backend
+from .data_utils import Sequence  # noqa: F401 (keras.utils.Sequence)
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):

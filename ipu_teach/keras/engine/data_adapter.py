@@ -1,15 +1,21 @@
-"""Turns what ``fit``/``evaluate``/``predict`` were given (arrays or a Dataset) into batches.
+"""Turns what ``fit``/``evaluate``/``predict`` were given (arrays, a Dataset, a Python generator or a
+``keras.utils.Sequence``) into batches.
 
 Checks happen here, before any work: x and y of different lengths, a batch size given with a
 Dataset, an infinite Dataset without ``steps``. The arrays the user passed are never modified.
+A generator is read once: without ``steps`` the first epoch runs until it ends and later epochs find
+it empty (Keras then warns and stops); with ``steps`` every epoch continues where the last stopped.
 """
+import itertools
+import types
 import warnings
 
 import numpy as np
 
 from .. import backend
 from . import sample_weights
-from ...data.dataset import INFINITE_CARDINALITY, Dataset
+from ...data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ..data_utils import Sequence
 
 
 def _rows(x):
@@ -28,6 +34,8 @@ def _as_arrays(x):
 
 def split_element(element, class_weight=None):
     """A Dataset element is ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``."""
+    if isinstance(element, list) and 1 <= len(element) <= 3:  # Keras reads a list from a generator as a tuple
+        element = tuple(element)
     if isinstance(element, tuple):
         if len(element) == 1:
             return element[0], None
@@ -46,6 +54,12 @@ class DataAdapter:
         self.shuffle = shuffle
         self.dataset = x if isinstance(x, Dataset) else None
         self._iterator = None
+        self._peeked = None
+        self.sequence = x if isinstance(x, Sequence) else None
+        self.python_input = type(x).__name__ if self.sequence is not None or _is_generator(x) else None
+        if self.python_input is not None:
+            self._from_python(x, y, batch_size, what)
+            return
         if self.dataset is not None:
             if y is not None:
                 raise ValueError(f"{what}: `y` must not be given when x is a Dataset; the Dataset yields (x, y) pairs")
@@ -76,6 +90,39 @@ class DataAdapter:
         self.batch_size = int(batch_size or 32)
         self.num_batches = -(-self.num_samples // self.batch_size)
 
+    def _from_python(self, x, y, batch_size, what):
+        """A generator or Sequence becomes a Dataset over its batches (a generator's first batch is read ahead
+        for the checks, and kept)."""
+        kind = "`keras.utils.Sequence`" if self.sequence is not None else "python generator"
+        if y is not None:
+            raise ValueError(f"{what}: `y` argument is not supported when using {kind} as input.")
+        if batch_size is not None:
+            raise ValueError(f"{what}: The `batch_size` argument must not be specified for the given input type "
+                             f"({kind}), which yields whole batches; received batch_size={batch_size}.")
+        self.batch_size, self.num_samples = None, None
+        if self.sequence is not None:
+            self.num_batches = len(self.sequence)
+            self.dataset = Dataset(self._sequence_batches, self.num_batches)
+            return
+        iterator = iter(x)
+        try:
+            self._peeked = next(iterator)
+        except StopIteration:
+            raise ValueError(f"{what}: the generator is empty (it yielded no batch)") from None
+        shared = itertools.chain([self._peeked], iterator)
+        self.num_batches = None  # learnt at the end of the first epoch
+        self.dataset = Dataset(lambda: shared, UNKNOWN_CARDINALITY)
+
+    def _sequence_batches(self):
+        order = backend.rng().permutation(len(self.sequence)) if self.shuffle else range(len(self.sequence))
+        for index in order:
+            yield self.sequence[int(index)]
+
+    def on_epoch_end(self) -> None:
+        """After every epoch of fit: a Sequence's ``on_epoch_end``, as Keras calls it."""
+        if self.sequence is not None:
+            self.sequence.on_epoch_end()
+
     @property
     def steps(self):
         """Batches per epoch, or None when only running out of data will tell."""
@@ -86,6 +133,10 @@ class DataAdapter:
         return self.num_samples is not None and self.num_samples % self.batch_size != 0
 
     def first_batch(self):
+        if self._peeked is not None:
+            return split_element(self._peeked)
+        if self.sequence is not None:  # Keras peeks at batch 0 of a Sequence
+            return split_element(self.sequence[0])
         if self.dataset is not None:
             for element in self.dataset.take(1):
                 return split_element(element)
@@ -95,21 +146,25 @@ class DataAdapter:
     def batches(self):
         """The batches of one epoch (at most ``steps``); warns as Keras does when data runs out."""
         source = self._dataset_batches() if self.dataset is not None else self._array_batches()
+        expected = self.steps_given if self.steps_given is not None else (
+            self.num_batches if self._peeked is not None else None)
         produced = 0
         for produced, batch in enumerate(source, start=1):
             yield batch
             if self.steps_given is not None and produced >= self.steps_given:
                 return
-        if self.steps_given is not None and produced < self.steps_given:
+        if expected is not None and produced < expected:
             warnings.warn(f"Your input ran out of data; interrupting. Make sure that your dataset can generate "
-                          f"at least `steps` batches (in this case, {self.steps_given} batches). You may need to "
+                          f"at least `steps` batches (in this case, {expected} batches). You may need to "
                           "use the repeat() function when building your dataset.", stacklevel=3)
             self.ran_out = True
+        if self._peeked is not None and self.num_batches is None:
+            self.num_batches = produced  # a generator's epoch is what its first pass gave, as Keras learns it
 
     ran_out = False
 
     def _dataset_batches(self):
-        if self.steps_given is None or self.steps_given == self.dataset.cardinality():
+        if self.steps_given is None or self.steps_given == self.dataset.cardinality() or self.sequence is not None:
             self._iterator = None
             yield from (split_element(e, self.class_weight) for e in self.dataset)
             return
@@ -130,9 +185,14 @@ class DataAdapter:
             yield self._batch(slice(start, start + self.batch_size) if order is None else order[start:start + self.batch_size])
 
 
+def _is_generator(x) -> bool:
+    """A Python generator or other one-pass iterator (not arrays, which are iterable but not iterators)."""
+    return isinstance(x, types.GeneratorType) or (hasattr(x, "__next__") and hasattr(x, "__iter__"))
+
+
 def split_validation(x, y, validation_split):
     """Keras' validation_split: the last fraction of the samples, taken before any shuffling."""
-    if isinstance(x, Dataset):
+    if isinstance(x, (Dataset, Sequence)) or _is_generator(x):
         raise ValueError("validation_split is only supported for numpy arrays, not Datasets; "
                          "pass validation_data=... instead")
     if not 0 < validation_split < 1:

@@ -120,6 +120,7 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
             print(f"Epoch {epoch + 1}/{epochs}")
         bar = Progbar(plan.steps, verbose=verbose, time_note=executor.time_note)
         epoch_logs, done, elapsed = _run_epoch(model, executor, plan, "train", adapter, bar, cbs)
+        adapter.on_epoch_end()
         if adapter.ran_out and not epoch_logs:  # the data ended exactly with the last epoch
             break
         logs = epoch_logs  # an epoch cut short by the data still ends (validation, callbacks), as in Keras

@@ -1,0 +1,17 @@
+"""``ipu.utils`` (``from tensorflow.python.ipu import utils``): the helpers Graphcore's Keras scripts call.
+
+Source: graphcore/tensorflow ``tensorflow/python/ipu/utils.py`` (SDK 3.x).
+"""
+from ..keras import backend
+
+
+def move_variable_initialization_to_cpu(graph=None) -> None:
+    """On the real system, runs variable initialisers on the host instead of compiling them into the IPU
+    program. ipu-teach always creates and initialises weights on the host (in numpy) and streams them to
+    the simulated IPUs, so there is nothing to move; the call is accepted as the scripts make it."""
+
+
+def reset_ipu_seed(seed, device="/device:IPU:0", cpu_device="cpu", experimental_identical_replicas=False) -> None:
+    """Reseed the random numbers drawn on the IPU (dropout masks); ipu-teach draws them from Keras'
+    generator, so this seeds that (weight initialisers included)."""
+    backend.set_random_seed(int(seed))

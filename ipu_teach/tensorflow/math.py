@@ -1,0 +1,79 @@
+"""``tf.math`` (also at the top level: ``tf.divide``, ``tf.reduce_mean``...): elementwise functions and
+reductions on numpy, with TensorFlow's argument names (``axis``, ``keepdims``)."""
+import numpy as np
+
+from .tensor import tensor
+
+
+def _operand(value):
+    """Python numbers stay Python numbers, so numpy gives them the other operand's dtype, as TensorFlow does
+    (``tf.divide(float32_tensor, 255.0)`` is float32); everything else becomes an array."""
+    return value if isinstance(value, (bool, int, float)) else np.asarray(value)
+
+
+def _elementwise(function, doc):
+    def apply(x, *args, name=None):
+        return tensor(function(_operand(x), *map(_operand, args)))
+    apply.__doc__ = doc
+    return apply
+
+
+def _reduction(function, doc):
+    def reduce(input_tensor, axis=None, keepdims=False, name=None):
+        axis = tuple(np.atleast_1d(axis)) if axis is not None else None
+        return tensor(function(np.asarray(input_tensor), axis=axis, keepdims=keepdims))
+    reduce.__doc__ = doc
+    return reduce
+
+
+add = _elementwise(np.add, "x + y")
+subtract = _elementwise(np.subtract, "x - y")
+multiply = _elementwise(np.multiply, "x * y")
+divide = _elementwise(np.true_divide, "x / y (integers give floats, as in Python 3 and TensorFlow)")
+truediv = divide
+floordiv = _elementwise(np.floor_divide, "x // y")
+mod = _elementwise(np.mod, "x % y")
+pow = _elementwise(np.power, "x ** y")  # noqa: A001 (tf.math.pow)
+maximum = _elementwise(np.maximum, "the larger of x and y, elementwise")
+minimum = _elementwise(np.minimum, "the smaller of x and y, elementwise")
+abs = _elementwise(np.abs, "|x|")  # noqa: A001 (tf.math.abs)
+negative = _elementwise(np.negative, "-x")
+square = _elementwise(np.square, "x ** 2")
+sqrt = _elementwise(np.sqrt, "the square root of x")
+rsqrt = _elementwise(lambda x: 1 / np.sqrt(x), "1 / sqrt(x)")
+exp = _elementwise(np.exp, "e ** x")
+log = _elementwise(np.log, "the natural logarithm of x")
+sign = _elementwise(np.sign, "-1, 0 or 1")
+floor = _elementwise(np.floor, "x rounded down")
+ceil = _elementwise(np.ceil, "x rounded up")
+round = _elementwise(np.rint, "x rounded half to even, as TensorFlow rounds")  # noqa: A001 (tf.math.round)
+tanh = _elementwise(np.tanh, "the hyperbolic tangent of x")
+sigmoid = _elementwise(lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + e ** -x)")
+equal = _elementwise(np.equal, "x == y")
+not_equal = _elementwise(np.not_equal, "x != y")
+greater = _elementwise(np.greater, "x > y")
+greater_equal = _elementwise(np.greater_equal, "x >= y")
+less = _elementwise(np.less, "x < y")
+less_equal = _elementwise(np.less_equal, "x <= y")
+logical_and = _elementwise(np.logical_and, "x and y")
+logical_or = _elementwise(np.logical_or, "x or y")
+logical_not = _elementwise(np.logical_not, "not x")
+is_nan = _elementwise(np.isnan, "x is NaN")
+is_finite = _elementwise(np.isfinite, "x is finite")
+
+reduce_sum = _reduction(np.sum, "the sum over ``axis`` (all axes when None)")
+reduce_mean = _reduction(np.mean, "the mean over ``axis`` (all axes when None)")
+reduce_max = _reduction(np.max, "the maximum over ``axis`` (all axes when None)")
+reduce_min = _reduction(np.min, "the minimum over ``axis`` (all axes when None)")
+reduce_prod = _reduction(np.prod, "the product over ``axis`` (all axes when None)")
+reduce_any = _reduction(np.any, "whether any value over ``axis`` is true")
+reduce_all = _reduction(np.all, "whether every value over ``axis`` is true")
+
+
+def argmax(input, axis=None, output_type="int64", name=None):  # noqa: A002
+    """Index of the largest value along ``axis`` (TensorFlow's default is axis 0, not the flattened array)."""
+    return tensor(np.argmax(input, axis=0 if axis is None else axis), output_type)
+
+
+def argmin(input, axis=None, output_type="int64", name=None):  # noqa: A002
+    return tensor(np.argmin(input, axis=0 if axis is None else axis), output_type)
