@@ -63,7 +63,10 @@ class IPUModelOptions(_Options):
 
 
 class ProfilingOptions(_Options):
-    """Reports (PopVision-like). Also turned on by POPLAR_ENGINE_OPTIONS, as on the real system."""
+    """Reports (PopVision-like): ipu-teach's own shortcut, not one of Graphcore's options. Graphcore's
+    ``IPUConfig`` has no ``profiling`` group: on a real IPU reports are turned on with
+    ``POPLAR_ENGINE_OPTIONS='{"autoReport.all":"true","autoReport.directory":"./report"}'``, which
+    ipu-teach reads too. Code meant for a real IPU should use the environment variable."""
 
     _defaults = {"auto_report": False, "directory": "./report", "allow_out_of_memory": False}
 
