@@ -166,7 +166,9 @@ class IPUExecutor:
                     raise IPURuleError(f"Model `{model.name}` is pipelined over {plan.stages} stages, and pipelined "
                                        "training needs gradient accumulation (it keeps the forward and backward passes "
                                        "of each micro-batch on the same weights): call model.set_pipelining_options("
-                                       f"gradient_accumulation_steps_per_replica={2 * plan.stages * 4})")
+                                       f"gradient_accumulation_steps_per_replica={2 * plan.stages * 4}) (a multiple of "
+                                       f"{2 * plan.stages} for the Grouped schedule, of {plan.stages} for Interleaved; "
+                                       "the Sequential schedule takes any count, 1 included)")
                 accumulation = plan.accumulation
                 pipelining.check_schedule(plan, accumulation, True, "gradient_accumulation_steps_per_replica")
         self.replicas, self.accumulation = replicas, accumulation

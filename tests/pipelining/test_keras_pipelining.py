@@ -204,9 +204,11 @@ def test_each_schedule_has_its_accumulation_rule(schedule, accumulation, message
         model.fit(x, y, batch_size=BATCH, verbose=0)
 
 
-def test_sequential_schedule_accepts_any_accumulation():
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_sequential_schedule_accepts_any_accumulation(accumulation):
+    """Graphcore's Sequential schedule runs one stage at a time, so any count works, 1 (no accumulation) too."""
     configure(2, connection=ipu.config.DeviceConnectionType.PRE_COMPILE)
-    model = pipelined(schedule=Schedule.Sequential, accumulation=3, steps_per_execution=3)
+    model = pipelined(schedule=Schedule.Sequential, accumulation=accumulation, steps_per_execution=3)
     x, y = data(BATCH * 3)
     model.fit(x, y, batch_size=BATCH, verbose=0)
 
@@ -224,7 +226,9 @@ def test_pipelined_fit_needs_gradient_accumulation():
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = compiled(two_stage_model(), accumulation=None)
     x, y = data(BATCH * 8)
-    with pytest.raises(ValueError, match="set_pipelining_options\\(gradient_accumulation_steps_per_replica="):
+    with pytest.raises(ValueError, match="set_pipelining_options\\(gradient_accumulation_steps_per_replica=16\\) "
+                                         "\\(a multiple of 4 for the Grouped schedule, of 2 for Interleaved; the "
+                                         "Sequential schedule takes any count, 1 included\\)"):
         model.fit(x, y, batch_size=BATCH, verbose=0)
 
 
