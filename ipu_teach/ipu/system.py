@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import hardware
+from ..session import on_reset
 from .config import DeviceConnectionType, IPUConfig
 
 SYSTEMS = {"IPU-M2000": 4, "IPU-POD16": 16, "IPU-POD64": 64}
@@ -126,6 +127,7 @@ def current() -> SystemConfiguration | None:
     return _current[0]
 
 
+@on_reset
 def reset() -> None:
     """Detach the simulated IPUs and go back to the default system (as a new Python process would start)."""
     _current[0] = None

@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from ..session import on_reset
 from . import build, files
 
 TRUE_WORDS = ("true", "1", "yes", "on")
@@ -69,7 +70,15 @@ def auto_report(directory: str = "./report", allow_out_of_memory: bool = False):
     try:
         yield
     finally:
-        _overrides.remove(override)
+        if override in _overrides:  # reset_session() inside the block already removed it
+            _overrides.remove(override)
+
+
+@on_reset
+def _forget_capture() -> None:
+    """No ``auto_report`` block active and no report written, as in a new process."""
+    _overrides.clear()
+    _written.clear()
 
 
 def on_compile(model, mode, executable, configuration, options) -> None:
