@@ -32,12 +32,12 @@ def closest(name: str, names) -> str:
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
-def known_names(owner: str, given, allowed, exception=TypeError) -> None:
+def known_names(owner: str, given, allowed, exception=TypeError, noun="option") -> None:
     """Raise ``exception`` naming the first of ``given`` that is not in ``allowed``, with a suggestion."""
     unknown = [name for name in given if name not in allowed]
     if unknown:
-        raise exception(f"{owner}: unknown option {unknown[0]!r}{closest(unknown[0], allowed)}; "
-                        f"the options are {', '.join(sorted(allowed))}")
+        raise exception(f"{owner}: unknown {noun} {unknown[0]!r}{closest(unknown[0], allowed)}; "
+                        f"the {noun}s are {', '.join(sorted(allowed))}")
 
 
 _WORDS = {"true": True, "false": False}

@@ -109,6 +109,8 @@ class IPUExecutor:
     def __init__(self, model):
         self.model = model
         self.executables = {}
+        self.configuration = None
+        """The system configuration ``executables`` were compiled for."""
         self.replicas = 1
         self._compile_due = 0.0
         self.prepared = {}
@@ -120,8 +122,14 @@ class IPUExecutor:
             raise RuntimeError("The IPU system has not been configured. Before using the model in an IPUStrategy, "
                                "create an ipu.config.IPUConfig(), set config.auto_select_ipus = 1 and call "
                                "config.configure_ipu_system()")
+        if configuration != self.configuration:
+            # a new configure_ipu_system detaches the IPUs: nothing compiled for the old system is reused
+            self.executables.clear()
+            self.configuration = configuration
         options = getattr(model, "_ipu_options", {})
         self.pipeline = plan = pipelining.plan_for(model, configuration.num_ipus, configuration.allow_recompute)
+        if mode == "train":
+            pipelining.warn_unused(model, plan, configuration.num_ipus)
         if plan is None:
             accumulation = int(options.get("gradient_accumulation_steps_per_replica") or 1) if mode == "train" else 1
             replicas = configuration.num_ipus

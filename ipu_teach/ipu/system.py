@@ -113,9 +113,6 @@ def configure(config: IPUConfig) -> SystemConfiguration:
             raise ValueError(f"IPUConfig.ipu_model.tiles_per_ipu: expected 1 to {spec.tiles} tiles, got {tiles!r}")
         if tiles != spec.tiles:
             spec = spec.with_tiles(tiles)
-    if not isinstance(config.device_connection.type, DeviceConnectionType):
-        raise ValueError("IPUConfig.device_connection.type must be an ipu.config.DeviceConnectionType, "
-                         f"got {config.device_connection.type!r}")
     num_ipus, device_id = _select(config, SYSTEMS[_system[0]])
     configuration = SystemConfiguration(spec, num_ipus, device_id, config.device_connection.type,
                                         bool(config.allow_recompute), config.profiling.as_dict(), _system[0])
@@ -127,7 +124,7 @@ def current() -> SystemConfiguration | None:
     return _current[0]
 
 
-@on_reset
+@on_reset(runtime=True)
 def reset() -> None:
     """Detach the simulated IPUs and go back to the default system (as a new Python process would start)."""
     _current[0] = None

@@ -3,8 +3,7 @@
 Keras names layers ``conv2d``, ``conv2d_1``, ... across every model in a session, and the
 tutorial's printed summaries rely on that. Randomness (initial weights, dropout masks, shuffling)
 comes from one generator with a fixed default seed, so a notebook prints the same numbers every time
-it runs. ``clear_session()`` resets the whole session (``ipu_teach.reset_session``): names, seed,
-and the IPU-side settings too.
+it runs. ``clear_session()`` resets both (see ``ipu_teach.session``).
 """
 import collections
 import re
@@ -47,9 +46,10 @@ def snake_case(class_name: str) -> str:
 
 
 def clear_session() -> None:
-    """Start again as a new process would: layer names from scratch, the default seed, no IPU system
-    configured, no executable cache or report capture set from Python (``ipu_teach.reset_session``)."""
-    session.reset_session()
+    """Start the Keras session again: layer names from scratch, the default seed (also for unseeded
+    shuffles). The IPU runtime (configured system, executable cache, report capture) stays, as with
+    Graphcore's TensorFlow; ``ipu_teach.reset_session()`` resets that too."""
+    session.reset_session(keep_runtime=True)
 
 
 @session.on_reset
