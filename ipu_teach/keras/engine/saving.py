@@ -64,8 +64,8 @@ def load_weights(model, filepath) -> None:
     for weight, array, saved_name in zip(weights, arrays, names):
         if weight_kind(saved_name) != weight_kind(weight.name):
             raise ValueError(f"load_weights: weight {weight.name} of model '{model.name}' would get the file's "
-                             f"{saved_name} (saved from model '{saved_model}'); the architectures differ (layers of "
-                             "another kind or order)")
+                             f"{saved_name} in {filepath!r} (saved from model '{saved_model}'); the architectures "
+                             "differ (layers of another kind or order)")
         if array.shape != weight.shape:
             raise ValueError(f"load_weights: weight {weight.name} has shape {weight.shape} but the file's "
                              f"{saved_name} has shape {array.shape}; the architectures differ")
