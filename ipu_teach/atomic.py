@@ -33,7 +33,7 @@ def _running(pid: int) -> bool:
 
 
 def _is_stale(path: str, prefix: str) -> bool:
-    pid = path[len(prefix):].split(".", 1)[0]
+    pid = os.path.basename(path)[len(prefix):].split(".", 1)[0]
     if os.name == "posix" and pid.isdigit():  # os.kill(pid, 0) would end the process on Windows
         return not _running(int(pid))
     try:
