@@ -7,15 +7,20 @@ from ipu_teach import ipu, profiling
 from ipu_test_helpers import build, compile_model, configure, data, ipu_model
 
 
-def test_pipelining_options_on_a_model_without_stages_are_a_warning(capsys):
-    configure(2)
+def fit_with_pipelining_options(capsys, ipus, model_fn, accumulation, samples):
+    """Fit a model with set_pipelining_options on ``ipus`` IPUs; return what it printed."""
+    configure(ipus)
     with ipu.ipu_strategy.IPUStrategy().scope():
-        model = build()
-        model.set_pipelining_options(gradient_accumulation_steps_per_replica=8)
-        compile_model(model, steps_per_execution=4)
-    x, y = data(128)
+        model = model_fn()
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=accumulation)
+        compile_model(model, steps_per_execution=accumulation)
+    x, y = data(samples)
     model.fit(x, y, batch_size=8, verbose=0)
-    out = capsys.readouterr().out
+    return model, capsys.readouterr().out
+
+
+def test_pipelining_options_on_a_model_without_stages_are_a_warning(capsys):
+    model, out = fit_with_pipelining_options(capsys, 2, build, 8, 128)
     assert (f"WARNING:ipu_teach:Model `{model.name}` has pipelining options (gradient_accumulation_steps_per_replica=8) "
             "but no pipeline stages, so it is not pipelined and they are ignored") in out
     assert "set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=8)" in out
@@ -31,15 +36,9 @@ def three_stage_model():
 
 
 def test_a_three_stage_pipeline_on_four_ipus_says_one_stays_idle(capsys):
-    configure(4)
-    with ipu.ipu_strategy.IPUStrategy().scope():
-        model = three_stage_model()
-        model.set_pipelining_options(gradient_accumulation_steps_per_replica=6)
-        compile_model(model, steps_per_execution=6)
-    x, y = data(96)
-    model.fit(x, y, batch_size=8, verbose=0)
+    model, out = fit_with_pipelining_options(capsys, 4, three_stage_model, 6, 96)
     assert (f"WARNING:ipu_teach:The pipeline of model `{model.name}` runs on 3 IPUs per replica, so it uses 3 of the "
-            "4 IPUs selected and 1 stay idle; use 4 stages") in capsys.readouterr().out
+            "4 IPUs selected and 1 stay idle; use 4 stages") in out
 
 
 def test_a_new_configuration_replaces_the_old_one_for_a_model_already_run(tmp_path, capsys):
