@@ -1,9 +1,12 @@
 """ipu-teach: learn how a Graphcore IPU is programmed, on any laptop, with a simulated IPU in numpy.
 
 Sub-packages load on first use, so ``import ipu_teach as tf; tf.data.Dataset`` and
-``import ipu_teach.keras as keras`` cost only what they touch.
+``import ipu_teach.keras as keras`` cost only what they touch. ``ipu_teach.reset_session()`` puts every
+process-wide setting back as a new Python process starts (see ``ipu_teach.session``).
 """
 import importlib
+
+from .session import reset_session
 
 __version__ = "0.1.0"
 

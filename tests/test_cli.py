@@ -31,8 +31,9 @@ def test_info_lists_the_pods_devices_and_the_figures_with_their_sources(capsys):
 
 def test_course_serves_the_notebooks_on_localhost_only():
     args = argparse.Namespace(notebooks=None, port=8899, no_browser=True)
-    command = course.command(args)
+    command = course.command(args, 8899)
     assert "--ServerApp.ip=127.0.0.1" in command and "--ServerApp.port=8899" in command
+    assert "--ServerApp.port_retries=0" in command  # JupyterLab never moves to another port on its own
     assert any(part.endswith("notebooks") for part in command if part.startswith("--ServerApp.root_dir="))
 
 

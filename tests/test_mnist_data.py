@@ -41,6 +41,11 @@ def write_npz(path, arrays):
     return path
 
 
+def publish(monkeypatch, path):
+    """Make ``path``'s content the "published" mnist.npz, so Keras' cache may hold it."""
+    monkeypatch.setattr(mnist, "KERAS_SHA256", hashlib.sha256(path.read_bytes()).hexdigest())
+
+
 def sizes(data):
     (x_train, _), (x_test, _) = data
     return len(x_train), len(x_test)
@@ -92,8 +97,8 @@ def test_returned_arrays_are_fresh_copies(home):
     assert again_labels.any()
 
 
-def test_keras_cache_is_used_and_announced(cache, capsys):
-    write_npz(cache / "mnist.npz", small_mnist(30, 20))
+def test_keras_cache_is_used_and_announced(cache, capsys, monkeypatch):
+    publish(monkeypatch, write_npz(cache / "mnist.npz", small_mnist(30, 20)))
     assert sizes(mnist.load_data()) == (30, 20)
     assert capsys.readouterr().out.splitlines() == [
         f"ipu-teach: MNIST from {(cache / 'mnist.npz').resolve()} (30 train / 20 test)"]
@@ -101,7 +106,7 @@ def test_keras_cache_is_used_and_announced(cache, capsys):
 
 def test_keras_home_replaces_the_home_cache(home, tmp_path, monkeypatch):
     write_npz(home / ".keras" / "datasets" / "mnist.npz", small_mnist(30, 20))
-    write_npz(tmp_path / "keras_home" / "datasets" / "mnist.npz", small_mnist(31, 21))
+    publish(monkeypatch, write_npz(tmp_path / "keras_home" / "datasets" / "mnist.npz", small_mnist(31, 21)))
     monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras_home"))
     assert sizes(mnist.load_data()) == (31, 21)
 
@@ -109,7 +114,7 @@ def test_keras_home_replaces_the_home_cache(home, tmp_path, monkeypatch):
 def test_selection_order(home, cache, tmp_path, monkeypatch, capsys):
     named = write_npz(tmp_path / "named.npz", small_mnist(11, 1))
     from_env = write_npz(tmp_path / "env.npz", small_mnist(12, 2))
-    write_npz(cache / "mnist.npz", small_mnist(13, 3))
+    publish(monkeypatch, write_npz(cache / "mnist.npz", small_mnist(13, 3)))
     monkeypatch.setenv(mnist.ENV_VAR, str(from_env))
     assert sizes(mnist.load_data(str(named))) == (11, 1)
     assert sizes(mnist.load_data()) == (13, 3)
@@ -120,9 +125,9 @@ def test_selection_order(home, cache, tmp_path, monkeypatch, capsys):
     assert sizes(mnist.load_data()) == (10_000, 2_560)
 
 
-def test_path_may_be_relative_to_the_current_folder_or_to_the_cache(home, cache):
+def test_path_may_be_relative_to_the_current_folder_or_to_the_cache(home, cache, monkeypatch):
     write_npz(Path.cwd() / "local.npz", small_mnist(14, 4))
-    write_npz(cache / "other.npz", small_mnist(15, 5))
+    publish(monkeypatch, write_npz(cache / "other.npz", small_mnist(15, 5)))
     assert sizes(mnist.load_data("local.npz")) == (14, 4)
     assert sizes(mnist.load_data(path="other.npz")) == (15, 5)
 
@@ -234,7 +239,28 @@ def test_download_verifies_and_lands_in_the_cache(server, cache, capsys):
     assert (cache / "mnist.npz").stat().st_mode & 0o444 == 0o444
     assert f"(downloaded from {url})" in capsys.readouterr().out
     del server.files["/mnist.npz"]
-    assert sizes(mnist.load_data(download=True, origin=url)) == (16, 6)  # from the cache, no request
+    digest = hashlib.sha256(content).hexdigest()
+    assert sizes(mnist.load_data(download=True, origin=url, file_hash=digest)) == (16, 6)  # cached: no request
+
+
+def test_a_cached_file_with_edited_labels_is_refused(cache, capsys, monkeypatch):
+    published = write_npz(cache / "mnist.npz", small_mnist(30, 20))
+    publish(monkeypatch, published)
+    edited = small_mnist(30, 20)
+    edited["y_train"][0] = (edited["y_train"][0] + 1) % 10
+    write_npz(published, edited)
+    with pytest.raises(ValueError, match=r"mnist.npz in Keras' cache has sha256 [0-9a-f]{64}, expected "
+                                         r"[0-9a-f]{64}: it was changed or cut short") as raised:
+        mnist.load_data()
+    assert str(published.resolve()) in str(raised.value)
+
+
+def test_a_cached_file_that_differs_is_downloaded_again_when_asked(server, cache, monkeypatch):
+    good = npz_bytes(small_mnist(16, 6))
+    write_npz(cache / "mnist.npz", small_mnist(30, 20))
+    url = serve(server, "mnist.npz", good)
+    assert sizes(mnist.load_data(download=True, origin=url, file_hash=hashlib.sha256(good).hexdigest())) == (16, 6)
+    assert (cache / "mnist.npz").read_bytes() == good
 
 
 @pytest.mark.parametrize("case", ["corrupt", "partial", "not mnist", "missing"])

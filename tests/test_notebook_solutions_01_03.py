@@ -12,22 +12,10 @@ from pathlib import Path
 import pytest
 
 from ipu_teach import hardware, ipu
-from ipu_teach.keras import backend
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 SOLUTIONS = NOTEBOOKS / "solutions"
 COURSE = ("01_porting_keras_to_the_ipu.ipynb", "02_steps_per_execution.ipynb", "03_replication.ipynb")
-
-
-@pytest.fixture(autouse=True)
-def fresh_system():
-    """Solutions configure IPUs and may pick another system: each test starts and ends detached."""
-    ipu.system.reset()
-    ipu.executable_cache.disable()
-    backend.clear_session()
-    yield
-    ipu.system.reset()
-    ipu.executable_cache.disable()
 
 
 def run(name, capsys):

@@ -2,17 +2,7 @@
 import runpy
 from pathlib import Path
 
-import pytest
-
-from ipu_teach import ipu
-
 SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
-
-
-@pytest.fixture(autouse=True)
-def no_system_left_behind():
-    yield
-    ipu.system.reset()
 
 
 def run(name, capsys):

@@ -90,15 +90,22 @@ class Codelet:
         if missing:
             raise GraphError(f"codelet {self.name!r} returned no value for field(s) {missing}; return a dict "
                              f"with keys {writable} or a tuple in that order")
-        outputs = {}
-        for field in writable:
-            wanted = (vertices,) + shapes[field]
-            try:
-                outputs[field] = np.broadcast_to(np.asarray(result[field]), wanted)
-            except ValueError:
-                raise GraphError(f"codelet {self.name!r}: field {field!r} returned shape "
-                                 f"{np.shape(result[field])}, expected {wanted} (one row per vertex)") from None
-        return outputs
+        return {field: self._checked_output(field, result[field], (vertices,) + shapes[field]) for field in writable}
+
+    def _checked_output(self, field, value, wanted):
+        """The value written to ``field``: numbers of exactly the shape ``wanted`` (no broadcasting, which
+        would hide a codelet computing the wrong thing; Poplar's vertices write every element themselves)."""
+        if value is None:
+            raise GraphError(f"codelet {self.name!r} returned None for field {field!r}: does the function end "
+                             f"with `return`? It must return an array of shape {wanted} (one row per vertex)")
+        array = np.asarray(value)
+        if array.dtype.kind not in "biuf":
+            raise GraphError(f"codelet {self.name!r}: field {field!r} returned {array.dtype} values, expected "
+                             f"numbers of shape {wanted}")
+        if array.shape != wanted:
+            raise GraphError(f"codelet {self.name!r}: field {field!r} returned shape {array.shape}, expected "
+                             f"{wanted} (one row per vertex)")
+        return array
 
 
 def _field_items(fields):

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..not_simulated import NotSimulatedError
+from ..session import on_reset
 from . import generator as generator_module, ordering
 from .options import Options
 from .structure import as_array_structure, map_structure, named_leaves, stack
@@ -27,8 +28,18 @@ INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
 AUTOTUNE = -1
 
-# Shuffles without a seed draw one from here, so a script that never sets a seed still repeats exactly.
-_UNSEEDED_SHUFFLES = np.random.default_rng(1234)
+# Shuffles without a seed draw one from here, so a script that never sets a seed still repeats exactly;
+# keras.utils.set_random_seed re-seeds it, as TensorFlow's global seed fixes the seeds of unseeded ops.
+UNSEEDED_SHUFFLES_SEED = 1234
+_unseeded_shuffles = [np.random.default_rng(UNSEEDED_SHUFFLES_SEED)]
+
+
+def seed_unseeded_shuffles(seed: int) -> None:
+    """Make the seeds drawn by ``shuffle`` without ``seed=`` a function of ``seed`` (the global seed)."""
+    _unseeded_shuffles[0] = np.random.default_rng(seed)
+
+
+on_reset(lambda: seed_unseeded_shuffles(UNSEEDED_SHUFFLES_SEED))
 
 
 class Dataset:
@@ -183,7 +194,7 @@ class Dataset:
         """
         buffer_size = _positive_int("shuffle", "buffer_size", buffer_size)
         if seed is None:
-            seed = int(_UNSEEDED_SHUFFLES.integers(2**63))
+            seed = int(_unseeded_shuffles[0].integers(2**63))
         elif not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
             raise TypeError(f"Dataset.shuffle: seed must be an int >= 0 or None, got {seed!r}.")
         passes = itertools.count()

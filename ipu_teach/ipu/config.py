@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import difflib
 import enum
+import os
+
+from ..validation import boolean
 
 
 class DeviceConnectionType(enum.Enum):
@@ -27,22 +30,54 @@ class SelectionOrder(enum.Enum):
     HOOF = "hoof"
 
 
+def _ipu_counts(owner, name, value):
+    """``auto_select_ipus`` / ``select_ipus``: a whole number, or a list or tuple of them."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(n, bool) or not isinstance(n, int) for n in items):
+        raise TypeError(f"{owner}.{name} must be a whole number (or a list of them), got {value!r}; "
+                        f"write e.g. {owner}.{name} = {int(value) if isinstance(value, float) else 1}")
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _checked(owner, name, default, value):
+    """``value`` if it has the kind of ``default`` (switches are True/False, never strings like "no")."""
+    if name in ("auto_select_ipus", "select_ipus"):
+        return _ipu_counts(owner, name, value)
+    if isinstance(default, bool):
+        return boolean(f"{owner}.{name}", value)
+    if isinstance(default, enum.Enum) and not isinstance(value, type(default)):
+        raise TypeError(f"{owner}.{name} must be an ipu.config.{type(default).__name__} "
+                        f"({', '.join(m.name for m in type(default))}), got {value!r}")
+    if isinstance(default, str) and not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{owner}.{name} must be a string, got {value!r}")
+    if default is None and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise TypeError(f"{owner}.{name} must be a whole number or None, got {value!r}")
+    return value
+
+
 class _Options:
-    """An attribute group that refuses unknown names."""
+    """An attribute group that refuses unknown names and values of the wrong kind."""
 
     _defaults: dict = {}
+    _groups: tuple = ()
+    _path: str = ""
+    """How the user reaches the group (``IPUConfig.profiling``), for messages."""
 
     def __init__(self):
         for name, value in self._defaults.items():
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
+        owner = self._path or type(self).__name__
         if name not in self._defaults:
             close = difflib.get_close_matches(name, self._defaults, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise AttributeError(f"{type(self).__name__} has no option {name!r}.{hint} "
+            raise AttributeError(f"{owner} has no option {name!r}.{hint} "
                                  f"Options: {', '.join(sorted(self._defaults))}")
-        object.__setattr__(self, name, value)
+        if name in self._groups:
+            raise AttributeError(f"{owner}.{name} is a group of options: set them one by one "
+                                 f"({owner}.{name}.<option> = ...)")
+        object.__setattr__(self, name, _checked(owner, name, self._defaults[name], value))
 
     def as_dict(self) -> dict:
         return {name: (value.as_dict() if isinstance(value, _Options) else value)
@@ -53,6 +88,7 @@ class _Options:
 
 
 class DeviceConnectionOptions(_Options):
+    _path = "IPUConfig.device_connection"
     _defaults = {"type": DeviceConnectionType.ALWAYS, "version": "", "enable_remote_buffers": False}
 
 
@@ -60,6 +96,7 @@ class IPUModelOptions(_Options):
     """The simulated IPU: ``tiles_per_ipu`` (None: all 1,472) and ``version`` ('ipu2' Mk2, 'ipu21' Bow)."""
 
     _defaults = {"tiles_per_ipu": None, "version": "ipu2", "compile_ipu_code": True}
+    _path = "IPUConfig.ipu_model"
 
 
 class ProfilingOptions(_Options):
@@ -69,6 +106,7 @@ class ProfilingOptions(_Options):
     ipu-teach reads too. Code meant for a real IPU should use the environment variable."""
 
     _defaults = {"auto_report": False, "directory": "./report", "allow_out_of_memory": False}
+    _path = "IPUConfig.profiling"
 
 
 class OptimizationOptions(_Options):
@@ -91,6 +129,7 @@ class IPUConfig(_Options):
         "profiling": None,
         "optimizations": None,
     }
+    _groups = ("device_connection", "ipu_model", "profiling")
 
     def __init__(self):
         super().__init__()

@@ -4,18 +4,27 @@ Turned on as on the real system, with ``TF_POPLAR_FLAGS="--executable_cache_path
 from Python with :func:`enable`. One JSON file per executable, named by the hash of what forces a
 recompile (model graph, micro-batch, steps per execution, replication, accumulation...); written
 atomically, so the folder is always safe to delete.
+
+The cache never stops training: an entry that is unreadable, ``null``, of another format or for
+another key is a miss (compiled again and rewritten), and a folder that cannot be written (read-only,
+full) is reported once and training goes on without caching.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import os
-import re
 
 from ..atomic import atomic_write
+from ..session import on_reset
+from . import messages, poplar_flags
 
 FORMAT = "ipu-teach-executable/1"
+REQUIRED = {"model": str, "mode": str, "compile_seconds": numbers.Real, "compute_sets": numbers.Integral,
+            "cycles_per_execution": numbers.Integral}
 _python_path: list = [None]
+_unwritable: set = set()
 
 
 def enable(path) -> None:
@@ -23,24 +32,33 @@ def enable(path) -> None:
     _python_path[0] = os.fspath(path)
 
 
+@on_reset(runtime=True)
 def disable() -> None:
     _python_path[0] = None
+    _unwritable.clear()
 
 
 def cache_path() -> str | None:
     """The folder in use: the Python setting, else ``--executable_cache_path`` in TF_POPLAR_FLAGS."""
     if _python_path[0]:
         return _python_path[0]
-    match = re.search(r"--executable_cache_path=(\S+)", os.environ.get("TF_POPLAR_FLAGS", ""))
-    return match.group(1) if match else None
+    path = poplar_flags.flags().get("executable_cache_path")
+    return path if isinstance(path, str) and path else None
 
 
 def key_of(description: dict) -> str:
     return hashlib.sha256(json.dumps(description, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
+def is_valid_entry(entry, key: str) -> bool:
+    """An entry this version wrote for ``key``, with every field of the right type."""
+    return (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == key
+            and all(isinstance(entry.get(name), kind) and not isinstance(entry.get(name), bool)
+                    for name, kind in REQUIRED.items()))
+
+
 def load(key: str) -> dict | None:
-    """The cached entry for ``key``, or None (also for an unreadable or foreign file)."""
+    """The cached entry for ``key``, or None: no cache, no entry, or one that is not valid (a miss)."""
     folder = cache_path()
     if not folder:
         return None
@@ -48,16 +66,37 @@ def load(key: str) -> dict | None:
     try:
         with open(path, encoding="utf-8") as f:
             entry = json.load(f)
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return None
-    return entry if entry.get("format") == FORMAT and entry.get("key") == key else None
+    except (OSError, ValueError) as error:
+        entry = error
+    if is_valid_entry(entry, key):
+        return entry
+    messages.info(f"The executable cache entry {path} is not valid ({_why(entry)}): compiling again and "
+                  "replacing it.")
+    return None
+
+
+def _why(entry) -> str:
+    if isinstance(entry, Exception):
+        return f"{type(entry).__name__}: {entry}"
+    if not isinstance(entry, dict):
+        return f"it holds {json.dumps(entry)[:40]} instead of an entry"
+    return f"format {entry.get('format')!r}, or a field missing or of the wrong type"
 
 
 def store(key: str, entry: dict) -> str | None:
+    """Write the entry; a folder that cannot be written is reported once and skipped (returns None)."""
     folder = cache_path()
-    if not folder:
+    if not folder or folder in _unwritable:
         return None
     path = os.path.join(folder, f"{key}.json")
-    with atomic_write(path) as f:
-        json.dump({"format": FORMAT, "key": key, **entry}, f, indent=1, sort_keys=True)
+    try:
+        with atomic_write(path) as f:
+            json.dump({"format": FORMAT, "key": key, **entry}, f, indent=1, sort_keys=True)
+    except OSError as error:
+        _unwritable.add(folder)
+        messages.warning(f"Cannot write to the executable cache {folder} ({error.strerror or error}): training "
+                         "goes on, but executables will not be cached. Use a folder you can write to.")
+        return None
     return path

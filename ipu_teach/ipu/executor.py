@@ -138,6 +138,8 @@ class IPUExecutor:
     def __init__(self, model):
         self.model = model
         self.executables = {}
+        self.configuration = None
+        """The system configuration ``executables`` were compiled for."""
         self.replicas = 1
         self._compile_due = 0.0
         self.prepared = {}
@@ -153,8 +155,14 @@ class IPUExecutor:
             raise ValueError(f"The provided set of data is of type `{adapter.python_input}` which is not compatible "
                              "with the IPU's requirement to know the data shape ahead of time. Please use "
                              "`tf.data.Dataset.from_generator()` to specify the shape of your data.")
+        if configuration != self.configuration:
+            # a new configure_ipu_system detaches the IPUs: nothing compiled for the old system is reused
+            self.executables.clear()
+            self.configuration = configuration
         options = getattr(model, "_ipu_options", {})
         self.pipeline = plan = pipelining.plan_for(model, configuration.num_ipus, configuration.allow_recompute)
+        if mode == "train":
+            pipelining.warn_unused(model, plan, configuration.num_ipus)
         if plan is None:
             accumulation = int(options.get("gradient_accumulation_steps_per_replica") or 1) if mode == "train" else 1
             replicas = configuration.num_ipus

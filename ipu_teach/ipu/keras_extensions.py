@@ -4,7 +4,7 @@ They only record options; the IPU executor reads them when it compiles. Outside 
 they have no effect, as on the real system.
 """
 from ..keras.models import Model
-from . import pipelining
+from . import keyword_checks, pipelining
 from .pipelining import model_options as _options
 
 _ACCUMULATION_REDUCTIONS = ("mean", "sum", "running_mean")
@@ -15,6 +15,8 @@ def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_repl
     """Accumulate the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
     weight update. ipu-teach averages them ('mean'), so accumulating k batches of b trains exactly as
     one batch of k*b does."""
+    keyword_checks.check("set_gradient_accumulation_options", kwargs, keyword_checks.GRADIENT_ACCUMULATION_KEYWORDS,
+                         keyword_checks.GRADIENT_ACCUMULATION_RESERVED)
     steps = gradient_accumulation_steps_per_replica
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         raise ValueError(f"gradient_accumulation_steps_per_replica must be a positive integer, got {steps!r}")

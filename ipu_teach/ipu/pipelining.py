@@ -13,6 +13,7 @@ from ..keras.engine.summary import print_row
 from ..keras.layers.base import InputLayer
 from ..keras.models import Model, Sequential
 from ..pipeline import rules as pipeline_rules
+from . import keyword_checks, messages
 from .ops.pipelining_ops import PipelineSchedule, RecomputationMode
 
 
@@ -94,6 +95,8 @@ def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, d
                            accumulate_outfeed=None, gradient_accumulation_reduction_method="mean",
                            pipeline_schedule=None, recomputation_mode=None, **pipelining_kwargs):
     """Graphcore's pipelining options; ``pipeline_schedule`` defaults to Grouped."""
+    keyword_checks.check("set_pipelining_options", pipelining_kwargs, keyword_checks.PIPELINING_KEYWORDS,
+                         keyword_checks.PIPELINING_RESERVED)
     steps = gradient_accumulation_steps_per_replica
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         raise ValueError(f"gradient_accumulation_steps_per_replica must be a positive integer, got {steps!r}")
@@ -169,6 +172,25 @@ def plan_for(model, num_ipus: int, allow_recompute: bool) -> PipelinePlan | None
     return PipelinePlan(count, mapping, ipus, stage_of_layer,
                         options.get("pipeline_schedule", PipelineSchedule.Grouped),
                         bool(allow_recompute), options.get("gradient_accumulation_steps_per_replica"))
+
+
+def warn_unused(model, plan: PipelinePlan | None, num_ipus: int) -> None:
+    """Say what a training run will not use: pipelining options on a model without stages (Graphcore's
+    Keras ignores them too: it accumulates only with set_gradient_accumulation_options), and IPUs no
+    replica of the pipeline runs on (Graphcore gives each replica a power-of-two number of IPUs, so a
+    3-stage pipeline also leaves the fourth IPU of its device idle)."""
+    steps = model_options(model).get("pipelining", {}).get("gradient_accumulation_steps_per_replica")
+    if plan is None and steps:
+        messages.warning(f"Model `{model.name}` has pipelining options (gradient_accumulation_steps_per_replica="
+                         f"{steps}) but no pipeline stages, so it is not pipelined and they are ignored: training "
+                         "does not accumulate gradients. Put its layers in keras.ipu.PipelineStage blocks, or call "
+                         f"set_gradient_accumulation_options(gradient_accumulation_steps_per_replica={steps}).")
+    if plan is not None and num_ipus % plan.ipus_per_replica:
+        used = num_ipus // plan.ipus_per_replica * plan.ipus_per_replica
+        messages.warning(f"The pipeline of model `{model.name}` runs on {plan.ipus_per_replica} IPUs per replica, so "
+                         f"it uses {used} of the {num_ipus} IPUs selected and {num_ipus - used} stay idle; use "
+                         f"{1 << (plan.ipus_per_replica - 1).bit_length()} stages (or a device_mapping over that "
+                         "many IPUs), or select fewer IPUs.")
 
 
 def check_schedule(plan: PipelinePlan, accumulation: int, training: bool, what: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import hardware
+from ..session import on_reset
 from .config import DeviceConnectionType, IPUConfig
 
 SYSTEMS = {"IPU-M2000": 4, "IPU-POD16": 16, "IPU-POD64": 64}
@@ -113,9 +114,6 @@ def configure(config: IPUConfig) -> SystemConfiguration:
             raise ValueError(f"IPUConfig.ipu_model.tiles_per_ipu: expected 1 to {spec.tiles} tiles, got {tiles!r}")
         if tiles != spec.tiles:
             spec = spec.with_tiles(tiles)
-    if not isinstance(config.device_connection.type, DeviceConnectionType):
-        raise ValueError("IPUConfig.device_connection.type must be an ipu.config.DeviceConnectionType, "
-                         f"got {config.device_connection.type!r}")
     num_ipus, device_id = _select(config, SYSTEMS[_system[0]])
     buffer = config.optimizations.maximum_cross_replica_sum_buffer_size
     if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 0:
@@ -132,6 +130,7 @@ def current() -> SystemConfiguration | None:
     return _current[0]
 
 
+@on_reset(runtime=True)
 def reset() -> None:
     """Detach the simulated IPUs and go back to the default system (as a new Python process would start)."""
     _current[0] = None

@@ -15,27 +15,50 @@ from .timing import Timeline
 _CATEGORY = {"F": "forward", "B": "backward", "WU": "weight update"}
 
 
-def chrome_trace(timelines: Timeline | Sequence[Timeline]) -> dict:
-    """The trace as a JSON-ready dict; pipeline i (e.g. replica i) becomes process id i."""
+MAX_TRACED_ACTIONS = 30_000
+"""Actions traced in all (a few MB of JSON): like the superstep trace's ``MAX_TRACED_SUPERSTEPS``, a cap
+keeps a run of 65,536 micro-batches from writing hundreds of MB. The trace says when it is cut."""
+
+
+def chrome_trace(timelines: Timeline | Sequence[Timeline], max_actions: int = MAX_TRACED_ACTIONS) -> dict:
+    """The trace as a JSON-ready dict; pipeline i (e.g. replica i) becomes process id i. At most
+    ``max_actions`` actions (the first of each pipeline, in time order); when cut, each process name and
+    ``otherData`` say how many of how many are shown."""
     timelines = [timelines] if isinstance(timelines, Timeline) else list(timelines)
-    events = []
+    if isinstance(max_actions, bool) or not isinstance(max_actions, int) or max_actions < 1:
+        raise ValueError(f"chrome_trace: max_actions must be a positive integer, got {max_actions!r}")
+    per_pipeline = max(1, max_actions // max(len(timelines), 1))
+    events, traced, total = [], 0, 0
     for pid, timeline in enumerate(timelines):
+        actions = sorted(timeline.timed_actions(), key=lambda timed: timed.start)
+        shown = actions[:per_pipeline]
+        traced, total = traced + len(shown), total + len(actions)
         mode = "lock-step" if timeline.lockstep else "event-driven"
+        cut = f"; first {len(shown):,} of {len(actions):,} actions" if len(shown) < len(actions) else ""
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                        "args": {"name": f"pipeline {pid}: {timeline.schedule.name} ({mode}, simulated)"}})
+                        "args": {"name": f"pipeline {pid}: {timeline.schedule.name} ({mode}, simulated{cut})"}})
         for ipu in range(timeline.schedule.ipus):
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": ipu, "args": {"name": f"IPU {ipu}"}})
-        for timed in timeline.timed_actions():
+        for timed in shown:
             action = timed.action
             events.append({"ph": "X", "name": str(action), "cat": _CATEGORY[action.kind.value], "pid": pid,
                            "tid": action.ipu, "ts": timed.start * 1e6, "dur": (timed.end - timed.start) * 1e6,
                            "args": {"stage": action.stage, "micro_batch": action.micro_batch, "slot": action.slot}})
-    return {"traceEvents": events, "displayTimeUnit": "ms"}
+    return {"traceEvents": events, "displayTimeUnit": "ms",
+            "otherData": {"simulated": True, "actions_traced": traced, "actions_total": total,
+                          "truncated": traced < total}}
 
 
-def write_chrome_trace(path: str | os.PathLike, timelines: Timeline | Sequence[Timeline]) -> str:
-    """Write the trace to ``path`` atomically (a temporary file in the same folder, then a rename)."""
+def write_chrome_trace(path: str | os.PathLike, timelines: Timeline | Sequence[Timeline],
+                       max_actions: int = MAX_TRACED_ACTIONS) -> str:
+    """Write the trace to ``path`` atomically (a temporary file in the same folder, then a rename); a cut
+    trace is also announced in one printed line, so nobody reads a partial trace as the whole run."""
     path = os.fspath(path)
+    trace = chrome_trace(timelines, max_actions)
     with atomic_write(path) as stream:
-        json.dump(chrome_trace(timelines), stream)
+        json.dump(trace, stream)
+    other = trace["otherData"]
+    if other["truncated"]:
+        print(f"Chrome trace {path}: the first {other['actions_traced']:,} of {other['actions_total']:,} actions "
+              f"(cap max_actions={max_actions:,})")
     return path

@@ -12,9 +12,23 @@ import json
 import os
 from dataclasses import dataclass
 
+from ..session import on_reset
+from ..validation import boolean, known_names
 from . import build, files
 
-TRUE_WORDS = ("true", "1", "yes", "on")
+# The Poplar engine options the simulator acts on, and the other ones Poplar documents (accepted and
+# ignored here, so a script written for the real system runs); any other name is an error, as Poplar
+# refuses an unrecognised option.
+SIMULATED_OPTIONS = ("autoReport.all", "autoReport.directory", "autoReport.outputGraphProfile",
+                     "autoReport.outputExecutionProfile", "debug.allowOutOfMemory")
+OTHER_POPLAR_OPTIONS = ("autoReport.outputLoweredVars", "autoReport.outputArchive", "autoReport.outputDebugInfo",
+                        "autoReport.outputSerializedGraph", "autoReport.streamAtEachRun",
+                        "autoReport.executionProfileProgramRunCount", "debug.instrument", "debug.instrumentCompute",
+                        "debug.instrumentControlFlow", "debug.instrumentExternalExchange",
+                        "debug.computeInstrumentationLevel", "debug.outputAllSymbols", "debug.retainDebugInformation",
+                        "debug.verify", "debug.runtimeVerify", "profiler.format", "profiler.replicaToProfile",
+                        "profiler.programs", "target.syncReplicasIndependently", "opt.enableMultiAccessCopies",
+                        "opt.maxCopyMergeSize", "exchange.enablePrefetch", "exchange.streamBufferOverlap")
 _overrides: list = []
 _written: list = []
 
@@ -28,11 +42,8 @@ class EngineOptions:
     allow_out_of_memory: bool = False
 
 
-def _flag(value) -> bool:
-    return str(value).strip().lower() in TRUE_WORDS
-
-
 def _environment_options() -> dict:
+    """POPLAR_ENGINE_OPTIONS checked: a JSON object of known option names; switches "true"/"false"."""
     text = os.environ.get("POPLAR_ENGINE_OPTIONS", "") or "{}"
     try:
         options = json.loads(text)
@@ -41,7 +52,13 @@ def _environment_options() -> dict:
                          """'{"autoReport.all":"true","autoReport.directory":"./report"}'""") from None
     if not isinstance(options, dict):
         raise ValueError(f"POPLAR_ENGINE_OPTIONS must be a JSON object of option names to values, got {text!r}")
-    return options
+    known_names("POPLAR_ENGINE_OPTIONS", options, SIMULATED_OPTIONS + OTHER_POPLAR_OPTIONS, ValueError)
+    switches = {name: boolean(f"POPLAR_ENGINE_OPTIONS {name!r}", options.get(name, False), words=True)
+                for name in SIMULATED_OPTIONS if name != "autoReport.directory"}
+    directory = options.get("autoReport.directory")
+    if directory is not None and (not isinstance(directory, str) or not directory.strip()):
+        raise ValueError(f"POPLAR_ENGINE_OPTIONS 'autoReport.directory' must be a folder name, got {directory!r}")
+    return {**switches, "autoReport.directory": directory}
 
 
 def engine_options(configuration) -> EngineOptions:
@@ -50,12 +67,12 @@ def engine_options(configuration) -> EngineOptions:
     profiling = dict(configuration.profiling)
     for override in _overrides:
         profiling.update(override)
-    every = _flag(env.get("autoReport.all", False))
+    every = env["autoReport.all"]
     from_python = bool(profiling.get("auto_report"))
-    graph = every or from_python or _flag(env.get("autoReport.outputGraphProfile", False))
-    execution = every or from_python or _flag(env.get("autoReport.outputExecutionProfile", False))
-    directory = env.get("autoReport.directory") or profiling.get("directory") or "./report"
-    allow = _flag(env.get("debug.allowOutOfMemory", False)) or bool(profiling.get("allow_out_of_memory"))
+    graph = every or from_python or env["autoReport.outputGraphProfile"]
+    execution = every or from_python or env["autoReport.outputExecutionProfile"]
+    directory = env["autoReport.directory"] or profiling.get("directory") or "./report"
+    allow = env["debug.allowOutOfMemory"] or bool(profiling.get("allow_out_of_memory"))
     return EngineOptions(graph or execution, str(directory), graph, execution, allow)
 
 
@@ -69,7 +86,15 @@ def auto_report(directory: str = "./report", allow_out_of_memory: bool = False):
     try:
         yield
     finally:
-        _overrides.remove(override)
+        if override in _overrides:  # reset_session() inside the block already removed it
+            _overrides.remove(override)
+
+
+@on_reset(runtime=True)
+def _forget_capture() -> None:
+    """No ``auto_report`` block active and no report written, as in a new process."""
+    _overrides.clear()
+    _written.clear()
 
 
 def on_compile(model, mode, executable, configuration, options) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_write
+from ..validation import bad_file, safe_file_name
 from .report import (Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target,
                      Variable)
 
@@ -40,13 +41,49 @@ def report_to_dict(report: Report) -> dict:
     }
 
 
+WHAT = "ipu-teach profile report"
+REMEDY = "open a profile.json written by ipu-teach (capture the report again if it was changed or cut short)"
+
+
 def report_from_dict(data: dict, path: str | None = None) -> Report:
+    """The Report of ``data``; anything missing, of the wrong type or impossible (a clock of 0 Hz) is a
+    BadFileError naming the file: a report may come from someone else."""
     where = path or "the report"
+    if not isinstance(data, dict):
+        raise bad_file(where, WHAT, f"it holds {json.dumps(data)[:40]} instead of a JSON object", REMEDY)
     if data.get("format") != FORMAT:
         raise ValueError(f"{where} is not an ipu-teach profile (format {data.get('format')!r}, expected {FORMAT!r})")
     if data.get("version") != VERSION:
         raise ValueError(f"{where} has format version {data.get('version')!r}; this ipu-teach reads version "
                          f"{VERSION}: capture the report again with this version")
+    try:
+        report = _report(data, path)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        raise bad_file(where, WHAT, f"a part is missing or malformed ({type(error).__name__}: {error})",
+                       REMEDY) from None
+    _check_consistent(report, where)
+    return report
+
+
+def _check_consistent(report: Report, where: str) -> None:
+    target, execution = report.compilation.target, report.execution
+    problems = [f"{name} is {value!r}, expected a positive number" for name, value in (
+        ("target.clockFrequency", target.clockFrequency), ("execution.clockFrequency", execution.clockFrequency),
+        ("target.numIPUs", target.numIPUs), ("target.tilesPerIPU", target.tilesPerIPU),
+        ("target.bytesPerTile", target.bytesPerTile))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0]
+    shape = (target.numIPUs, target.tilesPerIPU)
+    if not problems and report.compilation.tileTotals.shape != shape:
+        problems.append(f"tileTotals has shape {report.compilation.tileTotals.shape}, expected {shape}")
+    misplaced = [v.name for v in report.compilation.variables
+                 if not 0 <= v.ipu < target.numIPUs or v.perTile.shape != (target.tilesPerIPU,)]
+    if not problems and misplaced:
+        problems.append(f"variable {misplaced[0]!r} is not mapped to the tiles of one IPU of the target")
+    if problems:
+        raise bad_file(where, WHAT, "; ".join(problems), REMEDY)
+
+
+def _report(data: dict, path) -> Report:
     c, e = data["compilation"], data["execution"]
     compilation = Compilation(
         Target(**c["target"]),
@@ -63,8 +100,9 @@ def report_from_dict(data: dict, path: str | None = None) -> Report:
 
 
 def write_report(report: Report, directory) -> str:
-    """Write ``report`` to ``directory/<model>_<mode>_<key>/profile.json`` atomically; return the path."""
-    path = Path(directory) / report.name / FILE_NAME
+    """Write ``report`` to ``directory/<model>_<mode>_<key>/profile.json`` atomically; return the path.
+    Characters of the model name that could leave ``directory`` (``/``, ``..``) become ``_``."""
+    path = Path(directory) / safe_file_name(report.name) / FILE_NAME  # a model named "../x" stays inside
     with atomic_write(path) as file:
         json.dump(report_to_dict(report), file)
     report.path = str(path)
@@ -79,8 +117,12 @@ def open_report(path) -> Report:
     if not path.exists():
         raise FileNotFoundError(f"No report at {path}: reports are written as <autoReport.directory>/"
                                 f"<model>_<mode>_<key>/{FILE_NAME} (turn them on with profiling.auto_report)")
-    with open(path) as file:
-        return report_from_dict(json.load(file), str(path))
+    with open(path, encoding="utf-8") as file:
+        try:
+            data = json.load(file)
+        except ValueError as error:
+            raise bad_file(path, WHAT, f"it is not JSON ({error})", REMEDY) from None
+    return report_from_dict(data, str(path))
 
 
 def _program_to_dict(program: Program) -> dict:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..bsp.figures import COLOURS
 from ..bsp.timeline import PHASE_ORDER
-from .figure_widget import FigureWidget
+from .figure_widget import FigureWidget, plot_text
 
 DEFAULT_SUPERSTEPS = 60
 TOP_STEPS = 12
@@ -35,7 +35,7 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
         end = max(end, int((starts + widths).max(initial=0)))
     drawn = len(intervals["compute"][0])
     trace.set(yticks=[], xlim=(0, end), xlabel=f"simulated cycles (first {drawn} supersteps)",
-              title=f"Execution trace of IPU {ipu} ({execution.ipuName}, simulated)")
+              title=plot_text(f"Execution trace of IPU {ipu} ({execution.ipuName}, simulated)"))
     trace.legend(loc="upper right", ncol=3, fontsize="x-small")
 
     per_run = {c: execution.category_array(c)[:, ipu] * timeline.counts for c in PHASE_ORDER}
@@ -45,7 +45,7 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
         values = per_run[category][order]
         steps.barh(np.arange(len(order)), values, left=left, color=COLOURS[category])
         left += values
-    steps.set_yticks(np.arange(len(order)), [f"{timeline.labels[r][:24]} x{timeline.counts[r]}" for r in order],
+    steps.set_yticks(np.arange(len(order)), [plot_text(f"{timeline.labels[r][:24]} x{timeline.counts[r]}") for r in order],
                      fontsize="x-small")
     steps.invert_yaxis()
     steps.set(xlabel="cycles over the execution", title=f"the {len(order)} costliest steps")

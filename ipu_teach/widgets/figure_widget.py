@@ -2,9 +2,15 @@
 
 The PNG works the same in JupyterLab, Voila and nbval (no Output widget, no interactive backend), and
 the matplotlib Figure stays reachable as ``.figure`` so tests can read what was drawn.
+
+Reports may come from someone else, so their strings (variable and program-step names) are untrusted:
+captions are plain text that ``redraw`` escapes in one place before they become HTML (a name like
+``<img src=x onerror=...>`` must not run in the JupyterLab page, which can drive the kernel), and text
+drawn by matplotlib goes through :func:`plot_text` so a ``$`` is not read as math.
 """
 from __future__ import annotations
 
+import html
 import io
 
 
@@ -12,6 +18,16 @@ def new_figure(size):
     """A Figure outside pyplot, so redrawing it never displays a second copy in the notebook."""
     from matplotlib.figure import Figure
     return Figure(figsize=size)
+
+
+def caption_html(text: str) -> str:
+    """A plain-text caption as HTML: every character escaped, line breaks kept."""
+    return "<br>".join(html.escape(line) for line in str(text).split("\n"))
+
+
+def plot_text(text) -> str:
+    """Untrusted text for matplotlib: a ``$`` is drawn as a dollar, never parsed as mathtext."""
+    return str(text).replace("$", r"\$")
 
 
 def figure_png(figure) -> bytes:
@@ -37,12 +53,13 @@ class FigureWidget:
         self.redraw()
 
     def draw(self, figure) -> str:
-        """Draw on the cleared ``figure``; return the caption (HTML). Subclasses implement it."""
+        """Draw on the cleared ``figure``; return the caption as plain text (``redraw`` escapes it).
+        Subclasses implement it."""
         raise NotImplementedError
 
     def redraw(self) -> None:
         self.figure.clear()
-        self.caption.value = self.draw(self.figure)
+        self.caption.value = caption_html(self.draw(self.figure))
         self.image.value = figure_png(self.figure)
 
     def _ipython_display_(self):

@@ -86,15 +86,15 @@ def time_pipeline(schedule="Grouped", stages=4, accumulation=16, ratio=2.0, reco
 
 
 def caption(view: PipelineView, unit: str, stash_unit: str) -> str:
-    """The explorer's text: totals, phases and, per IPU, utilisation and stash (HTML)."""
+    """The explorer's text: totals, phases and, per IPU, utilisation and stash (plain text, two lines)."""
     if view.error:
-        return f"<b>Not allowed:</b> {view.error}"
+        return f"Not allowed: {view.error}"
     m = view.metrics
     per_ipu = "; ".join(f"IPU {i}: busy {u:.0%}, stash {s:.3g}"
                         for i, (u, s) in enumerate(zip(m.utilisation_per_ipu, view.stash_per_ipu)))
     return (f"{m.schedule}: {m.stages} stages, {m.micro_batches} micro-batches; total {m.total_seconds:.4g} {unit}; "
             f"utilisation {m.utilisation:.0%} (bubble {m.bubble_fraction:.0%}); ramp-up {m.phases.ramp_up:.3g}, "
-            f"main {m.phases.main:.3g}, ramp-down {m.phases.ramp_down:.3g} {unit}<br>"
+            f"main {m.phases.main:.3g}, ramp-down {m.phases.ramp_down:.3g} {unit}\n"
             f"{per_ipu} (stash in {stash_unit}{', inputs only: recomputation' if view.timeline.recompute else ''})")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hardware import CODE_CATEGORIES
-from .figure_widget import FigureWidget
+from .figure_widget import FigureWidget, plot_text
 
 KIB = 1024
 TENSOR_COLOURS = {"variables": "tab:blue", "optimizer state": "tab:cyan", "gradient accumulators": "tab:purple",
@@ -30,7 +30,7 @@ def _check(report, ipu, tile):
 
 def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, liveness_of: str = "whole IPU") -> str:
     """Draw on ``figure``: all tiles (top), tile ``tile`` by category (bottom left), liveness (bottom right).
-    ``tile`` defaults to the fullest tile. Returns a one-line caption."""
+    ``tile`` defaults to the fullest tile. Returns a one-line caption (plain text: it holds report names)."""
     compilation, target = report.compilation, report.compilation.target
     totals = compilation.tile_memory(ipu) if 0 <= ipu < target.numIPUs else None
     tile = int(np.argmax(totals)) if tile is None and totals is not None else tile
@@ -41,18 +41,18 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     every, detail, live = figure.add_subplot(grid[0, :]), figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
     by_category = {c: sums[ipu] for c, sums in compilation.memory_by_category.items()}
     tiles = np.arange(target.tilesPerIPU)
-    every.stackplot(tiles, *[v / KIB for v in by_category.values()], labels=list(by_category),
+    every.stackplot(tiles, *[v / KIB for v in by_category.values()], labels=[plot_text(c) for c in by_category],
                     colors=[category_colour(c) for c in by_category])
     sram = target.bytesPerTile / KIB
     every.axhline(sram, color="black", linestyle="--", linewidth=1, label="SRAM per tile")
     every.axvline(tile, color="black", linewidth=0.8, alpha=0.6)
     every.set(xlim=(0, max(target.tilesPerIPU - 1, 1)), ylim=(0, 1.08 * max(sram, totals.max(initial=0) / KIB)),
-              xlabel="tile", ylabel="KiB", title=f"Memory of every tile of IPU {ipu} ({target.name}, simulated)")
+              xlabel="tile", ylabel="KiB", title=plot_text(f"Memory of every tile of IPU {ipu} ({target.name}, simulated)"))
     every.legend(loc="upper right", fontsize="x-small", ncol=3)
 
     names = list(by_category)
     values = [int(by_category[c][tile]) for c in names]
-    detail.barh(names, [v / KIB for v in values], color=[category_colour(c) for c in names])
+    detail.barh([plot_text(c) for c in names], [v / KIB for v in values], color=[category_colour(c) for c in names])
     detail.invert_yaxis()
     detail.tick_params(axis="y", labelsize="x-small")
     detail.set(xlabel="KiB", title=f"tile {tile}: {totals[tile] / KIB:,.1f} KiB of {sram:,.0f} KiB")

@@ -68,3 +68,17 @@ def test_phases_are_shaded_where_the_metrics_put_them():
     shaded = {patch.get_gid(): patch.get_x() for patch in figure.axes[0].patches if patch.get_gid()}
     assert shaded["phase-ramp-up"] == pytest.approx(0.0)
     assert shaded["phase-ramp-down"] == pytest.approx(spans.main_end)
+
+
+def test_the_chrome_trace_is_capped_and_says_so(tmp_path, capsys):
+    schedule = pipeline.make_schedule("Grouped", 2, 4096, training=True)
+    timeline = pipeline.time_schedule(schedule, pipeline.StageCosts.uniform(2, forward=1.0, backward=2.0))
+    path = pipeline.write_chrome_trace(tmp_path / "trace.json", timeline, max_actions=1000)
+    trace = json.loads(open(path).read())
+    boxes = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    total = len(list(timeline.timed_actions()))
+    assert len(boxes) == 1000 and trace["otherData"] == {"simulated": True, "actions_traced": 1000,
+                                                         "actions_total": total, "truncated": True}
+    assert f"first 1,000 of {total:,} actions" in trace["traceEvents"][0]["args"]["name"]
+    assert f"the first 1,000 of {total:,} actions (cap max_actions=1,000)" in capsys.readouterr().out
+    assert max(e["ts"] for e in boxes) < timeline.total * 1e6 / 2  # the first actions in time, not a sample

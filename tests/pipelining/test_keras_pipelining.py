@@ -11,17 +11,6 @@ Schedule = ipu.ops.pipelining_ops.PipelineSchedule
 FEATURES, CLASSES, BATCH = 6, 3, 8
 
 
-@pytest.fixture(autouse=True)
-def fresh_session():
-    def clean():
-        ipu.system.reset()
-        keras.backend.clear_session()
-        keras.utils.set_random_seed(0)
-    clean()
-    yield
-    clean()
-
-
 def data(n=256):
     rng = np.random.default_rng(1)
     x = rng.normal(size=(n, FEATURES)).astype(np.float32)

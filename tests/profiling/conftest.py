@@ -1,19 +1,8 @@
-"""Fresh Keras session and IPU system per test; `trained`: the small CNN fitted with reports on."""
+"""`trained`: the small CNN fitted with reports on (each test starts fresh: see tests/conftest.py)."""
 import pytest
 
-import ipu_teach.keras as keras
-from ipu_teach import ipu, profiling
+from ipu_teach import profiling
 from profiling_helpers import configure, fit
-
-
-@pytest.fixture(autouse=True)
-def fresh_session(monkeypatch):
-    monkeypatch.delenv("POPLAR_ENGINE_OPTIONS", raising=False)
-    keras.backend.clear_session()
-    keras.utils.set_random_seed(0)
-    yield
-    keras.backend.clear_session()
-    ipu.system.reset()
 
 
 @pytest.fixture

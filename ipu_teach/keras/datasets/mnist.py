@@ -6,7 +6,9 @@ decided in this order and announced in one printed line, so a notebook always sa
 
 1. ``path`` names an existing file (absolute, relative to the current folder, or to Keras' cache
    folder ``~/.keras/datasets``, which honours ``KERAS_HOME`` as Keras does). With the default
-   ``path="mnist.npz"`` this finds the full data set in Keras' cache.
+   ``path="mnist.npz"`` this finds the full data set in Keras' cache. A file found in Keras' cache
+   must have the published sha256 (``file_hash``), as Keras' ``get_file`` checks it (Keras downloads
+   again; offline, a cached file that was edited or cut short is refused with what to do).
 2. The environment variable ``IPU_TEACH_MNIST`` names a file.
 3. ``download=True``: fetch ``origin`` into Keras' cache, verified by sha256 and written atomically.
 4. Otherwise the real MNIST subset bundled with ipu-teach (10,000 train / 2,560 test images, drawn
@@ -49,11 +51,12 @@ def keras_datasets_dir():
     return Path(os.path.expanduser(keras_home)) / "datasets"
 
 
-def load_data(path=DEFAULT_PATH, *, download=False, origin=KERAS_URL, file_hash=KERAS_SHA256):
+def load_data(path=DEFAULT_PATH, *, download=False, origin=KERAS_URL, file_hash=None):
     """Return ``(x_train, y_train), (x_test, y_test)`` as Keras does; see the module docstring for which data.
 
-    The arrays are fresh copies the caller may modify.
+    The arrays are fresh copies the caller may modify. ``file_hash`` defaults to ``KERAS_SHA256``.
     """
+    file_hash = KERAS_SHA256 if file_hash is None else file_hash
     source, origin_note = _choose_source(path, download, origin, file_hash)
     data = read_mnist_npz(source or BUNDLED_SUBSET)
     train, test = len(data[0][0]), len(data[1][0])
@@ -69,10 +72,9 @@ def load_data(path=DEFAULT_PATH, *, download=False, origin=KERAS_URL, file_hash=
 
 def _choose_source(path, download, origin, file_hash):
     """Return ``(file, note)`` for the data ``load_data`` should read, or ``(None, "")`` for the bundled subset."""
-    if download:
-        expected_sha256 = _checked_sha256(file_hash)
+    expected_sha256 = _checked_sha256(file_hash)
     named = _find_named_file(path)
-    if named is not None:
+    if named is not None and not _is_edited_cache_file(named, expected_sha256, download):
         return named, ""
     from_env = os.environ.get(ENV_VAR)
     if path == DEFAULT_PATH and from_env:
@@ -100,6 +102,29 @@ def _find_named_file(path):
         if candidate.is_file():
             return candidate.resolve()
     return None
+
+
+def _sha256_of(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _is_edited_cache_file(path, expected_sha256, download) -> bool:
+    """True when ``path`` is in Keras' cache with content other than the published file and
+    ``download`` may replace it (as Keras' get_file does); without ``download``, a clear error."""
+    if path.parent != keras_datasets_dir().resolve():
+        return False  # the user's own file, named deliberately: announced with its path, not hash-checked
+    found = _sha256_of(path)
+    if found == expected_sha256:
+        return False
+    if download:
+        return True
+    raise ValueError(f"{path} in Keras' cache has sha256 {found}, expected {expected_sha256}: it was changed "
+                     "or cut short since it was downloaded. Delete it, or fetch it again with "
+                     "load_data(download=True), or pass the file_hash of the file you meant to put there.")
 
 
 def _checked_sha256(file_hash):

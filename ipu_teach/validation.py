@@ -1,0 +1,81 @@
+"""One checker per kind of user input, so every bad setting or file fails the same clear way.
+
+- :func:`known_names`: keyword arguments or option keys against the names that exist, with the
+  closest one suggested (a misspelling is an error, never silently ignored).
+- :func:`boolean`: a switch given as ``True``/``False`` (or, from an environment variable, the
+  words ``"true"``/``"false"``); ``"no"`` or ``"0"`` are errors rather than read as true.
+- :class:`BadFileError` and :func:`bad_file`: a file that cannot be what it claims, named in the
+  message with what to do about it.
+- :func:`safe_file_name`: a name from user data (a model name) made safe as one path component.
+
+Imports nothing of ours, so every layer may use it.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+
+
+class BadFileError(ValueError):
+    """A file that is missing pieces, corrupt or of another kind; the message names the file."""
+
+
+def bad_file(path, what: str, problem: str, remedy: str) -> BadFileError:
+    """``BadFileError("<path> is not a valid <what>: <problem>; <remedy>")``."""
+    return BadFileError(f"{os.fspath(path)} is not a valid {what}: {problem}; {remedy}")
+
+
+def closest(name: str, names) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``names``, or an empty string."""
+    match = difflib.get_close_matches(str(name), [str(n) for n in names], n=1)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def known_names(owner: str, given, allowed, exception=TypeError, noun="option") -> None:
+    """Raise ``exception`` naming the first of ``given`` that is not in ``allowed``, with a suggestion."""
+    unknown = [name for name in given if name not in allowed]
+    if unknown:
+        raise exception(f"{owner}: unknown {noun} {unknown[0]!r}{closest(unknown[0], allowed)}; "
+                        f"the {noun}s are {', '.join(sorted(allowed))}")
+
+
+_WORDS = {"true": True, "false": False}
+
+
+def boolean(what: str, value, words: bool = False) -> bool:
+    """``value`` as a bool: True/False, or with ``words`` the strings "true"/"false" (any case)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    if words and isinstance(value, str) and value.strip().lower() in _WORDS:
+        return _WORDS[value.strip().lower()]
+    expected = 'true or false (JSON true/false, or the strings "true"/"false")' if words else "True or False"
+    raise ValueError(f"{what} must be {expected}, got {value!r}")
+
+
+def safe_file_name(name: str) -> str:
+    """``name`` as one path component: characters other than letters, digits, ``_ - .`` become ``_``,
+    and no leading dot, so ``../x`` or ``a/b`` can never leave the folder it is joined to."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", str(name)).lstrip(".")
+    return safe or "_"
+
+
+_UNREADABLE_NPZ = (OSError, EOFError, ValueError, KeyError, __import__("zipfile").BadZipFile, __import__("zlib").error)
+
+
+def read_npz(path, what: str, remedy: str, label=None) -> dict:
+    """Every array of the ``.npz`` at ``path``, read without pickle; a file that is not a complete
+    ``.npz`` (truncated, text, a single ``.npy``) is a :class:`BadFileError` naming ``label`` (default
+    the path) and saying ``remedy``, never numpy's own message (which suggests ``allow_pickle``)."""
+    import numpy as np
+    label = label or path
+    with open(path, "rb") as stream:
+        magic = stream.read(4)
+    if magic != b"PK\x03\x04":
+        kind = "a single array (.npy)" if magic.startswith(b"\x93NUM") else "not an .npz archive"
+        raise bad_file(label, what, f"it is {kind}", remedy)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return {name: npz[name] for name in npz.files}
+    except _UNREADABLE_NPZ as error:
+        raise bad_file(label, what, f"it is truncated or corrupt ({type(error).__name__}: {error})", remedy) from None
