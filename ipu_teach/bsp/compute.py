@@ -14,7 +14,7 @@ import numpy as np
 from .errors import GraphError
 
 VERTEX_OVERHEAD_CYCLES = 10
-"""Approximate cycles to launch a vertex on a worker thread (argument set-up, call, return)."""
+"""Approximate worker instructions to launch a vertex (argument set-up, call, return)."""
 
 
 PER_TILE_DTYPE = np.int32
@@ -71,8 +71,10 @@ def cycles_from_flops(flops_per_tile, flops_per_cycle: int, vertices_per_tile=1,
 def tile_cycles_from_vertices(vertex_tiles, vertex_cycles, num_tiles: int, threads_per_tile: int) -> np.ndarray:
     """Cycles per tile when each vertex runs on one worker thread, dealt round-robin over the tile's threads.
 
-    The tile is busy until its most loaded thread finishes: six small vertices on a tile run in
-    parallel, one big vertex leaves five threads idle.
+    A vertex's estimate counts its worker's instructions. The workers are barrel-scheduled: they take turns,
+    one instruction each, so a worker issues once every ``threads_per_tile`` cycles. The tile is busy until its
+    most loaded worker finishes: six vertices of n instructions end together after 6n cycles, and a lone
+    vertex takes as long, leaving five issue slots in every six empty.
     """
     tiles = np.asarray(vertex_tiles, dtype=np.int64)
     cycles = np.asarray(vertex_cycles, dtype=np.int64)
@@ -82,4 +84,4 @@ def tile_cycles_from_vertices(vertex_tiles, vertex_cycles, num_tiles: int, threa
     rank[order] = np.arange(tiles.size) - first_of_tile
     load = np.zeros((num_tiles, threads_per_tile), dtype=np.int64)
     np.add.at(load, (tiles, rank % threads_per_tile), cycles)
-    return load.max(axis=1)
+    return load.max(axis=1) * threads_per_tile

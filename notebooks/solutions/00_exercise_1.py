@@ -1,6 +1,7 @@
 # Exercise 1 (solution): the 256 x 32 matrix-vector product on 4, 16 and 64 tiles.
-# Compute: each tile runs ceil(rows per tile / 6 threads) rounds of one dot-product vertex
-# (10 + 32 + 32 + 1 = 75 cycles): 64 rows/tile -> 11 rounds, 16 -> 3, 4 -> 1.
+# Compute: each tile runs ceil(rows per tile / 6 workers) rounds of one dot-product vertex
+# (10 + 32 + 32 + 1 = 75 instructions); the six workers take turns, one instruction each, so a round
+# lasts 6 x 75 = 450 cycles: 64 rows/tile -> 11 rounds, 16 -> 3, 4 -> 1.
 # Exchange: x lives on tile 0 and every other tile needs it. The IPU's exchange is receiver-selected:
 # tile 0 puts its 128 bytes on the exchange once and every tile picks them up, so the exchange costs
 # 128 / 4 = 32 cycles whatever the tile count. What limits the speed-up is the compute that no longer

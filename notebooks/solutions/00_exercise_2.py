@@ -1,6 +1,7 @@
-# Exercise 2 (solution): six vertices per tile fill the six worker threads. Splitting one tile's
-# 600 cycles of work into k vertices costs ceil(k / 6) * 600 / k cycles: 600, 300, 200, 150, 120, 100,
-# then no better (7 vertices -> two rounds on one thread).
+# Exercise 2 (solution): six vertices per tile fill the six worker threads. The workers are
+# barrel-scheduled: they take turns issuing one instruction each, so every worker issues once in 6 cycles.
+# Splitting one tile's 600 instructions of work into k vertices costs 6 * ceil(k / 6) * 600 / k cycles:
+# 3600, 1800, 1200, 900, 720, 600, then no better (7 vertices -> two rounds on one worker).
 from ipu_teach.bsp import poplar
 
 

@@ -125,9 +125,10 @@ def test_copy_is_an_exchange_only_superstep():
 
 def test_cycles_from_flops_and_threads():
     np.testing.assert_array_equal(bsp.cycles_from_flops([0, 32, 33], 32, overhead=10), [0, 11, 12])
-    # 7 vertices of 10 cycles on tile 0: six threads, so one thread runs two
+    # 7 vertices of 10 instructions on tile 0: six barrel-scheduled workers, so one runs two (20 instructions,
+    # each issued once every 6 cycles); tile 1's lone vertex still waits its turn among 6 slots
     tiles = np.array([0] * 7 + [1])
-    np.testing.assert_array_equal(bsp.tile_cycles_from_vertices(tiles, np.full(8, 10), 3, 6), [20, 10, 0])
+    np.testing.assert_array_equal(bsp.tile_cycles_from_vertices(tiles, np.full(8, 10), 3, 6), [120, 60, 0])
 
 
 def test_summary_mentions_simulated_totals():

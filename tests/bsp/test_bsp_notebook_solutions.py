@@ -17,7 +17,7 @@ def test_exercise_1_predictions_match_the_simulation(capsys):
     namespace, output = run("00_exercise_1.py", capsys)
     for tiles in (4, 16, 64):
         totals = namespace["matrix_vector_totals"](256, 32, tiles)
-        assert totals["compute"] == math.ceil(256 / tiles / 6) * 75
+        assert totals["compute"] == math.ceil(256 / tiles / 6) * 75 * 6  # rounds x instructions x 6-cycle turns
         assert totals["exchange"] == 32  # a broadcast: x's 128 bytes sent once, received once by each tile
     assert output.count("tiles: predicted") == 3
 
@@ -25,7 +25,7 @@ def test_exercise_1_predictions_match_the_simulation(capsys):
 def test_exercise_2_six_vertices_fill_the_threads(capsys):
     namespace, _ = run("00_exercise_2.py", capsys)
     cycles = {k: namespace["cycles_with"](k) for k in (1, 6, 7, 12)}
-    assert cycles == {1: 600, 6: 100, 7: 2 * (600 // 7), 12: 100}
+    assert cycles == {1: 6 * 600, 6: 6 * 100, 7: 6 * 2 * (600 // 7), 12: 6 * 100}
 
 
 def test_exercise_3_axpy_equals_numpy(capsys):

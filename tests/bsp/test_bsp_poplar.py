@@ -64,7 +64,7 @@ def test_remote_inputs_are_exchanged_once_per_tile_and_costed():
     # a broadcast), and each receiver takes its copy; the busiest tile moves cols * 4 bytes either way
     assert timeline.exchange[0, 0] == -(-cols * 4 // spec.exchange_bytes_per_cycle)
     # 3 rows per tile, each vertex on its own thread: default estimate = overhead + elements touched
-    assert timeline.compute[0, 0] == 10 + cols + cols + 1
+    assert timeline.compute[0, 0] == (10 + cols + cols + 1) * spec.threads_per_tile  # barrel-scheduled workers
     assert timeline.sync[0, 0] == spec.sync_cycles_on_chip
 
 
@@ -85,7 +85,7 @@ def test_balanced_mapping_beats_imbalanced_by_the_predicted_factor():
 
     balanced, imbalanced = compute_cycles(True), compute_cycles(False)
     # balanced: 6 vertices per tile, one per thread -> 100 cycles; all on tile 0: 96 / 6 threads -> 1600 cycles
-    assert (balanced, imbalanced) == (100, 1_600)
+    assert (balanced, imbalanced) == (600, 9_600)  # 1 and 16 rounds of 100 instructions, 6 cycles each
     assert imbalanced / balanced == 16
 
 
@@ -99,8 +99,8 @@ def test_repeat_runs_the_codelet_each_time_and_counts_the_cost():
     engine = poplar.Engine(graph, poplar.Repeat(5, poplar.Execute(compute_set)))
     timeline = engine.run()
     np.testing.assert_array_equal(engine.read_tensor(counter), np.full((2, 3), 5))
-    assert timeline.counts.tolist() == [5] and timeline.compute[0, 0] == 12
-    assert timeline.total_cycles() == 5 * (12 + graph.device.spec.sync_cycles_on_chip)
+    assert timeline.counts.tolist() == [5] and timeline.compute[0, 0] == 12 * 6
+    assert timeline.total_cycles() == 5 * (12 * 6 + graph.device.spec.sync_cycles_on_chip)
 
 
 def test_vertices_read_before_any_writes_in_a_superstep():
