@@ -132,7 +132,7 @@ def pipelined_model():
             model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
             model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
             model.fit(x, y, batch_size=8, verbose=0)
-            trained = model.device_executor.executable.pipeline
+            trained = model.get_ipu_executable("train").pipeline
             model.evaluate(x, y, batch_size=8, verbose=0)
         yield model, trained
     finally:
