@@ -68,3 +68,27 @@ def test_phases_are_shaded_where_the_metrics_put_them():
     shaded = {patch.get_gid(): patch.get_x() for patch in figure.axes[0].patches if patch.get_gid()}
     assert shaded["phase-ramp-up"] == pytest.approx(0.0)
     assert shaded["phase-ramp-down"] == pytest.approx(spans.main_end)
+
+
+def test_the_time_axis_and_title_use_the_unit_given():
+    timeline = _timeline()
+    default = pipeline.plot_schedule(timeline).axes[0]
+    assert default.get_xlabel() == "time (simulated s)" and "simulated s," in default.get_title()
+    units = pipeline.plot_schedule(timeline, unit="units").axes[0]
+    assert units.get_xlabel() == "time (units)" and f"{timeline.total:.3g} units," in units.get_title()
+    assert "simulated" not in units.get_title()
+
+
+def _labels(figure):
+    return [text for text in figure.axes[0].texts if text.get_gid() == "pipeline-label"]
+
+
+def test_labels_are_drawn_only_in_boxes_wide_enough_for_them():
+    timeline = _timeline("one_f_one_b", stages=2, micro_batches=4)
+    from matplotlib.figure import Figure
+    wide, narrow = (Figure(figsize=(width, 2)).add_subplot() for width in (12, 0.8))
+    assert len(_labels(pipeline.plot_schedule(timeline, ax=wide))) == len(timeline.schedule)
+    assert not _labels(pipeline.plot_schedule(timeline, ax=narrow))  # 0.8 inches: "B0" would spill out
+    many = _timeline("one_f_one_b", stages=2, micro_batches=64)  # 2-3 character labels in narrower boxes
+    drawn = _labels(pipeline.plot_schedule(many, ax=Figure(figsize=(12, 2)).add_subplot()))
+    assert drawn and all(len(text.get_text()) >= 2 for text in drawn) and len(drawn) < len(many.schedule)
