@@ -89,6 +89,6 @@ def test_labels_are_drawn_only_in_boxes_wide_enough_for_them():
     wide, narrow = (Figure(figsize=(width, 2)).add_subplot() for width in (12, 0.8))
     assert len(_labels(pipeline.plot_schedule(timeline, ax=wide))) == len(timeline.schedule)
     assert not _labels(pipeline.plot_schedule(timeline, ax=narrow))  # 0.8 inches: "B0" would spill out
-    many = _timeline("one_f_one_b", stages=2, micro_batches=64)  # 2-3 character labels in narrower boxes
+    many = _timeline("one_f_one_b", stages=2, micro_batches=16)  # "F10" no longer fits a forward box
     drawn = _labels(pipeline.plot_schedule(many, ax=Figure(figsize=(12, 2)).add_subplot()))
     assert drawn and all(len(text.get_text()) >= 2 for text in drawn) and len(drawn) < len(many.schedule)
