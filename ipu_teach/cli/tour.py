@@ -57,7 +57,7 @@ def run_row(name, ipus, spe, pipelined, accumulation, data, batch, epochs):
         model.fit(x[:keep], y[:keep], epochs=epochs, batch_size=batch, verbose=0)
         step = None
         if ipus is not None:
-            step = model.device_executor.executable.seconds_per_execution / steps_per_execution
+            step = model.get_ipu_executable("train").seconds_per_execution / steps_per_execution
         test_keep = len(x_test) - len(x_test) % (batch * replicas)
         if ipus is not None:  # one execution for the whole test set (a pipeline needs a multiple of its stages)
             model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"],

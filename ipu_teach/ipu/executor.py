@@ -55,6 +55,10 @@ class PipelinedRun:
     stage_graphs: list
     seconds: float
     costs: object = None
+    activation_bytes: tuple = ()
+    """Per stage, what one micro-batch's forward leaves for the backward pass (bytes)."""
+    input_bytes: tuple = ()
+    """Per stage, one micro-batch's input: the batch from the host, then what the previous stage sends."""
 
     @classmethod
     def build(cls, graph, plan, spe, accumulation, replicas, buffer_bytes=0):
@@ -85,13 +89,18 @@ class PipelinedRun:
         costs = schedules.StageCosts(forward, backward, update if training else None, transfer,
                                      spec.neighbour_bytes_per_s, spec.ipu_link_latency_s)
         timeline = schedules.time_schedule(schedule, costs, recompute=plan.recompute and training)
-        stash = schedules.peak_stash(schedule) if training else [1] * plan.stages
-        stage_graphs = split_by_stage(graph, plan.stage_of_layer, [1 if plan.recompute else int(n) for n in stash])
+        stash = [int(n) for n in schedules.peak_stash(schedule)] if training else [1] * plan.stages
+        inputs = [graph.input_bytes] + transfer
+        recompute = plan.recompute and training
+        stage_graphs = split_by_stage(graph, plan.stage_of_layer, [1] * plan.stages if recompute else stash,
+                                      stash if recompute else None, inputs)
+        per_batch = [sum(int(m.per_tile.sum()) for m in g.memory if m.category == "activations")
+                     for g in split_by_stage(graph, plan.stage_of_layer, [1] * plan.stages)]
         runs = spe // micro_batches
         seconds_total = runs * (timeline.total + micro_batches * host_io)
         if training and replicas > 1:
             seconds_total += runs * _all_reduce_seconds(graph, spec, replicas, buffer_bytes)
-        return cls(schedule, timeline, stage_graphs, seconds_total, costs)
+        return cls(schedule, timeline, stage_graphs, seconds_total, costs, tuple(per_batch), tuple(inputs))
 
 
 def gradient_groups(gradient_bytes, buffer_bytes) -> list:

@@ -1,13 +1,15 @@
-"""Methods Graphcore's port adds to ``keras.Model``: gradient accumulation and replication options.
+"""Methods Graphcore's port adds to ``keras.Model``: gradient accumulation and replication options,
+and ipu-teach's ``get_ipu_executable`` to look at what was compiled.
 
-They only record options; the IPU executor reads them when it compiles. Outside an IPU scope
-they have no effect, as on the real system.
+The option setters only record options; the IPU executor reads them when it compiles. Outside an IPU
+scope they have no effect, as on the real system.
 """
 from ..keras.models import Model
 from . import keyword_checks, pipelining
 from .pipelining import model_options as _options
 
 _ACCUMULATION_REDUCTIONS = ("mean", "sum", "running_mean")
+EXECUTABLE_MODES = {"train": "fit", "test": "evaluate", "predict": "predict"}  # Keras' ModeKeys
 
 
 def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_replica=None,
@@ -43,9 +45,31 @@ def set_outfeed_queue_options(self, **kwargs):
     _options(self).update(outfeed_queue_options=dict(kwargs))
 
 
+def get_ipu_executable(self, mode="train"):
+    """The simulated IPU executable this model last compiled for ``mode`` ("train" for fit, "test" for
+    evaluate, "predict"): its ``seconds_per_execution``, ``compile_seconds``, ``from_cache``, lowered
+    ``graph``, ``timeline`` and, when pipelined, ``pipeline`` (each stage's costs, schedule and graph).
+
+    ipu-teach only (the real SDK hides its Poplar executables; PopVision reports show the same figures).
+    Each mode keeps its own executable, so the training pipeline is still there after evaluate."""
+    if mode not in EXECUTABLE_MODES:
+        raise ValueError(f"get_ipu_executable: mode must be one of {', '.join(map(repr, EXECUTABLE_MODES))} "
+                         f"(Keras' mode names for fit, evaluate and predict), got {mode!r}")
+    prepared = getattr(self.device_executor, "prepared", None)
+    if prepared is None:
+        raise ValueError(f"get_ipu_executable: `{self.name}` has not been compiled for the IPU: create it and call "
+                         "compile inside an IPUStrategy scope, then fit, evaluate or predict")
+    if mode not in prepared:
+        ran = ", ".join(f"{m!r} ({EXECUTABLE_MODES[m]})" for m in prepared) or "none"
+        raise ValueError(f"get_ipu_executable: `{self.name}` has no {mode!r} executable since it was last compiled: "
+                         f"call {EXECUTABLE_MODES[mode]} first (compiled since: {ran})")
+    return prepared[mode][0]
+
+
 def install():
     Model.set_gradient_accumulation_options = set_gradient_accumulation_options
     Model.set_replication_options = set_replication_options
     Model.set_infeed_queue_options = set_infeed_queue_options
     Model.set_outfeed_queue_options = set_outfeed_queue_options
+    Model.get_ipu_executable = get_ipu_executable
     pipelining.install()

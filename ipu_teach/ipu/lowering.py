@@ -135,10 +135,14 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0) -> list:
     return steps
 
 
-def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list) -> list:
+def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list, input_stash: list | None = None,
+                   input_bytes: list | None = None) -> list:
     """One LoweredGraph per pipeline stage: its steps, its weights, its activations times the number of
-    micro-batches the schedule stashes on it (``stash[s]``), and its own code."""
+    micro-batches the schedule stashes on it (``stash[s]``), and its own code. With recomputation a stage
+    keeps one micro-batch's activations (``stash[s]`` 1) and stashes ``input_stash[s]`` copies of its
+    input of ``input_bytes[s]`` bytes, from which it recomputes them."""
     last = max(stage_of_layer.values())
+    input_stash = input_stash or [0] * (last + 1)
 
     def stage_of(name):
         return stage_of_layer.get(name.split("/", 1)[0], last)
@@ -149,6 +153,9 @@ def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list) -> 
         memory = [MemoryItem(m.name, m.category, m.per_tile * (stash[s] if m.category == "activations" else 1),
                              m.always_live, m.live_from, m.live_until)
                   for m in graph.memory if m.category not in hardware.CODE_CATEGORIES and stage_of(m.name) == s]
+        if input_stash[s]:
+            memory.append(MemoryItem(f"stage{s}/stashed inputs", "activations",
+                                     _spread(input_bytes[s], graph.spec.tiles) * input_stash[s]))
         stages.append(LoweredGraph(graph.mode, graph.spec, graph.micro_batch,
                                    [p for p in pick if p.phase == "forward"], [p for p in pick if p.phase == "backward"],
                                    [], memory + _code_memory(pick, graph.spec)))

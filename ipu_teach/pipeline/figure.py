@@ -16,6 +16,9 @@ from .timing import Timeline
 
 COLOURS = {Kind.FORWARD: "#4C72B0", Kind.BACKWARD: "#DD8452", Kind.WEIGHT_UPDATE: "#55A868"}
 BOX_HEIGHT = 0.8
+LABEL_FONT_SIZE = 7
+LABEL_POINTS_PER_CHARACTER = 0.62 * LABEL_FONT_SIZE  # a digit of DejaVu Sans is 0.64 em wide
+LABEL_PADDING_POINTS = 2.0
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,14 @@ def gantt_boxes(timeline: Timeline) -> tuple[Box, ...]:
                  for ipu, stage, kind, batch, start, width in columns)
 
 
-def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_phases: bool = True):
+def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_phases: bool = True,
+                  unit: str = "simulated s"):
     """Draw the Gantt chart and return the matplotlib Figure.
 
     Boxes of each kind form one PolyCollection with ``gid`` ``"pipeline-F"``, ``"pipeline-B"`` or
-    ``"pipeline-WU"``; micro-batch labels are drawn when there are at most ``label_limit`` boxes.
+    ``"pipeline-WU"``; micro-batch labels are drawn (gid ``"pipeline-label"``) when there are at most
+    ``label_limit`` boxes, in the boxes wide enough to hold them. ``unit`` names the time axis's unit:
+    the timeline's numbers are seconds for a compiled model, abstract units for costs given as numbers.
     Without ``ax`` a new Figure is made (not registered with pyplot, so redraws do not pile up).
     """
     from matplotlib.collections import PolyCollection
@@ -65,20 +71,27 @@ def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_p
         if chosen.any():
             ax.add_collection(PolyCollection(_rectangles(timeline, chosen), facecolors=colour,
                                              edgecolors="white", linewidths=0.5, gid=f"pipeline-{kind.value}"))
-    if len(schedule) <= label_limit:
-        for box in gantt_boxes(timeline):
-            ax.text(box.start + box.width / 2, box.ipu, box.label, ha="center", va="center", fontsize=7,
-                    color="white", clip_on=True)
     ax.set_xlim(0, total if total > 0 else 1)
+    if len(schedule) <= label_limit:
+        points_per_unit = _axes_width_points(ax) / (total if total > 0 else 1)
+        for box in gantt_boxes(timeline):
+            if box.width * points_per_unit >= LABEL_POINTS_PER_CHARACTER * len(box.label) + LABEL_PADDING_POINTS:
+                ax.text(box.start + box.width / 2, box.ipu, box.label, ha="center", va="center",
+                        fontsize=LABEL_FONT_SIZE, color="white", clip_on=True, gid="pipeline-label")
     ax.set_ylim(schedule.ipus - 0.5, -0.5)  # IPU 0 on top
     ax.set_yticks(range(schedule.ipus), [f"IPU {ipu}" for ipu in range(schedule.ipus)])
-    ax.set_xlabel("simulated time (s)")
+    ax.set_xlabel(f"time ({unit})")
     mode = "training" if schedule.training else "inference"
     ax.set_title(f"{schedule.name} schedule ({mode}): {schedule.stages} stages, {schedule.micro_batches} "
-                 f"micro-batches, {total:.3g} s simulated, utilisation {utilisation(timeline):.0%}", fontsize=9, pad=16)
+                 f"micro-batches, {total:.3g} {unit}, utilisation {utilisation(timeline):.0%}", fontsize=9, pad=16)
     ax.legend(handles=[Patch(color=colour, label=kind.name.replace("_", " ").lower())
                        for kind, colour in COLOURS.items()], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     return ax.figure
+
+
+def _axes_width_points(ax) -> float:
+    """The axes' width on the page (1/72 inch), from its position in the figure as it is now."""
+    return ax.get_position().width * ax.figure.get_figwidth() * 72
 
 
 def _rectangles(timeline: Timeline, chosen: np.ndarray) -> np.ndarray:

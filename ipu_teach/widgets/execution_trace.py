@@ -24,7 +24,7 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     if max_supersteps < 1:
         raise ValueError(f"plot_execution_trace: max_supersteps must be at least 1, got {max_supersteps}")
     timeline = execution.timeline()
-    grid = figure.add_gridspec(2, 2, height_ratios=[1, 1.4])
+    grid = figure.add_gridspec(2, 2, height_ratios=[1, 1.4], width_ratios=[1.25, 1])
     trace, steps, tiles = figure.add_subplot(grid[0, :]), figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
     intervals = timeline.phase_intervals(ipu, max_supersteps)
     end = 1
@@ -36,7 +36,7 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     drawn = len(intervals["compute"][0])
     trace.set(yticks=[], xlim=(0, end), xlabel=f"simulated cycles (first {drawn} supersteps)",
               title=plot_text(f"Execution trace of IPU {ipu} ({execution.ipuName}, simulated)"))
-    trace.legend(loc="upper right", ncol=3, fontsize="x-small")
+    trace.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)  # beside the bars
 
     per_run = {c: execution.category_array(c)[:, ipu] * timeline.counts for c in PHASE_ORDER}
     order = np.argsort(-sum(per_run.values()), kind="stable")[:TOP_STEPS]
@@ -45,17 +45,18 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
         values = per_run[category][order]
         steps.barh(np.arange(len(order)), values, left=left, color=COLOURS[category])
         left += values
-    steps.set_yticks(np.arange(len(order)), [plot_text(f"{timeline.labels[r][:24]} x{timeline.counts[r]}") for r in order],
+    steps.set_yticks(np.arange(len(order)), [plot_text(f"{timeline.labels[r]} x{timeline.counts[r]}") for r in order],
                      fontsize="x-small")
     steps.invert_yaxis()
     steps.set(xlabel="cycles over the execution", title=f"the {len(order)} costliest steps")
 
     busy = execution.tileBusyCycles[ipu]
     tiles.fill_between(np.arange(busy.size), busy, step="mid", color=COLOURS["compute"], linewidth=0)
-    tiles.axhline(busy.mean(), color="black", linestyle="--", linewidth=1, label="mean")
+    tiles.axhline(busy.mean(), color="black", linestyle="--", linewidth=1)
+    tiles.annotate("mean", (1.0, busy.mean()), xycoords=("axes fraction", "data"), xytext=(2, 0),
+                   textcoords="offset points", va="center", fontsize="x-small")  # a legend would hide the bars
     tiles.set(xlabel="tile", ylabel="busy cycles",
               title=f"tile balance {execution.tile_balance(ipu):.1%}, utilisation {execution.utilisation():.1%}")
-    tiles.legend(loc="upper right", fontsize="x-small")
     figure.tight_layout()
     totals = {c: int(per_run[c].sum()) for c in PHASE_ORDER}
     return (f"IPU {ipu}: {sum(totals.values()):,} cycles per execution (simulated): "

@@ -1,7 +1,11 @@
 """A figure that controls redraw, shown as a PNG in an ``ipywidgets.Image``.
 
 The PNG works the same in JupyterLab, Voila and nbval (no Output widget, no interactive backend), and
-the matplotlib Figure stays reachable as ``.figure`` so tests can read what was drawn.
+the matplotlib Figure stays reachable as ``.figure`` so tests can read what was drawn. The PNG is drawn
+at twice the resolution it is shown at, so it stays crisp on high-density screens and is never
+stretched. Displayed, an explorer also offers its current figure as a plain ``image/png``: a notebook
+opened before its cells run (untrusted, or without the widget state) shows that picture instead of the
+widget's ``VBox(...)`` text.
 
 Reports may come from someone else, so their strings (variable and program-step names) are untrusted:
 captions are plain text that ``redraw`` escapes in one place before they become HTML (a name like
@@ -10,8 +14,15 @@ drawn by matplotlib goes through :func:`plot_text` so a ``$`` is not read as mat
 """
 from __future__ import annotations
 
+import base64
 import html
 import io
+
+SCREEN_DPI = 80  # CSS pixels per figure inch: an 11-inch figure is 880 pixels wide on the page
+PNG_DPI = 2 * SCREEN_DPI
+CONTROL_WIDTH = "330px"
+DESCRIPTION_WIDTH = "95px"  # "accumulation" and "liveness of" in full
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def new_figure(size):
@@ -32,24 +43,36 @@ def plot_text(text) -> str:
 
 def figure_png(figure) -> bytes:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80)
+    figure.savefig(buffer, format="png", dpi=PNG_DPI)
     return buffer.getvalue()
 
 
+def control_layout(control) -> None:
+    """A control wide enough to drag (sliders) and read (its whole description)."""
+    control.layout.width = CONTROL_WIDTH
+    control.style.description_width = DESCRIPTION_WIDTH
+
+
 class FigureWidget:
-    """Base of the explorers: ``controls`` (ipywidgets) whose changes call ``redraw``."""
+    """Base of the explorers: ``controls`` (ipywidgets) whose changes call ``redraw``. Controls wrap
+    onto as many rows as the page needs; a control that has nothing to choose is hidden."""
 
     figure_size = (10, 6)
 
     def __init__(self, controls: list):
         import ipywidgets
         self.controls = controls
+        for control in controls:
+            control_layout(control)
+            if isinstance(control, ipywidgets.Dropdown) and len(control.options) < 2:
+                control.layout.display = "none"
         self.figure = new_figure(self.figure_size)
-        self.image = ipywidgets.Image(format="png")
+        self.image = ipywidgets.Image(format="png", layout=ipywidgets.Layout(max_width="100%", height="auto"))
         self.caption = ipywidgets.HTML()
         for control in controls:
             control.observe(lambda change: self.redraw(), names="value")
-        self.widget = ipywidgets.VBox([ipywidgets.HBox(controls), self.caption, self.image])
+        row = ipywidgets.HBox(controls, layout=ipywidgets.Layout(flex_flow="row wrap"))
+        self.widget = ipywidgets.VBox([row, self.caption, self.image])
         self.redraw()
 
     def draw(self, figure) -> str:
@@ -61,7 +84,13 @@ class FigureWidget:
         self.figure.clear()
         self.caption.value = caption_html(self.draw(self.figure))
         self.image.value = figure_png(self.figure)
+        self.image.layout.width = f"{round(self.figure.get_figwidth() * SCREEN_DPI)}px"
 
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget)
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The widget, with its current figure as a picture and one line of text for viewers without widgets."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        if WIDGET_VIEW not in bundle:  # no widget front end (a plain console): the figure is all there is
+            return bundle
+        bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        bundle["text/plain"] = f"{type(self).__name__}: run this cell to use its controls"
+        return bundle

@@ -109,12 +109,9 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
     gantt, busy, stash = figure.subplots(1, 3, sharey=True, gridspec_kw={
         "width_ratios": (7, 1, 1), "wspace": 0.08, "left": 0.06, "right": 0.97,
         "bottom": 0.75 / height, "top": 1 - 0.75 / height})
-    pipeline.plot_schedule(view.timeline, ax=gantt)
+    pipeline.plot_schedule(view.timeline, ax=gantt, unit=unit)
     gantt.set_gid(GANTT_GID)
     m = view.metrics
-    gantt.set_title(f"{m.schedule} schedule (training): {m.stages} stages, {m.micro_batches} micro-batches, "
-                    f"{m.total_seconds:.3g} {unit}, utilisation {m.utilisation:.0%}", fontsize=9, pad=16)
-    gantt.set_xlabel(f"time ({unit})")
     handles = gantt.get_legend().legend_handles
     gantt.get_legend().remove()
     figure.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
@@ -177,13 +174,17 @@ class PipelineExplorer(FigureWidget):
     def from_model(cls, model, **kwargs):
         """The explorer for a model trained pipelined on the simulated IPU: each stage's forward,
         backward and weight-update time and activation transfer, as ``PipelinedRun.build`` measured
-        them, and each stage's activations of one micro-batch (for the stash)."""
-        executor = getattr(model, "device_executor", None)
-        prepared = getattr(executor, "prepared", {})
-        trained = prepared.get("train")
-        run = getattr(trained[0], "pipeline", None) if trained else None
+        them, and each stage's activations and input of one micro-batch (for the stash). Always the
+        training executable (``model.get_ipu_executable("train")``), also after evaluate or predict."""
         name = getattr(model, "name", model)
-        if run is None and any(getattr(p[0], "pipeline", None) for p in prepared.values()):
+        executables = {}
+        for mode in ("train", "test", "predict"):
+            try:
+                executables[mode] = model.get_ipu_executable(mode)
+            except (AttributeError, ValueError):  # not an IPU model, or that mode has not run
+                pass
+        run = getattr(executables.get("train"), "pipeline", None)
+        if run is None and any(getattr(e, "pipeline", None) for e in executables.values()):
             raise ValueError(f"PipelineExplorer.from_model needs the training pipeline of `{name}`, but it has "
                              "been compiled again since fit (compile starts afresh) and has only run evaluate or "
                              "predict: call from_model after fit and before compiling the model again")
@@ -198,8 +199,9 @@ class PipelineExplorer(FigureWidget):
                                     c.link_latency_s * 1e6)
         kwargs.setdefault("accumulation", run.schedule.micro_batches)
         kwargs.setdefault("recompute", run.timeline.recompute)
-        return cls(costs=costs, sizes=_stash_sizes(trained[0].graph, executor.pipeline, c), unit="simulated us",
-                   device_mapping=run.schedule.device_mapping, **kwargs)
+        sizes = StashSizes(tuple(map(float, run.activation_bytes)), tuple(map(float, run.input_bytes)), "MB", 1e6)
+        return cls(costs=costs, sizes=sizes, unit="simulated us", device_mapping=run.schedule.device_mapping,
+                   **kwargs)
 
     def draw(self, figure) -> str:
         stages = self.costs.stages if self.costs else self.stages.value
@@ -209,15 +211,3 @@ class PipelineExplorer(FigureWidget):
                                   self.recompute.value, self.costs, sizes, self.device_mapping)
         draw(figure, self.view, self.unit, sizes.unit)
         return caption(self.view, self.unit, sizes.unit)
-
-
-def _stash_sizes(graph, plan, costs) -> StashSizes:
-    """Per stage: the bytes of one micro-batch's activations (the stage graphs of the executor with a
-    stash of one) and of its input (the micro-batch from the host, then what the previous stage sends)."""
-    from ..ipu.lowering import split_by_stage  # the executor's own split, so the sizes match its memory
-
-    stage_graphs = split_by_stage(graph, plan.stage_of_layer, [1] * plan.stages)
-    activations = tuple(float(sum(int(m.per_tile.sum()) for m in g.memory if m.category == "activations"))
-                        for g in stage_graphs)
-    inputs = (float(graph.input_bytes),) + tuple(float(b) for b in costs.transfer_bytes)
-    return StashSizes(activations, inputs, "MB", scale=1e6)

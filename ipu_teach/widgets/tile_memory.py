@@ -4,6 +4,8 @@ Liveness reports in one picture). ``plot_tile_memory`` draws the same figure wit
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..hardware import CODE_CATEGORIES
@@ -14,10 +16,25 @@ TENSOR_COLOURS = {"variables": "tab:blue", "optimizer state": "tab:cyan", "gradi
                   "activations": "tab:orange"}
 CODE_COLOURS = dict(zip(CODE_CATEGORIES, ("tab:green", "tab:olive", "tab:brown", "tab:pink", "tab:gray", "tab:red")))
 LIVENESS_SCOPES = ("whole IPU", "selected tile")
+SCALE_TO_DATA_BELOW = 0.4  # below this fraction of the SRAM on the fullest tile, the y axis follows the data
+SRAM_GID = "sram-per-tile"
 
 
 def category_colour(category: str) -> str:
     return TENSOR_COLOURS.get(category) or CODE_COLOURS.get(category, "black")
+
+
+def _draw_sram_limit(ax, sram_kib: float, fullest_kib: float) -> None:
+    """The SRAM per tile as a dashed line, with the axis scaled to the data: a model that fills a few
+    percent of every tile still shows its categories, and the limit is then named above the plot."""
+    if fullest_kib >= SCALE_TO_DATA_BELOW * sram_kib:
+        ax.axhline(sram_kib, color="black", linestyle="--", linewidth=1, label="SRAM per tile", gid=SRAM_GID)
+        ax.set_ylim(0, 1.08 * max(sram_kib, fullest_kib))
+        return
+    ax.set_ylim(0, 1.25 * max(fullest_kib, 1e-3))
+    ax.annotate(f"SRAM per tile: {sram_kib:,.0f} KiB, off this scale ({fullest_kib / sram_kib:.1%} used at most)",
+                xy=(0.99, 0.97), xycoords="axes fraction", ha="right", va="top", fontsize="small", gid=SRAM_GID,
+                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.6"})
 
 
 def _check(report, ipu, tile):
@@ -40,15 +57,16 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     grid = figure.add_gridspec(2, 2, height_ratios=[1, 1])
     every, detail, live = figure.add_subplot(grid[0, :]), figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
     by_category = {c: sums[ipu] for c, sums in compilation.memory_by_category.items()}
+    present = {c: v for c, v in by_category.items() if v.any()}  # a legend entry only for what is drawn
     tiles = np.arange(target.tilesPerIPU)
-    every.stackplot(tiles, *[v / KIB for v in by_category.values()], labels=[plot_text(c) for c in by_category],
-                    colors=[category_colour(c) for c in by_category])
-    sram = target.bytesPerTile / KIB
-    every.axhline(sram, color="black", linestyle="--", linewidth=1, label="SRAM per tile")
+    every.stackplot(tiles, *[v / KIB for v in present.values()], labels=[plot_text(c) for c in present],
+                    colors=[category_colour(c) for c in present])
     every.axvline(tile, color="black", linewidth=0.8, alpha=0.6)
-    every.set(xlim=(0, max(target.tilesPerIPU - 1, 1)), ylim=(0, 1.08 * max(sram, totals.max(initial=0) / KIB)),
-              xlabel="tile", ylabel="KiB", title=plot_text(f"Memory of every tile of IPU {ipu} ({target.name}, simulated)"))
-    every.legend(loc="upper right", fontsize="x-small", ncol=3)
+    every.set(xlim=(0, max(target.tilesPerIPU - 1, 1)), xlabel="tile", ylabel="KiB",
+              title=plot_text(f"Memory of every tile of IPU {ipu} ({target.name}, simulated)"))
+    _draw_sram_limit(every, target.bytesPerTile / KIB, totals.max(initial=0) / KIB)
+    every.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)
+    sram = target.bytesPerTile / KIB
 
     names = list(by_category)
     values = [int(by_category[c][tile]) for c in names]
@@ -65,12 +83,15 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     live.plot(np.arange(len(steps)), always, color="tab:blue", linestyle=":", label="always live")
     peak = compilation.live_peak(ipu, None if liveness_of == "whole IPU" else tile)
     caption = f"IPU {ipu}, tile {tile}: {totals[tile]:,} bytes ({totals[tile] / target.bytesPerTile:.1%} of SRAM)"
+    over = int((totals > target.bytesPerTile).sum())
+    if over:
+        caption = f"{over} of {target.tilesPerIPU} tiles over their SRAM (out of memory); " + caption
     if peak is not None:
         live.plot([peak.index], [peak.totalBytes / unit], "v", color="red", label=f"peak at step {peak.index}")
         caption += f"; live peak of the {liveness_of}: {peak.totalBytes:,} bytes at step {peak.index} `{peak.name}`"
     live.set(xlabel="program step", ylabel=unit_name, ylim=(0, None),
              title=f"liveness of the {liveness_of}" + (f" (tile {tile})" if liveness_of != "whole IPU" else ""))
-    live.legend(loc="lower right", fontsize="x-small")
+    live.legend(loc="best", fontsize="x-small")
     figure.tight_layout()
     return caption
 
@@ -79,18 +100,35 @@ def plot_tile_memory(report, ipu: int = 0, tile: int | None = None, liveness_of:
     """The explorer's figure as a pyplot Figure (stable output for notebooks and tests)."""
     import matplotlib.pyplot as plt
     figure = plt.figure(figsize=TileMemoryExplorer.figure_size)
-    draw_tile_memory(figure, report, ipu, tile, liveness_of)
+    draw_tile_memory(figure, as_report(report, "plot_tile_memory"), ipu, tile, liveness_of)
     return figure
 
 
+def as_report(source, what: str = "TileMemoryExplorer"):
+    """A profiling Report from a Report or the path of one (a report folder or its JSON file), such as
+    the out-of-memory report written with ``debug.allowOutOfMemory``."""
+    if hasattr(source, "compilation"):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        from ..profiling import open_report
+        return open_report(source)
+    hint = ""
+    if isinstance(source, MemoryError):
+        hint = (" An out-of-memory error holds no report: compile with POPLAR_ENGINE_OPTIONS="
+                "'{\"debug.allowOutOfMemory\": \"true\"}' and reports on, then pass "
+                "profiling.open_report(profiling.last_report_path()).")
+    raise TypeError(f"{what} needs a profiling report or the path of one, got {type(source).__name__}.{hint}")
+
+
 class TileMemoryExplorer(FigureWidget):
-    """Pick an IPU, a tile (it starts on the fullest) and whose liveness to show; the figure follows."""
+    """Pick an IPU, a tile (it starts on the fullest) and whose liveness to show; the figure follows.
+    ``TileMemoryExplorer(report)`` takes a report or its path, also one that does not fit in memory."""
 
     figure_size = (10, 6.5)
 
     def __init__(self, report):
         import ipywidgets
-        self.report = report
+        self.report = report = as_report(report)
         target = report.compilation.target
         self.ipu = ipywidgets.Dropdown(options=[(f"IPU {i}", i) for i in range(target.numIPUs)], value=0,
                                        description="IPU")

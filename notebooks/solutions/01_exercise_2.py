@@ -38,7 +38,7 @@ for name, batch_size, optimizer in variants:
         model = keras.Model(*model_fn())
         model.compile(optimizer, "categorical_crossentropy", metrics=["accuracy"])
         model.fit(x, y, epochs=1, batch_size=batch_size)
-    loaded[name] = model.device_executor.executable.from_cache
+    loaded[name] = model.get_ipu_executable("train").from_cache
     print(f"{name:<30} {'loaded from the cache' if loaded[name] else 'compiled'}")
 ipu.executable_cache.disable()
 shutil.rmtree(cache)

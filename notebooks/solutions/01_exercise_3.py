@@ -31,7 +31,7 @@ for hidden in (None, 128):
         model = keras.Model(*model_fn(hidden))
         model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
         model.fit(x, y, epochs=1, batch_size=64)
-    executable = model.device_executor.executable
+    executable = model.get_ipu_executable("train")
     compiled[hidden] = executable
     print(f"hidden layer {hidden!s:>4}: {executable.graph.compute_sets} compute sets, "
           f"compile {executable.compile_seconds:.1f} s (simulated)")

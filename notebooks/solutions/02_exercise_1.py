@@ -28,7 +28,7 @@ with ipu.ipu_strategy.IPUStrategy().scope(), contextlib.redirect_stdout(io.Strin
     model.fit(x, y, epochs=1, batch_size=64)
 
 overhead = hardware.HOST.execution_overhead_s
-device_step = (model.device_executor.executable.seconds_per_execution - overhead) / steps
+device_step = (model.get_ipu_executable("train").seconds_per_execution - overhead) / steps
 full_epoch = 60_000 // 64
 predicted = overhead / full_epoch + device_step
 smallest = math.floor(9 * overhead / device_step) + 1

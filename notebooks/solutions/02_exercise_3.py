@@ -28,7 +28,7 @@ def images_per_second(batch_size, steps_per_execution):
         model = keras.Model(*model_fn())
         model.compile("sgd", "categorical_crossentropy", steps_per_execution=steps_per_execution)
         model.fit(x, y, epochs=1, batch_size=batch_size)
-    return steps_per_execution * batch_size / model.device_executor.executable.seconds_per_execution
+    return steps_per_execution * batch_size / model.get_ipu_executable("train").seconds_per_execution
 
 
 rates = {}

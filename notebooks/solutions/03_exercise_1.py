@@ -26,7 +26,7 @@ def simulated_step_seconds(replicas, samples=16_384, batch_size=64):
         model.compile("sgd", "categorical_crossentropy", steps_per_execution=steps)
         model.fit(np.zeros((samples, 28, 28, 1), np.float32), np.zeros((samples, 10), np.float32),
                   epochs=1, batch_size=batch_size)
-    return model.device_executor.executable.seconds_per_execution / steps
+    return model.get_ipu_executable("train").seconds_per_execution / steps
 
 
 speed_up, efficiency = {}, {}

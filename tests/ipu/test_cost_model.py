@@ -68,7 +68,7 @@ def lowered(mode="train", accumulation=None, replicas=1):
     configure(replicas)
     model = ipu_model(steps_per_execution=4, accumulation=accumulation)
     model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0)
-    return model, model.device_executor.executable.graph
+    return model, model.get_ipu_executable("train").graph
 
 
 def test_a_matrix_product_lowers_to_rearrangement_product_and_reduction():
@@ -110,9 +110,9 @@ def test_a_larger_cross_replica_sum_buffer_merges_collectives_and_saves_time():
         config.configure_ipu_system()
         model = ipu_model(steps_per_execution=2)
         model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0)
-        times.append(model.device_executor.executable.seconds_per_execution)
+        times.append(model.get_ipu_executable("train").seconds_per_execution)
         gradients = len(model.trainable_weights)
-        labels = [label for label in model.device_executor.executable.timeline.labels if "all-reduce:" in label]
+        labels = [label for label in model.get_ipu_executable("train").timeline.labels if "all-reduce:" in label]
         assert len(labels) == (gradients if buffer == 0 else 1)
     assert times[1] < times[0]
 
@@ -129,8 +129,8 @@ def test_host_io_of_a_pipeline_is_not_part_of_a_stage():
         model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
         model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
         model.fit(x, y, batch_size=16, epochs=1, verbose=0)
-    run = model.device_executor.executable.pipeline
-    graph = model.device_executor.executable.graph
+    run = model.get_ipu_executable("train").pipeline
+    graph = model.get_ipu_executable("train").graph
     stage_forward = sum(step.superstep_cycles(MK2) for step in graph.forward) / MK2.clock_hz
     assert sum(run.costs.forward) == pytest.approx(stage_forward)  # the stages' own ops, nothing else
     assert run.seconds > run.timeline.total  # the micro-batches' host I/O comes on top

@@ -65,7 +65,7 @@ def test_allow_out_of_memory_compiles_the_huge_batch_for_its_report_but_cannot_r
     with pytest.raises(ipu.out_of_memory.CannotRunOutOfMemoryError, match="compiled with debug.allowOutOfMemory"
                                                                             ".*cannot run.*smaller micro-batch"):
         fit_huge(model)
-    executable = model.device_executor.executable
+    executable = model.get_ipu_executable("train")
     assert executable.graph.micro_batch == HUGE_BATCH and executable.compile_seconds > 0
     assert executable.graph.tile_memory().max() > executable.graph.spec.sram_per_tile
     assert isinstance(executable.out_of_memory, ipu.ModelOutOfMemoryError)

@@ -20,7 +20,7 @@ def train(capsys, batch_size=16, steps_per_execution=4, accumulation=None, repli
     model = ipu_model(steps_per_execution=steps_per_execution, accumulation=accumulation, hidden=hidden)
     capsys.readouterr()
     model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=False, verbose=1)
-    return capsys.readouterr().out, model.device_executor.executable
+    return capsys.readouterr().out, model.get_ipu_executable("train")
 
 
 def test_simulated_times_are_deterministic(capsys):
@@ -59,7 +59,7 @@ def test_a_bigger_graph_takes_longer_to_compile(capsys):
         h = keras.layers.Dense(8, activation="relu")(h)
         deeper = compile_model(keras.Model(inputs, keras.layers.Dense(3, activation="softmax")(h)), 4)
     deeper.fit(x, y, batch_size=16, verbose=0)
-    assert deeper.device_executor.executable.compile_seconds > dense.compile_seconds
+    assert deeper.get_ipu_executable("train").compile_seconds > dense.compile_seconds
 
 
 def cache_files(folder):
@@ -90,7 +90,7 @@ def test_layer_names_do_not_force_a_recompile(capsys, tmp_path):
         with ipu.ipu_strategy.IPUStrategy().scope():
             model = compile_model(build(new_session=False), 4)
         model.fit(x, y, batch_size=16, verbose=0)
-        executables.append(model.device_executor.executable)
+        executables.append(model.get_ipu_executable("train"))
     assert [e.from_cache for e in executables] == [False, True]
     assert len(cache_files(tmp_path)) == 1
 

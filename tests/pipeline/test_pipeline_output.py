@@ -82,3 +82,27 @@ def test_the_chrome_trace_is_capped_and_says_so(tmp_path, capsys):
     assert f"first 1,000 of {total:,} actions" in trace["traceEvents"][0]["args"]["name"]
     assert f"the first 1,000 of {total:,} actions (cap max_actions=1,000)" in capsys.readouterr().out
     assert max(e["ts"] for e in boxes) < timeline.total * 1e6 / 2  # the first actions in time, not a sample
+
+
+def test_the_time_axis_and_title_use_the_unit_given():
+    timeline = _timeline()
+    default = pipeline.plot_schedule(timeline).axes[0]
+    assert default.get_xlabel() == "time (simulated s)" and "simulated s," in default.get_title()
+    units = pipeline.plot_schedule(timeline, unit="units").axes[0]
+    assert units.get_xlabel() == "time (units)" and f"{timeline.total:.3g} units," in units.get_title()
+    assert "simulated" not in units.get_title()
+
+
+def _labels(figure):
+    return [text for text in figure.axes[0].texts if text.get_gid() == "pipeline-label"]
+
+
+def test_labels_are_drawn_only_in_boxes_wide_enough_for_them():
+    timeline = _timeline("one_f_one_b", stages=2, micro_batches=4)
+    from matplotlib.figure import Figure
+    wide, narrow = (Figure(figsize=(width, 2)).add_subplot() for width in (12, 0.8))
+    assert len(_labels(pipeline.plot_schedule(timeline, ax=wide))) == len(timeline.schedule)
+    assert not _labels(pipeline.plot_schedule(timeline, ax=narrow))  # 0.8 inches: "B0" would spill out
+    many = _timeline("one_f_one_b", stages=2, micro_batches=16)  # "F10" no longer fits a forward box
+    drawn = _labels(pipeline.plot_schedule(many, ax=Figure(figsize=(12, 2)).add_subplot()))
+    assert drawn and all(len(text.get_text()) >= 2 for text in drawn) and len(drawn) < len(many.schedule)

@@ -5,7 +5,7 @@ import pytest
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_teach.pipeline import PipelineScheduleError
+from ipu_teach.pipeline import PipelineScheduleError, peak_stash
 
 Schedule = ipu.ops.pipelining_ops.PipelineSchedule
 FEATURES, CLASSES, BATCH = 6, 3, 8
@@ -93,7 +93,7 @@ def test_evaluate_and_predict_pipeline_too_and_equal_the_cpu():
                                cpu.evaluate(x, y, batch_size=BATCH, verbose=0), rtol=1e-6)
     np.testing.assert_allclose(model.predict(x, batch_size=BATCH, verbose=0), cpu.predict(x, batch_size=BATCH, verbose=0),
                                rtol=1e-6)
-    assert model.device_executor.executable.pipeline is not None
+    assert model.get_ipu_executable("predict").pipeline is not None
 
 
 def test_ipus_beyond_one_pipeline_replicate_it(capsys):
@@ -120,7 +120,7 @@ def test_schedules_cost_what_their_shapes_predict():
         configure(2, connection=ipu.config.DeviceConnectionType.PRE_COMPILE)
         model = pipelined(schedule=schedule)
         model.fit(x, y, batch_size=BATCH, verbose=0)
-        totals[schedule] = model.device_executor.executable.pipeline.timeline.total
+        totals[schedule] = model.get_ipu_executable("train").pipeline.timeline.total
     assert totals[Schedule.Grouped] < totals[Schedule.Sequential]
     assert totals[Schedule.Interleaved] < totals[Schedule.Sequential]
 
@@ -138,8 +138,29 @@ def test_recomputation_lowers_the_first_stages_memory():
             model = compiled(keras.Model(inputs, h))
         model.fit(np.zeros((64, 28, 28, 1), np.float32), np.eye(CLASSES, dtype=np.float32)[np.zeros(64, int)],
                   batch_size=BATCH, verbose=0)
-        memory[recompute] = model.device_executor.executable.pipeline.stage_graphs[0].tile_memory().sum()
+        memory[recompute] = model.get_ipu_executable("train").pipeline.stage_graphs[0].tile_memory().sum()
     assert memory[True] < memory[False]
+
+
+def _activation_bytes(stage_graph):
+    return sum(int(m.per_tile.sum()) for m in stage_graph.memory if m.category == "activations")
+
+
+@pytest.mark.parametrize("recompute", [False, True])
+def test_stage_memory_holds_the_stash_and_with_recomputation_the_stashed_inputs(recompute):
+    configure(2, connection=ipu.config.DeviceConnectionType.PRE_COMPILE, allow_recompute=recompute)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = compiled(two_stage_model(dropout=False))
+    x, y = data(64)
+    model.fit(x, y, batch_size=BATCH, verbose=0)
+    run = model.get_ipu_executable("train").pipeline
+    stash = [int(n) for n in peak_stash(run.schedule)]
+    assert stash == [4, 2]  # Grouped: stage 0 runs 2 x 2 forwards before its first backward
+    # one micro-batch: BATCH samples of FEATURES floats and labels from the host; 16 floats each to stage 1
+    assert run.input_bytes == (BATCH * (FEATURES + CLASSES) * 4, BATCH * 16 * 4)
+    for stage_graph, n, acts, inputs in zip(run.stage_graphs, stash, run.activation_bytes, run.input_bytes):
+        kept = acts + n * inputs if recompute else n * acts  # recomputed from the stashed inputs: one batch live
+        assert _activation_bytes(stage_graph) == kept
 
 
 def test_pipeline_stage_below_zero_is_an_error():

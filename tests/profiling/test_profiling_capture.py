@@ -18,7 +18,7 @@ def test_poplar_engine_options_turn_reports_on(options, tmp_path, monkeypatch):
     monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps(options))
     configure()
     model = fit()
-    assert _reports(tmp_path) == [f"report/{model.name}_train_{model.executor().executable.key[:8]}/profile.json"]
+    assert _reports(tmp_path) == [f"report/{model.name}_train_{model.get_ipu_executable('train').key[:8]}/profile.json"]
 
 
 def test_the_report_directory_option_is_honoured(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ from ipu_teach.profiling import files
 def test_json_round_trip_keeps_every_figure(trained):
     model, report = trained
     configuration = ipu.system.current()
-    rebuilt = profiling.build_report(model.name, "train", model.executor().executable, configuration, report.options)
+    rebuilt = profiling.build_report(model.name, "train", model.get_ipu_executable("train"), configuration, report.options)
     assert files.report_to_dict(report) == files.report_to_dict(rebuilt)
     reopened = profiling.open_report(report.path)
     assert files.report_to_dict(reopened) == files.report_to_dict(report)
@@ -19,7 +19,7 @@ def test_json_round_trip_keeps_every_figure(trained):
 
 def test_one_folder_per_executable_and_no_temporary_files(trained, tmp_path):
     model, report = trained
-    folder = tmp_path / "report" / f"{model.name}_train_{model.executor().executable.key[:8]}"
+    folder = tmp_path / "report" / f"{model.name}_train_{model.get_ipu_executable('train').key[:8]}"
     assert report.path == str(folder / "profile.json")
     assert sorted(p.name for p in folder.iterdir()) == ["profile.json"]
     data = json.loads((folder / "profile.json").read_text())

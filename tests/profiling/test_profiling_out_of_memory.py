@@ -30,7 +30,7 @@ def test_the_usual_cures_fit(cure):
     configure(tiles=TILES * 8 if cure == "more tiles" else TILES)
     batch = HUGE_BATCH // 8 if cure == "smaller micro-batch" else HUGE_BATCH
     model = fit(wide_mlp, batch_size=batch, samples=HUGE_BATCH, steps_per_execution=1)
-    graph = model.executor().executable.graph
+    graph = model.get_ipu_executable("train").graph
     assert graph.tile_memory().max() <= graph.spec.sram_per_tile
 
 

@@ -25,7 +25,7 @@ def _fit_pipelined(tmp_path):
 
 def test_each_stage_is_an_ipu_of_the_report(tmp_path):
     model, report = _fit_pipelined(tmp_path)
-    stage_graphs = model.executor().executable.pipeline.stage_graphs
+    stage_graphs = model.get_ipu_executable("train").pipeline.stage_graphs
     compilation = report.compilation
     assert compilation.target.numIPUs == len(stage_graphs) == 2
     assert compilation.target.numTiles == 2 * TILES

@@ -17,7 +17,7 @@ def test_target_names_the_simulated_ipu(trained):
 
 def test_category_sums_equal_each_tile_total_mapped_by_the_engine(trained):
     model, report = trained
-    engine_totals = model.executor().executable.graph.tile_memory()
+    engine_totals = model.get_ipu_executable("train").graph.tile_memory()
     for tile in report.compilation.tiles:
         memory = tile.memory
         assert sum(memory.byCategory.values()) == memory.total.includingGaps == engine_totals[tile.number]
@@ -54,7 +54,7 @@ def test_live_peak_is_at_most_the_total_and_at_least_the_always_live(trained):
 
 def test_execution_steps_follow_the_engine_timeline(trained):
     model, report = trained
-    executable = model.executor().executable
+    executable = model.get_ipu_executable("train")
     timeline = executable.timeline
     execution = report.execution
     assert execution.total_cycles() == timeline.total_cycles()

@@ -8,7 +8,7 @@ import pytest
 
 from ipu_teach import profiling
 from ipu_teach.widgets import ExecutionTraceView, TileMemoryExplorer, plot_execution_trace, plot_tile_memory
-from profiling_helpers import TILES, configure, fit
+from profiling_helpers import TILES, configure, fit, wide_mlp
 
 KIB = 1024
 
@@ -33,8 +33,14 @@ def test_plot_tile_memory_draws_every_tile_the_limit_the_fullest_tile_and_the_pe
     fullest = int(np.argmax(compilation.tile_memory(0)))
     assert _detail_bytes(figure) == list(compilation.tiles[fullest].memory.byCategory.values())
     every = figure.axes[0]
-    assert len(every.collections) == len(compilation.categories)
-    assert any(line.get_ydata()[0] == compilation.target.bytesPerTile / KIB for line in every.lines)
+    present = [c for c, per_tile in compilation.memory_by_category.items() if per_tile[0].any()]
+    assert len(every.collections) == len(present)
+    assert [text.get_text() for text in every.get_legend().get_texts()] == present
+    # about 3% of each tile is used: the axis follows the data and the limit is named above it
+    fullest_kib = compilation.tile_memory(0).max() / KIB
+    assert every.get_ylim()[1] == pytest.approx(1.25 * fullest_kib)
+    (limit,) = [text for text in every.texts if text.get_gid() == "sram-per-tile"]
+    assert f"SRAM per tile: {compilation.target.bytesPerTile / KIB:,.0f} KiB, off this scale" in limit.get_text()
     peak = compilation.live_peak(0)
     marker = figure.axes[2].lines[-1]
     assert (marker.get_xdata()[0], marker.get_ydata()[0]) == (peak.index, peak.totalBytes / KIB / KIB)
@@ -78,3 +84,40 @@ def test_execution_trace_view_follows_its_controls(tmp_path):
     assert _trace_segments(figure) == _trace_segments(view.figure)
     busy = figure.axes[2].collections[0]
     assert busy.get_paths()  # the busy cycles per tile are drawn
+
+
+def test_tile_memory_explorer_opens_an_out_of_memory_report_by_its_path(tmp_path, monkeypatch):
+    import json
+
+    from ipu_teach import ipu
+
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps({"debug.allowOutOfMemory": "true"}))
+    configure()
+    with profiling.auto_report(tmp_path), pytest.raises(ipu.ModelOutOfMemoryError):
+        fit(wide_mlp, batch_size=2048, samples=2048, steps_per_execution=1)
+    path = profiling.last_report_path()
+    explorer = TileMemoryExplorer(path)
+    compilation = explorer.report.compilation
+    over = int((compilation.tile_memory(0) > compilation.target.bytesPerTile).sum())
+    assert over > 0 and f"{over} of {TILES} tiles over their SRAM" in explorer.caption.value
+    every = explorer.figure.axes[0]
+    (limit,) = [line for line in every.lines if line.get_gid() == "sram-per-tile"]  # on scale: a dashed line
+    assert limit.get_ydata()[0] == compilation.target.bytesPerTile / KIB
+    assert every.get_ylim()[1] >= compilation.tile_memory(0).max() / KIB
+
+
+def test_tile_memory_explorer_says_what_to_pass_for_an_out_of_memory_error():
+    with pytest.raises(TypeError, match="An out-of-memory error holds no report.*debug.allowOutOfMemory"):
+        TileMemoryExplorer(MemoryError("Out of memory"))
+
+
+def test_a_single_ipu_hides_the_ipu_choice_and_the_widget_offers_its_figure_as_a_picture(trained):
+    import base64
+
+    _, report = trained
+    explorer = TileMemoryExplorer(report)
+    assert explorer.ipu.layout.display == "none" and explorer.tile.layout.display is None
+    bundle = explorer._repr_mimebundle_()
+    assert base64.b64decode(bundle["image/png"]) == explorer.image.value
+    assert bundle["text/plain"] == "TileMemoryExplorer: run this cell to use its controls"
+    assert "application/vnd.jupyter.widget-view+json" in bundle

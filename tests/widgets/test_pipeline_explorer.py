@@ -132,7 +132,7 @@ def pipelined_model():
             model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
             model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
             model.fit(x, y, batch_size=8, verbose=0)
-            trained = model.device_executor.executable.pipeline
+            trained = model.get_ipu_executable("train").pipeline
             model.evaluate(x, y, batch_size=8, verbose=0)
         yield model, trained
     finally:
@@ -184,3 +184,30 @@ def test_from_model_after_compiling_again_says_when_to_call_it(pipelined_model):
                        verbose=0)
     with pytest.raises(ValueError, match="call from_model after fit and before compiling the model again"):
         PipelineExplorer.from_model(model)
+
+
+def test_the_unit_names_the_time_everywhere_it_is_shown():
+    explorer = PipelineExplorer(stages=2, accumulation=4, unit="units")
+    gantt = explorer.figure.axes[0]
+    assert gantt.get_xlabel() == "time (units)" and "units, utilisation" in gantt.get_title()
+    assert "simulated" not in gantt.get_title() and "units" in explorer.caption.value
+
+
+def test_get_ipu_executable_keeps_each_modes_executable_and_says_what_is_missing(pipelined_model):
+    model, trained = pipelined_model
+    assert model.get_ipu_executable("train").pipeline is trained
+    assert model.get_ipu_executable("test").pipeline.schedule.training is False
+    with pytest.raises(ValueError, match=r"no 'predict' executable since it was last compiled: call predict first"):
+        model.get_ipu_executable("predict")
+    with pytest.raises(ValueError, match="mode must be one of 'train', 'test', 'predict'"):
+        model.get_ipu_executable("fit")
+
+
+def test_get_ipu_executable_of_a_model_not_compiled_for_the_ipu_says_how():
+    import ipu_teach.keras as keras
+    from ipu_teach import ipu  # noqa: F401  (installs the IPU methods)
+    model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    model.compile("sgd", "mse")
+    with pytest.raises(ValueError, match="has not been compiled for the IPU: create it and call compile inside an "
+                                         "IPUStrategy scope"):
+        model.get_ipu_executable()
