@@ -1,29 +1,48 @@
-"""Matrix products for the ops, split so that small ones never pay for BLAS threading.
+"""Matrix products for the ops: summed in float64, rounded once to the inputs' type, so that
+results do not depend on the BLAS kernel or the thread count; small ones never pay for threading.
 
-OpenBLAS (numpy's BLAS) spreads a product of more than 2**18 multiply-adds over all its threads,
-and its threads wait for each other at every block of the sum. A skinny product (few outputs and a
+Why float64. numpy's BLAS picks a kernel per CPU (OpenBLAS: Haswell, SkylakeX, Zen, ARM; or MKL)
+and each kernel sums a product's terms in its own order. In float32 that changes the last bit of
+most results, training drifts apart, and a notebook's printed accuracy differs from machine to
+machine. Products of float32 numbers are exact in float64 and a float64 sum of K of them is off
+by about K * 2**-53 of its magnitude, far below float32's 2**-24: rounding the float64 result to
+float32 gives the same bits whatever order the kernel summed in, except when the exact value lies
+within that tiny error of a float32 rounding boundary (none in 10 million products of the
+tutorial's shapes across three kernels). The cost is double-precision BLAS for the arithmetic
+(see benchmarks/bench_training.py for what that costs against PyTorch).
+
+Why split. OpenBLAS spreads a product of more than 2**18 multiply-adds over all its threads, and
+its threads wait for each other at every block of the sum. A skinny product (few outputs and a
 long sum, such as a first conv layer's kernel gradient: 9 x 43,264 times 43,264 x 32) does little
 arithmetic between those waits; on a machine whose cores are busy with other work each wait can
 take a scheduler time slice, and the product 100 to 1,000 times longer than on one thread. Splitting
 such products into pieces below the threshold runs each piece on the calling thread. Large
-products (where threads pay off) go to BLAS whole. Results differ from one product only by
-float rounding (sums over pieces of the shared axis are added in another order).
+products (where threads pay off) go to BLAS whole. Where the pieces split is fixed by the shapes
+alone, never by the machine.
 """
 import numpy as np
+
+from .portable import WIDE as ACCUMULATE
 
 SINGLE_THREAD_SIZE = 2**18  # OpenBLAS' default: products up to this many multiply-adds run on one thread
 SPLIT_UP_TO = 2**25  # larger products are left whole: they have enough work for every thread
 
 
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n), split into single-thread pieces when small."""
+def matmul(a: np.ndarray, b: np.ndarray, dtype=None) -> np.ndarray:
+    """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n), summed in float64 and rounded once to ``dtype``
+    (default: the inputs' type; conv passes its own, as it gathers its patches in float64)."""
+    product = _product(a.astype(ACCUMULATE, copy=False), b.astype(ACCUMULATE, copy=False))
+    return product.astype(dtype or np.result_type(a, b), copy=False)
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     (m, k), n = a.shape, b.shape[1]
     size = m * k * n
     if size <= SINGLE_THREAD_SIZE or size > SPLIT_UP_TO:
         return a @ b
     if m >= k:  # split the rows of the result
         rows = max(1, SINGLE_THREAD_SIZE // (k * n))
-        out = np.empty((m, n), dtype=np.result_type(a, b))
+        out = np.empty((m, n), dtype=ACCUMULATE)
         for start in range(0, m, rows):
             np.matmul(a[start:start + rows], b, out=out[start:start + rows])
         return out
