@@ -56,6 +56,16 @@ def prepare(notebook):
         notebook.metadata["kernelspec"] = dict(PYTHON3_KERNELSPEC)
 
 
+def without_machine_paths(notebook):
+    """Tracebacks name the files of the package by absolute path (/home/you/ipu-teach/ipu_teach/...):
+    the committed notebook shows them relative to the repository, the same on every machine."""
+    prefix = str(REPO_ROOT) + os.sep
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                output["traceback"] = [line.replace(prefix, "") for line in output["traceback"]]
+
+
 def keep_notebook_metadata(notebook):
     notebook.metadata = nbformat.from_dict(
         {key: notebook.metadata[key] for key in KEPT_NOTEBOOK_METADATA if key in notebook.metadata}
@@ -80,6 +90,7 @@ def execute_notebook(path):
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute(env=kernel_environment())
+    without_machine_paths(notebook)
     keep_notebook_metadata(notebook)
     write_atomically(notebook, path)
 
