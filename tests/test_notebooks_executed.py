@@ -144,10 +144,12 @@ def test_machine_paths_are_found_and_execution_strips_the_repository_from_traceb
         "cell 0: /home/ada/reports", "cell 0: C:\\Users\\ada"]
 
 
-def test_kernels_get_a_fixed_hash_seed_when_testing_and_when_executing():
-    """Sets of strings print in hash order: every notebook kernel must see the same PYTHONHASHSEED."""
-    assert os.environ.get("PYTHONHASHSEED") == "0"  # set by conftest.py before nbval starts kernels
-    assert execute_notebooks.kernel_environment()["PYTHONHASHSEED"] == "0"
+def test_kernels_get_a_fixed_hash_seed_and_portable_numerics_when_testing_and_when_executing():
+    """Sets of strings print in hash order, and float32 training depends on the CPU's BLAS: every
+    notebook kernel must see the same PYTHONHASHSEED and portable numerics."""
+    for name, value in (("PYTHONHASHSEED", "0"), ("IPU_TEACH_PORTABLE_NUMERICS", "1")):
+        assert os.environ.get(name) == value  # set by conftest.py before nbval starts kernels
+        assert execute_notebooks.kernel_environment()[name] == value
 
 
 def test_readme_course_map_lists_exactly_the_notebooks():

@@ -1,9 +1,10 @@
-"""Training gives the same bits whatever BLAS kernel, thread count or SIMD code the CPU gets.
+"""With portable numerics (on in the tests and notebooks), training gives the same bits whatever BLAS
+kernel, thread count or SIMD code the CPU gets.
 
 numpy's OpenBLAS picks a kernel per CPU and each sums in its own order; numpy's own exp/log/tanh
-differ per instruction set. ipu-teach sums products and computes those functions in float64 and
-rounds once (``autograd.ops.gemm``, ``autograd.ops.portable``), so notebooks print the same numbers
-on every machine. Each setting runs in a fresh process (the environment is read when numpy loads).
+differ per instruction set. Portable numerics sum products and compute those functions in float64 and
+round once (``autograd.ops.portable``), so notebooks print the same numbers on every machine. Each
+setting runs in a fresh process (the environment is read when numpy and ipu_teach load).
 """
 import os
 import subprocess
@@ -32,13 +33,6 @@ model.fit(x_train, y_train, batch_size=64, epochs=2, verbose=0)
 print(hashlib.sha256(b"".join(w.tobytes() for w in model.get_weights())).hexdigest())
 """
 
-# The same training with float32 products and functions, as ipu-teach computed them before.
-IN_FLOAT32 = """
-import numpy as np
-from ipu_teach.autograd.ops import conv, gemm, portable
-gemm.ACCUMULATE = conv.ACCUMULATE = portable.WIDE = np.float32
-""" + TRAIN
-
 SETTINGS = {
     "default": {},
     "OpenBLAS SkylakeX": {"OPENBLAS_CORETYPE": "SkylakeX"},
@@ -52,13 +46,19 @@ if "X86_V3" in getattr(_dispatched, "__cpu_dispatch__", []):
     SETTINGS["numpy without AVX2/AVX-512"] = {"NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"}
 
 
-def run(code, extra_env):
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("OPENBLAS_", "NPY_DISABLE", "OMP_NUM", "MKL_NUM"))}
-    env.update(extra_env, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+def run(code, extra_env, portable="1"):
+    """The last word ``code`` prints, run in a new Python with ``extra_env`` and portable numerics on or off."""
+    done = start(code, extra_env, portable)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()[-1]
+
+
+def start(code, extra_env, portable):
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("OPENBLAS_", "NPY_DISABLE", "OMP_NUM", "MKL_NUM"))}
+    env.update(extra_env, IPU_TEACH_PORTABLE_NUMERICS=portable,
+               PYTHONPATH=os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_training_gives_the_same_bits_on_every_blas_kernel_thread_count_and_simd_level():
@@ -66,10 +66,32 @@ def test_training_gives_the_same_bits_on_every_blas_kernel_thread_count_and_simd
     assert len(set(hashes.values())) == 1, hashes
 
 
-def test_the_same_training_in_float32_would_differ_between_kernels():
+def test_without_portable_numerics_the_kernels_train_differently():
     """Guards the test above: the settings do change float32 training on this machine (skipped where
     the BLAS ignores OPENBLAS_CORETYPE, as MKL or another CPU family does)."""
-    hashes = {run(IN_FLOAT32, SETTINGS[name]) for name in ("OpenBLAS SkylakeX", "OpenBLAS Sandybridge")}
+    hashes = {run(TRAIN, SETTINGS[name], portable="0") for name in ("OpenBLAS SkylakeX", "OpenBLAS Sandybridge")}
     if len(hashes) == 1:
         pytest.skip("this BLAS sums float32 products alike under both OPENBLAS_CORETYPE settings")
     assert len(hashes) == 2
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "enabled"])
+def test_a_switch_value_that_is_not_one_is_refused_by_name(value):
+    done = start("import ipu_teach.keras", {}, portable=value)
+    assert done.returncode != 0
+    assert (f"ValueError: IPU_TEACH_PORTABLE_NUMERICS={value!r} is not a switch: set it to 1 (portable numerics: "
+            "the same bits on every CPU, about twice as slow) or 0 (off, the default)") in done.stderr
+
+
+def test_the_switch_is_on_in_the_tests_and_can_be_turned_from_python():
+    from ipu_teach import autograd
+    assert autograd.portable_numerics()  # conftest.py turns it on, for the notebooks' kernels too
+    x = np.linspace(-3, 3, 7, dtype=np.float32)
+    try:
+        autograd.set_portable_numerics(False)
+        assert autograd.ops.portable.exp(x).dtype == np.float32
+        with pytest.raises(TypeError, match="set_portable_numerics takes True or False, got 'no'"):
+            autograd.set_portable_numerics("no")
+    finally:
+        autograd.set_portable_numerics(True)
+    np.testing.assert_array_equal(autograd.ops.portable.exp(x), np.exp(x.astype(np.float64)).astype(np.float32))

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..cost import OpCost
 from ..function import Function
-from .gemm import ACCUMULATE, matmul
+from . import portable
+from .gemm import matmul
 
 
 def same_padding(size: int, kernel: int, stride: int) -> tuple:
@@ -59,7 +60,7 @@ class Conv2D(Function):
             raise ValueError(f"Conv2D: a {kh}x{kw} kernel does not fit an input of {x.shape[1]}x{x.shape[2]} "
                              f"with padding {padding!r}; use padding='same' or a smaller kernel")
         xp = pad_nhwc(x, pads)
-        cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=ACCUMULATE)  # the product's type: one cast
+        cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=portable.compute_type(x.dtype))  # one cast
         for i in range(kh):
             for j in range(kw):
                 cols[:, :, :, i, j, :] = xp[window_slices(i, j, outs, strides)]

@@ -1,15 +1,5 @@
-"""Matrix products for the ops: summed in float64, rounded once to the inputs' type, so that
-results do not depend on the BLAS kernel or the thread count; small ones never pay for threading.
-
-Why float64. numpy's BLAS picks a kernel per CPU (OpenBLAS: Haswell, SkylakeX, Zen, ARM; or MKL)
-and each kernel sums a product's terms in its own order. In float32 that changes the last bit of
-most results, training drifts apart, and a notebook's printed accuracy differs from machine to
-machine. Products of float32 numbers are exact in float64 and a float64 sum of K of them is off
-by about K * 2**-53 of its magnitude, far below float32's 2**-24: rounding the float64 result to
-float32 gives the same bits whatever order the kernel summed in, except when the exact value lies
-within that tiny error of a float32 rounding boundary (none in 10 million products of the
-tutorial's shapes across three kernels). The cost is double-precision BLAS for the arithmetic
-(see benchmarks/bench_training.py for what that costs against PyTorch).
+"""Matrix products for the ops: summed in float64 with portable numerics (``portable``: the same bits
+on every BLAS kernel and thread count), and split so that small ones never pay for BLAS threading.
 
 Why split. OpenBLAS spreads a product of more than 2**18 multiply-adds over all its threads, and
 its threads wait for each other at every block of the sum. A skinny product (few outputs and a
@@ -22,17 +12,18 @@ alone, never by the machine.
 """
 import numpy as np
 
-from .portable import WIDE as ACCUMULATE
+from . import portable
 
 SINGLE_THREAD_SIZE = 2**18  # OpenBLAS' default: products up to this many multiply-adds run on one thread
 SPLIT_UP_TO = 2**25  # larger products are left whole: they have enough work for every thread
 
 
 def matmul(a: np.ndarray, b: np.ndarray, dtype=None) -> np.ndarray:
-    """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n), summed in float64 and rounded once to ``dtype``
-    (default: the inputs' type; conv passes its own, as it gathers its patches in float64)."""
-    product = _product(a.astype(ACCUMULATE, copy=False), b.astype(ACCUMULATE, copy=False))
-    return product.astype(dtype or np.result_type(a, b), copy=False)
+    """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n) in ``dtype`` (default: the inputs' type; conv passes
+    its own, as it gathers its patches in the compute type), summed in ``portable.compute_type``."""
+    dtype = np.result_type(a, b) if dtype is None else dtype
+    wide = portable.compute_type(dtype)
+    return _product(a.astype(wide, copy=False), b.astype(wide, copy=False)).astype(dtype, copy=False)
 
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -42,7 +33,7 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return a @ b
     if m >= k:  # split the rows of the result
         rows = max(1, SINGLE_THREAD_SIZE // (k * n))
-        out = np.empty((m, n), dtype=ACCUMULATE)
+        out = np.empty((m, n), dtype=np.result_type(a, b))
         for start in range(0, m, rows):
             np.matmul(a[start:start + rows], b, out=out[start:start + rows])
         return out
