@@ -8,7 +8,8 @@ Model: Conv2D(32, 3x3, relu) -> MaxPool 2x2 -> Conv2D(64, 3x3, relu) -> MaxPool 
 
 The contenders alternate in rounds within one run (after a warm-up), so that load from other
 processes on a shared machine falls on all of them alike. Prints samples/s per contender, the
-ratios ipu-teach / numpy and ipu-teach / torch, and the target (ipu-teach >= 0.8x PyTorch eager).
+ratios ipu-teach / numpy, ipu-teach / torch (and with portable numerics), and the target (ipu-teach >=
+0.8x PyTorch eager).
 Not a test. Run:
     PYTHONPATH=. python benchmarks/bench_training.py [--rounds 5] [--samples 384]
 """
