@@ -13,6 +13,9 @@ REPO_ROOT = Path(__file__).resolve().parent
 
 # Sets of strings print in hash order; a fixed seed keeps notebook outputs comparable.
 os.environ["PYTHONHASHSEED"] = "0"
+# Outputs must be the same bits on every CPU (BLAS kernel, thread count, SIMD level): float64 sums and
+# functions, rounded to float32 (ipu_teach/autograd/ops/portable.py). Set before ipu_teach is imported.
+os.environ["IPU_TEACH_PORTABLE_NUMERICS"] = "1"
 # With MPLBACKEND=Agg a notebook's `%matplotlib inline` figures are never produced.
 os.environ.pop("MPLBACKEND", None)
 

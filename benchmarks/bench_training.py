@@ -1,13 +1,15 @@
 """Training samples/s of the tutorial's MNIST CNN through ``ipu_teach.keras`` ``fit``, against a
 plain-numpy reference (written here: same model, same maths, careful im2col) and PyTorch eager on
-the CPU when torch is importable. All use 2 threads.
+the CPU when torch is importable; ipu-teach runs twice, as by default and with portable numerics
+(what the tests and notebooks use). All use 2 threads.
 
 Model: Conv2D(32, 3x3, relu) -> MaxPool 2x2 -> Conv2D(64, 3x3, relu) -> MaxPool 2x2 -> Flatten
 -> Dropout(0.5) -> Dense(10, softmax); SGD(0.01), categorical cross-entropy, batch 64.
 
 The contenders alternate in rounds within one run (after a warm-up), so that load from other
 processes on a shared machine falls on all of them alike. Prints samples/s per contender, the
-ratios ipu-teach / numpy and ipu-teach / torch, and the target (ipu-teach >= 0.8x PyTorch eager).
+ratios ipu-teach / numpy, ipu-teach / torch (and with portable numerics), and the target (ipu-teach >=
+0.8x PyTorch eager).
 Not a test. Run:
     PYTHONPATH=. python benchmarks/bench_training.py [--rounds 5] [--samples 384]
 """
@@ -22,6 +24,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import ipu_teach.keras as keras  # noqa: E402
+from ipu_teach import autograd  # noqa: E402
 from ipu_teach.examples import tutorial_model_fn  # noqa: E402
 
 BATCH, CLASSES, LEARNING_RATE, DROPOUT, TARGET = 64, 10, 0.01, 0.5, 0.8
@@ -47,6 +50,19 @@ class IpuTeach:
 
     def train(self, x, y):
         self.model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
+
+
+class IpuTeachPortable(IpuTeach):
+    """The same, with portable numerics (float64 sums and functions: the same bits on every CPU), as the
+    tests and notebooks run."""
+    name = "ipu-teach portable"
+
+    def train(self, x, y):
+        autograd.set_portable_numerics(True)
+        try:
+            super().train(x, y)
+        finally:
+            autograd.set_portable_numerics(False)
 
 
 # ----- plain numpy ---------------------------------------------------------------------------------
@@ -173,7 +189,7 @@ class TorchEager:
 
 
 def make_contenders():
-    contenders = [IpuTeach(), NumpyReference()]
+    contenders = [IpuTeach(), IpuTeachPortable(), NumpyReference()]
     try:
         contenders.append(TorchEager())
     except ImportError:
@@ -220,9 +236,11 @@ def main():
     for name, value in rate.items():
         print(f"{name:>10}: {value:7.0f} samples/s")
     print(f"ipu-teach / numpy: {rate['ipu-teach'] / rate['numpy']:.2f}x")
+    print(f"portable numerics cost: ipu-teach portable / ipu-teach: {rate['ipu-teach portable'] / rate['ipu-teach']:.2f}x")
     if "torch" in rate:
         ratio = rate["ipu-teach"] / rate["torch"]
         print(f"ipu-teach / torch: {ratio:.2f}x (target >= {TARGET}x: {'met' if ratio >= TARGET else 'NOT met'})")
+        print(f"ipu-teach portable / torch: {rate['ipu-teach portable'] / rate['torch']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -5,10 +5,13 @@ checks that every committed notebook was fully executed; it also keeps the READM
 step with notebooks/, and checks the nbval sanitize rules on examples.
 """
 
+import importlib.util
 import json
+import os
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbval.plugin import get_sanitize_patterns
 
@@ -22,6 +25,9 @@ ALL_NOTEBOOKS = sorted(
 )
 COURSE_NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 SANITIZE_FILE = REPO_ROOT / "tests" / "nbval_sanitize.cfg"
+_spec = importlib.util.spec_from_file_location("execute_notebooks", REPO_ROOT / "tools" / "execute_notebooks.py")
+execute_notebooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(execute_notebooks)
 
 
 def execution_problems(notebook):
@@ -47,6 +53,25 @@ def execution_problems(notebook):
                 f"cell {index}: raised {errors[0].get('ename')} but is not tagged 'raises-exception'"
             )
     return problems
+
+
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+# An absolute path of some machine: /home/you/..., /work/main/..., /Users/..., C:\\...
+MACHINE_PATH = re.compile(r"(?<![\w.~-])(?:/(?:home|work|Users|root|tmp|opt|usr|var|srv|mnt|private)/|[A-Za-z]:\\)\S*")
+
+
+def machine_specific_paths(notebook):
+    """Absolute paths in any committed output (text, data or traceback): they differ from machine to
+    machine, and show a learner someone else's folders."""
+    found = []
+    for index, cell in enumerate(notebook.get("cells", [])):
+        for output in cell.get("outputs", []):
+            texts = [output.get("text", ""), output.get("evalue", ""), *output.get("traceback", []),
+                     *(value for key, value in output.get("data", {}).items() if key.startswith("text/"))]
+            for text in texts:
+                text = ANSI_ESCAPE.sub("", "".join(text) if isinstance(text, list) else text)
+                found += [f"cell {index}: {match}" for match in MACHINE_PATH.findall(text)]
+    return found
 
 
 def course_map_problems(readme_text, notebook_names):
@@ -97,6 +122,34 @@ def test_committed_notebook_is_fully_executed(path):
     assert execution_problems(notebook) == [], (
         f"{relative} is not fully executed; run: python tools/execute_notebooks.py {relative}"
     )
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=[str(p.relative_to(NOTEBOOK_DIR)) for p in ALL_NOTEBOOKS])
+def test_committed_outputs_name_no_path_of_the_machine_that_ran_them(path):
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    assert machine_specific_paths(notebook) == []
+
+
+def test_machine_paths_are_found_and_execution_strips_the_repository_from_tracebacks():
+    frame = f"\x1b[36mFile \x1b[32m{execute_notebooks.REPO_ROOT}/ipu_teach/keras/models.py:248\x1b[39m, in fit"
+    error = {"output_type": "error", "ename": "ValueError", "evalue": "bad", "traceback": [frame]}
+    notebook = nbformat.from_dict(_notebook([_code_cell(1, outputs=[error])]))
+    if str(execute_notebooks.REPO_ROOT).startswith(("/home/", "/work/", "/Users/", "/root/", "/tmp/")):
+        assert machine_specific_paths(notebook) != []
+    execute_notebooks.without_machine_paths(notebook)
+    assert ANSI_ESCAPE.sub("", notebook.cells[0].outputs[0]["traceback"][0]) == "File ipu_teach/keras/models.py:248, in fit"
+    assert machine_specific_paths(notebook) == []
+    text = {"output_type": "stream", "name": "stdout", "text": "saved to /home/ada/reports and C:\\Users\\ada\n"}
+    assert machine_specific_paths(_notebook([_code_cell(1, outputs=[text])])) == [
+        "cell 0: /home/ada/reports", "cell 0: C:\\Users\\ada"]
+
+
+def test_kernels_get_a_fixed_hash_seed_and_portable_numerics_when_testing_and_when_executing():
+    """Sets of strings print in hash order, and float32 training depends on the CPU's BLAS: every
+    notebook kernel must see the same PYTHONHASHSEED and portable numerics."""
+    for name, value in (("PYTHONHASHSEED", "0"), ("IPU_TEACH_PORTABLE_NUMERICS", "1")):
+        assert os.environ.get(name) == value  # set by conftest.py before nbval starts kernels
+        assert execute_notebooks.kernel_environment()[name] == value
 
 
 def test_readme_course_map_lists_exactly_the_notebooks():

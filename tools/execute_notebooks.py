@@ -1,7 +1,8 @@
 """Re-execute course notebooks in place, so their committed outputs are what strict nbval compares.
 
 Runs each notebook top to bottom in a fresh ``python3`` kernel, as the tests do: PYTHONHASHSEED=0,
-MPLBACKEND unset, this repo first on PYTHONPATH, the notebook's folder as working directory. Cell
+IPU_TEACH_PORTABLE_NUMERICS=1, MPLBACKEND unset, this repo first on PYTHONPATH, the notebook's
+folder as working directory; tracebacks are saved relative to the repository. Cell
 metadata is cleared except ``tags`` (``raises-exception``, ``nbval-ignore-output`` must survive);
 notebook metadata keeps only ``kernelspec``, ``language_info`` and ``widgets``. A notebook that fails
 is left untouched, and the exit status is non-zero.
@@ -34,6 +35,7 @@ def kernel_environment():
     """The environment a kernel gets: the caller's, made reproducible and able to import ipu_teach."""
     env = dict(os.environ)
     env["PYTHONHASHSEED"] = "0"
+    env["IPU_TEACH_PORTABLE_NUMERICS"] = "1"  # the same bits on every CPU, as the tests run them
     env.pop("MPLBACKEND", None)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -54,6 +56,16 @@ def prepare(notebook):
     notebook.metadata.pop("widgets", None)
     if notebook.metadata.get("kernelspec", {}).get("name") != KERNEL_NAME:
         notebook.metadata["kernelspec"] = dict(PYTHON3_KERNELSPEC)
+
+
+def without_machine_paths(notebook):
+    """Tracebacks name the files of the package by absolute path (/home/you/ipu-teach/ipu_teach/...):
+    the committed notebook shows them relative to the repository, the same on every machine."""
+    prefix = str(REPO_ROOT) + os.sep
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                output["traceback"] = [line.replace(prefix, "") for line in output["traceback"]]
 
 
 def keep_notebook_metadata(notebook):
@@ -80,6 +92,7 @@ def execute_notebook(path):
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute(env=kernel_environment())
+    without_machine_paths(notebook)
     keep_notebook_metadata(notebook)
     write_atomically(notebook, path)
 

@@ -6,7 +6,8 @@ Every op states its cost (FLOPs, bytes, grains) so that the simulated IPU can pl
 from . import ops
 from .cost import OpCost
 from .function import Context, Function, OpRecord, record, scope
+from .ops.portable import portable_numerics, set_portable_numerics
 from .tensor import DEFAULT_FLOAT, Tensor, as_tensor, is_grad_enabled, no_grad
 
 __all__ = ["Context", "DEFAULT_FLOAT", "Function", "OpCost", "OpRecord", "Tensor", "as_tensor",
-           "is_grad_enabled", "no_grad", "ops", "record", "scope"]
+           "is_grad_enabled", "no_grad", "ops", "portable_numerics", "record", "scope", "set_portable_numerics"]

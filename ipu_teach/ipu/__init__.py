@@ -1,11 +1,13 @@
 """Graphcore's IPU extensions for Keras, on the simulated IPU: ``from ipu_teach import ipu``.
 
 ``ipu.config.IPUConfig``, ``ipu.config.configure_ipu_system``, ``ipu.ipu_strategy.IPUStrategy``,
-``ipu.ops.pipelining_ops`` (also ``ipu.pipelining_ops``), ``ipu.utils``, and the Model methods
+``ipu.ops.pipelining_ops`` (also ``ipu.pipelining_ops``), ``ipu.utils``,
+``ipu.optimizers.GradientAccumulationReductionMethod`` (also ``ipu.gradient_accumulation``), and the Model methods
 ``set_gradient_accumulation_options``, ``set_replication_options``, ``set_pipelining_options`` and the
 pipeline stage assignment methods.
 """
-from . import config, executable_cache, ipu_strategy, keras_extensions, ops, pipelining, system, utils
+from . import (config, executable_cache, gradient_accumulation, ipu_strategy, keras_extensions, ops, optimizers,
+               pipelining, system, utils)
 from .ops import pipelining_ops
 from .config import DeviceConnectionType, IPUConfig, SelectionOrder, configure_ipu_system
 from .executor import IPURuleError
@@ -15,5 +17,5 @@ from .out_of_memory import ModelOutOfMemoryError
 keras_extensions.install()
 
 __all__ = ["DeviceConnectionType", "IPUConfig", "IPURuleError", "IPUStrategy", "ModelOutOfMemoryError",
-           "SelectionOrder", "config", "configure_ipu_system", "executable_cache", "ipu_strategy", "ops", "pipelining",
-           "pipelining_ops", "system", "utils"]
+           "SelectionOrder", "config", "configure_ipu_system", "executable_cache", "gradient_accumulation", "ipu_strategy",
+           "ops", "optimizers", "pipelining", "pipelining_ops", "system", "utils"]

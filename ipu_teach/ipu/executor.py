@@ -1,8 +1,9 @@
 """Running a Keras model on the simulated IPU: the rules, the executable, the numerics and the clock.
 
-Numerics are the CPU's: each replica's micro-batch gradient is computed with numpy and the
-replicas' (and accumulated micro-batches') gradients are averaged before one update, so R
-replicas of batch b end exactly where the CPU ends with batch R*b. Time is simulated: each
+Numerics are the CPU's: each replica's micro-batch gradient is computed with numpy, each replica
+accumulates its micro-batches with the model's reduction method and the replicas' results are
+summed before one update, as Graphcore's Keras does (``gradient_accumulation``: R replicas of
+batch b step like the CPU with batch R*b at R times the learning rate). Time is simulated: each
 execution costs the host's launch overhead plus the BSP Engine's cycles for streaming the
 batches in, looping ``steps_per_execution`` steps on the device, all-reducing gradients over
 IPU-Links and updating the weights; the first run of an executable also pays its compile time.
@@ -19,6 +20,7 @@ from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
 from .. import pipeline as schedules
 from . import executable_cache, messages, out_of_memory, pipelining, system
+from .gradient_accumulation import GradientAccumulationReductionMethod, accumulate, cross_replica_sum
 from .lowering import lower, split_by_stage
 
 
@@ -189,6 +191,7 @@ class IPUExecutor:
                 accumulation = plan.accumulation
                 pipelining.check_schedule(plan, accumulation, True, "gradient_accumulation_steps_per_replica")
         self.replicas, self.accumulation = replicas, accumulation
+        self.reduction = options.get("gradient_accumulation_reduction_method", GradientAccumulationReductionMethod.SUM)
         batch = adapter.batch_size
         if batch is None:
             raise IPURuleError("The IPU needs batched data of a fixed size: call dataset.batch(batch_size, "
@@ -252,7 +255,7 @@ class IPUExecutor:
         self.connection, self._told_compile_only = configuration, False
         self.executable = self._compile(model, mode, x, y, configuration, spe, accumulation)
         # fit validates between epochs: each mode keeps its own executable and layout to return to
-        self.prepared[mode] = (self.executable, replicas, accumulation, configuration)
+        self.prepared[mode] = (self.executable, replicas, accumulation, self.reduction, configuration)
         return Plan(steps_per_execution=spe, steps=per_replica, replicas=replicas,
                     epoch_notice=(lambda: messages.info(notice)) if notice else None)
 
@@ -274,6 +277,8 @@ class IPUExecutor:
                            plan.stages, list(plan.device_mapping), plan.schedule.name, plan.recompute,
                            [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
                        "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None}
+        if mode == "train" and accumulation > 1:  # compiled into the accumulation loop
+            description["gradient_accumulation_reduction_method"] = self.reduction.name
         key = executable_cache.key_of(description)
         if key in self.executables:
             return self.executables[key]
@@ -320,7 +325,7 @@ class IPUExecutor:
 
     # ----- running -------------------------------------------------------------------------------
     def run(self, model, mode, batches):
-        self.executable, self.replicas, self.accumulation, self.connection = self.prepared[mode]
+        self.executable, self.replicas, self.accumulation, self.reduction, self.connection = self.prepared[mode]
         if self.executable.out_of_memory is not None and self.connection.runs:
             raise out_of_memory.CannotRunOutOfMemoryError(self.executable.out_of_memory)
         batch = self.executable.graph.micro_batch
@@ -347,17 +352,20 @@ class IPUExecutor:
         return [0.0] * len(batches)
 
     def _train(self, model, batches):
+        """Each weight update takes ``replicas * accumulation`` batches: the infeed deals them to the
+        replicas in turn (replica r gets batches r, r + R, ...); each replica accumulates its own,
+        then the replicas' gradients are summed (``gradient_accumulation``)."""
         results, per_update = [], self.replicas * self.accumulation
         for start in range(0, len(batches), per_update):
-            total = None
-            chunk = batches[start:start + per_update]
+            gradients = []
             with pooled_moving_statistics():  # one update of the moving statistics, from the global batch
-                for x, y in chunk:
+                for x, y in batches[start:start + per_update]:
                     loss, grads, y_pred = model.compute_gradients(x, y)
                     model.update_metrics(loss, y, y_pred)
-                    total = grads if total is None else [t + g for t, g in zip(total, grads)]
+                    gradients.append(grads)
                     results.append(loss)
-            model.apply_gradients([g / np.float32(len(chunk)) for g in total])
+            model.apply_gradients(cross_replica_sum([accumulate(gradients[r::self.replicas], self.reduction)
+                                                     for r in range(self.replicas)]))
         return results
 
     def _test(self, model, batches):

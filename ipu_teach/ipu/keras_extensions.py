@@ -6,27 +6,26 @@ scope they have no effect, as on the real system.
 """
 from ..keras.models import Model
 from . import keyword_checks, pipelining
+from .gradient_accumulation import GradientAccumulationReductionMethod
 from .pipelining import model_options as _options
 
-_ACCUMULATION_REDUCTIONS = ("mean", "sum", "running_mean")
 EXECUTABLE_MODES = {"train": "fit", "test": "evaluate", "predict": "predict"}  # Keras' ModeKeys
 
 
 def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_replica=None,
-                                      gradient_accumulation_reduction_method="mean", **kwargs):
+                                      gradient_accumulation_reduction_method="sum", **kwargs):
     """Accumulate the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
-    weight update. ipu-teach averages them ('mean'), so accumulating k batches of b trains exactly as
-    one batch of k*b does."""
+    weight update, reduced as Graphcore's Keras does: summed by default ('sum'), or 'mean' or
+    'running_mean' (see ``ipu.gradient_accumulation``: k micro-batches of b with 'sum' step like one
+    batch of k*b at k times the learning rate; with 'mean' like one batch of k*b)."""
     keyword_checks.check("set_gradient_accumulation_options", kwargs, keyword_checks.GRADIENT_ACCUMULATION_KEYWORDS,
                          keyword_checks.GRADIENT_ACCUMULATION_RESERVED)
     steps = gradient_accumulation_steps_per_replica
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         raise ValueError(f"gradient_accumulation_steps_per_replica must be a positive integer, got {steps!r}")
-    method = str(getattr(gradient_accumulation_reduction_method, "name", gradient_accumulation_reduction_method)).lower()
-    if method != "mean":
-        raise ValueError(f"gradient_accumulation_reduction_method={method!r}: ipu-teach implements 'mean' only "
-                         f"(choices on the real system: {', '.join(_ACCUMULATION_REDUCTIONS)})")
-    _options(self).update(gradient_accumulation_steps_per_replica=steps, **kwargs)
+    method = GradientAccumulationReductionMethod.parse(gradient_accumulation_reduction_method)
+    _options(self).update(gradient_accumulation_steps_per_replica=steps,
+                          gradient_accumulation_reduction_method=method, **kwargs)
 
 
 def set_replication_options(self, replicated_metric_reduction_method="mean", **kwargs):

@@ -14,6 +14,7 @@ from ..keras.layers.base import InputLayer
 from ..keras.models import Model, Sequential
 from ..pipeline import rules as pipeline_rules
 from . import keyword_checks, messages
+from .gradient_accumulation import GradientAccumulationReductionMethod
 from .ops.pipelining_ops import PipelineSchedule, RecomputationMode
 
 
@@ -92,9 +93,10 @@ def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=Non
 
 
 def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, device_mapping=None,
-                           accumulate_outfeed=None, gradient_accumulation_reduction_method="mean",
+                           accumulate_outfeed=None, gradient_accumulation_reduction_method="sum",
                            pipeline_schedule=None, recomputation_mode=None, **pipelining_kwargs):
-    """Graphcore's pipelining options; ``pipeline_schedule`` defaults to Grouped."""
+    """Graphcore's pipelining options; ``pipeline_schedule`` defaults to Grouped. The reduction method is
+    the one ``set_gradient_accumulation_options`` sets too (the last call wins, as in Graphcore's Keras)."""
     keyword_checks.check("set_pipelining_options", pipelining_kwargs, keyword_checks.PIPELINING_KEYWORDS,
                          keyword_checks.PIPELINING_RESERVED)
     steps = gradient_accumulation_steps_per_replica
@@ -109,10 +111,9 @@ def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, d
     if device_mapping is not None and any(isinstance(d, bool) or not isinstance(d, int) or d < 0
                                           for d in device_mapping):
         raise ValueError(f"device_mapping must list one IPU index (>= 0) per stage, got {device_mapping!r}")
-    method = str(getattr(gradient_accumulation_reduction_method, "name", gradient_accumulation_reduction_method))
-    if method.lower() != "mean":
-        raise ValueError(f"gradient_accumulation_reduction_method={method!r}: ipu-teach implements 'mean' only")
+    method = GradientAccumulationReductionMethod.parse(gradient_accumulation_reduction_method)
     options = model_options(self)
+    options["gradient_accumulation_reduction_method"] = method
     options["pipelining"] = {"gradient_accumulation_steps_per_replica": steps, "device_mapping": device_mapping,
                              "pipeline_schedule": pipeline_schedule or PipelineSchedule.Grouped,
                              "recomputation_mode": recomputation_mode or RecomputationMode.Auto}

@@ -31,8 +31,8 @@ def build(seed=0, hidden=8, new_session=True):
     return keras.Model(inputs, outputs)
 
 
-def compile_model(model, steps_per_execution=1):
-    model.compile(keras.optimizers.SGD(LEARNING_RATE), "categorical_crossentropy", metrics=["accuracy"],
+def compile_model(model, steps_per_execution=1, learning_rate=LEARNING_RATE):
+    model.compile(keras.optimizers.SGD(learning_rate), "categorical_crossentropy", metrics=["accuracy"],
                   steps_per_execution=steps_per_execution)
     return model
 
@@ -46,16 +46,18 @@ def configure(num_ipus=1, **ipu_model):
     return config
 
 
-def cpu_model(seed=0, **kwargs):
-    return compile_model(build(seed, **kwargs))
+def cpu_model(seed=0, learning_rate=LEARNING_RATE, **kwargs):
+    return compile_model(build(seed, **kwargs), learning_rate=learning_rate)
 
 
-def ipu_model(steps_per_execution=1, accumulation=None, seed=0, **kwargs):
-    """A model compiled inside an IPUStrategy scope (the system must already be configured)."""
+def ipu_model(steps_per_execution=1, accumulation=None, seed=0, reduction="sum", **kwargs):
+    """A model compiled inside an IPUStrategy scope (the system must already be configured);
+    ``reduction`` is the gradient_accumulation_reduction_method (Graphcore's default: 'sum')."""
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = build(seed, **kwargs)
         if accumulation:
-            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=accumulation)
+            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=accumulation,
+                                                    gradient_accumulation_reduction_method=reduction)
         return compile_model(model, steps_per_execution)
 
 

@@ -38,11 +38,11 @@ def two_stage_model(seed=0, dropout=True, stages=(0, 1)):
     return keras.Model(inputs, x)
 
 
-def compiled(model, accumulation=8, steps_per_execution=8, schedule=Schedule.Grouped, **options):
+def compiled(model, accumulation=8, steps_per_execution=8, schedule=Schedule.Grouped, learning_rate=0.1, **options):
     if accumulation:
         model.set_pipelining_options(gradient_accumulation_steps_per_replica=accumulation,
                                      pipeline_schedule=schedule, **options)
-    model.compile(keras.optimizers.SGD(0.1), "categorical_crossentropy", metrics=["accuracy"],
+    model.compile(keras.optimizers.SGD(learning_rate), "categorical_crossentropy", metrics=["accuracy"],
                   steps_per_execution=steps_per_execution)
     return model
 
@@ -72,13 +72,16 @@ def test_pipelined_training_equals_gradient_accumulation_to_the_last_bit(capsys)
         np.testing.assert_array_equal(a, b)
 
 
-def test_pipelined_training_matches_the_cpu_with_the_effective_batch():
+@pytest.mark.parametrize("reduction, rate", [("sum", 8), ("mean", 1), ("running_mean", 1)])
+def test_pipelined_training_matches_the_cpu_with_the_effective_batch_and_the_reductions_rate(reduction, rate):
+    """8 micro-batches of b: 'sum' (the default) steps like the CPU with batch 8b at 8 times the learning
+    rate; 'mean' and 'running_mean' like batch 8b at the same rate."""
     x, y = data()
     configure(2)
-    on_pipeline = pipelined(dropout=False)
+    on_pipeline = pipelined(dropout=False, gradient_accumulation_reduction_method=reduction)
     keras.utils.set_random_seed(3)
     on_pipeline.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0)
-    on_cpu = compiled(two_stage_model(dropout=False), accumulation=None, steps_per_execution=1)
+    on_cpu = compiled(two_stage_model(dropout=False), accumulation=None, steps_per_execution=1, learning_rate=0.1 * rate)
     on_cpu.fit(x, y, batch_size=BATCH * 8, epochs=2, shuffle=False, verbose=0)
     for a, b in zip(on_pipeline.get_weights(), on_cpu.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -3,6 +3,7 @@ import numpy as np
 
 from ..cost import OpCost
 from ..function import Function
+from . import portable
 
 
 class ReLU(Function):
@@ -24,8 +25,8 @@ class Sigmoid(Function):
         # Split by sign so exp never overflows.
         y = np.empty_like(x)
         pos = x >= 0
-        y[pos] = 1 / (1 + np.exp(-x[pos]))
-        e = np.exp(x[~pos])
+        y[pos] = 1 / (1 + portable.exp(-x[pos]))
+        e = portable.exp(x[~pos])
         y[~pos] = e / (1 + e)
         ctx.save_for_backward(y)
         return y
@@ -39,7 +40,7 @@ class Sigmoid(Function):
 class Tanh(Function):
     @staticmethod
     def forward(ctx, x):
-        y = np.tanh(x)
+        y = portable.tanh(x)
         ctx.save_for_backward(y)
         return y
 
@@ -52,7 +53,7 @@ class Tanh(Function):
 class Exp(Function):
     @staticmethod
     def forward(ctx, x):
-        y = np.exp(x)
+        y = portable.exp(x)
         ctx.save_for_backward(y)
         return y
 
@@ -66,7 +67,7 @@ class Log(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return np.log(x)
+        return portable.log(x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -78,18 +79,18 @@ class Softplus(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return np.logaddexp(0, x).astype(x.dtype)
+        return portable.softplus(x)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved
-        return grad * (0.5 * (1 + np.tanh(0.5 * x)))  # the sigmoid, without overflow
+        return grad * (0.5 * (1 + portable.tanh(0.5 * x)))  # the sigmoid, without overflow
 
 
 class ELU(Function):
     @staticmethod
     def forward(ctx, x, alpha=1.0):
-        neg = alpha * np.expm1(np.minimum(x, 0))
+        neg = alpha * portable.expm1(np.minimum(x, 0))
         y = np.where(x > 0, x, neg)
         ctx.save_for_backward(x, neg)
         ctx.alpha = alpha
@@ -106,7 +107,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x):
-        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        e = portable.exp(x - x.max(axis=-1, keepdims=True))
         y = e / e.sum(axis=-1, keepdims=True)
         ctx.save_for_backward(y)
         return y

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..cost import MatrixProduct, OpCost
 from ..function import Function
+from . import portable
 from .gemm import matmul
 
 
@@ -59,13 +60,13 @@ class Conv2D(Function):
             raise ValueError(f"Conv2D: a {kh}x{kw} kernel does not fit an input of {x.shape[1]}x{x.shape[2]} "
                              f"with padding {padding!r}; use padding='same' or a smaller kernel")
         xp = pad_nhwc(x, pads)
-        cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=x.dtype)
+        cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=portable.compute_type(x.dtype))  # one cast
         for i in range(kh):
             for j in range(kw):
                 cols[:, :, :, i, j, :] = xp[window_slices(i, j, outs, strides)]
         cols = cols.reshape(n * outs[0] * outs[1], kh * kw * c)
         w2 = kernel.reshape(kh * kw * c, filters)
-        y = matmul(cols, w2)
+        y = matmul(cols, w2, dtype=x.dtype)
         y += bias
         ctx.save_for_backward(cols, w2)
         ctx.geometry = (xp.shape, pads, outs, strides, kernel.shape)
@@ -78,7 +79,7 @@ class Conv2D(Function):
         g2 = grad.reshape(-1, grad.shape[-1])
         gx = gk = gb = None
         if ctx.needs_input_grad[1]:
-            gk = matmul(cols.T, g2).reshape(kshape)
+            gk = matmul(cols.T, g2, dtype=grad.dtype).reshape(kshape)
         if ctx.needs_input_grad[2]:
             gb = np.einsum("ij->j", g2)  # column sums; twice as fast as sum(axis=0) on tall arrays
         if ctx.needs_input_grad[0]:

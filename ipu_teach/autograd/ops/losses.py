@@ -4,6 +4,7 @@ import numpy as np
 
 from ..cost import OpCost
 from ..function import Function
+from . import portable
 
 EPSILON = 1e-7  # keras.backend.epsilon()
 
@@ -17,13 +18,13 @@ class _PerSampleLoss(Function):
 
 
 def _softmax(logits):
-    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    e = portable.exp(logits - logits.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 
 
 def _log_softmax(logits):
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return shifted - portable.log(portable.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 class SoftmaxCrossEntropy(_PerSampleLoss):
@@ -67,7 +68,7 @@ class CategoricalCrossentropyProbs(_PerSampleLoss):
         q = probs / total
         clipped = np.clip(q, EPSILON, 1 - EPSILON)
         ctx.save_for_backward(q, clipped, total, labels)
-        return -(labels * np.log(clipped)).sum(axis=-1)
+        return -(labels * portable.log(clipped)).sum(axis=-1)
 
     @staticmethod
     def backward(ctx, grad):
@@ -83,13 +84,13 @@ class SigmoidBinaryCrossentropy(_PerSampleLoss):
     @staticmethod
     def forward(ctx, logits, labels):
         ctx.save_for_backward(logits, labels)
-        loss = np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))
+        loss = np.maximum(logits, 0) - logits * labels + portable.log1p(portable.exp(-np.abs(logits)))
         return loss.mean(axis=-1)
 
     @staticmethod
     def backward(ctx, grad):
         logits, labels = ctx.saved
-        sig = 0.5 * (1 + np.tanh(0.5 * logits))  # the sigmoid, without overflow
+        sig = 0.5 * (1 + portable.tanh(0.5 * logits))  # the sigmoid, without overflow
         return grad[..., None] * (sig - labels) / logits.shape[-1], None
 
 
@@ -100,7 +101,7 @@ class BinaryCrossentropyProbs(_PerSampleLoss):
     def forward(ctx, probs, labels):
         p = np.clip(probs, EPSILON, 1 - EPSILON)
         ctx.save_for_backward(probs, p, labels)
-        loss = -(labels * np.log(p + EPSILON) + (1 - labels) * np.log(1 - p + EPSILON))
+        loss = -(labels * portable.log(p + EPSILON) + (1 - labels) * portable.log(1 - p + EPSILON))
         return loss.mean(axis=-1)
 
     @staticmethod
