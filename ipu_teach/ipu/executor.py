@@ -18,7 +18,8 @@ from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
 from .. import pipeline as schedules
-from . import executable_cache, messages, out_of_memory, pipelining, system
+from ..autograd import precision
+from . import executable_cache, matrix_plan, messages, out_of_memory, pipelining, poplar_options, system
 from .lowering import lower, split_by_stage
 
 
@@ -130,6 +131,21 @@ def _optimizer_structure(optimizer) -> dict:
     return {"class": type(optimizer).__name__, "slots": optimizer.slots_per_weight, **switches}
 
 
+def _precision_and_options(graph, configuration, stage_options) -> dict:
+    """What else shapes the program: the ops' precision and the Poplar options, named only where they differ
+    from fp32 and the defaults, so the fp32 executables keep the cache keys they always had."""
+    described = {}
+    if set(graph.itemsizes) - {4}:
+        described["itemsizes"] = graph.itemsizes
+    options = (configuration.conv_options, configuration.matmul_options)
+    if options != (matrix_plan.DEFAULT_OPTIONS,) * 2:
+        described["poplar_options"] = [vars(o) for o in options]
+    stages = {k: [repr(o) for o in v] for k, v in (stage_options or {}).items() if k.endswith("poplar_options") and v}
+    if stages:
+        described["stage_poplar_options"] = stages
+    return described
+
+
 class IPUExecutor:
     """Runs fit / evaluate / predict of one model on the IPUs the system configuration selected."""
 
@@ -239,7 +255,9 @@ class IPUExecutor:
 
     def _compile(self, model, mode, x, y, configuration, spe, accumulation) -> Executable:
         spec, replicas, plan = configuration.spec, self.replicas, self.pipeline
-        graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas)
+        stage_options = getattr(model, "_ipu_options", {}).get("pipelining") if plan is not None else None
+        graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas,
+                      options_for=poplar_options.options_for(configuration, plan, stage_options))
         options = capture.engine_options(configuration)
         pipelined = None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas,
                                                                  configuration.cross_replica_sum_buffer_bytes)
@@ -254,7 +272,8 @@ class IPUExecutor:
                        "pipeline": None if plan is None else [
                            plan.stages, list(plan.device_mapping), plan.schedule.name, plan.recompute,
                            [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
-                       "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None}
+                       "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None,
+                       **_precision_and_options(graph, configuration, stage_options)}
         key = executable_cache.key_of(description)
         if key in self.executables:
             return self.executables[key]
@@ -310,7 +329,10 @@ class IPUExecutor:
                 raise IPURuleError(f"A batch of {len(x)} samples reached an IPU program compiled for batches of "
                                    f"{batch}: use Dataset.batch({batch}, drop_remainder=True) or trim the data")
         if self.connection.runs:
-            results = getattr(self, f"_{mode}")(model, batches)
+            c = self.connection
+            with precision.ipu_numerics(c.matmul_options.partials_type, c.conv_options.partials_type,
+                                        c.rounding_rng if c.stochastic_rounding else None):
+                results = getattr(self, f"_{mode}")(model, batches)
         else:
             results = self._compile_only(model, mode, batches)
         seconds = self.executable.seconds_per_execution * self.connection.runs + self._compile_due

@@ -11,12 +11,17 @@ float rounding (sums over pieces of the shared axis are added in another order).
 """
 import numpy as np
 
+from ..precision import half_product
+
 SINGLE_THREAD_SIZE = 2**18  # OpenBLAS' default: products up to this many multiply-adds run on one thread
 SPLIT_UP_TO = 2**25  # larger products are left whole: they have enough work for every thread
 
 
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n), split into single-thread pieces when small."""
+def matmul(a: np.ndarray, b: np.ndarray, kind: str = "matmul") -> np.ndarray:
+    """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n), split into single-thread pieces when small; in fp16
+    as the matrix units do it, with the partials type of ``kind`` ("matmul" or "conv")."""
+    if a.dtype == np.float16 and b.dtype == np.float16:
+        return half_product(a, b, kind)
     (m, k), n = a.shape, b.shape[1]
     size = m * k * n
     if size <= SINGLE_THREAD_SIZE or size > SPLIT_UP_TO:
