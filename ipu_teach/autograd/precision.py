@@ -73,11 +73,11 @@ def half_product(a: np.ndarray, b: np.ndarray, kind: str = "matmul") -> np.ndarr
 def stochastic_round(values, rng) -> np.ndarray:
     """``values`` rounded to fp16, up or down at random with the probabilities that make it exact on average."""
     x = np.asarray(values, np.float64)
-    nearest = x.astype(np.float16)
-    below = np.where(nearest.astype(np.float64) > x, np.nextafter(nearest, np.float16(-np.inf)), nearest)
-    above = np.nextafter(below, np.float16(np.inf))
-    gap = above.astype(np.float64) - below.astype(np.float64)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # values past fp16's range overflow to inf, as on the IPU
+        nearest = x.astype(np.float16)
+        below = np.where(nearest.astype(np.float64) > x, np.nextafter(nearest, np.float16(-np.inf)), nearest)
+        above = np.nextafter(below, np.float16(np.inf))
+        gap = above.astype(np.float64) - below.astype(np.float64)
         p_up = np.where(np.isfinite(gap) & (gap > 0), (x - below.astype(np.float64)) / np.where(gap > 0, gap, 1), 0)
     rounded = np.where(rng.random(x.shape) < p_up, above, below)
     return np.where(np.isfinite(nearest), rounded, nearest).astype(np.float16)  # overflow stays inf

@@ -12,8 +12,11 @@ import numpy as np
 from ..optimizers import Optimizer
 
 
-class LossScaleOptimizer:
+class LossScaleOptimizer(Optimizer):
     """Wraps ``inner_optimizer``; anything not about loss scaling is the inner optimizer's."""
+
+    slots_per_weight = property(lambda self: self.inner_optimizer.slots_per_weight)
+    update_flops_per_weight = property(lambda self: self.inner_optimizer.update_flops_per_weight)
 
     def __init__(self, inner_optimizer, dynamic=True, initial_scale=None, dynamic_growth_steps=None):
         if not isinstance(inner_optimizer, Optimizer):
@@ -35,7 +38,7 @@ class LossScaleOptimizer:
         self.loss_scale = scale
         self.dynamic_counter = 0
 
-    def __getattr__(self, name):  # learning_rate, iterations, slots_per_weight... are the inner optimizer's
+    def __getattr__(self, name):  # iterations, name, slots... are the inner optimizer's
         if name == "inner_optimizer":
             raise AttributeError(name)
         return getattr(self.inner_optimizer, name)
