@@ -19,7 +19,7 @@ from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
 from .. import pipeline as schedules
 from ..autograd import precision
-from . import executable_cache, matrix_plan, messages, out_of_memory, pipelining, poplar_options, system
+from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, system
 from .lowering import lower, split_by_stage
 
 
@@ -129,21 +129,6 @@ def _optimizer_structure(optimizer) -> dict:
     compiled program as variables, so changing them does not recompile."""
     switches = {k: v for k, v in optimizer.get_config().items() if isinstance(v, bool)}
     return {"class": type(optimizer).__name__, "slots": optimizer.slots_per_weight, **switches}
-
-
-def _precision_and_options(graph, configuration, stage_options) -> dict:
-    """What else shapes the program: the ops' precision and the Poplar options, named only where they differ
-    from fp32 and the defaults, so the fp32 executables keep the cache keys they always had."""
-    described = {}
-    if set(graph.itemsizes) - {4}:
-        described["itemsizes"] = graph.itemsizes
-    options = (configuration.conv_options, configuration.matmul_options)
-    if options != (matrix_plan.DEFAULT_OPTIONS,) * 2:
-        described["poplar_options"] = [vars(o) for o in options]
-    stages = {k: [repr(o) for o in v] for k, v in (stage_options or {}).items() if k.endswith("poplar_options") and v}
-    if stages:
-        described["stage_poplar_options"] = stages
-    return described
 
 
 class IPUExecutor:
@@ -273,7 +258,7 @@ class IPUExecutor:
                            plan.stages, list(plan.device_mapping), plan.schedule.name, plan.recompute,
                            [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
                        "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None,
-                       **_precision_and_options(graph, configuration, stage_options)}
+                       **poplar_options.describe(graph, configuration, stage_options)}
         key = executable_cache.key_of(description)
         if key in self.executables:
             return self.executables[key]

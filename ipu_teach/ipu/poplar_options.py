@@ -10,6 +10,8 @@ other is an error that says which are simulated.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..autograd.precision import check_partials_type
 from .matrix_plan import DEFAULT_OPTIONS, MatrixOptions
 
@@ -91,3 +93,18 @@ def options_for(configuration, plan=None, pipelining: dict | None = None):
         return parse(given, f"{phase}_propagation_stages_poplar_options[{stage}]", base[kind])
 
     return lookup
+
+
+def describe(graph, configuration, stage_options) -> dict:
+    """For the executable's cache key: the ops' precision and the Poplar options, named only where they differ
+    from fp32 and the defaults, so the fp32 executables keep the cache keys they always had."""
+    described = {}
+    if set(graph.itemsizes) - {4}:
+        described["itemsizes"] = graph.itemsizes
+    options = (configuration.conv_options, configuration.matmul_options)
+    if options != (DEFAULT_OPTIONS, DEFAULT_OPTIONS):
+        described["poplar_options"] = [dataclasses.asdict(o) for o in options]
+    stages = {k: [repr(o) for o in v] for k, v in (stage_options or {}).items() if k.endswith("poplar_options") and v}
+    if stages:
+        described["stage_poplar_options"] = stages
+    return described
