@@ -10,6 +10,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+HALF_NAMES = ("float16", "half", "fp16")
+
+
+def is_half(dtype) -> bool:
+    """True for fp16 however it is named (a numpy dtype, "float16", Poplar's "half")."""
+    return str(getattr(dtype, "name", dtype)) in HALF_NAMES
+
+
 SLIDES_BOW = "workshop slides (Bow IPU), ../shared/seeds/ipu-workshop-slides.txt"
 KIB = 1024
 
@@ -50,10 +58,15 @@ class IPUSpec:
         "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle for elementwise work "
         "(matrix products use the 32 FLOPs/cycle AMP unit instead)", default=2)
     amp_channel_group: int = _figure(
-        "approximate: the AMP takes input and output channels in groups of 8 in fp32 (16 in fp16): a layer "
+        "approximate: the AMP takes input and output channels in groups of 8 in fp32: a layer "
         "with fewer channels pays for a whole group (poplibs ConvPlan inChansPerGroup / partialChansPerGroup; "
         "8 fp32 conv units x CONV_UNIT_INPUT_LOAD_ELEMS_FLOAT = 2 in poplibs TileConstants.hpp = 16 MACs/cycle)",
         default=8)
+    amp_channel_group_fp16: int = _figure(
+        "approximate: in fp16 the AMP takes channels in groups of 16 (poplibs TileConstants.hpp: "
+        "CONV_UNIT_INPUT_LOAD_ELEMS_HALF = 4 against _FLOAT = 2, so each conv unit loads twice the channels; "
+        "poplibs' planner picks inChansPerGroup 16 for half AMP convolutions), so a thin layer wastes more",
+        default=16)
     vertex_overhead_cycles: int = _figure(
         "approximate: a vertex's fixed cost before its loops, ~50-95 supervisor cycles in poplibs' cycle "
         "estimators (lib/poplin/PerformanceEstimation.hpp: supervisorNonloopOverhead 50, convNx1Overhead 95)",
@@ -79,7 +92,7 @@ class IPUSpec:
 
     def __post_init__(self):
         for name in ("tiles", "threads_per_tile", "sram_per_tile", "fp32_flops_per_cycle", "fp16_flops_per_cycle",
-                     "vector_flops_per_cycle", "amp_channel_group", "worker_cycles",
+                     "vector_flops_per_cycle", "amp_channel_group", "amp_channel_group_fp16", "worker_cycles",
                      "links_between_neighbours",
                      "exchange_bytes_per_cycle", "ipu_links", "ipus_per_machine"):
             value = getattr(self, name)
@@ -97,7 +110,11 @@ class IPUSpec:
 
     def flops_per_cycle(self, dtype) -> int:
         """Peak FLOPs per cycle of one tile for ``dtype`` ("float16"/"float32"; other types count as fp32)."""
-        return self.fp16_flops_per_cycle if str(dtype) in ("float16", "half", "fp16") else self.fp32_flops_per_cycle
+        return self.fp16_flops_per_cycle if is_half(dtype) else self.fp32_flops_per_cycle
+
+    def channel_group(self, dtype) -> int:
+        """Channels the AMP takes at once for ``dtype``: 16 in fp16, 8 in fp32."""
+        return self.amp_channel_group_fp16 if is_half(dtype) else self.amp_channel_group
 
     def host_stream_bytes_per_s(self, streaming_ipus: int = 1) -> float:
         """Bandwidth of one IPU's host stream while ``streaming_ipus`` IPUs of its machine stream at once: its

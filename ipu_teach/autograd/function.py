@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import precision
 from .cost import OpCost
 from .tensor import Node, Tensor, as_tensor, is_grad_enabled
 
@@ -93,6 +94,9 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **params) -> Tensor:
         tensors = tuple(as_tensor(x) for x in inputs)
+        dtype = precision.compute_dtype()
+        if dtype is not None and cls.__name__ != "Cast":
+            tensors = tuple(_autocast(t, x, dtype) for t, x in zip(tensors, inputs))
         arrays = [t.data for t in tensors]
         needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)
         itemsize = max((a.itemsize for a in arrays if a.dtype.kind == "f"), default=4)
@@ -108,6 +112,17 @@ class Function:
             for tape in _recorders:
                 tape.append(rec)
         return out
+
+
+def _autocast(tensor: Tensor, given, dtype) -> Tensor:
+    """A floating input in the layer's compute dtype: a constant is converted, a tensor goes through a Cast
+    op (so its gradient flows back in its own dtype), as Keras' autocasting does."""
+    if tensor.dtype not in (np.float16, np.float32) or tensor.dtype == dtype:
+        return tensor
+    if not isinstance(given, Tensor):
+        return Tensor(tensor.data.astype(dtype))
+    from .ops import cast
+    return cast(tensor, dtype)
 
 
 def _bytes(shapes, itemsize) -> int:

@@ -27,10 +27,11 @@ def is_grad_enabled() -> bool:
 
 
 def _as_array(value) -> np.ndarray:
-    """Python numbers and lists become float32; numpy float64 stays (gradient checks run in float64)."""
+    """Python numbers and lists become float32; numpy float64 stays (gradient checks run in float64), and so
+    does float16 (half-precision layers)."""
     array = np.asarray(value)
     if array.dtype.kind == "f":
-        keep = array.dtype in (np.float32, np.float64) and isinstance(value, (np.ndarray, np.generic))
+        keep = array.dtype in (np.float16, np.float32, np.float64) and isinstance(value, (np.ndarray, np.generic))
         return array if keep else array.astype(DEFAULT_FLOAT)
     if array.dtype.kind in "iub" and not isinstance(value, np.ndarray):
         return array.astype(DEFAULT_FLOAT)

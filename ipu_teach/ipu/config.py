@@ -55,6 +55,21 @@ def _checked(owner, name, default, value):
     return value
 
 
+class StochasticRoundingBehaviour(enum.Enum):
+    """Graphcore's ``esr`` values. ON: fp16 results round stochastically in hardware; OFF (default): to
+    nearest. REPLICA_IDENTICAL_ONLY rounds stochastically only where every replica computes the same
+    values; ipu-teach simulates stochastic rounding where fp16 weights are written, which replicas do
+    identically, so it acts as ON. ``from_bool`` maps True / False as Graphcore's config does."""
+
+    OFF = "off"
+    ON = "on"
+    REPLICA_IDENTICAL_ONLY = "replica_identical_only"
+
+    @staticmethod
+    def from_bool(value):
+        return StochasticRoundingBehaviour.ON if value else StochasticRoundingBehaviour.OFF
+
+
 class _Options:
     """An attribute group that refuses unknown names and values of the wrong kind."""
 
@@ -118,6 +133,32 @@ class OptimizationOptions(_Options):
     _defaults = {"maximum_cross_replica_sum_buffer_size": 0}
 
 
+class FloatingPointBehaviourOptions(_Options):
+    """``IPUConfig.floating_point_behaviour`` (graphcore/tensorflow ``_FloatingPointBehaviourConfig``): ``esr``
+    turns on stochastic rounding (a StochasticRoundingBehaviour, or a bool); ``set_all`` turns on every
+    option. The exception flags (inv, div0, oflo, nanoo) are accepted; ipu-teach does not trap on them."""
+
+    _defaults = {"inv": False, "div0": False, "oflo": False, "esr": StochasticRoundingBehaviour.OFF,
+                 "nanoo": False, "set_all": False}
+
+
+class ConvolutionOptions(_Options):
+    """``IPUConfig.convolutions.poplar_options``: Poplar's convolution options as strings, of which ipu-teach
+    simulates ``availableMemoryProportion`` (temporary memory vs speed) and ``partialsType``."""
+
+    _defaults = {"poplar_options": None}
+
+    def __init__(self):
+        super().__init__()
+        object.__setattr__(self, "poplar_options", {})
+
+
+class MatmulOptions(ConvolutionOptions):
+    """``IPUConfig.matmuls.poplar_options`` (and ``clear_pass_type``, accepted), as for convolutions."""
+
+    _defaults = {"poplar_options": None, "clear_pass_type": False}
+
+
 class IPUConfig(_Options):
     _defaults = {
         "auto_select_ipus": [],
@@ -128,6 +169,9 @@ class IPUConfig(_Options):
         "ipu_model": None,
         "profiling": None,
         "optimizations": None,
+        "floating_point_behaviour": None,
+        "convolutions": None,
+        "matmuls": None,
     }
     _groups = ("device_connection", "ipu_model", "profiling")
 
@@ -137,6 +181,9 @@ class IPUConfig(_Options):
         object.__setattr__(self, "ipu_model", IPUModelOptions())
         object.__setattr__(self, "profiling", ProfilingOptions())
         object.__setattr__(self, "optimizations", OptimizationOptions())
+        object.__setattr__(self, "floating_point_behaviour", FloatingPointBehaviourOptions())
+        object.__setattr__(self, "convolutions", ConvolutionOptions())
+        object.__setattr__(self, "matmuls", MatmulOptions())
 
     def configure_ipu_system(self, device="cpu") -> None:
         """Attach the simulated IPUs this config selects (Graphcore's method form); like Graphcore's, it

@@ -19,7 +19,8 @@ from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
 from .. import pipeline as schedules
-from . import executable_cache, messages, out_of_memory, pipelining, system
+from ..autograd import precision
+from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, system
 from .gradient_accumulation import GradientAccumulationReductionMethod, accumulate, cross_replica_sum
 from .lowering import lower, split_by_stage
 
@@ -261,7 +262,9 @@ class IPUExecutor:
 
     def _compile(self, model, mode, x, y, configuration, spe, accumulation) -> Executable:
         spec, replicas, plan = configuration.spec, self.replicas, self.pipeline
-        graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas)
+        stage_options = getattr(model, "_ipu_options", {}).get("pipelining") if plan is not None else None
+        graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas,
+                      options_for=poplar_options.options_for(configuration, plan, stage_options))
         options = capture.engine_options(configuration)
         pipelined = None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas,
                                                                  configuration.cross_replica_sum_buffer_bytes)
@@ -276,7 +279,8 @@ class IPUExecutor:
                        "pipeline": None if plan is None else [
                            plan.stages, list(plan.device_mapping), plan.schedule.name, plan.recompute,
                            [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
-                       "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None}
+                       "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None,
+                       **poplar_options.describe(graph, configuration, stage_options)}
         if mode == "train" and accumulation > 1:  # compiled into the accumulation loop
             description["gradient_accumulation_reduction_method"] = self.reduction.name
         key = executable_cache.key_of(description)
@@ -334,7 +338,10 @@ class IPUExecutor:
                 raise IPURuleError(f"A batch of {len(x)} samples reached an IPU program compiled for batches of "
                                    f"{batch}: use Dataset.batch({batch}, drop_remainder=True) or trim the data")
         if self.connection.runs:
-            results = getattr(self, f"_{mode}")(model, batches)
+            c = self.connection
+            with precision.ipu_numerics(c.matmul_options.partials_type, c.conv_options.partials_type,
+                                        c.rounding_rng if c.stochastic_rounding else None):
+                results = getattr(self, f"_{mode}")(model, batches)
         else:
             results = self._compile_only(model, mode, batches)
         seconds = self.executable.seconds_per_execution * self.connection.runs + self._compile_due

@@ -19,6 +19,10 @@ from . import matrix_plan
 from ..autograd import record
 
 
+TEMPORARY = "temporary memory"
+"""The category of the matrix products' temporary memory (not always live, as PopVision shows it)."""
+
+
 @dataclass
 class LoweredStep:
     """One superstep of the program: its name, phase and per-tile compute and exchange."""
@@ -29,6 +33,8 @@ class LoweredStep:
     cycles: np.ndarray
     received: np.ndarray
     output_bytes: int = 0
+    temporary: np.ndarray | None = None
+    """Per tile, the temporary memory a matrix product needs while it runs (on its main step only)."""
 
     @property
     def scope(self) -> str:
@@ -75,6 +81,8 @@ class LoweredGraph:
     input_bytes: int = 0
     output_bytes: int = 0
     gradient_bytes: list = field(default_factory=list)
+    itemsizes: list = field(default_factory=list)
+    """Bytes per value of each recorded op (4 in fp32, 2 in fp16): the program's precision."""
 
     @property
     def steps(self) -> list:
@@ -105,22 +113,29 @@ def _vector_step(name, phase, flops, grains, spec, output_bytes=0) -> LoweredSte
     return LoweredStep(name, phase, int(flops), cycles, np.zeros(spec.tiles, np.int64), output_bytes)
 
 
-def _product_steps(name, phase, product, spec, itemsize, output_bytes) -> list:
+def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) -> list:
     """The compute sets one matrix product lowers to (see :mod:`.matrix_plan`): the operands' rearrangement
-    (an exchange), the convolution on the AMP and, if the depth is split, the reduction of the partials."""
-    chosen = matrix_plan.plan(product, spec, itemsize)
+    (an exchange), the convolution on the AMP and, if the depth is split, the reduction of the partials;
+    all of them once per serial pass (later passes named ``.../serialK/...``)."""
+    chosen = matrix_plan.plan(product, spec, itemsize, options)
     used = chosen.tiles
-    steps = [LoweredStep(f"{name}/transform", phase, 0, np.zeros(spec.tiles, np.int64),
-                         matrix_plan.per_tile(chosen.transform_bytes, used, spec)),
-             LoweredStep(name, phase, product.flops, matrix_plan.per_tile(chosen.compute_cycles, used, spec),
-                         np.zeros(spec.tiles, np.int64), output_bytes)]
-    if chosen.depth_split > 1:
-        steps.append(LoweredStep(f"{name}/reduce", phase, 0, matrix_plan.per_tile(chosen.reduce_cycles, used, spec),
-                                 matrix_plan.per_tile(chosen.reduce_bytes, used, spec)))
+    steps = []
+    for k in range(chosen.serial_split):
+        label = name if k == 0 else f"{name}/serial{k}"
+        steps += [LoweredStep(f"{label}/transform", phase, 0, np.zeros(spec.tiles, np.int64),
+                              matrix_plan.per_tile(chosen.transform_bytes, used, spec)),
+                  LoweredStep(label, phase, product.flops // chosen.serial_split,
+                              matrix_plan.per_tile(chosen.compute_cycles, used, spec),
+                              np.zeros(spec.tiles, np.int64), output_bytes if k == 0 else 0,
+                              matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None)]
+        if chosen.depth_split > 1:
+            steps.append(LoweredStep(f"{label}/reduce", phase, 0,
+                                     matrix_plan.per_tile(chosen.reduce_cycles, used, spec),
+                                     matrix_plan.per_tile(chosen.reduce_bytes, used, spec)))
     return steps
 
 
-def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0) -> list:
+def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix_plan.DEFAULT_OPTIONS) -> list:
     """The compute sets of one op's forward or backward: each matrix product's (the first one's main step
     carries ``name``), then the vector work; nothing for a view such as Reshape."""
     if cost.flops == 0:
@@ -128,7 +143,7 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0) -> list:
     steps = []
     for j, product in enumerate(cost.products):
         steps += _product_steps(name if j == 0 else f"{name}/product{j}", phase, product, spec, itemsize,
-                                output_bytes if j == 0 else 0)
+                                output_bytes if j == 0 else 0, options)
     if cost.vector_flops:
         steps.append(_vector_step(f"{name}/vector" if cost.products else name, phase, cost.vector_flops,
                                   cost.grains, spec, 0 if cost.products else output_bytes))
@@ -152,13 +167,14 @@ def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list, inp
         pick = [step for step in graph.steps if stage_of(step.name) == s and step.phase not in ("update", "accumulate")]
         memory = [MemoryItem(m.name, m.category, m.per_tile * (stash[s] if m.category == "activations" else 1),
                              m.always_live, m.live_from, m.live_until)
-                  for m in graph.memory if m.category not in hardware.CODE_CATEGORIES and stage_of(m.name) == s]
+                  for m in graph.memory if m.category not in hardware.CODE_CATEGORIES + (TEMPORARY,)
+                  and stage_of(m.name) == s]
         if input_stash[s]:
             memory.append(MemoryItem(f"stage{s}/stashed inputs", "activations",
                                      _spread(input_bytes[s], graph.spec.tiles) * input_stash[s]))
         stages.append(LoweredGraph(graph.mode, graph.spec, graph.micro_batch,
                                    [p for p in pick if p.phase == "forward"], [p for p in pick if p.phase == "backward"],
-                                   [], memory + _code_memory(pick, graph.spec)))
+                                   [], memory + _temporary_memory(pick, graph.spec) + _code_memory(pick, graph.spec)))
     return stages
 
 
@@ -211,6 +227,23 @@ def _activation_memory(records, steps, spec) -> list:
     return items
 
 
+def _temporary_memory(steps, spec) -> list:
+    """The matrix products' temporary memory: not always live, and one region serves them all in turn (no two
+    products run at once), so a tile needs the largest product's share, from the first product to the last."""
+    marked = [k for k, step in enumerate(steps) if step.temporary is not None]
+    if not marked:
+        return []
+    largest = np.max([steps[k].temporary for k in marked], axis=0)
+    return [MemoryItem("matrixProductTemporaries", TEMPORARY, largest, always_live=False,
+                       live_from=marked[0], live_until=marked[-1])]
+
+
+def _host_itemsize(array) -> int:
+    """Bytes per streamed value: a float input at its own size (fp16 data streams half the bytes), others as 4."""
+    dtype = np.asarray(array).dtype
+    return dtype.itemsize if dtype.kind == "f" else 4
+
+
 def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
     """One compute set per weight tensor, as each variable's update (or accumulation) is its own op in
     TensorFlow: small tensors leave most tiles idle and pay a sync each."""
@@ -218,8 +251,10 @@ def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
             for w in weights]
 
 
-def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
-    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after)."""
+def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None) -> LoweredGraph:
+    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after).
+    ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options."""
+    options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
     with _preserved_state(model), record() as tape:
         if mode == "train":
             model.compute_gradients(x, y)
@@ -239,10 +274,12 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
         label = f"{rec.scope or 'loss'}/{rec.op}"
         signature.append([rec.op, position.get(rec.scope, rec.scope), [list(s) for s in rec.input_shapes], list(rec.output_shape),
                           {k: v for k, v in rec.params.items() if isinstance(v, (int, float, str, tuple, bool))}])
+        kind = "conv" if rec.op == "Conv2D" else "matmul"
         forward += _steps_for(f"{label}:{i}", "forward", rec.forward, spec, rec.itemsize,
-                              int(np.prod(rec.output_shape)) * rec.itemsize)
+                              int(np.prod(rec.output_shape)) * rec.itemsize, options_for(rec.scope, "forward", kind))
         if mode == "train":
-            backward.append(_steps_for(f"{label}:{i}/grad", "backward", rec.backward, spec, rec.itemsize))
+            backward.append(_steps_for(f"{label}:{i}/grad", "backward", rec.backward, spec, rec.itemsize,
+                                       options=options_for(rec.scope, "backward", kind)))
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
     update, memory = [], _weight_memory(model.weights, spec, 0)
@@ -256,13 +293,15 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1) -> LoweredGraph:
         if accumulation > 1:
             memory += _weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
         memory += _activation_memory(tape, forward + backward + update, spec)
+    memory += _temporary_memory(forward + backward + update, spec)
     memory += _code_memory(forward + backward + update, spec)
-    sample_bytes = int(np.prod(np.shape(x)[1:])) * 4
+    sample_bytes = int(np.prod(np.shape(x)[1:])) * _host_itemsize(x)
     label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0
     results = int(np.prod(model.output_shape[1:])) * 4 * len(x) if mode == "predict" else 4 * len(model.metrics)
     return LoweredGraph(mode, spec, len(x), forward, backward if mode == "train" else [], update, memory, signature,
                         input_bytes=len(x) * (sample_bytes + label_bytes), output_bytes=results,
-                        gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights])
+                        gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights],
+                        itemsizes=[rec.itemsize for rec in tape])
 
 
 class _preserved_state:

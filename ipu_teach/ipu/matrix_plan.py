@@ -10,7 +10,16 @@ tiles. Each split has a price, and the planner takes the cheapest:
   pass that costs a fixed overhead plus one group-wide multiply per row. Channels are taken in whole
   groups of ``amp_channel_group``, so a layer with 1 input channel pays for 8: this is why a first
   convolution never reaches the peak rate. Where the vector unit would be faster, it is used instead;
-- when the depth is split, the partial sums are exchanged and added (``reduce``).
+- when the depth is split, the partial sums are exchanged and added (``reduce``), in the partials type
+  (``partialsType``: 4 bytes for "float", 2 for "half").
+
+Each split also needs temporary memory on a tile while it runs: the rearranged operand slices and the
+partial sums. Poplar only takes plans whose temporary memory fits ``availableMemoryProportion`` of the
+tile's memory (default 0.6); when none fits, it splits the output channels serially (poplibs'
+``serialSplit``): each serial pass needs 1/s of the memory but the rearrangement, convolution and
+reduction run s times, each a compute set with its sync. A lower proportion so buys memory with time
+(Graphcore's technical note "Optimising Temporary Memory Usage for Convolutions and Matmuls on the IPU").
+In fp16 the AMP runs 4x the fp32 rate (``fp16_flops_per_cycle``) on channel groups of 16.
 
 Every figure comes from the IPU spec (``hardware.py``); see ``lib/poplin/ConvProgramTree.hpp`` for the
 compute sets a real convolution lowers to.
@@ -24,8 +33,25 @@ import numpy as np
 from ..autograd.cost import MatrixProduct
 from ..bsp.mapping import ceil_div
 
-PARTIAL_BYTES = 4
-"""Partial sums are kept in fp32 (poplibs' default partialsType for fp32 and fp16 convolutions)."""
+PARTIAL_BYTES = {"float": 4, "half": 2}
+"""Bytes of one partial sum by Poplar's partialsType (default "float" for fp32 and fp16 products)."""
+DEFAULT_AVAILABLE_MEMORY_PROPORTION = 0.6
+"""Poplar's default availableMemoryProportion for convolutions and matmuls (graphcore/tensorflow
+``IPUConfig.convolutions.poplar_options`` docstring and the technical note above)."""
+
+
+@dataclass(frozen=True)
+class MatrixOptions:
+    """The Poplar options of one product: ``availableMemoryProportion`` and ``partialsType``."""
+
+    available_memory_proportion: float = DEFAULT_AVAILABLE_MEMORY_PROPORTION
+    partials_type: str = "float"
+
+    def temporary_bytes_allowed(self, spec) -> int:
+        return int(self.available_memory_proportion * spec.sram_per_tile)
+
+
+DEFAULT_OPTIONS = MatrixOptions()
 
 
 @dataclass(frozen=True)
@@ -40,17 +66,20 @@ class ProductPlan:
     transform_bytes: int
     reduce_bytes: int
     reduce_cycles: int
+    serial_split: int = 1
+    temporary_bytes: int = 0
+    """Bytes a busy tile holds while one serial pass runs: its operand slices and partial sums."""
 
     @property
     def tiles(self) -> int:
         return self.rows_split * self.cols_split * self.depth_split
 
     def cycles(self, spec) -> int:
-        """What this plan costs: the compute, both exchanges and one sync per compute set."""
+        """What this plan costs: per serial pass the compute, both exchanges and one sync per compute set."""
         exchange = ceil_div(self.transform_bytes, spec.exchange_bytes_per_cycle)
         reduce = ceil_div(self.reduce_bytes, spec.exchange_bytes_per_cycle) + self.reduce_cycles
         syncs = 2 + (self.depth_split > 1)
-        return self.compute_cycles + exchange + reduce + syncs * spec.sync_cycles_on_chip
+        return self.serial_split * (self.compute_cycles + exchange + reduce + syncs * spec.sync_cycles_on_chip)
 
 
 def _splits(limit: int):
@@ -61,13 +90,13 @@ def _splits(limit: int):
         value *= 2
 
 
-def amp_cycles(rows: int, depth: int, cols: int, channels: int, spec) -> int:
+def amp_cycles(rows: int, depth: int, cols: int, channels: int, spec, dtype="float32") -> int:
     """Cycles of one tile's AMP vertex for a ``rows x depth x cols`` piece with ``channels`` channels."""
-    group, threads = spec.amp_channel_group, spec.threads_per_tile
+    group, threads = spec.channel_group(dtype), spec.threads_per_tile
     positions = ceil_div(depth, channels)
     passes = positions * ceil_div(channels, group) * ceil_div(cols, group)
     # one row on one worker: a group of multiply-adds at the AMP's rate, in the worker's own issue slots
-    per_row = ceil_div(2 * group * group, spec.fp32_flops_per_cycle) * spec.worker_cycles
+    per_row = ceil_div(2 * group * group, spec.flops_per_cycle(dtype)) * spec.worker_cycles
     return spec.vertex_overhead_cycles + passes * (spec.amp_pass_cycles + ceil_div(rows, threads) * per_row)
 
 
@@ -76,39 +105,50 @@ def vector_cycles(flops: int, spec, vertices: int = 1) -> int:
     return ceil_div(flops, spec.vector_flops_per_cycle) + spec.vertex_overhead_cycles * vertices
 
 
-def plan(product: MatrixProduct, spec, itemsize: int = 4) -> ProductPlan:
-    """The cheapest split of ``product`` over ``spec.tiles`` tiles."""
-    best, best_cycles = None, None
-    group = spec.amp_channel_group
-    for cols_split in _splits(ceil_div(product.cols, group)):
-        for depth_split in _splits(ceil_div(product.depth, group)):
-            if cols_split * depth_split > spec.tiles:
-                continue
-            rows_split = min(product.rows, spec.tiles // (cols_split * depth_split))
-            candidate = _price(product, spec, itemsize, rows_split, cols_split, depth_split)
-            cycles = candidate.cycles(spec)
-            if best is None or cycles < best_cycles:
-                best, best_cycles = candidate, cycles
-    return best
+def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions = DEFAULT_OPTIONS) -> ProductPlan:
+    """The cheapest split of ``product`` over ``spec.tiles`` tiles whose temporary memory fits the options'
+    share of a tile; serial splits only where no plan fits without them (the least memory if none fits)."""
+    group = spec.channel_group("float16" if itemsize == 2 else "float32")
+    allowed = options.temporary_bytes_allowed(spec)
+    best, best_cycles, smallest = None, None, None
+    for serial in _splits(ceil_div(product.cols, group)):
+        for cols_split in _splits(ceil_div(product.cols, group)):
+            for depth_split in _splits(ceil_div(product.depth, group)):
+                if cols_split * depth_split > spec.tiles:
+                    continue
+                rows_split = min(product.rows, spec.tiles // (cols_split * depth_split))
+                candidate = _price(product, spec, itemsize, rows_split, cols_split, depth_split, serial, options)
+                if smallest is None or candidate.temporary_bytes < smallest.temporary_bytes:
+                    smallest = candidate
+                cycles = candidate.cycles(spec)
+                if candidate.temporary_bytes <= allowed and (best is None or cycles < best_cycles):
+                    best, best_cycles = candidate, cycles
+        if best is not None:
+            return best
+    return smallest
 
 
-def _price(product, spec, itemsize, rows_split, cols_split, depth_split) -> ProductPlan:
+def _price(product, spec, itemsize, rows_split, cols_split, depth_split, serial=1,
+           options: MatrixOptions = DEFAULT_OPTIONS) -> ProductPlan:
+    dtype = "float16" if itemsize == 2 else "float32"
+    partial_bytes = PARTIAL_BYTES[options.partials_type]
     rows = ceil_div(product.rows, rows_split)
-    cols = ceil_div(product.cols, cols_split)
+    cols = ceil_div(ceil_div(product.cols, cols_split), serial)  # one serial pass's share of the columns
     depth = ceil_div(product.depth, depth_split)
     channels = min(product.channels, depth)
-    amp = amp_cycles(rows, depth, cols, channels, spec)
+    amp = amp_cycles(rows, depth, cols, channels, spec, dtype)
     vector = vector_cycles(2 * rows * depth * cols, spec, spec.threads_per_tile)
     tiles = rows_split * cols_split * depth_split
     received = (rows * depth + depth * cols) * itemsize
-    sent = ceil_div((product.rows * product.depth + product.depth * product.cols) * itemsize, spec.tiles)
+    sent = ceil_div((product.rows * product.depth + product.depth * product.cols) * itemsize, spec.tiles * serial)
     reduce_bytes = reduce_cycles = 0
     if depth_split > 1:
-        partials = product.rows * product.cols * depth_split  # each output's partial sums, one per depth slice
-        reduce_bytes = ceil_div(partials * PARTIAL_BYTES, tiles)
+        partials = product.rows * ceil_div(product.cols, serial) * depth_split  # each output's partial sums
+        reduce_bytes = ceil_div(partials * partial_bytes, tiles)
         reduce_cycles = vector_cycles(ceil_div(partials, tiles), spec)
+    temporary = received + rows * cols * partial_bytes + reduce_bytes
     return ProductPlan(rows_split, cols_split, depth_split, amp <= vector, min(amp, vector), max(received, sent),
-                       reduce_bytes, reduce_cycles)
+                       reduce_bytes, reduce_cycles, serial, temporary)
 
 
 def per_tile(cycles: int, tiles: int, spec) -> np.ndarray:

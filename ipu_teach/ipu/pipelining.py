@@ -16,6 +16,7 @@ from ..pipeline import rules as pipeline_rules
 from . import keyword_checks, messages
 from .gradient_accumulation import GradientAccumulationReductionMethod
 from .ops.pipelining_ops import PipelineSchedule, RecomputationMode
+from .poplar_options import check_stage_options
 
 
 class PipelineStageAssignment:
@@ -116,7 +117,15 @@ def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, d
     options["gradient_accumulation_reduction_method"] = method
     options["pipelining"] = {"gradient_accumulation_steps_per_replica": steps, "device_mapping": device_mapping,
                              "pipeline_schedule": pipeline_schedule or PipelineSchedule.Grouped,
-                             "recomputation_mode": recomputation_mode or RecomputationMode.Auto}
+                             "recomputation_mode": recomputation_mode or RecomputationMode.Auto,
+                             **_stage_poplar_options(pipelining_kwargs)}
+
+
+def _stage_poplar_options(pipelining_kwargs) -> dict:
+    """Graphcore's per-stage Poplar options (a list of PipelineStageOptions for the forward and the backward
+    stages): how a Keras model sets availableMemoryProportion or partialsType for some layers only."""
+    names = ("forward_propagation_stages_poplar_options", "backward_propagation_stages_poplar_options")
+    return {name: check_stage_options(pipelining_kwargs.get(name), name) for name in names}
 
 
 def model_options(model) -> dict:

@@ -6,11 +6,15 @@ two, which is why ``auto_select_ipus=3`` is an error.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from .. import hardware
 from ..session import on_reset
-from .config import DeviceConnectionType, IPUConfig
+from . import poplar_options
+from .config import DeviceConnectionType, IPUConfig, StochasticRoundingBehaviour
+from .matrix_plan import DEFAULT_OPTIONS, MatrixOptions
 
 SYSTEMS = {"IPU-M2000": 4, "IPU-POD16": 16, "IPU-POD64": 64}
 DEFAULT_SYSTEM = "IPU-POD16"
@@ -39,6 +43,11 @@ class SystemConfiguration:
     profiling: dict
     system: str = DEFAULT_SYSTEM
     cross_replica_sum_buffer_bytes: int = 0
+    conv_options: MatrixOptions = DEFAULT_OPTIONS
+    matmul_options: MatrixOptions = DEFAULT_OPTIONS
+    stochastic_rounding: bool = False
+    rounding_rng: np.random.Generator = field(default=None, compare=False, repr=False)
+    """The generator of stochastic rounding, seeded (``ipu.utils.reset_ipu_seed``) so runs repeat."""
 
     @property
     def total_ipus(self) -> int:
@@ -52,6 +61,27 @@ class SystemConfiguration:
 
 _current: list = [None]
 _system: list = [DEFAULT_SYSTEM]
+_rounding_seed: list = [0]
+
+
+def reseed_rounding(seed: int) -> None:
+    """Seed stochastic rounding from now on, and in the configured system at once."""
+    _rounding_seed[0] = int(seed)
+    if _current[0] is not None and _current[0].rounding_rng is not None:
+        _current[0].rounding_rng.bit_generator.state = np.random.default_rng(int(seed)).bit_generator.state
+
+
+def _stochastic_rounding(behaviour) -> bool:
+    """``floating_point_behaviour.esr`` as Graphcore takes it: the enum, or a bool."""
+    if behaviour.set_all:
+        return True
+    esr = behaviour.esr
+    if isinstance(esr, bool):
+        esr = StochasticRoundingBehaviour.from_bool(esr)
+    if not isinstance(esr, StochasticRoundingBehaviour):
+        raise ValueError("IPUConfig.floating_point_behaviour.esr must be an ipu.config.StochasticRoundingBehaviour "
+                         f"(ON, OFF, REPLICA_IDENTICAL_ONLY) or a bool, got {esr!r}")
+    return esr is not StochasticRoundingBehaviour.OFF
 
 
 def use_system(name: str) -> None:
@@ -119,9 +149,12 @@ def configure(config: IPUConfig) -> SystemConfiguration:
     if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 0:
         raise ValueError("IPUConfig.optimizations.maximum_cross_replica_sum_buffer_size: expected a number of "
                          f"bytes >= 0 (0: all-reduce each gradient on its own), got {buffer!r}")
-    configuration = SystemConfiguration(spec, num_ipus, device_id, config.device_connection.type,
-                                        bool(config.allow_recompute), config.profiling.as_dict(), _system[0],
-                                        buffer)
+    configuration = SystemConfiguration(
+        spec, num_ipus, device_id, config.device_connection.type, bool(config.allow_recompute),
+        config.profiling.as_dict(), _system[0], buffer,
+        poplar_options.parse(config.convolutions.poplar_options, "IPUConfig.convolutions.poplar_options"),
+        poplar_options.parse(config.matmuls.poplar_options, "IPUConfig.matmuls.poplar_options"),
+        _stochastic_rounding(config.floating_point_behaviour), np.random.default_rng(_rounding_seed[0]))
     _current[0] = configuration
     return configuration
 
@@ -135,3 +168,4 @@ def reset() -> None:
     """Detach the simulated IPUs and go back to the default system (as a new Python process would start)."""
     _current[0] = None
     _system[0] = DEFAULT_SYSTEM
+    _rounding_seed[0] = 0

@@ -3,6 +3,7 @@
 Source: graphcore/tensorflow ``tensorflow/python/ipu/utils.py`` (SDK 3.x).
 """
 from ..keras import backend
+from . import system
 
 
 def move_variable_initialization_to_cpu(graph=None) -> None:
@@ -12,6 +13,7 @@ def move_variable_initialization_to_cpu(graph=None) -> None:
 
 
 def reset_ipu_seed(seed, device="/device:IPU:0", cpu_device="cpu", experimental_identical_replicas=False) -> None:
-    """Reseed the random numbers drawn on the IPU (dropout masks); ipu-teach draws them from Keras'
-    generator, so this seeds that (weight initialisers included)."""
+    """Reseed the random numbers drawn on the IPU: dropout masks (ipu-teach draws them from Keras' generator,
+    so this seeds that, weight initialisers included) and stochastic rounding."""
     backend.set_random_seed(int(seed))
+    system.reseed_rounding(int(seed))

@@ -3,10 +3,10 @@
 Names, signatures and defaults follow Keras (TensorFlow 2.x), so the Graphcore tutorial's code
 runs with only its imports changed.
 """
-from . import (activations, backend, callbacks, datasets, initializers, ipu, layers, losses, metrics, models,
-               optimizers, utils)
+from . import (activations, backend, callbacks, datasets, initializers, ipu, layers, losses, metrics,
+               mixed_precision, models, optimizers, utils)
 from .layers import Input
 from .models import Model, Sequential
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "datasets", "initializers",
-           "ipu", "layers", "losses", "metrics", "models", "optimizers", "utils"]
+           "ipu", "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "utils"]

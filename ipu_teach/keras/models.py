@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import Tensor, no_grad
-from . import backend, losses as losses_module, optimizers as optimizers_module
+from . import backend, losses as losses_module, mixed_precision, optimizers as optimizers_module
 from .engine import device, graph, model_file, on_batch, sample_weights, saving, summary as summary_module, training
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
@@ -178,6 +178,8 @@ class Model(Layer):
         if not isinstance(steps_per_execution, (int, np.integer)) or steps_per_execution < 1:
             raise ValueError(f"compile: steps_per_execution must be a positive integer, got {steps_per_execution!r}")
         self.optimizer = optimizers_module.get(optimizer)
+        if self.compute_dtype == "float16" and not isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):
+            self.optimizer = mixed_precision.LossScaleOptimizer(self.optimizer)  # as Keras' compile does
         self.loss = losses_module.get(loss) if loss is not None and not isinstance(loss, (list, tuple, dict)) else loss
         self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics)
         self.steps_per_execution = int(steps_per_execution)
@@ -231,11 +233,14 @@ class Model(Layer):
         """Loss and gradients of one batch (no weight update): what a replica computes on the IPU."""
         output = self.call(x, training=True)
         loss, parts = self.compiled_loss(y, output)
-        loss.backward()
+        scale = getattr(self.optimizer, "loss_scale", None)  # a LossScaleOptimizer's: d(scale * loss)
+        loss.backward(None if scale is None else np.full(loss.shape, scale, loss.dtype))
         grads = []
         for w in self.trainable_weights:
             grads.append(w.grad if w.grad is not None else np.zeros_like(w.data))
             w.grad = None
+        if scale is not None:
+            grads = self.optimizer.get_unscaled_gradients(grads)
         return _loss_value(loss, parts), grads, _values(output)
 
     def apply_gradients(self, grads) -> None:

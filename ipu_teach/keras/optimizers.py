@@ -5,6 +5,8 @@ moments): the IPU model needs it to count optimizer state in tile memory.
 """
 import numpy as np
 
+from ..autograd import precision
+
 
 class Optimizer:
     slots_per_weight = 0
@@ -29,8 +31,23 @@ class Optimizer:
     def apply_gradients(self, grads_and_vars) -> None:
         self.iterations += 1
         for grad, weight in grads_and_vars:
-            if grad is not None:
+            if grad is None:
+                continue
+            if weight.dtype == np.float16:
+                self._update_half(weight, grad)
+            else:
                 self.update(weight, np.asarray(grad, dtype=weight.dtype))
+
+    def _update_half(self, weight, grad) -> None:
+        """An fp16 weight's update is computed in fp32 and written back in fp16: rounded to nearest, or
+        stochastically when the IPU's stochastic rounding is on (``autograd.precision.write``)."""
+        stored = weight.data
+        weight.data = stored.astype(np.float32)
+        try:
+            self.update(weight, np.asarray(grad, dtype=np.float32))
+            precision.write(stored, weight.data)
+        finally:
+            weight.data = stored
 
     def update(self, weight, grad) -> None:
         raise NotImplementedError

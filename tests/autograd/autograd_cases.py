@@ -54,6 +54,7 @@ CASES = [
     ("Transpose", lambda x: ops.Transpose.apply(x, perm=(0, 3, 1, 2)), [_x], (0,)),
     ("Pad", lambda x: ops.Pad.apply(x, pads=((0, 0), (1, 2), (0, 1), (0, 0))), [_x], (0,)),
     ("Gather", ops.Gather.apply, [_m, np.array([[0, 3], [3, 3]])], (0,)),
+    ("Cast", lambda x: ops.Cast.apply(x, dtype=str(x.dtype)), [_m], (0,)),  # to fp16: tests/autograd/test_precision.py
 ]
 
 CASE_IDS = [case[0] for case in CASES]

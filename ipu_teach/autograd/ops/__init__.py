@@ -1,7 +1,7 @@
 """The ops the Keras layers are made of, each a :class:`~ipu_teach.autograd.function.Function`."""
 from .activations import ELU, Exp, Log, ReLU, Sigmoid, Softmax, Softplus, Tanh
 from .conv import Conv2D
-from .elementwise import Abs, Add, Div, Mul, Neg, Sub
+from .elementwise import Abs, Add, Cast, Div, Mul, Neg, Sub
 from .gather import Gather
 from .linalg import MatMul
 from .losses import (BinaryCrossentropyProbs, CategoricalCrossentropyProbs, SigmoidBinaryCrossentropy,
@@ -12,6 +12,7 @@ from .rearrange import Concatenate, Pad, Slice, Transpose
 from .shape import Mean, Reshape, Sum
 
 
+def cast(x, dtype): return Cast.apply(x, dtype=str(dtype))
 def add(a, b): return Add.apply(a, b)
 def sub(a, b): return Sub.apply(a, b)
 def mul(a, b): return Mul.apply(a, b)

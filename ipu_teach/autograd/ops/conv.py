@@ -66,7 +66,7 @@ class Conv2D(Function):
                 cols[:, :, :, i, j, :] = xp[window_slices(i, j, outs, strides)]
         cols = cols.reshape(n * outs[0] * outs[1], kh * kw * c)
         w2 = kernel.reshape(kh * kw * c, filters)
-        y = matmul(cols, w2, dtype=x.dtype)
+        y = matmul(cols, w2, "conv", dtype=x.dtype)
         y += bias
         ctx.save_for_backward(cols, w2)
         ctx.geometry = (xp.shape, pads, outs, strides, kernel.shape)
@@ -79,12 +79,12 @@ class Conv2D(Function):
         g2 = grad.reshape(-1, grad.shape[-1])
         gx = gk = gb = None
         if ctx.needs_input_grad[1]:
-            gk = matmul(cols.T, g2, dtype=grad.dtype).reshape(kshape)
+            gk = matmul(cols.T, g2, "conv", dtype=grad.dtype).reshape(kshape)
         if ctx.needs_input_grad[2]:
             gb = np.einsum("ij->j", g2)  # column sums; twice as fast as sum(axis=0) on tall arrays
         if ctx.needs_input_grad[0]:
             kh, kw = kshape[:2]
-            dcols = matmul(g2, w2.T).reshape(grad.shape[:3] + (kh, kw, kshape[2]))
+            dcols = matmul(g2, w2.T, "conv").reshape(grad.shape[:3] + (kh, kw, kshape[2]))
             dxp = np.zeros(padded_shape, dtype=grad.dtype)
             for i in range(kh):
                 for j in range(kw):

@@ -13,6 +13,20 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return grad.sum(axis=axes, keepdims=True).reshape(shape) if axes else grad.reshape(shape)
 
 
+class Cast(Function):
+    """A change of dtype (Keras' autocast of a layer's inputs and variables); the gradient goes back in the
+    input's dtype, so a mixed-precision layer's fp32 variables get fp32 gradients."""
+
+    @staticmethod
+    def forward(ctx, x, dtype="float32"):
+        ctx.input_dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.astype(ctx.input_dtype)
+
+
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):

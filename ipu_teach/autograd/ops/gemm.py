@@ -12,16 +12,20 @@ alone, never by the machine.
 """
 import numpy as np
 
+from ..precision import half_product
 from . import portable
 
 SINGLE_THREAD_SIZE = 2**18  # OpenBLAS' default: products up to this many multiply-adds run on one thread
 SPLIT_UP_TO = 2**25  # larger products are left whole: they have enough work for every thread
 
 
-def matmul(a: np.ndarray, b: np.ndarray, dtype=None) -> np.ndarray:
+def matmul(a: np.ndarray, b: np.ndarray, kind: str = "matmul", dtype=None) -> np.ndarray:
     """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n) in ``dtype`` (default: the inputs' type; conv passes
-    its own, as it gathers its patches in the compute type), summed in ``portable.compute_type``."""
-    dtype = np.result_type(a, b) if dtype is None else dtype
+    its own, as it gathers its patches in the compute type). In fp16 as the matrix units do it, with the
+    partials type of ``kind`` ("matmul" or "conv"); otherwise summed in ``portable.compute_type``."""
+    dtype = np.dtype(np.result_type(a, b) if dtype is None else dtype)
+    if dtype == np.float16:
+        return half_product(a.astype(np.float16, copy=False), b.astype(np.float16, copy=False), kind)
     wide = portable.compute_type(dtype)
     return _product(a.astype(wide, copy=False), b.astype(wide, copy=False)).astype(dtype, copy=False)
 

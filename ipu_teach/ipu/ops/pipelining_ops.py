@@ -1,6 +1,8 @@
 """``ipu.ops.pipelining_ops``: the pipeline schedules and recomputation modes, by Graphcore's names."""
 import enum
 
+from ..poplar_options import PipelineStageOptions  # noqa: F401  (Graphcore's name lives here)
+
 
 class PipelineSchedule(enum.Enum):
     """Grouped (default): forwards grouped and backwards grouped, every IPU busy each step of the main

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd import Tensor, no_grad, scope
+from ...autograd import Tensor, no_grad, precision, scope
 from .. import backend, initializers
 from ..engine import config
+from ..mixed_precision import policy as dtype_policies
 from ..ipu.pipeline_stage import current_stage
 
 
@@ -58,6 +59,13 @@ class Layer:
         self.input_shape = None
         self.output_shape = None
         self.pipeline_stage = current_stage()  # a layer made inside PipelineStage(n) belongs to stage n
+        self._dtype_policy = dtype_policies.for_layer(dtype)
+
+    # ----- precision -----------------------------------------------------------------------------
+    dtype_policy = property(lambda self: self._dtype_policy)
+    compute_dtype = property(lambda self: self._dtype_policy.compute_dtype)
+    variable_dtype = property(lambda self: self._dtype_policy.variable_dtype)
+    dtype = variable_dtype  # Keras: a layer's dtype is its variables'
 
     # ----- weights -------------------------------------------------------------------------------
     @property
@@ -72,7 +80,8 @@ class Layer:
             weight.requires_grad = self._trainable and flag
             weight.grad = None
 
-    def add_weight(self, name, shape, initializer="zeros", trainable=True, dtype="float32") -> Tensor:
+    def add_weight(self, name, shape, initializer="zeros", trainable=True, dtype=None) -> Tensor:
+        dtype = dtype or self.variable_dtype
         value = initializers.get(initializer)(tuple(shape), dtype=dtype)
         weight = Tensor(np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable,
                         name=f"{self.name}/{name}:0")
@@ -166,7 +175,7 @@ class Layer:
             self._check_arity(inputs)
             tensor = inputs if isinstance(inputs, Tensor) else Tensor(np.asarray(inputs, dtype=np.float32))
             self._ensure_built(tensor.shape)
-        with scope(self.name):
+        with scope(self.name), precision.autocast(self.compute_dtype):
             return self.call(tensor, training=bool(training), **kwargs)
 
     def _call_symbolic(self, inputs, stage):

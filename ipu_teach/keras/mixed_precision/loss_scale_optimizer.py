@@ -1,0 +1,79 @@
+"""``LossScaleOptimizer`` (keras ``mixed_precision/loss_scale_optimizer.py``): scale the loss so small fp16
+gradients do not underflow, unscale the gradients before the update.
+
+Dynamic (the default): start at 2**15; when any gradient is inf or NaN, skip the step and halve the scale
+(never below 1); after ``dynamic_growth_steps`` (2000) finite steps in a row, double it. Static
+(``dynamic=False``): a fixed ``initial_scale``, every step applied, as Keras' fixed loss scale does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..optimizers import Optimizer
+
+
+class LossScaleOptimizer(Optimizer):
+    """Wraps ``inner_optimizer``; anything not about loss scaling is the inner optimizer's."""
+
+    slots_per_weight = property(lambda self: self.inner_optimizer.slots_per_weight)
+    update_flops_per_weight = property(lambda self: self.inner_optimizer.update_flops_per_weight)
+
+    def __init__(self, inner_optimizer, dynamic=True, initial_scale=None, dynamic_growth_steps=None):
+        if not isinstance(inner_optimizer, Optimizer):
+            raise TypeError("LossScaleOptimizer: 'inner_optimizer' must be an instance of keras.optimizers.Optimizer, "
+                            f"but got: {inner_optimizer!r}")
+        if not dynamic and initial_scale is None:
+            raise ValueError('LossScaleOptimizer: "initial_scale" must be specified if "dynamic" is False')
+        if not dynamic and dynamic_growth_steps is not None:
+            raise ValueError('LossScaleOptimizer: "dynamic_growth_steps" must be None if "dynamic" is False, '
+                             f"but got: {dynamic_growth_steps}")
+        scale = 2.0 ** 15 if initial_scale is None else float(initial_scale)
+        if not scale >= 1:
+            raise ValueError(f"LossScaleOptimizer: initial_scale must be >= 1, got {initial_scale!r}")
+        self.inner_optimizer = inner_optimizer
+        self.dynamic = bool(dynamic)
+        self.initial_scale = scale
+        self.dynamic_growth_steps = (2000 if dynamic_growth_steps is None else int(dynamic_growth_steps)) \
+            if dynamic else None
+        self.loss_scale = scale
+        self.dynamic_counter = 0
+
+    def __getattr__(self, name):  # iterations, name, slots... are the inner optimizer's
+        if name == "inner_optimizer":
+            raise AttributeError(name)
+        return getattr(self.inner_optimizer, name)
+
+    @property
+    def learning_rate(self):
+        return self.inner_optimizer.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self.inner_optimizer.learning_rate = value
+
+    def get_scaled_loss(self, loss):
+        return loss * self.loss_scale
+
+    def get_unscaled_gradients(self, grads) -> list:
+        return [None if g is None else g * (1.0 / self.loss_scale) for g in grads]
+
+    def apply_gradients(self, grads_and_vars) -> bool:
+        """Apply unless a gradient is not finite (dynamic only); update the scale. True when applied."""
+        grads_and_vars = list(grads_and_vars)
+        if not self.dynamic:
+            self.inner_optimizer.apply_gradients(grads_and_vars)
+            return True
+        if not all(np.isfinite(g).all() for g, _ in grads_and_vars if g is not None):
+            self.loss_scale = max(self.loss_scale / 2, 1.0)
+            self.dynamic_counter = 0
+            return False
+        self.inner_optimizer.apply_gradients(grads_and_vars)
+        self.dynamic_counter += 1
+        if self.dynamic_counter == self.dynamic_growth_steps:
+            self.loss_scale *= 2
+            self.dynamic_counter = 0
+        return True
+
+    def get_config(self) -> dict:
+        return {"inner_optimizer": self.inner_optimizer.get_config(), "dynamic": self.dynamic,
+                "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}

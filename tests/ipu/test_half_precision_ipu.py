@@ -1,0 +1,199 @@
+"""Precision and temporary memory on the simulated IPU: fp16 runs faster on the AMP and halves the
+activations, stochastic rounding follows IPUConfig.floating_point_behaviour.esr, and
+availableMemoryProportion trades a product's temporary memory for serial passes."""
+import numpy as np
+import pytest
+
+import ipu_teach.keras as keras
+from ipu_teach import hardware, ipu
+from ipu_teach.autograd.cost import MatrixProduct
+from ipu_teach.ipu import matrix_plan
+from ipu_teach.keras import mixed_precision
+
+MK2 = hardware.MK2
+
+
+@pytest.fixture(autouse=True)
+def float32_policy_after():
+    yield
+    mixed_precision.set_global_policy(None)
+
+
+def configure(tiles=None, conv=None, matmul=None, esr=None):
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.ipu_model.tiles_per_ipu = tiles
+    if conv is not None:
+        config.convolutions.poplar_options = conv
+    if matmul is not None:
+        config.matmuls.poplar_options = matmul
+    if esr is not None:
+        config.floating_point_behaviour.esr = esr
+    config.configure_ipu_system()
+
+
+def fit_conv_model(policy, batch=16):
+    """A small CNN trained one step on the IPU under ``policy``; returns its executable."""
+    mixed_precision.set_global_policy(policy)
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(0)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = keras.Sequential([keras.layers.Conv2D(64, 3, activation="relu", input_shape=(16, 16, 32)),
+                                  keras.layers.Conv2D(64, 3), keras.layers.Flatten(),
+                                  keras.layers.Dense(10), keras.layers.Activation("softmax", dtype="float32")])
+        model.compile("sgd", "categorical_crossentropy")
+        x = np.random.default_rng(0).normal(size=(batch, 16, 16, 32)).astype(np.float32)
+        y = keras.utils.to_categorical(np.arange(batch) % 10, 10)
+        model.fit(x, y, batch_size=batch, epochs=1, verbose=0)
+    return model.device_executor.executable
+
+
+def category_bytes(graph, category):
+    return sum(int(m.per_tile.sum()) for m in graph.memory if m.category == category)
+
+
+def test_fp16_convolutions_are_faster_and_their_activations_take_half_the_memory():
+    configure()
+    fp32 = fit_conv_model("float32")
+    fp16 = fit_conv_model("mixed_float16")
+    conv32, conv16 = ([s for s in e.graph.forward if s.name.startswith("conv2d_1/Conv2D") and s.name.count("/") == 1][0]
+                      for e in (fp32, fp16))
+    assert conv16.cycles.max() < conv32.cycles.max() / 2
+    assert fp16.seconds_per_execution < fp32.seconds_per_execution
+    convs32 = [m for m in fp32.graph.memory if m.category == "activations" and "/Conv2D" in m.name]
+    convs16 = [m for m in fp16.graph.memory if m.category == "activations" and "/Conv2D" in m.name]
+    assert [int(m.per_tile.sum()) for m in convs16] == [int(m.per_tile.sum()) // 2 for m in convs32]
+    assert category_bytes(fp16.graph, "variables") == category_bytes(fp32.graph, "variables")  # fp32 for mixed
+
+
+def test_the_amp_takes_channel_groups_of_16_at_four_times_the_rate_in_fp16():
+    assert (MK2.channel_group("float16"), MK2.channel_group("float32")) == (16, 8)
+    wide = dict(rows=60, depth=9 * 64, cols=64, channels=64, spec=MK2)
+    assert matrix_plan.amp_cycles(**wide, dtype="float16") < matrix_plan.amp_cycles(**wide) / 3
+    thin = dict(rows=60, depth=9, cols=8, channels=1, spec=MK2)  # one channel: fp16 wastes 15 of 16
+    assert matrix_plan.amp_cycles(**thin, dtype="float16") == matrix_plan.amp_cycles(**thin)
+
+
+def test_half_partials_halve_the_reduced_bytes():
+    product = MatrixProduct(8, 4096, 8, 4096)
+    as_float = matrix_plan._price(product, MK2, 2, 8, 1, 16)
+    as_half = matrix_plan._price(product, MK2, 2, 8, 1, 16, options=matrix_plan.MatrixOptions(0.6, "half"))
+    assert as_half.reduce_bytes * 2 == as_float.reduce_bytes
+
+
+def test_a_lower_available_memory_proportion_buys_memory_with_serial_passes():
+    product = MatrixProduct(rows=32, depth=2048, cols=512, channels=2048)
+    spec = MK2.with_tiles(16)
+    default = matrix_plan.plan(product, spec)
+    low = matrix_plan.plan(product, spec, options=matrix_plan.MatrixOptions(0.1))
+    assert default.temporary_bytes <= 0.6 * spec.sram_per_tile
+    assert low.temporary_bytes <= 0.1 * spec.sram_per_tile < default.temporary_bytes
+    assert low.serial_split > 1 and low.cycles(spec) > default.cycles(spec)
+
+
+def dense_fit(matmul_options=None, tiles=16):
+    configure(tiles=tiles, matmul=matmul_options)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = keras.Sequential([keras.layers.Dense(512, input_shape=(2048,)),
+                                  keras.layers.Dense(10, activation="softmax")])
+        model.compile("sgd", "categorical_crossentropy")
+        x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0)
+    return model.device_executor.executable
+
+
+def test_the_out_of_memory_cure_of_available_memory_proportion_works():
+    with pytest.raises(ipu.ModelOutOfMemoryError, match=r"temporary memory.*'availableMemoryProportion': '0.3'"):
+        dense_fit()
+    fitted = dense_fit({"availableMemoryProportion": "0.3"})
+    graph = fitted.graph
+    assert graph.tile_memory().max() <= graph.spec.sram_per_tile
+    temporary = [m for m in graph.memory if m.category == "temporary memory"]
+    assert len(temporary) == 1 and not temporary[0].always_live
+    assert any("/serial1" in step.name for step in graph.steps)
+
+
+def test_poplar_options_are_checked_as_strings_graphcore_takes():
+    with pytest.raises(ValueError, match=r"matmuls.poplar_options\['availableMemoryProportion'\] must be .*'1.5'"):
+        configure(matmul={"availableMemoryProportion": "1.5"})
+    with pytest.raises(ValueError, match=r"convolutions.poplar_options: option\(s\) \['useFastPath'\] are not simulated"):
+        configure(conv={"useFastPath": "true"})
+    with pytest.raises(ValueError, match="partialsType must be 'float' or 'half'"):
+        configure(conv={"partialsType": "float32"})
+    configure(conv={"availableMemoryProportion": 0.2, "partialsType": "half"})
+    options = ipu.system.current().conv_options
+    assert (options.available_memory_proportion, options.partials_type) == (0.2, "half")
+
+
+def test_esr_takes_the_enum_or_a_bool_and_refuses_anything_else():
+    configure(esr=True)
+    assert ipu.system.current().stochastic_rounding
+    configure(esr=ipu.config.StochasticRoundingBehaviour.OFF)
+    assert not ipu.system.current().stochastic_rounding
+    with pytest.raises(ValueError, match="esr must be an ipu.config.StochasticRoundingBehaviour"):
+        configure(esr="on")
+
+
+def fp16_weights_after_tiny_updates(esr, seed=0):
+    """A float16 model whose SGD updates (1.28e-4) are under half fp16's spacing below 1.0 (4.9e-4)."""
+    mixed_precision.set_global_policy("float16")
+    configure(esr=esr)
+    ipu.utils.reset_ipu_seed(seed)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = keras.Sequential([keras.layers.Dense(1, input_shape=(64,), kernel_initializer="ones")])
+        model.compile(mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(1e-2), dynamic=False,
+                                                         initial_scale=1), "mse")
+        x = np.full((16, 64), 0.01, np.float32)
+        before = model.get_weights()[0].copy()
+        model.fit(x, np.zeros((16, 1), np.float32), batch_size=16, epochs=1, verbose=0)
+    return before, model.get_weights()[0]
+
+
+def test_stochastic_rounding_on_the_ipu_keeps_small_weight_updates_reproducibly():
+    before, nearest = fp16_weights_after_tiny_updates(ipu.config.StochasticRoundingBehaviour.OFF)
+    assert np.array_equal(before, nearest)  # every update rounded away
+    _, stochastic = fp16_weights_after_tiny_updates(ipu.config.StochasticRoundingBehaviour.ON)
+    assert stochastic.dtype == np.float16 and (stochastic < before).any()
+    _, again = fp16_weights_after_tiny_updates(ipu.config.StochasticRoundingBehaviour.ON)
+    assert np.array_equal(stochastic, again)
+
+
+def test_host_io_streams_fp16_inputs_at_half_the_bytes():
+    configure()
+    sizes = []
+    for dtype in (np.float32, np.float16):
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            model = keras.Sequential([keras.layers.Dense(2, input_shape=(100,))])
+            model.compile("sgd", "mse", steps_per_execution=1)
+            model.predict(np.zeros((8, 100), dtype), batch_size=8, verbose=0)
+        sizes.append(model.device_executor.executable.graph.input_bytes)
+    assert sizes == [8 * 100 * 4, 8 * 100 * 2]
+
+
+def test_pipeline_stage_options_set_one_stages_memory_proportion():
+    configure()
+    ipu.system.reset()
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 2
+    config.ipu_model.tiles_per_ipu = 16
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(2048,))
+        with keras.ipu.PipelineStage(0):
+            hidden = keras.layers.Dense(256, name="big")(inputs)
+        with keras.ipu.PipelineStage(1):
+            outputs = keras.layers.Dense(10, activation="softmax", name="head")(hidden)
+        model = keras.Model(inputs, outputs)
+        low = ipu.ops.pipelining_ops.PipelineStageOptions(matmul_options={"availableMemoryProportion": "0.05"})
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                     forward_propagation_stages_poplar_options=[
+                                         low, ipu.ops.pipelining_ops.PipelineStageOptions()])
+        model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
+        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    names = [step.name for step in model.device_executor.executable.graph.forward]
+    assert any(name.startswith("big/") and "/serial" in name for name in names)
+    assert not any(name.startswith("head/") and "/serial" in name for name in names)
+    with pytest.raises(TypeError, match="PipelineStageOptions"):
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                     forward_propagation_stages_poplar_options=[{"availableMemoryProportion": "0.1"}])

@@ -1,0 +1,50 @@
+"""The solutions of notebook 06's exercises run and print what the exercises ask for."""
+import re
+import runpy
+from pathlib import Path
+
+import pytest
+
+from ipu_teach import ipu
+from ipu_teach.keras import mixed_precision
+
+SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
+
+
+@pytest.fixture(autouse=True)
+def no_system_left_behind():
+    yield
+    ipu.system.reset()
+    mixed_precision.set_global_policy(None)
+
+
+def run(name, capsys):
+    runpy.run_path(str(SOLUTIONS / name), run_name="__main__")
+    return capsys.readouterr().out
+
+
+def test_exercise_1_shows_fp16_spacing_and_a_stalled_sum(capsys):
+    out = run("06_exercise_1.py", capsys)
+    assert "2048 + 1 in fp16: 2048.0" in out and "2048 + 2 in fp16: 2050.0" in out
+    assert "0.01 added 10,000 times in fp16: 32.0" in out
+
+
+def test_exercise_2_shows_the_thin_first_convolution_gaining_least(capsys):
+    speedups = [float(s) for s in re.findall(r"speed-up ([\d.]+)x", run("06_exercise_2.py", capsys))]
+    assert len(speedups) == 2 and 1 < speedups[0] < 2 < speedups[1] < 4
+
+
+def test_exercise_3_halves_three_times_then_doubles_once(capsys):
+    out = run("06_exercise_3.py", capsys)
+    assert "loss scale: [32768, 16384, 8192, 4096, 4096, 4096, 4096, 8192, 8192]" in out
+    assert "weight after the 5 good steps: 0.975" in out
+
+
+def test_exercise_4_trades_temporary_memory_for_compute_sets_and_time(capsys):
+    out = run("06_exercise_4.py", capsys)
+    assert "0.6: out of memory" in out
+    rows = re.findall(r"fits: +([\d,]+) B temporary.*?(\d+) compute sets, +([\d.]+) us", out)
+    temporary, sets, micros = zip(*[(int(t.replace(",", "")), int(c), float(u)) for t, c, u in rows])
+    assert len(rows) == 3
+    assert list(temporary) == sorted(temporary, reverse=True) and list(sets) == sorted(sets)
+    assert list(micros) == sorted(micros)
