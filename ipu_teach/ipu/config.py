@@ -39,6 +39,10 @@ def _ipu_counts(owner, name, value):
     return list(value) if isinstance(value, tuple) else value
 
 
+class OptionKindError(TypeError, ValueError):
+    """An option given a value of the wrong kind (a TypeError, and the ValueError Graphcore raises)."""
+
+
 def _checked(owner, name, default, value):
     """``value`` if it has the kind of ``default`` (switches are True/False, never strings like "no")."""
     if name in ("auto_select_ipus", "select_ipus"):
@@ -46,8 +50,15 @@ def _checked(owner, name, default, value):
     if isinstance(default, bool):
         return boolean(f"{owner}.{name}", value)
     if isinstance(default, enum.Enum) and not isinstance(value, type(default)):
-        raise TypeError(f"{owner}.{name} must be an ipu.config.{type(default).__name__} "
-                        f"({', '.join(m.name for m in type(default))}), got {value!r}")
+        takes_bool = hasattr(type(default), "from_bool")  # Graphcore's esr takes True / False too
+        if takes_bool and isinstance(value, bool):
+            return value
+        raise OptionKindError(f"{owner}.{name} must be an ipu.config.{type(default).__name__} "
+                              f"({', '.join(m.name for m in type(default))}){' or a bool' if takes_bool else ''}, "
+                              f"got {value!r}")
+    if isinstance(default, dict) and not isinstance(value, dict):
+        raise OptionKindError(f"{owner}.{name} must be a dict of Poplar option names to strings, "
+                              f"e.g. {{'availableMemoryProportion': '0.3'}}, got {value!r}")
     if isinstance(default, str) and not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{owner}.{name} must be a string, got {value!r}")
     if default is None and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -146,7 +157,7 @@ class ConvolutionOptions(_Options):
     """``IPUConfig.convolutions.poplar_options``: Poplar's convolution options as strings, of which ipu-teach
     simulates ``availableMemoryProportion`` (temporary memory vs speed) and ``partialsType``."""
 
-    _defaults = {"poplar_options": None}
+    _defaults = {"poplar_options": {}}
 
     def __init__(self):
         super().__init__()
@@ -156,7 +167,7 @@ class ConvolutionOptions(_Options):
 class MatmulOptions(ConvolutionOptions):
     """``IPUConfig.matmuls.poplar_options`` (and ``clear_pass_type``, accepted), as for convolutions."""
 
-    _defaults = {"poplar_options": None, "clear_pass_type": False}
+    _defaults = {"poplar_options": {}, "clear_pass_type": False}
 
 
 class IPUConfig(_Options):

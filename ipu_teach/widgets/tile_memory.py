@@ -13,7 +13,7 @@ from .figure_widget import FigureWidget, plot_text
 
 KIB = 1024
 TENSOR_COLOURS = {"variables": "tab:blue", "optimizer state": "tab:cyan", "gradient accumulators": "tab:purple",
-                  "activations": "tab:orange"}
+                  "activations": "tab:orange", "temporary memory": "gold"}
 CODE_COLOURS = dict(zip(CODE_CATEGORIES, ("tab:green", "tab:olive", "tab:brown", "tab:pink", "tab:gray", "tab:red")))
 LIVENESS_SCOPES = ("whole IPU", "selected tile")
 SCALE_TO_DATA_BELOW = 0.4  # below this fraction of the SRAM on the fullest tile, the y axis follows the data
