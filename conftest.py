@@ -11,21 +11,17 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent
 
-# Sets of strings print in hash order; a fixed seed keeps notebook outputs comparable.
-os.environ["PYTHONHASHSEED"] = "0"
-# Outputs must be the same bits on every CPU (BLAS kernel, thread count, SIMD level): float64 sums and
-# functions, rounded to float32 (ipu_teach/autograd/ops/portable.py). Set before ipu_teach is imported.
-os.environ["IPU_TEACH_PORTABLE_NUMERICS"] = "1"
-# With MPLBACKEND=Agg a notebook's `%matplotlib inline` figures are never produced.
-os.environ.pop("MPLBACKEND", None)
-
 # The repo is importable from tests and from kernels (whose working directory is notebooks/),
 # even when the package is not installed.
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-)
+
+# Hash seed, portable numerics (the same bits on every CPU), no Agg backend: set before ipu_teach's
+# numerics are imported, and inherited by every kernel (ipu_teach/notebook_environment.py).
+from ipu_teach.notebook_environment import notebook_environment  # noqa: E402
+
+os.environ.clear()
+os.environ.update(notebook_environment(repo_root=REPO_ROOT))
 
 
 def pytest_configure(config):

@@ -95,3 +95,12 @@ def test_the_switch_is_on_in_the_tests_and_can_be_turned_from_python():
     finally:
         autograd.set_portable_numerics(True)
     np.testing.assert_array_equal(autograd.ops.portable.exp(x), np.exp(x.astype(np.float64)).astype(np.float32))
+
+
+def test_notebook_kernels_everywhere_get_the_same_environment(tmp_path):
+    """Tests, the re-execution tool and `ipu-teach course` give kernels one environment (one helper)."""
+    from ipu_teach.notebook_environment import notebook_environment
+    env = notebook_environment({"MPLBACKEND": "Agg", "PYTHONPATH": "elsewhere", "HOME": "/h"}, repo_root=tmp_path)
+    assert env["PYTHONHASHSEED"] == "0" and env["IPU_TEACH_PORTABLE_NUMERICS"] == "1"
+    assert "MPLBACKEND" not in env and env["HOME"] == "/h"
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path), "elsewhere"]

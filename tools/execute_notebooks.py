@@ -24,6 +24,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 from ipu_teach.atomic import atomic_write  # noqa: E402
+from ipu_teach.notebook_environment import notebook_environment  # noqa: E402
 KERNEL_NAME = "python3"
 TIMEOUT_SECONDS = 600
 KEPT_CELL_METADATA = ("tags",)
@@ -33,14 +34,7 @@ PYTHON3_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "pytho
 
 def kernel_environment():
     """The environment a kernel gets: the caller's, made reproducible and able to import ipu_teach."""
-    env = dict(os.environ)
-    env["PYTHONHASHSEED"] = "0"
-    env["IPU_TEACH_PORTABLE_NUMERICS"] = "1"  # the same bits on every CPU, as the tests run them
-    env.pop("MPLBACKEND", None)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    )
-    return env
+    return notebook_environment(repo_root=REPO_ROOT)
 
 
 def prepare(notebook):

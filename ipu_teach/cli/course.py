@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..notebook_environment import notebook_environment
+
 DEFAULT_PORT = 8888
 PORTS_TRIED = 20
 STOP_SECONDS = 10
@@ -135,13 +137,13 @@ def _raise_stopped(signum, frame):
     raise _Stopped(signum)
 
 
-def serve(cmd: list) -> int:
+def serve(cmd: list, env=None) -> int:
     """Run ``cmd`` as the server until it ends or this process is told to stop (then 128 + the signal)."""
     group = {"start_new_session": True} if os.name == "posix" else {}
     previous = {sig: signal.signal(sig, _raise_stopped) for sig in STOP_SIGNALS}
     server = None
     try:
-        server = subprocess.Popen(cmd, **group)
+        server = subprocess.Popen(cmd, env=env, **group)
         return server.wait()
     except _Stopped as stopped:
         return 128 + stopped.args[0]
@@ -161,4 +163,5 @@ def run(args) -> int:
         print("ipu-teach course needs JupyterLab: pip install -e '.[notebooks]'", file=sys.stderr)
         return 1
     cmd = command(args, choose_port(args.port))
-    return serve(cmd)
+    # the kernels compute as the committed notebooks were computed, so a learner sees the same numbers
+    return serve(cmd, env=notebook_environment())

@@ -46,4 +46,7 @@ def test_solution_runs_and_answers(exercise, notebook, capsys):
         assert layers[0] == "conv2d"
     if exercise == 3:
         fits = int(text.split("(multiple of 8): ")[1].split(";")[0])
-        assert 128 <= fits < 256 and fits % 8 == 0
+        assert 32 <= fits < 256 and fits % 8 == 0
+        namespace["train"](batch_size=fits, tiles=64, samples=2 * fits, steps_per_execution=2)  # fits ...
+        with pytest.raises(namespace["ipu"].ModelOutOfMemoryError):  # ... and the next multiple of 8 does not
+            namespace["train"](batch_size=fits + 8, tiles=64, samples=2 * (fits + 8), steps_per_execution=2)

@@ -1,0 +1,22 @@
+"""The environment notebook kernels run in, so that every machine prints what the committed notebooks show.
+
+One place for the tests (conftest.py), the notebook re-execution tool and ``ipu-teach course``: sets of
+strings print in hash order (a fixed PYTHONHASHSEED), and training is computed with portable numerics
+(float64 sums rounded to float32: the same bits on every CPU, see ``ipu_teach/autograd/ops/portable.py``).
+With MPLBACKEND=Agg a notebook's ``%matplotlib inline`` figures are never produced, so it is removed.
+"""
+import os
+
+REPRODUCIBLE = {"PYTHONHASHSEED": "0", "IPU_TEACH_PORTABLE_NUMERICS": "1"}
+
+
+def notebook_environment(base=None, repo_root=None) -> dict:
+    """``base`` (default: this process's environment) made reproducible for notebook kernels; with
+    ``repo_root``, that folder first on PYTHONPATH so kernels import its ipu_teach."""
+    env = dict(os.environ if base is None else base)
+    env.update(REPRODUCIBLE)
+    env.pop("MPLBACKEND", None)
+    if repo_root is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(repo_root)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(repo_root)])
+    return env
