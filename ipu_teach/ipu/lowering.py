@@ -43,7 +43,7 @@ class LoweredStep:
 
     def superstep_cycles(self, spec) -> int:
         """Cycles of this step alone on one IPU: on-chip sync, exchange, the slowest tile's compute."""
-        exchange = -(-int(self.received.max(initial=0)) // spec.exchange_bytes_per_cycle)
+        exchange = bsp.ceil_div(int(self.received.max(initial=0)), spec.exchange_bytes_per_cycle)
         return int(self.cycles.max(initial=0)) + spec.sync_cycles_on_chip + exchange
 
     def program(self):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bsp.mapping import ceil_div
 from .report import (Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target,
                      Variable)
 
@@ -81,5 +82,5 @@ def _bytes_moved(label, kind, lowered, graph, ipus) -> int:
         return int(graph.output_bytes)
     if kind == "ipu-link" and ":" in label:
         index = int(label.rsplit(":", 1)[1])
-        return -(-int(graph.gradient_bytes[index]) // ipus) * ipus
+        return ceil_div(int(graph.gradient_bytes[index]), ipus) * ipus
     return 0
