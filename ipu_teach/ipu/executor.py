@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import bsp, hardware
+from .. import pipeline as schedules
+from ..autograd import precision
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from .. import pipeline as schedules
-from ..autograd import precision
 from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
 from .gradient_accumulation import GradientAccumulationReductionMethod, accumulate, cross_replica_sum
 from .lowering import lower, split_by_stage

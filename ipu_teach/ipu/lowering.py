@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import bsp, hardware
-from . import matrix_plan
 from ..autograd import record
-
+from . import matrix_plan
 
 TEMPORARY = "temporary memory"
 """The category of the matrix products' temporary memory (not always live, as PopVision shows it)."""

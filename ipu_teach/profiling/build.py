@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bsp.mapping import ceil_div
-from .report import (Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target,
-                     Variable)
+from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
 PROGRAM_TYPES = {"compute": "OnTileExecute", "exchange": "DoExchange", "host->device": "StreamCopy",
                  "device->host": "StreamCopy", "ipu-link": "IPULinkCopy"}
