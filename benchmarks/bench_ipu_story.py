@@ -24,8 +24,8 @@ import contextlib
 import io
 
 import ipu_teach.keras as keras
-from ipu_teach.examples import tutorial_model_fn
 from ipu_teach import data, ipu
+from ipu_teach.examples import tutorial_model_fn
 from ipu_teach.keras.engine.data_adapter import DataAdapter
 
 BATCH, CLASSES = 64, 10

@@ -8,6 +8,7 @@ Variants are made with :func:`dataclasses.replace`, e.g. ``replace(MK2, tiles=16
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 HALF_NAMES = ("float16", "half", "fp16")
@@ -145,7 +146,7 @@ class IPUSpec:
 
     def seconds_to_cycles(self, seconds: float) -> int:
         """Whole cycles (rounded up) that ``seconds`` last at this IPU's clock."""
-        return int(-(-seconds * self.clock_hz // 1))
+        return math.ceil(seconds * self.clock_hz)
 
     def with_tiles(self, tiles: int) -> "IPUSpec":
         """The same IPU with another tile count, as ``IPUConfig.ipu_model.tiles_per_ipu`` asks for."""

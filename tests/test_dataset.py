@@ -86,7 +86,7 @@ def test_batch_settings_follow_the_last_batch_through_later_steps():
     unbatched = Dataset.from_tensor_slices((features, labels))
     assert (unbatched.batch_size, unbatched.drop_remainder) == (None, False)
     rebatched = unbatched.batch(2).batch(3, drop_remainder=True)
-    later = rebatched.map(lambda f, l: (f, l)).repeat(2).take(3).shuffle(4, seed=0).prefetch(tf.data.AUTOTUNE)
+    later = rebatched.map(lambda f, label: (f, label)).repeat(2).take(3).shuffle(4, seed=0).prefetch(tf.data.AUTOTUNE)
     assert (later.batch_size, later.drop_remainder) == (3, True)
     assert next(iter(rebatched))[0].shape == (3, 2, 2)
 
@@ -236,9 +236,9 @@ def test_datasets_are_immutable_and_inputs_untouched():
     for batch_features, batch_labels in batched:
         batch_features += 100
         batch_labels[:] = -1
-    for row, label in as_generic(dataset.shuffle(6, seed=0)).batch(3):
+    for row, _label in as_generic(dataset.shuffle(6, seed=0)).batch(3):
         row *= 0
-    for row, label in dataset:
+    for row, _label in dataset:
         row += 1
     np.testing.assert_array_equal(features, kept[0])
     np.testing.assert_array_equal(labels, kept[1])

@@ -25,6 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 from ipu_teach.atomic import atomic_write  # noqa: E402
 from ipu_teach.notebook_environment import notebook_environment  # noqa: E402
+
 KERNEL_NAME = "python3"
 TIMEOUT_SECONDS = 600
 KEPT_CELL_METADATA = ("tags",)

@@ -9,7 +9,6 @@ draw uses only ``Generator.random`` + a stable argsort, whose stream numpy keeps
     python tools/make_mnist_subset.py [SOURCE] [--out FILE]
 """
 import argparse
-import os
 import sys
 from pathlib import Path
 

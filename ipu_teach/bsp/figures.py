@@ -13,6 +13,18 @@ COLOURS = {"sync": "tab:red", "exchange": "tab:blue", "compute": "tab:green"}
 MAX_DRAWN_SUPERSTEPS = 400
 
 
+def draw_phase_bars(axes, intervals) -> int:
+    """One row of bars on ``axes``, a colour per phase (``Timeline.phase_intervals``); returns the last cycle drawn
+    (at least 1), for the axis' limit. Shared by this figure and the execution-trace view."""
+    end = 1
+    for category in PHASE_ORDER:
+        starts, widths = intervals[category]
+        keep = widths > 0
+        axes.broken_barh(list(zip(starts[keep], widths[keep])), (0, 1), color=COLOURS[category], label=category)
+        end = max(end, int((starts + widths).max(initial=0)))
+    return end
+
+
 def plot_timeline(timeline, ipu: int = 0, max_supersteps: int = MAX_DRAWN_SUPERSTEPS, title: str = None):
     """Figure with the superstep phases of ``ipu`` over simulated time (top) and tile occupancy (bottom)."""
     import matplotlib.pyplot as plt
@@ -21,12 +33,7 @@ def plot_timeline(timeline, ipu: int = 0, max_supersteps: int = MAX_DRAWN_SUPERS
         raise ValueError(f"plot_timeline: ipu {ipu} does not exist; the timeline has {timeline.ipus} IPU(s)")
     intervals = timeline.phase_intervals(ipu, max_supersteps)
     figure, (phases, tiles) = plt.subplots(2, 1, figsize=(9, 5), gridspec_kw={"height_ratios": [1, 2]})
-    end = 1
-    for category in PHASE_ORDER:
-        starts, widths = intervals[category]
-        keep = widths > 0
-        phases.broken_barh(list(zip(starts[keep], widths[keep])), (0, 1), color=COLOURS[category], label=category)
-        end = max(end, int((starts + widths).max(initial=0)))
+    end = draw_phase_bars(phases, intervals)
     drawn = len(intervals["compute"][0])
     plural = "superstep" if drawn == 1 else "supersteps"
     shown = f" (first {drawn} {plural})" if drawn == max_supersteps else f" ({drawn} {plural})"

@@ -48,9 +48,9 @@ def linear_elements_per_tile(num_elements: int, num_tiles: int, grain: int = 1,
     num_tiles = check_positive_count(num_tiles, "linear mapping: the tile count")
     if grain < 1:
         raise GraphError(f"linear mapping: grain must be >= 1, got {grain}")
-    grains = -(-num_elements // grain)
-    min_grains = -(-min_elements_per_tile // grain) if min_elements_per_tile else 1
-    per_tile = max(-(-grains // num_tiles), min_grains) * grain
+    grains = ceil_div(num_elements, grain)
+    min_grains = ceil_div(min_elements_per_tile, grain) if min_elements_per_tile else 1
+    per_tile = max(ceil_div(grains, num_tiles), min_grains) * grain
     starts = np.minimum(np.arange(num_tiles, dtype=np.int64) * per_tile, num_elements)
     return np.minimum(starts + per_tile, num_elements) - starts
 

@@ -73,11 +73,11 @@ def _as_link_bytes(nbytes, what):
 
 
 @dataclass(frozen=True, eq=False)
-class HostToDevice(Program):
-    """Stream ``nbytes`` (a number, or one per IPU) from the host over PCIe, after a host sync."""
+class _HostStream(Program):
+    """A stream of ``nbytes`` (a number, or one per IPU) over PCIe, after a host sync; the subclass says which way."""
 
     nbytes: object
-    label: str = "host->device"
+    label: str = "host stream"
 
     def __post_init__(self):
         _check_label(self.label)
@@ -85,15 +85,17 @@ class HostToDevice(Program):
 
 
 @dataclass(frozen=True, eq=False)
-class DeviceToHost(Program):
+class HostToDevice(_HostStream):
+    """Stream ``nbytes`` (a number, or one per IPU) from the host over PCIe, after a host sync."""
+
+    label: str = "host->device"
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceToHost(_HostStream):
     """Stream ``nbytes`` (a number, or one per IPU) to the host over PCIe, after a host sync."""
 
-    nbytes: object
     label: str = "device->host"
-
-    def __post_init__(self):
-        _check_label(self.label)
-        object.__setattr__(self, "nbytes", _as_link_bytes(self.nbytes, f"stream {self.label!r}"))
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..not_simulated import NotSimulatedError
 from ..session import on_reset
-from . import generator as generator_module, ordering
+from . import generator as generator_module
+from . import ordering
 from .options import Options
 from .structure import as_array_structure, map_structure, named_leaves, stack
 from .tensor_spec import TensorSpec, traced_spec
@@ -161,7 +162,7 @@ class Dataset:
             def batches():
                 for chunk in ordering.chunks(make_indices(), batch_size, drop_remainder):
                     rows = np.asarray(chunk, dtype=np.intp)
-                    yield map_structure(lambda array: array[rows], tensors)
+                    yield map_structure(lambda array: array[rows], tensors)  # noqa: B023 (called at once)
         else:
             def batches():
                 for chunk in ordering.chunks(iter(self), batch_size, drop_remainder):
@@ -180,7 +181,7 @@ class Dataset:
             for element in self:
                 leaves = [array for _, array in named_leaves(element, "element")]
                 for index in range(len(leaves[0]) if leaves and leaves[0].ndim else 0):
-                    yield map_structure(lambda array: array[index], element)
+                    yield map_structure(lambda array: array[index], element)  # noqa: B023 (called at once)
         return Dataset(rows, UNKNOWN_CARDINALITY if self._cardinality != INFINITE_CARDINALITY else self._cardinality,
                        spec=lambda: map_structure(lambda spec: TensorSpec(
                            None if spec.shape is None else spec.shape[1:], spec.dtype), self.element_spec),
@@ -372,7 +373,7 @@ def _rows_dataset(tensors, make_indices, cardinality, options=None):
     """An unbatched dataset of copies of the rows ``make_indices()`` picks from every array of ``tensors``."""
     def rows():
         for index in make_indices():
-            yield map_structure(lambda array: np.array(array[index]), tensors)
+            yield map_structure(lambda array: np.array(array[index]), tensors)  # noqa: B023 (called at once)
     return Dataset(rows, cardinality, rows_of=(tensors, make_indices), options=options,
                    spec=lambda: map_structure(lambda array: TensorSpec(array.shape[1:], array.dtype), tensors))
 

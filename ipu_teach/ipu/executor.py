@@ -15,18 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import bsp, hardware
+from .. import pipeline as schedules
+from ..autograd import precision
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from .. import pipeline as schedules
-from ..autograd import precision
-from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, system
+from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
 from .gradient_accumulation import GradientAccumulationReductionMethod, accumulate, cross_replica_sum
 from .lowering import lower, split_by_stage
-
-
-class IPURuleError(ValueError):
-    """A constraint of the IPU's Keras, with what to change."""
+from .preparation import IPURuleError
 
 
 @dataclass
@@ -42,10 +39,6 @@ class Executable:
     pipeline: object = None
     out_of_memory: object = None
     """The ModelOutOfMemoryError of a program compiled with debug.allowOutOfMemory that does not fit."""
-
-
-def _make_divisible_hint(n, d):
-    return n - n % d
 
 
 @dataclass
@@ -158,15 +151,10 @@ class IPUExecutor:
 
     # ----- planning ------------------------------------------------------------------------------
     def prepare(self, model, mode, adapter) -> Plan:
-        configuration = system.current()
-        if configuration is None:
-            raise RuntimeError("The IPU system has not been configured. Before using the model in an IPUStrategy, "
-                               "create an ipu.config.IPUConfig(), set config.auto_select_ipus = 1 and call "
-                               "config.configure_ipu_system()")
-        if adapter.python_input is not None:  # graphcore/keras keras/ipu/extensions/data_adapter.py
-            raise ValueError(f"The provided set of data is of type `{adapter.python_input}` which is not compatible "
-                             "with the IPU's requirement to know the data shape ahead of time. Please use "
-                             "`tf.data.Dataset.from_generator()` to specify the shape of your data.")
+        """Check the model and data against the IPU's rules (:mod:`.preparation`), say what Graphcore's
+        Keras says, and compile (or reuse) the executable for ``mode``: the plan of the epoch loop."""
+        configuration = preparation.configured_system()
+        preparation.check_data_shape_known(adapter)
         if configuration != self.configuration:
             # a new configure_ipu_system detaches the IPUs: nothing compiled for the old system is reused
             self.executables.clear()
@@ -175,90 +163,21 @@ class IPUExecutor:
         self.pipeline = plan = pipelining.plan_for(model, configuration.num_ipus, configuration.allow_recompute)
         if mode == "train":
             pipelining.warn_unused(model, plan, configuration.num_ipus)
-        if plan is None:
-            accumulation = int(options.get("gradient_accumulation_steps_per_replica") or 1) if mode == "train" else 1
-            replicas = configuration.num_ipus
-        else:
-            replicas = configuration.num_ipus // plan.ipus_per_replica
-            accumulation = 1
-            if mode == "train":
-                if not plan.accumulation:
-                    raise IPURuleError(f"Model `{model.name}` is pipelined over {plan.stages} stages, and pipelined "
-                                       "training needs gradient accumulation (it keeps the forward and backward passes "
-                                       "of each micro-batch on the same weights): call model.set_pipelining_options("
-                                       f"gradient_accumulation_steps_per_replica={2 * plan.stages * 4}) (a multiple of "
-                                       f"{2 * plan.stages} for the Grouped schedule, of {plan.stages} for Interleaved; "
-                                       "the Sequential schedule takes any count, 1 included)")
-                accumulation = plan.accumulation
-                pipelining.check_schedule(plan, accumulation, True, "gradient_accumulation_steps_per_replica")
+        replicas, accumulation = preparation.replicas_and_accumulation(model, plan, configuration.num_ipus, mode,
+                                                                       options)
         self.replicas, self.accumulation = replicas, accumulation
         self.reduction = options.get("gradient_accumulation_reduction_method", GradientAccumulationReductionMethod.SUM)
-        batch = adapter.batch_size
-        if batch is None:
-            raise IPURuleError("The IPU needs batched data of a fixed size: call dataset.batch(batch_size, "
-                               "drop_remainder=True) before passing a Dataset")
-        if adapter.partial_batch:
-            keep = _make_divisible_hint(adapter.num_samples, batch)
-            raise IPURuleError(f"The data has {adapter.num_samples} samples, which is not divisible by the batch size "
-                               f"{batch}: an IPU program is compiled for one batch shape, so the last partial batch "
-                               f"({adapter.num_samples - keep} samples) cannot run. Keep the first {keep} samples "
-                               f"(x = x[:{keep}], as make_divisible in the tutorial does) or use a Dataset with "
-                               f".batch({batch}, drop_remainder=True)")
-        if adapter.dataset is not None and not adapter.dataset.drop_remainder and adapter.dataset.cardinality() < 0:
-            raise IPURuleError("The IPU needs every batch to have the same size: use dataset.batch(batch_size, "
-                               "drop_remainder=True)")
-        spe = model.steps_per_execution
-        steps = adapter.steps
-        if adapter.dataset is not None and adapter.dataset.cardinality() == -2:
-            messages.info("The provided set of data has an unknown size. This can result in runtime errors if "
-                          "not enough data is provided during execution.")
-        per_replica = None
-        if steps is not None:
-            if steps < replicas:
-                raise IPURuleError(f"{steps} batches cannot feed {replicas} replicas: each replica needs at least one "
-                                   f"batch; use more data or fewer IPUs")
-            if steps % replicas:
-                messages.warning(f"The number of batches ({steps}) is not divisible by the number of replicas "
-                                 f"({replicas}); the last {steps % replicas} batch(es) will be dropped.")
-            per_replica = steps // replicas
-            if spe > per_replica:
-                messages.warning(f"The model `{model.name}` was configured with steps_per_execution={spe}, but there "
-                                 f"are only {per_replica} steps per replica; steps_per_execution will be truncated "
-                                 f"to {per_replica}.")
-                spe = per_replica
-            if per_replica % spe:
-                divisors = [d for d in range(1, per_replica + 1) if per_replica % d == 0]
-                raise IPURuleError(f"steps_per_execution={spe} must divide the number of steps per epoch per replica "
-                                   f"({per_replica} = {steps} batches / {replicas} replica(s)); choose a divisor such "
-                                   f"as {', '.join(map(str, divisors[-4:]))}, or trim the data so {spe} divides it")
-        if plan is not None and mode != "train":
-            pipelining.check_schedule(plan, spe, False, "steps_per_execution")
-        if mode == "train" and spe % accumulation:
-            raise IPURuleError(f"steps_per_execution={spe} must be a multiple of "
-                               f"gradient_accumulation_steps_per_replica={accumulation}: every execution must end "
-                               f"with a weight update; use steps_per_execution={accumulation * max(1, spe // accumulation)}")
-        if mode == "train":
-            if replicas > 1 and accumulation > 1:
-                messages.info(f"Training is distributed across {replicas} replicas and accumulating {accumulation} "
-                              f"batches per optimizer step, your effective batch size is {batch * replicas * accumulation}.")
-            elif replicas > 1:
-                messages.info(f"Training is distributed across {replicas} replicas, your effective batch size is "
-                              f"{batch * replicas}.")
-            elif accumulation > 1:
-                messages.info(f"Training is accumulating {accumulation} batches per optimizer step, your effective "
-                              f"batch size is {batch * accumulation}.")
-        notice = None
-        if spe == 1:
-            notice = (f"The model `{model.name}` has been configured with only 1 steps per execution. Consider "
-                      "increasing the value for the `steps_per_execution` argument passed to the `compile()` method "
-                      "to improve performance.")
+        batch = preparation.fixed_batch_size(adapter)
+        spe, per_replica = preparation.steps_per_replica(model, adapter.steps, model.steps_per_execution, replicas)
+        preparation.check_steps_per_execution(plan, mode, spe, accumulation)
+        preparation.tell_effective_batch(mode, batch, replicas, accumulation)
         x, y = adapter.first_batch()
         self.connection, self._told_compile_only = configuration, False
         self.executable = self._compile(model, mode, x, y, configuration, spe, accumulation)
         # fit validates between epochs: each mode keeps its own executable and layout to return to
         self.prepared[mode] = (self.executable, replicas, accumulation, self.reduction, configuration)
         return Plan(steps_per_execution=spe, steps=per_replica, replicas=replicas,
-                    epoch_notice=(lambda: messages.info(notice)) if notice else None)
+                    epoch_notice=preparation.epoch_notice(model, spe))
 
     def _compile(self, model, mode, x, y, configuration, spe, accumulation) -> Executable:
         spec, replicas, plan = configuration.spec, self.replicas, self.pipeline

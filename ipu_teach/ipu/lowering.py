@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import bsp, hardware
-from . import matrix_plan
 from ..autograd import record
-
+from . import matrix_plan
 
 TEMPORARY = "temporary memory"
 """The category of the matrix products' temporary memory (not always live, as PopVision shows it)."""
@@ -43,7 +42,7 @@ class LoweredStep:
 
     def superstep_cycles(self, spec) -> int:
         """Cycles of this step alone on one IPU: on-chip sync, exchange, the slowest tile's compute."""
-        exchange = -(-int(self.received.max(initial=0)) // spec.exchange_bytes_per_cycle)
+        exchange = bsp.ceil_div(int(self.received.max(initial=0)), spec.exchange_bytes_per_cycle)
         return int(self.cycles.max(initial=0)) + spec.sync_cycles_on_chip + exchange
 
     def program(self):

@@ -56,12 +56,20 @@ class Loss:
         return ""
 
 
-class CategoricalCrossentropy(Loss):
+class _CrossEntropy(Loss):
+    """A cross-entropy of probabilities, or of logits with ``from_logits=True`` (as in Keras)."""
+
+    def __init__(self, from_logits=False, **kwargs):
+        super().__init__(**kwargs)
+        self.from_logits = from_logits
+
+
+class CategoricalCrossentropy(_CrossEntropy):
     name = "categorical_crossentropy"
 
     def __init__(self, from_logits=False, label_smoothing=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.from_logits, self.label_smoothing = from_logits, float(label_smoothing)
+        super().__init__(from_logits=from_logits, **kwargs)
+        self.label_smoothing = float(label_smoothing)
 
     def per_sample(self, y_true, y_pred):
         y_true = y_true.astype(y_pred.dtype, copy=False)
@@ -78,12 +86,8 @@ class CategoricalCrossentropy(Loss):
                 f"or loss='sparse_categorical_crossentropy'")
 
 
-class SparseCategoricalCrossentropy(Loss):
+class SparseCategoricalCrossentropy(_CrossEntropy):
     name = "sparse_categorical_crossentropy"
-
-    def __init__(self, from_logits=False, **kwargs):
-        super().__init__(**kwargs)
-        self.from_logits = from_logits
 
     def per_sample(self, y_true, y_pred):
         labels = y_true.reshape(y_pred.shape[:-1]).astype(np.int64)
@@ -108,12 +112,8 @@ class SparseCategoricalCrossentropy(Loss):
                              f"got values from {y.min()} to {y.max()}")
 
 
-class BinaryCrossentropy(Loss):
+class BinaryCrossentropy(_CrossEntropy):
     name = "binary_crossentropy"
-
-    def __init__(self, from_logits=False, **kwargs):
-        super().__init__(**kwargs)
-        self.from_logits = from_logits
 
     def per_sample(self, y_true, y_pred):
         y_true = y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)

@@ -2,7 +2,6 @@
 import numpy as np
 
 
-
 class Metric:
     """Accumulates a total and a count; ``result()`` is their ratio."""
 

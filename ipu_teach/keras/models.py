@@ -4,8 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import Tensor, no_grad
-from . import backend, losses as losses_module, mixed_precision, optimizers as optimizers_module
-from .engine import device, graph, model_file, on_batch, sample_weights, saving, summary as summary_module, training
+from . import backend, mixed_precision
+from . import losses as losses_module
+from . import optimizers as optimizers_module
+from .engine import device, graph, model_file, on_batch, sample_weights, saving, training
+from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .actions import Kind, NO_MICRO_BATCH
+from .actions import NO_MICRO_BATCH, Kind
 from .metrics import phases, utilisation
 from .timing import Timeline
 

@@ -4,15 +4,16 @@ The real IPU Keras refuses a pipeline whose gradient accumulation count does not
 Grouped needs a multiple of 2 x stages in training (of stages in inference), Interleaved a multiple
 of stages, Sequential anything. The errors here say what to change, with the numbers.
 GPipe and 1F1B are not Graphcore schedules; they accept any count of at least one.
+The names, aliases and accumulation rules come from :mod:`.registry`.
 """
 from __future__ import annotations
 
 import operator
 
-SCHEDULE_NAMES = ("grouped", "interleaved", "sequential", "gpipe", "one_f_one_b")
-_DISPLAY_NAMES = {"grouped": "Grouped", "interleaved": "Interleaved", "sequential": "Sequential",
-                  "gpipe": "GPipe", "one_f_one_b": "1F1B"}
-_ALIASES = {"1f1b": "one_f_one_b", "pipedream": "one_f_one_b", "pipedream_flush": "one_f_one_b"}
+from .registry import GRAPHCORE_SPECS, REGISTRY, SPECS, any_count
+
+SCHEDULE_NAMES = tuple(spec.key for spec in REGISTRY)
+_ALIASES = {alias: spec.key for spec in REGISTRY for alias in spec.aliases}
 
 
 class PipelineScheduleError(ValueError):
@@ -25,13 +26,13 @@ def schedule_key(schedule: object) -> str:
     key = _ALIASES.get(text, text)
     if key not in SCHEDULE_NAMES:
         raise PipelineScheduleError(f"Unknown pipeline schedule {schedule!r}; choose one of "
-                                    f"{', '.join(_DISPLAY_NAMES.values())}.")
+                                    f"{', '.join(spec.display for spec in REGISTRY)}.")
     return key
 
 
 def display_name(schedule: object) -> str:
     """The schedule's name as Graphcore (or the paper) writes it, e.g. ``Grouped`` or ``1F1B``."""
-    return _DISPLAY_NAMES[schedule_key(schedule)]
+    return SPECS[schedule_key(schedule)].display
 
 
 def check_positive(name: str, value: object) -> int:
@@ -47,13 +48,8 @@ def check_positive(name: str, value: object) -> int:
 
 def accumulation_multiple(schedule: object, stages: int, training: bool = True) -> int:
     """The number gradient accumulation must be a multiple of for this schedule and stage count."""
-    key = schedule_key(schedule)
-    stages = check_positive("The number of pipeline stages", stages)
-    if key == "grouped":
-        return 2 * stages if training else stages
-    if key == "interleaved":
-        return stages
-    return 1
+    spec = SPECS[schedule_key(schedule)]
+    return spec.accumulation(check_positive("The number of pipeline stages", stages), training)
 
 
 def check_gradient_accumulation(schedule: object, stages: int, accumulation: int, training: bool = True) -> None:
@@ -72,8 +68,17 @@ def check_gradient_accumulation(schedule: object, stages: int, accumulation: int
     lower = accumulation // multiple * multiple
     options = " or ".join(str(value) for value in (lower, lower + multiple) if value > 0)
     count = "gradient_accumulation_steps_per_replica" if training else "the number of micro-batches (steps_per_execution)"
-    alternatives = {"grouped": f" or use PipelineSchedule.Interleaved (a multiple of {stages}) or PipelineSchedule.Sequential (any count)",
-                    "interleaved": " or use PipelineSchedule.Sequential (any count)"}
     raise PipelineScheduleError(
         f"The {name} pipeline schedule with {stages} stages in {mode} needs {count} to be a multiple of "
-        f"{multiple} ({why}), but it is {accumulation}. Use {options}{alternatives.get(schedule_key(schedule), '')}.")
+        f"{multiple} ({why}), but it is {accumulation}. Use {options}{_alternatives(schedule, stages, training)}.")
+
+
+def _alternatives(schedule: object, stages: int, training: bool) -> str:
+    """The Graphcore schedules after this one in the registry, with the counts they accept."""
+    key = schedule_key(schedule)
+    keys = [spec.key for spec in GRAPHCORE_SPECS]
+    later = GRAPHCORE_SPECS[keys.index(key) + 1:] if key in keys else ()
+    accepts = [f"PipelineSchedule.{spec.display} ("
+               + ("any count" if spec.accumulation is any_count else f"a multiple of {spec.accumulation(stages, training)}")
+               + ")" for spec in later]
+    return " or use " + " or ".join(accepts) if accepts else ""

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .report import (Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target,
-                     Variable)
+from ..bsp.mapping import ceil_div
+from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
 PROGRAM_TYPES = {"compute": "OnTileExecute", "exchange": "DoExchange", "host->device": "StreamCopy",
                  "device->host": "StreamCopy", "ipu-link": "IPULinkCopy"}
@@ -81,5 +81,5 @@ def _bytes_moved(label, kind, lowered, graph, ipus) -> int:
         return int(graph.output_bytes)
     if kind == "ipu-link" and ":" in label:
         index = int(label.rsplit(":", 1)[1])
-        return -(-int(graph.gradient_bytes[index]) // ipus) * ipus
+        return ceil_div(int(graph.gradient_bytes[index]), ipus) * ipus
     return 0

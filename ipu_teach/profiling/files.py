@@ -8,8 +8,7 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..validation import bad_file, safe_file_name
-from .report import (Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target,
-                     Variable)
+from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
 FORMAT = "ipu-teach-profile"
 VERSION = 1

@@ -18,7 +18,6 @@ import numpy as np
 from ..hardware import CODE_CATEGORIES
 
 
-
 @dataclass(frozen=True)
 class Target:
     """The IPUs one replica of the program is compiled for (``numTiles`` counts every tile of them)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bsp.figures import COLOURS
+from ..bsp.figures import COLOURS, draw_phase_bars
 from ..bsp.timeline import PHASE_ORDER
 from .figure_widget import FigureWidget, plot_text
 
@@ -27,12 +27,7 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     grid = figure.add_gridspec(2, 2, height_ratios=[1, 1.4], width_ratios=[1.25, 1])
     trace, steps, tiles = figure.add_subplot(grid[0, :]), figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
     intervals = timeline.phase_intervals(ipu, max_supersteps)
-    end = 1
-    for category in PHASE_ORDER:
-        starts, widths = intervals[category]
-        keep = widths > 0
-        trace.broken_barh(list(zip(starts[keep], widths[keep])), (0, 1), color=COLOURS[category], label=category)
-        end = max(end, int((starts + widths).max(initial=0)))
+    end = draw_phase_bars(trace, intervals)
     drawn = len(intervals["compute"][0])
     trace.set(yticks=[], xlim=(0, end), xlabel=f"simulated cycles (first {drawn} supersteps)",
               title=plot_text(f"Execution trace of IPU {ipu} ({execution.ipuName}, simulated)"))

@@ -15,10 +15,11 @@ import numpy as np
 
 from .. import pipeline
 from ..pipeline.figure import BOX_HEIGHT
+from ..pipeline.registry import GRAPHCORE_SPECS, REGISTRY
 from .figure_widget import FigureWidget, new_figure
 
-SCHEDULES = ("Grouped", "Interleaved", "Sequential", "GPipe", "1F1B")
-GRAPHCORE_SCHEDULES = SCHEDULES[:3]  # the ones the IPU's Keras offers, with their accumulation rules
+SCHEDULES = tuple(spec.display for spec in REGISTRY)
+GRAPHCORE_SCHEDULES = tuple(spec.display for spec in GRAPHCORE_SPECS)  # the IPU's Keras offers these, with their rules
 GANTT_GID = "pipeline-gantt"
 UTILISATION_GID = "utilisation-per-ipu"
 STASH_GID = "stash-per-ipu"

@@ -1,8 +1,8 @@
 """``record()`` and the costs ops state for the IPU model, against hand-counted FLOPs, bytes and grains."""
 import numpy as np
 import pytest
-
 from autograd_cases import CASE_IDS, CASES
+
 from ipu_teach.autograd import OpCost, Tensor, no_grad, ops, record, scope
 from ipu_teach.autograd.cost import MatrixProduct
 

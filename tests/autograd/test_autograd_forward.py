@@ -1,12 +1,12 @@
 """Forward results against loop references, and max-pool's first-maximum gradient routing."""
+import autograd_reference as reference
 import numpy as np
 import pytest
+from autograd_strategies import conv_geometry, pool_geometry, seeds
+from gradcheck import distinct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import autograd_reference as reference
-from autograd_strategies import conv_geometry, pool_geometry, seeds
-from gradcheck import distinct
 from ipu_teach.autograd import Tensor, ops
 from ipu_teach.autograd.ops.conv import same_padding, window_geometry
 

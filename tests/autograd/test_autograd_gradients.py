@@ -2,12 +2,12 @@
 paddings drawn by hypothesis (values come from a drawn seed, kept clear of kinks and ties)."""
 import numpy as np
 import pytest
+from autograd_strategies import conv_geometry, pool_geometry, seeds, shapes
+from gradcheck import away_from_zero, check_gradients, distinct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
-from autograd_strategies import conv_geometry, pool_geometry, seeds, shapes
-from gradcheck import away_from_zero, check_gradients, distinct
 from ipu_teach.autograd import Tensor, ops
 
 SETTINGS = settings(max_examples=15, deadline=None)

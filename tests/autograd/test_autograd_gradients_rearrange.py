@@ -2,11 +2,11 @@
 merge, reshaping, embedding and normalisation layers: Slice, Concatenate, Transpose, Pad, Gather
 and LayerNorm."""
 import numpy as np
+from autograd_strategies import seeds, shapes
+from gradcheck import check_gradients
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograd_strategies import seeds, shapes
-from gradcheck import check_gradients
 from ipu_teach.autograd import ops
 
 SETTINGS = settings(max_examples=15, deadline=None)

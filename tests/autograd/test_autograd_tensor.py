@@ -1,9 +1,9 @@
 """The Tensor and graph machinery: dtypes, broadcasting gradients, no_grad, extreme values, and the checker."""
 import numpy as np
 import pytest
-
 from autograd_cases import CASE_IDS, CASES
 from gradcheck import check_gradients
+
 from ipu_teach.autograd import Function, Tensor, is_grad_enabled, no_grad, ops
 
 

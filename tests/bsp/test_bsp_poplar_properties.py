@@ -42,7 +42,7 @@ def test_exchange_matches_a_brute_force_count(element_tiles, vertices):
         graph.set_tile_mapping(results[i], tile)
         graph.add_vertex(compute_set, total, {"a": data[start:start + length], "out": results[i]}, tile=tile)
         needed |= {(tile, e) for e in range(start, min(start + length, 6)) if element_tiles[e] != tile}
-    for tile, element in needed:
+    for tile, _element in needed:
         received[tile] += 4
     for element in {element for _, element in needed}:  # receiver-selected: each value is sent once
         sent[element_tiles[element]] += 4

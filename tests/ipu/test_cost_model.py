@@ -5,12 +5,12 @@ import io
 
 import numpy as np
 import pytest
+from ipu_test_helpers import configure, data, ipu_model
 
 from ipu_teach import hardware
 from ipu_teach.autograd.cost import MatrixProduct
 from ipu_teach.ipu import executor, matrix_plan
 from ipu_teach.keras.progbar import Progbar
-from ipu_test_helpers import configure, data, ipu_model
 
 MK2 = hardware.MK2
 
@@ -118,9 +118,9 @@ def test_a_larger_cross_replica_sum_buffer_merges_collectives_and_saves_time():
 
 
 def test_host_io_of_a_pipeline_is_not_part_of_a_stage():
-    from ipu_teach.examples import tutorial_model_fn
     import ipu_teach.keras as keras
     from ipu_teach import ipu
+    from ipu_teach.examples import tutorial_model_fn
     configure(2)
     x = np.random.default_rng(0).random((64, 28, 28, 1), np.float32)
     y = keras.utils.to_categorical(np.arange(64) % 10, 10)

@@ -1,10 +1,10 @@
 """The gradient reduction methods as Graphcore's Keras has them: names, default, errors and arithmetic."""
 import numpy as np
 import pytest
+from ipu_test_helpers import build
 
 from ipu_teach import ipu
 from ipu_teach.ipu.gradient_accumulation import accumulate, cross_replica_sum
-from ipu_test_helpers import build
 
 Method = ipu.optimizers.GradientAccumulationReductionMethod
 

@@ -5,10 +5,10 @@ import json
 import os
 
 import pytest
+from ipu_test_helpers import build, configure, data, ipu_model
 
 import ipu_teach
 from ipu_teach import ipu, profiling
-from ipu_test_helpers import build, configure, data, ipu_model
 
 # ----- IPUConfig -----------------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """BatchNormalization's moving statistics with replicas end where the CPU with the global batch ends."""
 import numpy as np
+from ipu_test_helpers import configure, data
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_test_helpers import configure, data
 
 
 def bn_model():

@@ -1,9 +1,9 @@
 """PRE_COMPILE and NEVER connections compile (and fill the executable cache) but never run."""
 import numpy as np
 import pytest
+from ipu_test_helpers import data, ipu_model
 
 from ipu_teach import ipu
-from ipu_test_helpers import data, ipu_model
 
 
 @pytest.mark.parametrize("connection", [ipu.config.DeviceConnectionType.PRE_COMPILE,

@@ -10,11 +10,21 @@ R*k*b and learning rate
 each case to float tolerance, and that the wrong learning rate would be noticed."""
 import numpy as np
 import pytest
+from ipu_test_helpers import (
+    CLASSES,
+    FEATURES,
+    LEARNING_RATE,
+    assert_same_weights,
+    compile_model,
+    configure,
+    cpu_model,
+    data,
+    fit,
+    ipu_model,
+)
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_test_helpers import (CLASSES, FEATURES, LEARNING_RATE, assert_same_weights, compile_model, configure, cpu_model,
-                              data, fit, ipu_model)
 
 MICRO_BATCH = 16
 EQUIVALENT_RATE = {"sum": lambda replicas, k: replicas * k, "mean": lambda replicas, k: replicas,

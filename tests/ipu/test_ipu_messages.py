@@ -1,6 +1,5 @@
 """Graphcore's INFO and WARNING lines appear when the real system prints them, and not otherwise."""
 import pytest
-
 from ipu_test_helpers import configure, cpu_model, data, ipu_model, lines_with
 
 ONLY_ONE_STEP = "has been configured with only 1 steps per execution"

@@ -1,9 +1,9 @@
 """A batch too big for the tiles' SRAM is a ModelOutOfMemoryError that names the tile, the bytes and
 the cures; allow_out_of_memory compiles it anyway (as debug.allowOutOfMemory does)."""
 import pytest
+from ipu_test_helpers import build, compile_model, configure, data, ipu_model
 
 from ipu_teach import bsp, ipu
-from ipu_test_helpers import build, compile_model, configure, data, ipu_model
 
 TILES = 4  # a small IPU, so that a modest batch overflows it
 HIDDEN = 512

@@ -1,8 +1,8 @@
 """The IPU's Keras rules: each broken rule is an error that says what to change."""
 import pytest
+from ipu_test_helpers import configure, data, fit, ipu_model, lines_with
 
 from ipu_teach import ipu
-from ipu_test_helpers import configure, data, fit, ipu_model, lines_with
 
 MICRO_BATCH = 16
 

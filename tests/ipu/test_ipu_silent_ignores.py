@@ -1,10 +1,10 @@
 """What used to be dropped without a word is said: pipelining options on a model without stages, IPUs
 a pipeline leaves idle, and a new configure_ipu_system after the model ran on the old one."""
 import pytest
+from ipu_test_helpers import build, compile_model, configure, data, ipu_model
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu, profiling
-from ipu_test_helpers import build, compile_model, configure, data, ipu_model
 
 
 def fit_with_pipelining_options(capsys, ipus, model_fn, accumulation, samples):

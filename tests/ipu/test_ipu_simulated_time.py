@@ -5,10 +5,10 @@ import os
 import shutil
 
 import pytest
+from ipu_test_helpers import build, compile_model, configure, data, ipu_model, lines_with, progress_lines
 
 import ipu_teach.keras as keras
 from ipu_teach import hardware, ipu
-from ipu_test_helpers import build, compile_model, configure, data, ipu_model, lines_with, progress_lines
 
 LOADED = "from the executable cache"
 
@@ -45,7 +45,7 @@ def test_the_first_epoch_includes_the_compile_time_and_later_epochs_do_not(capsy
     compile_seconds = hardware.HOST.compile_seconds(executable.graph.compute_sets)
     assert executable.compile_seconds == compile_seconds > hardware.HOST.compile_base_s
     assert first_total == round(compile_seconds + executions * executable.seconds_per_execution)
-    for steps_later, total, per_step, _ in later:
+    for _steps_later, total, per_step, _ in later:
         assert total == 0
         assert per_step == pytest.approx(executable.seconds_per_execution / 4, abs=1e-6)
 

@@ -1,9 +1,9 @@
 """Callbacks: Keras' hook order, EarlyStopping, ModelCheckpoint and stopping on a NaN loss."""
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification, tiny_dense_model
 
 import ipu_teach.keras as keras
-from keras_helpers import tiny_classification, tiny_dense_model
 
 
 class Recorder(keras.callbacks.Callback):
@@ -29,8 +29,9 @@ def test_hook_order_matches_keras():
     model = compiled()
     model.fit(x, y, batch_size=4, epochs=2, validation_data=(x[:4], y[:4]), verbose=0, callbacks=[recorder])
     validation = [("on_test_begin",), ("on_test_batch_begin", 0), ("on_test_batch_end", 0), ("on_test_end",)]
-    epoch = lambda e: [("on_epoch_begin", e), ("on_train_batch_begin", 0), ("on_train_batch_end", 0),
-                       ("on_train_batch_begin", 1), ("on_train_batch_end", 1)] + validation + [("on_epoch_end", e)]
+    def epoch(e):
+        return [("on_epoch_begin", e), ("on_train_batch_begin", 0), ("on_train_batch_end", 0),
+                ("on_train_batch_begin", 1), ("on_train_batch_end", 1)] + validation + [("on_epoch_end", e)]
     assert recorder.calls == [("on_train_begin",)] + epoch(0) + epoch(1) + [("on_train_end",)]
     assert recorder.model is model and recorder.params["epochs"] == 2 and recorder.params["steps"] == 2
     recorder.calls.clear()

@@ -1,10 +1,10 @@
 """ipu_teach.data.Dataset as input to fit, evaluate and predict, with tf.data's rules."""
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification, tiny_dense_model
 
 import ipu_teach.keras as keras
 from ipu_teach.data import Dataset
-from keras_helpers import tiny_classification, tiny_dense_model
 
 
 def compiled():

@@ -1,9 +1,9 @@
 """Keras' defaults: glorot-uniform kernels, zero biases, learning rates, batch size 32, rmsprop."""
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification, tiny_dense_model
 
 import ipu_teach.keras as keras
-from keras_helpers import tiny_classification, tiny_dense_model
 
 
 def glorot_limit(fan_in, fan_out):

@@ -1,9 +1,9 @@
 """Bad input: a clear error, raised before any work is done, naming what to change; inputs untouched."""
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification, tiny_cnn, tiny_dense_model
 
 import ipu_teach.keras as keras
-from keras_helpers import tiny_classification, tiny_cnn, tiny_dense_model
 
 
 def compiled(model, loss="sparse_categorical_crossentropy"):

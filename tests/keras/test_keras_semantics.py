@@ -2,9 +2,9 @@
 empty inputs, NaN handling by callbacks, and the learning-rate and CSV callbacks."""
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification, tiny_dense_model
 
 import ipu_teach.keras as keras
-from keras_helpers import tiny_classification, tiny_dense_model
 
 
 def compiled(lr=0.1, **kwargs):

@@ -2,10 +2,10 @@
 "accuracy" resolved as Keras does, and the softmax output using the logits underneath."""
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification, tiny_dense_model
 
 import ipu_teach.keras as keras
 from ipu_teach.autograd import Tensor
-from keras_helpers import tiny_classification, tiny_dense_model
 
 
 def numpy_log_softmax(logits):

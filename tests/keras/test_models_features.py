@@ -2,9 +2,9 @@
 Keras' names; sample and class weights; *_on_batch; whole-model saving."""
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification
 
 import ipu_teach.keras as keras
-from keras_helpers import tiny_classification
 
 L = keras.layers
 

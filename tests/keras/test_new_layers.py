@@ -4,10 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests_autograd_path import check_gradients
 
 import ipu_teach.keras as keras
-from ipu_teach.autograd import Tensor
-from tests_autograd_path import check_gradients
 
 L = keras.layers
 

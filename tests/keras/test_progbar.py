@@ -3,8 +3,9 @@ import io
 import re
 import sys
 
-from ipu_teach.keras.progbar import Progbar
 from keras_helpers import tiny_classification, tiny_dense_model
+
+from ipu_teach.keras.progbar import Progbar
 
 TIMING = r"\d+s \d+(us|ms|s)/step"
 

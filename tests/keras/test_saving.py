@@ -3,9 +3,9 @@ import os
 
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification, tiny_cnn, tiny_dense_model
 
 import ipu_teach.keras as keras
-from keras_helpers import tiny_classification, tiny_cnn, tiny_dense_model
 
 
 def test_get_weights_returns_copies():

@@ -5,10 +5,10 @@ import zipfile
 
 import numpy as np
 import pytest
+from keras_helpers import tiny_dense_model
 
 import ipu_teach.keras as keras
 from ipu_teach.validation import BadFileError
-from keras_helpers import tiny_dense_model
 
 
 @pytest.fixture

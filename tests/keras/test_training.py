@@ -1,9 +1,9 @@
 """fit's arguments as Keras reads them: validation, shuffling, seeds, steps_per_epoch, initial_epoch."""
 import numpy as np
 import pytest
+from keras_helpers import tiny_classification, tiny_cnn, tiny_dense_model
 
 import ipu_teach.keras as keras
-from keras_helpers import tiny_classification, tiny_cnn, tiny_dense_model
 
 
 def compiled(model=None, metrics=("accuracy",)):

@@ -3,10 +3,10 @@ import re
 
 import numpy as np
 import pytest
-
-import ipu_teach.keras as keras
 from keras_helpers import run_tutorial_script
 from test_summary import TUTORIAL_SUMMARY
+
+import ipu_teach.keras as keras
 
 TRAIN, TEST = 320, 100  # 5 batches of 64; the test split ends in a partial batch of 36
 

@@ -3,7 +3,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from keras_helpers import run_tutorial_script
 
 FULL_MNIST = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mnist.npz"

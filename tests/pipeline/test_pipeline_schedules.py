@@ -2,7 +2,8 @@
 and has the shape Graphcore's descriptions predict (slots, stash, device mapping)."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ipu_teach import pipeline
 from ipu_teach.pipeline.actions import BACKWARD, FORWARD, WEIGHT_UPDATE

@@ -1,8 +1,8 @@
 """`trained`: the small CNN fitted with reports on (each test starts fresh: see tests/conftest.py)."""
 import pytest
+from profiling_helpers import configure, fit
 
 from ipu_teach import profiling
-from profiling_helpers import configure, fit
 
 
 @pytest.fixture

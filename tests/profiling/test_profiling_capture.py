@@ -2,9 +2,9 @@
 import json
 
 import pytest
+from profiling_helpers import configure, fit
 
 from ipu_teach import ipu, profiling
-from profiling_helpers import configure, fit
 
 
 def _reports(folder):

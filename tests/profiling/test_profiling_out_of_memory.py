@@ -3,9 +3,9 @@ import json
 
 import numpy as np
 import pytest
+from profiling_helpers import TILES, configure, fit, wide_mlp
 
 from ipu_teach import ipu, profiling
-from profiling_helpers import TILES, configure, fit, wide_mlp
 
 HUGE_BATCH = 2048
 

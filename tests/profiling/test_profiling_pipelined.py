@@ -4,10 +4,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np
+from profiling_helpers import TILES, configure, fit, pipelined_cnn
 
 from ipu_teach import profiling
 from ipu_teach.widgets import TileMemoryExplorer
-from profiling_helpers import TILES, configure, fit, pipelined_cnn
 
 
 def _fit_pipelined(tmp_path):

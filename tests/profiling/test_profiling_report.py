@@ -1,10 +1,9 @@
 """The report's figures are derived from the executable and add up (the issue's 'Done when')."""
 import numpy as np
+from profiling_helpers import TILES
 
 from ipu_teach import profiling
 from ipu_teach.profiling.report import CODE_CATEGORIES
-
-from profiling_helpers import TILES
 
 
 def test_target_names_the_simulated_ipu(trained):

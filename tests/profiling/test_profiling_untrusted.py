@@ -7,11 +7,11 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest
+from profiling_helpers import configure, fit, small_cnn
 
 from ipu_teach import profiling
 from ipu_teach.validation import BadFileError
 from ipu_teach.widgets import ExecutionTraceView, TileMemoryExplorer
-from profiling_helpers import configure, fit, small_cnn
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 

@@ -2,9 +2,9 @@
 import json
 
 import numpy as np
+from profiling_helpers import configure, fit
 
 from ipu_teach import profiling
-from profiling_helpers import configure, fit
 
 
 def test_summary_shows_target_memory_liveness_and_cycles(trained):

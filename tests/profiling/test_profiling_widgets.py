@@ -5,10 +5,10 @@ matplotlib.use("Agg")
 
 import numpy as np
 import pytest
+from profiling_helpers import TILES, configure, fit, wide_mlp
 
 from ipu_teach import profiling
 from ipu_teach.widgets import ExecutionTraceView, TileMemoryExplorer, plot_execution_trace, plot_tile_memory
-from profiling_helpers import TILES, configure, fit, wide_mlp
 
 KIB = 1024
 

@@ -45,10 +45,10 @@ def test_every_tensorflow_name_graphcores_examples_use_resolves(tf_imports, modu
 
 
 def test_names_are_ipu_teachs_own_objects(tf_imports):
+    import keras
+    import tensorflow as tf
     from tensorflow.keras.layers import Dense
     from tensorflow.python.data.ops.dataset_ops import Dataset
-    import tensorflow as tf
-    import keras
     assert Dense is ipu_teach.keras.layers.Dense and Dataset is ipu_teach.data.dataset.Dataset
     assert tf.keras.Model is keras.Model is ipu_teach.keras.Model
     assert tf.__version__ == "2.6.3"
@@ -77,8 +77,8 @@ def test_a_missing_module_or_imported_name_is_named_as_not_simulated(tf_imports,
     ("tf.data.Dataset.range(3).interleave", "tf.data.Dataset.interleave"),
 ])
 def test_a_missing_attribute_is_named_as_not_simulated(tf_imports, expression, shown):
-    import tensorflow as tf
     import keras
+    import tensorflow as tf
     with pytest.raises(NotSimulatedError, match=f"^{shown} is not simulated by ipu-teach: "):
         eval(expression, {"tf": tf, "keras": keras})
     assert not hasattr(tf.keras.layers, "ConvLSTM2D")  # still an AttributeError to hasattr/getattr with a default
@@ -87,7 +87,7 @@ def test_a_missing_attribute_is_named_as_not_simulated(tf_imports, expression, s
 def test_a_misspelled_name_suggests_the_real_one(tf_imports):
     import tensorflow as tf
     with pytest.raises(NotSimulatedError, match="Did you mean tf.reduce_mean"):
-        tf.reduce_meen
+        tf.reduce_meen  # noqa: B018 (the access is what raises)
 
 
 def test_importing_a_class_as_a_module_is_pythons_error(tf_imports):

@@ -2,13 +2,9 @@
 on random data from tf.random; imports as Graphcore's model-parallelism tech note writes them."""
 import numpy as np
 import tensorflow as tf
-from tensorflow.keras import ipu
-from tensorflow.keras import layers
-from tensorflow.keras import optimizers
+from tensorflow.keras import ipu, layers, optimizers
 from tensorflow.python.data.ops.dataset_ops import Dataset
-from tensorflow.python.ipu import config
-from tensorflow.python.ipu import ipu_strategy
-from tensorflow.python.ipu import utils
+from tensorflow.python.ipu import config, ipu_strategy, utils
 
 tf.random.set_seed(5)
 features = tf.random.normal([64, 16], dtype=tf.float32)

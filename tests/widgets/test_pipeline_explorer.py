@@ -3,8 +3,14 @@ import numpy as np
 import pytest
 
 from ipu_teach import pipeline
-from ipu_teach.widgets.pipeline import (GANTT_GID, STASH_GID, UTILISATION_GID, PipelineExplorer, StashSizes,
-                                        draw_pipeline)
+from ipu_teach.widgets.pipeline import (
+    GANTT_GID,
+    STASH_GID,
+    UTILISATION_GID,
+    PipelineExplorer,
+    StashSizes,
+    draw_pipeline,
+)
 
 pytest.importorskip("ipywidgets")
 

@@ -4,87 +4,47 @@ import numpy as np
 from ..cost import OpCost
 from ..function import Function
 from . import portable
+from .pointwise import SavesInput, SavesOutput
 
 
-class ReLU(Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = np.maximum(x, 0)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved
-        return grad * (y > 0)
+def _sigmoid(x):
+    """Split by sign so exp never overflows."""
+    y = np.empty_like(x)
+    pos = x >= 0
+    y[pos] = 1 / (1 + portable.exp(-x[pos]))
+    e = portable.exp(x[~pos])
+    y[~pos] = e / (1 + e)
+    return y
 
 
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx, x):
-        # Split by sign so exp never overflows.
-        y = np.empty_like(x)
-        pos = x >= 0
-        y[pos] = 1 / (1 + portable.exp(-x[pos]))
-        e = portable.exp(x[~pos])
-        y[~pos] = e / (1 + e)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved
-        return grad * y * (1 - y)
+class ReLU(SavesOutput):
+    function = staticmethod(lambda x: np.maximum(x, 0))
+    gradient = staticmethod(lambda grad, y: grad * (y > 0))
 
 
-class Tanh(Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = portable.tanh(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved
-        return grad * (1 - y * y)
+class Sigmoid(SavesOutput):
+    function = staticmethod(_sigmoid)
+    gradient = staticmethod(lambda grad, y: grad * y * (1 - y))
 
 
-class Exp(Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = portable.exp(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved
-        return grad * y
+class Tanh(SavesOutput):
+    function = staticmethod(portable.tanh)
+    gradient = staticmethod(lambda grad, y: grad * (1 - y * y))
 
 
-class Log(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return portable.log(x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved
-        return grad / x
+class Exp(SavesOutput):
+    function = staticmethod(portable.exp)
+    gradient = staticmethod(lambda grad, y: grad * y)
 
 
-class Softplus(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return portable.softplus(x)
+class Log(SavesInput):
+    function = staticmethod(portable.log)
+    gradient = staticmethod(lambda grad, x: grad / x)
 
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved
-        return grad * (0.5 * (1 + portable.tanh(0.5 * x)))  # the sigmoid, without overflow
+
+class Softplus(SavesInput):
+    function = staticmethod(portable.softplus)
+    gradient = staticmethod(lambda grad, x: grad * (0.5 * (1 + portable.tanh(0.5 * x))))  # the sigmoid, no overflow
 
 
 class ELU(Function):

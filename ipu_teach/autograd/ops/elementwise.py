@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..function import Function
+from .pointwise import SavesInput
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -87,13 +88,6 @@ class Neg(Function):
         return -grad
 
 
-class Abs(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return np.abs(a)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved
-        return grad * np.sign(a)
+class Abs(SavesInput):
+    function = staticmethod(np.abs)
+    gradient = staticmethod(lambda grad, x: grad * np.sign(x))

@@ -1,17 +1,16 @@
 """``ipu.ops.pipelining_ops``: the pipeline schedules and recomputation modes, by Graphcore's names."""
 import enum
 
+from ...pipeline.registry import GRAPHCORE_SPECS
 from ..poplar_options import PipelineStageOptions  # noqa: F401  (Graphcore's name lives here)
 
+PipelineSchedule = enum.Enum("PipelineSchedule", [(spec.display, value) for value, spec in enumerate(GRAPHCORE_SPECS)],
+                             module=__name__, qualname="PipelineSchedule")
+PipelineSchedule.__doc__ = """The schedules of ``ipu_teach.pipeline.registry`` that Graphcore offers, in its order.
 
-class PipelineSchedule(enum.Enum):
-    """Grouped (default): forwards grouped and backwards grouped, every IPU busy each step of the main
-    phase. Interleaved: a forward and a backward alternate, fewer activations stashed. Sequential:
-    one stage at a time, as a sharded model (for debugging, or recomputation on one IPU)."""
-
-    Grouped = 0
-    Interleaved = 1
-    Sequential = 2
+Grouped (default): forwards grouped and backwards grouped, every IPU busy each step of the main
+phase. Interleaved: a forward and a backward alternate, fewer activations stashed. Sequential:
+one stage at a time, as a sharded model (for debugging, or recomputation on one IPU)."""
 
 
 class RecomputationMode(enum.Enum):

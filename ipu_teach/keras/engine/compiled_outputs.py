@@ -9,7 +9,8 @@ import copy
 import numpy as np
 
 from ...autograd import ops
-from .. import losses as losses_module, metrics as metrics_module
+from .. import losses as losses_module
+from .. import metrics as metrics_module
 from . import sample_weights
 
 
@@ -59,7 +60,7 @@ class CompiledOutputs:
         loss, loss_weights, metrics = self._given
         self.names = [t.layer.name for t in model.outputs] if model.built else ["output"]
         multi = len(self.names) > 1
-        self.losses = [None if l is None else losses_module.get(l) for l in _per_output(loss, self.names, "loss", None, _is_list)]
+        self.losses = [None if given is None else losses_module.get(given) for given in _per_output(loss, self.names, "loss", None, _is_list)]
         self.weights = [float(w) for w in _per_output(1.0 if loss_weights is None else loss_weights, self.names,
                                                        "loss_weights", 1.0, _is_list)]
         self.output_trackers = [metrics_module.Mean(name=f"{name}_loss") for name in self.names] if multi else []

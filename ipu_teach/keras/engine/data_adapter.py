@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
-from .. import backend
-from . import sample_weights
 from ...data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from .. import backend
 from ..data_utils import Sequence
+from . import sample_weights
 
 
 def _rows(x):

@@ -14,8 +14,10 @@ import zipfile
 import numpy as np
 
 from ...atomic import atomic_write
-from .. import layers as layers_module, losses as losses_module, optimizers as optimizers_module
-from ..layers.base import InputLayer, KerasTensor
+from .. import layers as layers_module
+from .. import losses as losses_module
+from .. import optimizers as optimizers_module
+from ..layers.base import InputLayer
 from . import config
 
 FORMAT = "ipu-teach model 1"

@@ -11,8 +11,8 @@ import numpy as np
 from ...autograd import Tensor, no_grad, precision, scope
 from .. import backend, initializers
 from ..engine import config
-from ..mixed_precision import policy as dtype_policies
 from ..ipu.pipeline_stage import current_stage
+from ..mixed_precision import policy as dtype_policies
 
 
 def format_shape(shape) -> str:

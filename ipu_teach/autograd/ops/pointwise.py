@@ -1,0 +1,36 @@
+"""Elementwise ops of one input whose gradient is a formula in what the forward saves.
+
+A subclass names its ``function`` and its ``gradient(grad, saved)``; the base class saves the output
+(:class:`SavesOutput`, for tanh or exp, whose derivative is written in y) or the input
+(:class:`SavesInput`, for log or abs, whose derivative is written in x), so the op is two lines.
+"""
+from ..function import Function
+
+
+class SavesOutput(Function):
+    """``y = function(x)``; the backward is ``gradient(grad, y)``."""
+
+    @classmethod
+    def forward(cls, ctx, x):
+        y = cls.function(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (y,) = ctx.saved
+        return cls.gradient(grad, y)
+
+
+class SavesInput(Function):
+    """``function(x)``; the backward is ``gradient(grad, x)``."""
+
+    @classmethod
+    def forward(cls, ctx, x):
+        ctx.save_for_backward(x)
+        return cls.function(x)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (x,) = ctx.saved
+        return cls.gradient(grad, x)
