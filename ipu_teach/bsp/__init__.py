@@ -5,7 +5,7 @@ arrange ``Execute``/``Copy``/stream steps with ``Sequence``/``Repeat``, and ``En
 returns a :class:`Timeline`. The Poplar-like API for the course lives in :mod:`ipu_teach.bsp.poplar`;
 figures in :mod:`.figures` and Chrome traces in :mod:`.trace` (imported on use).
 """
-from .compute import VERTEX_OVERHEAD_CYCLES, ComputeSet, cycles_from_flops, tile_cycles_from_vertices
+from .compute import VERTEX_OVERHEAD_CYCLES, ComputeSet, tile_cycles_from_vertices
 from .engine import Engine
 from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
@@ -18,6 +18,6 @@ from .timeline import Timeline
 __all__ = [
     "VERTEX_OVERHEAD_CYCLES", "ComputeSet", "Copy", "DeviceToHost", "Engine", "Exchange", "Execute", "GraphError",
     "HostToDevice", "IPULinkCopy", "Program", "Repeat", "Sequence", "SyncKind", "TileOutOfMemoryError", "Timeline",
-    "bytes_per_tile", "check_tile_memory", "cycles_from_flops", "exchange_from_transfers", "intervals",
+    "bytes_per_tile", "check_tile_memory", "exchange_from_transfers", "intervals",
     "linear_elements_per_tile", "linear_tile_of_element", "tile_cycles_from_vertices",
 ]

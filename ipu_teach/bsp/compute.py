@@ -56,18 +56,6 @@ class ComputeSet:
         object.__setattr__(self, "cycles", cycles)
 
 
-def cycles_from_flops(flops_per_tile, flops_per_cycle: int, vertices_per_tile=1,
-                      overhead: int = VERTEX_OVERHEAD_CYCLES) -> np.ndarray:
-    """Cycles per tile to do ``flops_per_tile`` at ``flops_per_cycle`` (all threads busy), plus vertex overhead.
-
-    Tiles with no FLOPs cost nothing: idle tiles are what makes small ops miss the peak.
-    """
-    flops = np.asarray(flops_per_tile, dtype=np.float64)
-    vertices = np.broadcast_to(np.asarray(vertices_per_tile, dtype=np.int64), flops.shape)
-    cycles = np.ceil(flops / flops_per_cycle).astype(np.int64) + overhead * vertices
-    return np.where(flops > 0, cycles, 0)
-
-
 def tile_cycles_from_vertices(vertex_tiles, vertex_cycles, num_tiles: int, threads_per_tile: int) -> np.ndarray:
     """Cycles per tile when each vertex runs on one worker thread, dealt round-robin over the tile's threads.
 

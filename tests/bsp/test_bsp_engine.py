@@ -123,8 +123,7 @@ def test_copy_is_an_exchange_only_superstep():
     assert timeline.exchange[0, 0] == 2 and timeline.compute[0, 0] == 0
 
 
-def test_cycles_from_flops_and_threads():
-    np.testing.assert_array_equal(bsp.cycles_from_flops([0, 32, 33], 32, overhead=10), [0, 11, 12])
+def test_barrel_scheduled_threads():
     # 7 vertices of 10 instructions on tile 0: six barrel-scheduled workers, so one runs two (20 instructions,
     # each issued once every 6 cycles); tile 1's lone vertex still waits its turn among 6 slots
     tiles = np.array([0] * 7 + [1])
