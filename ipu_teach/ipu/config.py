@@ -170,6 +170,14 @@ class MatmulOptions(ConvolutionOptions):
     _defaults = {"poplar_options": {}, "clear_pass_type": False}
 
 
+class IOTilesOptions(_Options):
+    """``IPUConfig.io_tiles``: tiles kept for streaming data so transfers overlap the computation
+    (``num_io_tiles`` with ``place_ops_on_io_tiles``; see ``ipu.io_tiles``)."""
+
+    _defaults = {"num_io_tiles": 0, "place_ops_on_io_tiles": False, "io_tile_available_memory_proportion": 0.9}
+    _path = "IPUConfig.io_tiles"
+
+
 class IPUConfig(_Options):
     _defaults = {
         "auto_select_ipus": [],
@@ -183,8 +191,9 @@ class IPUConfig(_Options):
         "floating_point_behaviour": None,
         "convolutions": None,
         "matmuls": None,
+        "io_tiles": None,
     }
-    _groups = ("device_connection", "ipu_model", "profiling")
+    _groups = ("device_connection", "ipu_model", "profiling", "io_tiles")
 
     def __init__(self):
         super().__init__()
@@ -195,6 +204,7 @@ class IPUConfig(_Options):
         object.__setattr__(self, "floating_point_behaviour", FloatingPointBehaviourOptions())
         object.__setattr__(self, "convolutions", ConvolutionOptions())
         object.__setattr__(self, "matmuls", MatmulOptions())
+        object.__setattr__(self, "io_tiles", IOTilesOptions())
 
     def configure_ipu_system(self, device="cpu") -> None:
         """Attach the simulated IPUs this config selects (Graphcore's method form); like Graphcore's, it

@@ -24,6 +24,7 @@ from . import executable_cache, messages, out_of_memory, pipelining, poplar_opti
 from .gradient_accumulation import GradientAccumulationReductionMethod, accumulate, cross_replica_sum
 from .lowering import lower, split_by_stage
 from .preparation import IPURuleError
+from .synthetic_data import NO_SYNTHETIC_DATA, SyntheticData
 
 
 @dataclass
@@ -39,6 +40,8 @@ class Executable:
     pipeline: object = None
     out_of_memory: object = None
     """The ModelOutOfMemoryError of a program compiled with debug.allowOutOfMemory that does not fit."""
+    synthetic: SyntheticData = NO_SYNTHETIC_DATA
+    """Which host streams TF_POPLAR_FLAGS made synthetic when this program was compiled."""
 
 
 @dataclass
@@ -57,7 +60,7 @@ class PipelinedRun:
     """Per stage, one micro-batch's input: the batch from the host, then what the previous stage sends."""
 
     @classmethod
-    def build(cls, graph, plan, spe, accumulation, replicas, buffer_bytes=0):
+    def build(cls, graph, plan, spe, accumulation, replicas, buffer_bytes=0, synthetic=NO_SYNTHETIC_DATA):
         spec = graph.spec
         training = graph.mode == "train"
         micro_batches = accumulation if training else spe
@@ -73,8 +76,8 @@ class PipelinedRun:
 
         # Host I/O is not a stage's work: the infeed and outfeed of every micro-batch are host syncs that
         # all the pipeline's IPUs wait for, so they are added to the schedule's time below.
-        host_io = bsp.Engine(bsp.Sequence(bsp.HostToDevice(graph.input_bytes), bsp.DeviceToHost(graph.output_bytes)),
-                             spec).run().seconds()
+        infeed, outfeed = host_streams(graph, synthetic)
+        host_io = bsp.Engine(bsp.Sequence([*infeed, *outfeed]), spec).run().seconds()
         forward = [seconds("forward", s) for s in range(plan.stages)]
         backward = [seconds("backward", s) + seconds("accumulate", s) for s in range(plan.stages)]
         update = [seconds("update", s) for s in range(plan.stages)]
@@ -97,6 +100,12 @@ class PipelinedRun:
         if training and replicas > 1:
             seconds_total += runs * _all_reduce_seconds(graph, spec, replicas, buffer_bytes)
         return cls(schedule, timeline, stage_graphs, seconds_total, costs, tuple(per_batch), tuple(inputs))
+
+
+def host_streams(graph, synthetic=NO_SYNTHETIC_DATA) -> tuple:
+    """One step's infeed and outfeed (host syncs and transfers), without those TF_POPLAR_FLAGS made synthetic."""
+    return (() if synthetic.infeed else (bsp.HostToDevice(graph.input_bytes, label="infeed"),),
+            () if synthetic.outfeed else (bsp.DeviceToHost(graph.output_bytes, label="outfeed"),))
 
 
 def gradient_groups(gradient_bytes, buffer_bytes) -> list:
@@ -180,13 +189,20 @@ class IPUExecutor:
                     epoch_notice=preparation.epoch_notice(model, spe))
 
     def _compile(self, model, mode, x, y, configuration, spe, accumulation) -> Executable:
-        spec, replicas, plan = configuration.spec, self.replicas, self.pipeline
+        replicas, plan, io_tiles = self.replicas, self.pipeline, configuration.io_tiles
+        if io_tiles.count and plan is not None:
+            raise IPURuleError(f"`{model.name}` is pipelined and IPUConfig.io_tiles asks for {io_tiles.count} I/O tiles: "
+                               "ipu-teach simulates I/O tiles for programs that are not pipelined; set "
+                               "io_tiles.num_io_tiles = 0 for this model")
+        spec = io_tiles.compute_spec(configuration.spec)
         stage_options = getattr(model, "_ipu_options", {}).get("pipelining") if plan is not None else None
         graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas,
                       options_for=poplar_options.options_for(configuration, plan, stage_options))
         options = capture.engine_options(configuration)
+        synthetic = SyntheticData.from_flags()
         pipelined = None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas,
-                                                                 configuration.cross_replica_sum_buffer_bytes)
+                                                                 configuration.cross_replica_sum_buffer_bytes,
+                                                                 synthetic)
         overflow = next(filter(None, (out_of_memory.find(model, stage_graph) for stage_graph in
                                       ([graph] if pipelined is None else pipelined.stage_graphs))), None)
         if overflow is not None and not options.allow_out_of_memory:
@@ -200,17 +216,22 @@ class IPUExecutor:
                            [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
                        "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None,
                        **poplar_options.describe(graph, configuration, stage_options)}
+        if synthetic.active:
+            description["synthetic_data"] = synthetic.describe()
+        if io_tiles.count:
+            description["io_tiles"] = [io_tiles.count, io_tiles.memory_proportion]
         if mode == "train" and accumulation > 1:  # compiled into the accumulation loop
             description["gradient_accumulation_reduction_method"] = self.reduction.name
         key = executable_cache.key_of(description)
         if key in self.executables:
             return self.executables[key]
         if pipelined is None:
-            program = self._program(graph, spe, accumulation, replicas, configuration.cross_replica_sum_buffer_bytes)
+            program = self._program(graph, spe, accumulation, replicas, configuration.cross_replica_sum_buffer_bytes,
+                                    synthetic, io_tiles)
             timeline = bsp.Engine(program, spec, ipus=replicas).run()
             device_seconds = timeline.seconds()
         else:
-            timeline = bsp.Engine(self._program(graph, 1, 1, 1), spec, ipus=1).run()
+            timeline = bsp.Engine(self._program(graph, 1, 1, 1, synthetic=synthetic), spec, ipus=1).run()
             device_seconds = pipelined.seconds
         compile_seconds = hardware.HOST.compile_seconds(graph.compute_sets)
         cached = executable_cache.load(key)
@@ -223,20 +244,28 @@ class IPUExecutor:
                                          "compute_sets": graph.compute_sets, "cycles_per_execution":
                                          timeline.total_cycles(), "description": description})
         executable = Executable(key, graph, timeline, hardware.HOST.execution_overhead_s + device_seconds,
-                                compile_seconds, bool(cached), pipelined, overflow)
+                                compile_seconds, bool(cached), pipelined, overflow, synthetic)
+        if synthetic.active:
+            synthetic.tell(model.name)
         self.executables[key] = executable
         capture.on_compile(model, mode, executable, configuration, options)
         self._compile_due = due
         return executable
 
     @staticmethod
-    def _program(graph, spe, accumulation, replicas, buffer_bytes=0):
+    def _program(graph, spe, accumulation, replicas, buffer_bytes=0, synthetic=NO_SYNTHETIC_DATA, io_tiles=None):
         """One execution: ``spe`` steps, each taking its batch from the infeed and giving its results to
-        the outfeed (host streams, as Keras' IPU loops do), with the gradient all-reduce and the weight
-        update after every ``accumulation`` steps."""
-        micro = bsp.Sequence([bsp.HostToDevice(graph.input_bytes, label="infeed")]
-                             + [s.program() for s in graph.forward + graph.backward]
-                             + [bsp.DeviceToHost(graph.output_bytes, label="outfeed")], label="step")
+        the outfeed (host streams, as Keras' IPU loops do, or through I/O tiles while the previous step
+        computes), with the gradient all-reduce and the weight update after every ``accumulation`` steps."""
+        compute = [s.program() for s in graph.forward + graph.backward]
+        if io_tiles is not None and io_tiles.count:
+            io_tiles.check_fits(graph.input_bytes + graph.output_bytes, graph.spec)
+            step_seconds = bsp.Engine(bsp.Sequence(compute), graph.spec, ipus=replicas).run().seconds()
+            infeed, outfeed = io_tiles.streams(graph, graph.spec, step_seconds, not synthetic.infeed,
+                                               not synthetic.outfeed, replicas)
+        else:
+            infeed, outfeed = host_streams(graph, synthetic)
+        micro = bsp.Sequence([*infeed, *compute, *outfeed], label="step")
         if graph.mode != "train":
             return bsp.Repeat(spe, micro, label="steps_per_execution")
         accumulate = [s.program() for s in graph.update if s.phase == "accumulate"]
@@ -256,6 +285,8 @@ class IPUExecutor:
             if len(x) != batch:
                 raise IPURuleError(f"A batch of {len(x)} samples reached an IPU program compiled for batches of "
                                    f"{batch}: use Dataset.batch({batch}, drop_remainder=True) or trim the data")
+        if self.executable.synthetic.infeed:
+            batches = self._synthetic_batches(batches)
         if self.connection.runs:
             c = self.connection
             with precision.ipu_numerics(c.matmul_options.partials_type, c.conv_options.partials_type,
@@ -266,6 +297,12 @@ class IPUExecutor:
         seconds = self.executable.seconds_per_execution * self.connection.runs + self._compile_due
         self._compile_due = 0.0
         return results, seconds
+
+    def _synthetic_batches(self, batches):
+        """The batches the IPU makes for itself under --use_synthetic_data (same shapes, not the dataset's)."""
+        rng = np.random.default_rng(len(batches))
+        synthetic = self.executable.synthetic
+        return [synthetic.inputs((x, y), rng) for x, y in batches]
 
     def _compile_only(self, model, mode, batches):
         """PRE_COMPILE / NEVER: the program is compiled (and cached) but never runs, as on the real system."""

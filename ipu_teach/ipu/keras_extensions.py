@@ -34,8 +34,18 @@ def set_replication_options(self, replicated_metric_reduction_method="mean", **k
 
 
 def set_infeed_queue_options(self, **kwargs):
-    """Options of the queue that streams batches to the IPU (``prefetch_depth``...): recorded only; the
-    simulated host link's cost does not depend on them."""
+    """Options of the queue that streams batches to the IPU, as Graphcore's ``IPUInfeedQueue`` takes them.
+
+    ``prefetch_depth`` (a positive whole number; Graphcore's default 1) is how many batches Poplar may
+    move close to the IPU before it asks for them. On a real host a deeper prefetch absorbs the moments
+    when the input pipeline is slow (long ``StreamCopyBegin`` in the PopVision trace). The simulated
+    host has every batch ready in time, so the depth is checked and recorded but changes no simulated
+    time: what remains of host I/O is the transfer itself and its syncs (see ``TF_POPLAR_FLAGS
+    --use_synthetic_data`` and ``IPUConfig.io_tiles``)."""
+    depth = kwargs.get("prefetch_depth")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"set_infeed_queue_options: prefetch_depth must be a positive whole number (the batches "
+                         f"Poplar may fetch ahead; default 1), got {depth!r}")
     _options(self).update(infeed_queue_options=dict(kwargs))
 
 

@@ -14,6 +14,7 @@ from .. import hardware
 from ..session import on_reset
 from . import poplar_options
 from .config import DeviceConnectionType, IPUConfig, StochasticRoundingBehaviour
+from .io_tiles import IOTiles
 from .matrix_plan import DEFAULT_OPTIONS, MatrixOptions
 
 SYSTEMS = {"IPU-M2000": 4, "IPU-POD16": 16, "IPU-POD64": 64}
@@ -48,6 +49,7 @@ class SystemConfiguration:
     stochastic_rounding: bool = False
     rounding_rng: np.random.Generator = field(default=None, compare=False, repr=False)
     """The generator of stochastic rounding, seeded (``ipu.utils.reset_ipu_seed``) so runs repeat."""
+    io_tiles: IOTiles = IOTiles()
 
     @property
     def total_ipus(self) -> int:
@@ -154,7 +156,8 @@ def configure(config: IPUConfig) -> SystemConfiguration:
         config.profiling.as_dict(), _system[0], buffer,
         poplar_options.parse(config.convolutions.poplar_options, "IPUConfig.convolutions.poplar_options"),
         poplar_options.parse(config.matmuls.poplar_options, "IPUConfig.matmuls.poplar_options"),
-        _stochastic_rounding(config.floating_point_behaviour), np.random.default_rng(_rounding_seed[0]))
+        _stochastic_rounding(config.floating_point_behaviour), np.random.default_rng(_rounding_seed[0]),
+        IOTiles.from_config(config.io_tiles, spec))
     _current[0] = configuration
     return configuration
 
