@@ -106,3 +106,12 @@ def test_03_exercise_2_errors_say_what_to_change(capsys):
     assert "attached 32 IPUs" in output
     assert ipu.system.system_name() == "IPU-POD16"
     assert math.log2(ipu.system.current().num_ipus).is_integer()
+
+
+def test_02_exercise_4_io_tiles_have_a_best_count_between_few_and_many(capsys):
+    namespace, output = run("02_exercise_4.py", capsys)
+    step_us, best = namespace["step_us"], namespace["best"]
+    assert best not in (0, 8, 512)  # neither no I/O tiles, nor the fewest, nor the most
+    assert step_us[best] < step_us[0]
+    assert step_us[512] > step_us[best] and step_us[8] > step_us[best]
+    assert f"fastest: {best} I/O tiles" in output

@@ -294,6 +294,16 @@ class Execution:
     def total_cycles(self) -> int:
         return self.timeline().total_cycles()
 
+    def cycles_by_kind(self, ipu: int = 0) -> dict:
+        """Where the time of one execution goes on IPU ``ipu``: its cycles summed per kind of step
+        (compute, exchange, host->device, device->host, ipu-link), largest first."""
+        if not 0 <= ipu < self.numIPUs:
+            raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
+        totals = {}
+        for step in self.steps:
+            totals[step.kind] = totals.get(step.kind, 0) + step.count * step.ipus[ipu].cycles
+        return dict(sorted(totals.items(), key=lambda item: -item[1]))
+
     def totals(self) -> dict:
         return self.timeline().totals()
 

@@ -70,6 +70,17 @@ def test_execution_steps_follow_the_engine_timeline(trained):
     assert infeed.bytesExchanged == executable.graph.input_bytes
 
 
+def test_cycles_by_kind_add_up_to_the_execution_and_name_the_host_streams(trained):
+    _, report = trained
+    execution = report.execution
+    by_kind = execution.cycles_by_kind()
+    assert sum(by_kind.values()) == execution.total_cycles()
+    assert {"compute", "host->device", "device->host"} <= set(by_kind)
+    assert list(by_kind.values()) == sorted(by_kind.values(), reverse=True)
+    infeed = sum(s.count * s.ipus[0].cycles for s in execution.steps if s.kind == "host->device")
+    assert by_kind["host->device"] == infeed
+
+
 def test_program_visitor_walks_the_tree_like_libpva(trained):
     _, report = trained
 
