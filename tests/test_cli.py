@@ -52,4 +52,6 @@ def test_tour_prints_one_table_with_every_configuration(capsys):
     rows = {line[:40].strip(): line for line in table.splitlines()[2:7]}
     cpu, ipu_row = rows["CPU (numpy)"].split(), rows["IPU, 1 step per execution"].split()
     assert cpu[2] == ipu_row[5]                   # the same accuracy: numerics do not depend on the device
-    assert rows["IPU, 2-stage pipeline, accumulation 8"].rstrip().endswith("512")
+    pipeline = rows["IPU, 2-stage pipeline, accumulation 8"].split()
+    assert pipeline[-2:] == ["512", str(1024 // 512)]    # effective batch and weight updates
+    assert rows["CPU (numpy)"].split()[-1] == str(1024 // 64)
