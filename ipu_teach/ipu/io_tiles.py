@@ -11,6 +11,7 @@ The model here: the program computes on ``tiles - n`` tiles; while one step comp
 streams the next batch into the I/O tiles (and the last results out of them), so a step pays only
 what its compute does not hide, plus on-chip copies between the I/O tiles and the compute tiles.
 The streamed tensors must fit in ``io_tile_available_memory_proportion`` of the I/O tiles' memory.
+Reports and the tile-memory explorer show the compute tiles (the program's tiles) only.
 """
 from __future__ import annotations
 
