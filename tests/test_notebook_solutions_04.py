@@ -27,3 +27,14 @@ def test_exercise_2_shows_interleaved_losing_as_the_passes_differ(capsys):
 
 def test_exercise_3_reaches_the_predicted_effective_batch(capsys):
     assert "your effective batch size is 4096" in run("04_exercise_3.py", capsys)
+
+
+def test_exercise_4_the_most_balanced_cut_is_the_fastest(capsys):
+    namespace = runpy.run_path(str(SOLUTIONS / "04_exercise_4.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    stage_us, step_us, best = namespace["stage_us"], namespace["step_us"], namespace["best"]
+    slowest_stage = {cut: max(costs) for cut, costs in stage_us.items()}
+    assert best == min(slowest_stage, key=slowest_stage.get)   # the fastest step has the cheapest slowest stage
+    assert best not in (1, 5)                                    # neither all on one side
+    assert step_us[best] < min(step_us[1], step_us[5])
+    assert f"fastest: {best} layers on stage 0" in out
