@@ -4,7 +4,8 @@
 ``ipu.ops.pipelining_ops`` (also ``ipu.pipelining_ops``), ``ipu.utils``,
 ``ipu.optimizers.GradientAccumulationReductionMethod`` (also ``ipu.gradient_accumulation``), and the Model methods
 ``set_gradient_accumulation_options``, ``set_replication_options``, ``set_pipelining_options`` and the
-pipeline stage assignment methods.
+pipeline stage assignment methods: importing this package registers ``keras_extensions.ModelExtension`` with
+Keras' extension point (``ipu_teach.keras.engine.extensions``), so every model built afterwards has them.
 """
 from . import (config, executable_cache, gradient_accumulation, ipu_strategy, keras_extensions, ops, optimizers,
                pipelining, system, utils)
@@ -13,8 +14,6 @@ from .config import DeviceConnectionType, IPUConfig, SelectionOrder, configure_i
 from .executor import IPURuleError
 from .ipu_strategy import IPUStrategy
 from .out_of_memory import ModelOutOfMemoryError
-
-keras_extensions.install()
 
 __all__ = ["DeviceConnectionType", "IPUConfig", "IPURuleError", "IPUStrategy", "ModelOutOfMemoryError",
            "SelectionOrder", "config", "configure_ipu_system", "executable_cache", "gradient_accumulation", "ipu_strategy",

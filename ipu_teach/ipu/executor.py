@@ -21,7 +21,8 @@ from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
 from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
-from .gradient_accumulation import GradientAccumulationReductionMethod, accumulate, cross_replica_sum
+from .gradient_accumulation import accumulate, cross_replica_sum
+from .keras_extensions import options_of
 from .lowering import lower, split_by_stage
 from .preparation import IPURuleError
 from .synthetic_data import NO_SYNTHETIC_DATA, SyntheticData
@@ -168,14 +169,15 @@ class IPUExecutor:
             # a new configure_ipu_system detaches the IPUs: nothing compiled for the old system is reused
             self.executables.clear()
             self.configuration = configuration
-        options = getattr(model, "_ipu_options", {})
-        self.pipeline = plan = pipelining.plan_for(model, configuration.num_ipus, configuration.allow_recompute)
+        options = options_of(model)
+        self.pipeline = plan = pipelining.plan_for(model, options.pipelining, configuration.num_ipus,
+                                                   configuration.allow_recompute)
         if mode == "train":
-            pipelining.warn_unused(model, plan, configuration.num_ipus)
+            pipelining.warn_unused(model, options.pipelining, plan, configuration.num_ipus)
         replicas, accumulation = preparation.replicas_and_accumulation(model, plan, configuration.num_ipus, mode,
                                                                        options)
         self.replicas, self.accumulation = replicas, accumulation
-        self.reduction = options.get("gradient_accumulation_reduction_method", GradientAccumulationReductionMethod.SUM)
+        self.reduction = options.gradient_accumulation_reduction_method
         batch = preparation.fixed_batch_size(adapter)
         spe, per_replica = preparation.steps_per_replica(model, adapter.steps, model.steps_per_execution, replicas)
         preparation.check_steps_per_execution(plan, mode, spe, accumulation)
@@ -195,7 +197,7 @@ class IPUExecutor:
                                "ipu-teach simulates I/O tiles for programs that are not pipelined; set "
                                "io_tiles.num_io_tiles = 0 for this model")
         spec = io_tiles.compute_spec(configuration.spec)
-        stage_options = getattr(model, "_ipu_options", {}).get("pipelining") if plan is not None else None
+        stage_options = options_of(model).pipelining if plan is not None else None
         graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas,
                       options_for=poplar_options.options_for(configuration, plan, stage_options))
         options = capture.engine_options(configuration)

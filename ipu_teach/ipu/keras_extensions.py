@@ -1,84 +1,169 @@
-"""Methods Graphcore's port adds to ``keras.Model``: gradient accumulation and replication options,
-and ipu-teach's ``get_ipu_executable`` to look at what was compiled.
+"""Graphcore's IPU methods of ``keras.Model``, as an extension registered with Keras' extension point.
 
-The option setters only record options; the IPU executor reads them when it compiles. Outside an IPU
-scope they have no effect, as on the real system.
+``ModelExtension`` is Graphcore's (graphcore/keras keras/ipu/extensions/model_extensions.py, with the
+options of extensions_base.py): gradient accumulation, replication, infeed and outfeed options, the
+pipelining options and stage assignment, and ipu-teach's ``get_ipu_executable``. Importing
+``ipu_teach.ipu`` registers it for ``keras.Model`` (``keras.engine.extensions``), as
+keras/ipu/extensions/register_extensions.py registers Graphcore's; each model built afterwards is a
+``ModelExtension`` and owns an ``IPUModelOptions`` that its methods fill in and the executor reads
+(``options_of``) when it compiles. Outside an IPU scope the options have no effect, as on the real system.
+
+Which models have the methods: every model built after ``ipu_teach.ipu`` is imported, inside an
+``IPUStrategy`` scope or not. Graphcore's SDK (2.x and 3.x) gives them only to models built in the
+scope (``IPUStrategy._patch_keras_extension``); ipu-teach decides where a model runs when it is
+*compiled* (``keras.engine.device``), so a model built outside the scope may still be compiled in one,
+and the course sets stage assignments on a model it only inspects (notebook 04). Code written for the
+SDK, which builds its models in the scope, runs unchanged. A model built before the import, or with
+``ipu_teach.keras`` alone, has none of them and its AttributeError says to import ``ipu_teach.ipu``.
+
+Graphcore has one extension each for Functional, Sequential and subclassed models; here a Sequential
+differs only in taking one stage per layer before it is built (``pipelining.set_pipeline_stage_assignment``),
+so one extension serves both.
 """
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..keras.engine.extensions import register_model_extension
 from ..keras.models import Model
 from . import keyword_checks, pipelining
 from .gradient_accumulation import GradientAccumulationReductionMethod
-from .pipelining import model_options as _options
+from .ops.pipelining_ops import PipelineSchedule, RecomputationMode
+from .poplar_options import check_stage_options
 
 EXECUTABLE_MODES = {"train": "fit", "test": "evaluate", "predict": "predict"}  # Keras' ModeKeys
 
 
-def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_replica=None,
-                                      gradient_accumulation_reduction_method="sum", **kwargs):
-    """Accumulate the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
-    weight update, reduced as Graphcore's Keras does: summed by default ('sum'), or 'mean' or
-    'running_mean' (see ``ipu.gradient_accumulation``: k micro-batches of b with 'sum' step like one
-    batch of k*b at k times the learning rate; with 'mean' like one batch of k*b)."""
-    keyword_checks.check("set_gradient_accumulation_options", kwargs, keyword_checks.GRADIENT_ACCUMULATION_KEYWORDS,
-                         keyword_checks.GRADIENT_ACCUMULATION_RESERVED)
-    steps = gradient_accumulation_steps_per_replica
+@dataclass
+class IPUModelOptions:
+    """What one model's IPU methods recorded (Graphcore keeps the same on the extension:
+    ``_gradient_accumulation_steps_per_replica``, ``_pipelining_*``, ``_infeed_kwargs``...)."""
+
+    gradient_accumulation_steps_per_replica: int | None = None
+    gradient_accumulation_reduction_method: GradientAccumulationReductionMethod = GradientAccumulationReductionMethod.SUM
+    gradient_accumulation_optimizer_kwargs: dict = field(default_factory=dict)
+    replicated_metric_reduction_method: str = "mean"
+    replication_kwargs: dict = field(default_factory=dict)
+    infeed_queue_options: dict = field(default_factory=dict)
+    outfeed_queue_options: dict = field(default_factory=dict)
+    pipelining: dict = field(default_factory=dict)
+    """``set_pipelining_options``' values (empty until it is called)."""
+
+
+def options_of(model) -> IPUModelOptions:
+    """The options ``model``'s IPU methods recorded; the defaults for a model built before ``ipu_teach.ipu``
+    was imported (it has no IPU methods, so nothing to record)."""
+    return model._ipu_options if isinstance(model, ModelExtension) else IPUModelOptions()
+
+
+def _check_steps(steps) -> None:
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         raise ValueError(f"gradient_accumulation_steps_per_replica must be a positive integer, got {steps!r}")
-    method = GradientAccumulationReductionMethod.parse(gradient_accumulation_reduction_method)
-    _options(self).update(gradient_accumulation_steps_per_replica=steps,
-                          gradient_accumulation_reduction_method=method, **kwargs)
 
 
-def set_replication_options(self, replicated_metric_reduction_method="mean", **kwargs):
-    """Metrics of the replicas are averaged; other replication options are recorded only."""
-    _options(self).update(replicated_metric_reduction_method=replicated_metric_reduction_method, **kwargs)
+class ModelExtension:
+    """The IPU methods every ``keras.Model`` built after ``import ipu_teach.ipu`` has (see the module)."""
+
+    def __init__(self):
+        self._ipu_options = IPUModelOptions()
+
+    def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_replica=None,
+                                          gradient_accumulation_reduction_method="sum", **kwargs):
+        """Accumulate the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
+        weight update, reduced as Graphcore's Keras does: summed by default ('sum'), or 'mean' or
+        'running_mean' (see ``ipu.gradient_accumulation``: k micro-batches of b with 'sum' step like one
+        batch of k*b at k times the learning rate; with 'mean' like one batch of k*b)."""
+        keyword_checks.check("set_gradient_accumulation_options", kwargs,
+                             keyword_checks.GRADIENT_ACCUMULATION_KEYWORDS, keyword_checks.GRADIENT_ACCUMULATION_RESERVED)
+        _check_steps(gradient_accumulation_steps_per_replica)
+        options = self._ipu_options
+        options.gradient_accumulation_reduction_method = GradientAccumulationReductionMethod.parse(
+            gradient_accumulation_reduction_method)
+        options.gradient_accumulation_steps_per_replica = gradient_accumulation_steps_per_replica
+        options.gradient_accumulation_optimizer_kwargs = dict(kwargs)
+
+    def set_replication_options(self, replicated_metric_reduction_method="mean", **kwargs):
+        """Metrics of the replicas are averaged; other replication options are recorded only."""
+        self._ipu_options.replicated_metric_reduction_method = replicated_metric_reduction_method
+        self._ipu_options.replication_kwargs = dict(kwargs)
+
+    def set_infeed_queue_options(self, **kwargs):
+        """Options of the queue that streams batches to the IPU, as Graphcore's ``IPUInfeedQueue`` takes them.
+
+        ``prefetch_depth`` (a positive whole number; Graphcore's default 1) is how many batches Poplar may
+        move close to the IPU before it asks for them. On a real host a deeper prefetch absorbs the moments
+        when the input pipeline is slow (long ``StreamCopyBegin`` in the PopVision trace). The simulated
+        host has every batch ready in time, so the depth is checked and recorded but changes no simulated
+        time: what remains of host I/O is the transfer itself and its syncs (see ``TF_POPLAR_FLAGS
+        --use_synthetic_data`` and ``IPUConfig.io_tiles``)."""
+        depth = kwargs.get("prefetch_depth")
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+            raise ValueError(f"set_infeed_queue_options: prefetch_depth must be a positive whole number (the batches "
+                             f"Poplar may fetch ahead; default 1), got {depth!r}")
+        self._ipu_options.infeed_queue_options = dict(kwargs)
+
+    def set_outfeed_queue_options(self, **kwargs):
+        """Options of the queue that streams results back (``buffer_depth``...): recorded only."""
+        self._ipu_options.outfeed_queue_options = dict(kwargs)
+
+    def get_ipu_executable(self, mode="train"):
+        """The simulated IPU executable this model last compiled for ``mode`` ("train" for fit, "test" for
+        evaluate, "predict"): its ``seconds_per_execution``, ``compile_seconds``, ``from_cache``, lowered
+        ``graph``, ``timeline`` and, when pipelined, ``pipeline`` (each stage's costs, schedule and graph).
+
+        ipu-teach only (the real SDK hides its Poplar executables; PopVision reports show the same figures).
+        Each mode keeps its own executable, so the training pipeline is still there after evaluate."""
+        if mode not in EXECUTABLE_MODES:
+            raise ValueError(f"get_ipu_executable: mode must be one of {', '.join(map(repr, EXECUTABLE_MODES))} "
+                             f"(Keras' mode names for fit, evaluate and predict), got {mode!r}")
+        prepared = getattr(self.device_executor, "prepared", None)
+        if prepared is None:
+            raise ValueError(f"get_ipu_executable: `{self.name}` has not been compiled for the IPU: create it and call "
+                             "compile inside an IPUStrategy scope, then fit, evaluate or predict")
+        if mode not in prepared:
+            ran = ", ".join(f"{m!r} ({EXECUTABLE_MODES[m]})" for m in prepared) or "none"
+            raise ValueError(f"get_ipu_executable: `{self.name}` has no {mode!r} executable since it was last compiled: "
+                             f"call {EXECUTABLE_MODES[mode]} first (compiled since: {ran})")
+        return prepared[mode][0]
+
+    def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, device_mapping=None,
+                               accumulate_outfeed=None, gradient_accumulation_reduction_method="sum",
+                               pipeline_schedule=None, recomputation_mode=None, **pipelining_kwargs):
+        """Graphcore's pipelining options; ``pipeline_schedule`` defaults to Grouped. The reduction method is
+        the one ``set_gradient_accumulation_options`` sets too (the last call wins, as in Graphcore's Keras)."""
+        keyword_checks.check("set_pipelining_options", pipelining_kwargs, keyword_checks.PIPELINING_KEYWORDS,
+                             keyword_checks.PIPELINING_RESERVED)
+        _check_steps(gradient_accumulation_steps_per_replica)
+        if pipeline_schedule is not None and not isinstance(pipeline_schedule, PipelineSchedule):
+            raise ValueError(f"pipeline_schedule must be an ipu.ops.pipelining_ops.PipelineSchedule "
+                             f"(Grouped, Interleaved or Sequential), got {pipeline_schedule!r}")
+        if recomputation_mode is not None and not isinstance(recomputation_mode, RecomputationMode):
+            raise ValueError(f"recomputation_mode must be an ipu.ops.pipelining_ops.RecomputationMode, "
+                             f"got {recomputation_mode!r}")
+        if device_mapping is not None and any(isinstance(d, bool) or not isinstance(d, int) or d < 0
+                                              for d in device_mapping):
+            raise ValueError(f"device_mapping must list one IPU index (>= 0) per stage, got {device_mapping!r}")
+        options = self._ipu_options
+        options.gradient_accumulation_reduction_method = GradientAccumulationReductionMethod.parse(
+            gradient_accumulation_reduction_method)
+        options.pipelining = {"gradient_accumulation_steps_per_replica": gradient_accumulation_steps_per_replica,
+                              "device_mapping": device_mapping,
+                              "pipeline_schedule": pipeline_schedule or PipelineSchedule.Grouped,
+                              "recomputation_mode": recomputation_mode or RecomputationMode.Auto,
+                              **_stage_poplar_options(pipelining_kwargs)}
+
+    # the pipeline stage assignment (Graphcore's get/set/reset/print_pipeline_stage_assignment...)
+    get_pipeline_stage_assignment = pipelining.get_pipeline_stage_assignment
+    set_pipeline_stage_assignment = pipelining.set_pipeline_stage_assignment
+    reset_pipeline_stage_assignment = pipelining.reset_pipeline_stage_assignment
+    print_pipeline_stage_assignment_summary = pipelining.print_pipeline_stage_assignment_summary
 
 
-def set_infeed_queue_options(self, **kwargs):
-    """Options of the queue that streams batches to the IPU, as Graphcore's ``IPUInfeedQueue`` takes them.
-
-    ``prefetch_depth`` (a positive whole number; Graphcore's default 1) is how many batches Poplar may
-    move close to the IPU before it asks for them. On a real host a deeper prefetch absorbs the moments
-    when the input pipeline is slow (long ``StreamCopyBegin`` in the PopVision trace). The simulated
-    host has every batch ready in time, so the depth is checked and recorded but changes no simulated
-    time: what remains of host I/O is the transfer itself and its syncs (see ``TF_POPLAR_FLAGS
-    --use_synthetic_data`` and ``IPUConfig.io_tiles``)."""
-    depth = kwargs.get("prefetch_depth")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"set_infeed_queue_options: prefetch_depth must be a positive whole number (the batches "
-                         f"Poplar may fetch ahead; default 1), got {depth!r}")
-    _options(self).update(infeed_queue_options=dict(kwargs))
+def _stage_poplar_options(pipelining_kwargs) -> dict:
+    """Graphcore's per-stage Poplar options (a list of PipelineStageOptions for the forward and the backward
+    stages): how a Keras model sets availableMemoryProportion or partialsType for some layers only."""
+    names = ("forward_propagation_stages_poplar_options", "backward_propagation_stages_poplar_options")
+    return {name: check_stage_options(pipelining_kwargs.get(name), name) for name in names}
 
 
-def set_outfeed_queue_options(self, **kwargs):
-    """Options of the queue that streams results back (``buffer_depth``...): recorded only."""
-    _options(self).update(outfeed_queue_options=dict(kwargs))
-
-
-def get_ipu_executable(self, mode="train"):
-    """The simulated IPU executable this model last compiled for ``mode`` ("train" for fit, "test" for
-    evaluate, "predict"): its ``seconds_per_execution``, ``compile_seconds``, ``from_cache``, lowered
-    ``graph``, ``timeline`` and, when pipelined, ``pipeline`` (each stage's costs, schedule and graph).
-
-    ipu-teach only (the real SDK hides its Poplar executables; PopVision reports show the same figures).
-    Each mode keeps its own executable, so the training pipeline is still there after evaluate."""
-    if mode not in EXECUTABLE_MODES:
-        raise ValueError(f"get_ipu_executable: mode must be one of {', '.join(map(repr, EXECUTABLE_MODES))} "
-                         f"(Keras' mode names for fit, evaluate and predict), got {mode!r}")
-    prepared = getattr(self.device_executor, "prepared", None)
-    if prepared is None:
-        raise ValueError(f"get_ipu_executable: `{self.name}` has not been compiled for the IPU: create it and call "
-                         "compile inside an IPUStrategy scope, then fit, evaluate or predict")
-    if mode not in prepared:
-        ran = ", ".join(f"{m!r} ({EXECUTABLE_MODES[m]})" for m in prepared) or "none"
-        raise ValueError(f"get_ipu_executable: `{self.name}` has no {mode!r} executable since it was last compiled: "
-                         f"call {EXECUTABLE_MODES[mode]} first (compiled since: {ran})")
-    return prepared[mode][0]
-
-
-def install():
-    Model.set_gradient_accumulation_options = set_gradient_accumulation_options
-    Model.set_replication_options = set_replication_options
-    Model.set_infeed_queue_options = set_infeed_queue_options
-    Model.set_outfeed_queue_options = set_outfeed_queue_options
-    Model.get_ipu_executable = get_ipu_executable
-    pipelining.install()
+register_model_extension(Model, ModelExtension)  # as keras/ipu/extensions/register_extensions.py does

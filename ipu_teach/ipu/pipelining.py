@@ -11,12 +11,10 @@ from dataclasses import dataclass
 
 from ..keras.engine.summary import print_row
 from ..keras.layers.base import InputLayer
-from ..keras.models import Model, Sequential
+from ..keras.models import Sequential
 from ..pipeline import rules as pipeline_rules
-from . import keyword_checks, messages
-from .gradient_accumulation import GradientAccumulationReductionMethod
-from .ops.pipelining_ops import PipelineSchedule, RecomputationMode
-from .poplar_options import check_stage_options
+from . import messages
+from .ops.pipelining_ops import PipelineSchedule
 
 
 class PipelineStageAssignment:
@@ -93,47 +91,6 @@ def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=Non
     print_fn("=" * width)
 
 
-def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, device_mapping=None,
-                           accumulate_outfeed=None, gradient_accumulation_reduction_method="sum",
-                           pipeline_schedule=None, recomputation_mode=None, **pipelining_kwargs):
-    """Graphcore's pipelining options; ``pipeline_schedule`` defaults to Grouped. The reduction method is
-    the one ``set_gradient_accumulation_options`` sets too (the last call wins, as in Graphcore's Keras)."""
-    keyword_checks.check("set_pipelining_options", pipelining_kwargs, keyword_checks.PIPELINING_KEYWORDS,
-                         keyword_checks.PIPELINING_RESERVED)
-    steps = gradient_accumulation_steps_per_replica
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-        raise ValueError(f"gradient_accumulation_steps_per_replica must be a positive integer, got {steps!r}")
-    if pipeline_schedule is not None and not isinstance(pipeline_schedule, PipelineSchedule):
-        raise ValueError(f"pipeline_schedule must be an ipu.ops.pipelining_ops.PipelineSchedule "
-                         f"(Grouped, Interleaved or Sequential), got {pipeline_schedule!r}")
-    if recomputation_mode is not None and not isinstance(recomputation_mode, RecomputationMode):
-        raise ValueError(f"recomputation_mode must be an ipu.ops.pipelining_ops.RecomputationMode, "
-                         f"got {recomputation_mode!r}")
-    if device_mapping is not None and any(isinstance(d, bool) or not isinstance(d, int) or d < 0
-                                          for d in device_mapping):
-        raise ValueError(f"device_mapping must list one IPU index (>= 0) per stage, got {device_mapping!r}")
-    method = GradientAccumulationReductionMethod.parse(gradient_accumulation_reduction_method)
-    options = model_options(self)
-    options["gradient_accumulation_reduction_method"] = method
-    options["pipelining"] = {"gradient_accumulation_steps_per_replica": steps, "device_mapping": device_mapping,
-                             "pipeline_schedule": pipeline_schedule or PipelineSchedule.Grouped,
-                             "recomputation_mode": recomputation_mode or RecomputationMode.Auto,
-                             **_stage_poplar_options(pipelining_kwargs)}
-
-
-def _stage_poplar_options(pipelining_kwargs) -> dict:
-    """Graphcore's per-stage Poplar options (a list of PipelineStageOptions for the forward and the backward
-    stages): how a Keras model sets availableMemoryProportion or partialsType for some layers only."""
-    names = ("forward_propagation_stages_poplar_options", "backward_propagation_stages_poplar_options")
-    return {name: check_stage_options(pipelining_kwargs.get(name), name) for name in names}
-
-
-def model_options(model) -> dict:
-    if "_ipu_options" not in model.__dict__:
-        model._ipu_options = {}
-    return model._ipu_options
-
-
 @dataclass(frozen=True)
 class PipelinePlan:
     """What the executor needs: stages, the IPU of each, the stage of each layer, schedule, recompute."""
@@ -147,8 +104,9 @@ class PipelinePlan:
     accumulation: int | None
 
 
-def plan_for(model, num_ipus: int, allow_recompute: bool) -> PipelinePlan | None:
-    """The model's pipeline, checked; None when no layer has a stage (the model is not pipelined)."""
+def plan_for(model, pipelining_options: dict, num_ipus: int, allow_recompute: bool) -> PipelinePlan | None:
+    """The model's pipeline (with ``set_pipelining_options``' values), checked; None when no layer has a
+    stage (the model is not pipelined)."""
     nodes = _nodes(model)
     stages = [t.pipeline_stage for t in nodes]
     if all(s is None for s in stages):
@@ -169,8 +127,7 @@ def plan_for(model, num_ipus: int, allow_recompute: bool) -> PipelinePlan | None
     if unused:
         raise ValueError(f"Pipeline stages missing: no layer is in stage(s) {unused}; stages must be numbered "
                          f"0 to {count - 1} without gaps")
-    options = model_options(model).get("pipelining", {})
-    mapping = tuple(options.get("device_mapping") or range(count))
+    mapping = tuple(pipelining_options.get("device_mapping") or range(count))
     if len(mapping) != count:
         raise ValueError(f"device_mapping {list(mapping)} has {len(mapping)} entries but the model has {count} "
                          "pipeline stages; give one IPU per stage")
@@ -180,16 +137,16 @@ def plan_for(model, num_ipus: int, allow_recompute: bool) -> PipelinePlan | None
                          f"{num_ipus} are selected; set config.auto_select_ipus = {1 << (ipus - 1).bit_length()}")
     stage_of_layer = {t.layer.name: t.pipeline_stage for t in nodes}
     return PipelinePlan(count, mapping, ipus, stage_of_layer,
-                        options.get("pipeline_schedule", PipelineSchedule.Grouped),
-                        bool(allow_recompute), options.get("gradient_accumulation_steps_per_replica"))
+                        pipelining_options.get("pipeline_schedule", PipelineSchedule.Grouped),
+                        bool(allow_recompute), pipelining_options.get("gradient_accumulation_steps_per_replica"))
 
 
-def warn_unused(model, plan: PipelinePlan | None, num_ipus: int) -> None:
+def warn_unused(model, pipelining_options: dict, plan: PipelinePlan | None, num_ipus: int) -> None:
     """Say what a training run will not use: pipelining options on a model without stages (Graphcore's
     Keras ignores them too: it accumulates only with set_gradient_accumulation_options), and IPUs no
     replica of the pipeline runs on (Graphcore gives each replica a power-of-two number of IPUs, so a
     3-stage pipeline also leaves the fourth IPU of its device idle)."""
-    steps = model_options(model).get("pipelining", {}).get("gradient_accumulation_steps_per_replica")
+    steps = pipelining_options.get("gradient_accumulation_steps_per_replica")
     if plan is None and steps:
         messages.warning(f"Model `{model.name}` has pipelining options (gradient_accumulation_steps_per_replica="
                          f"{steps}) but no pipeline stages, so it is not pipelined and they are ignored: training "
@@ -213,9 +170,3 @@ def check_schedule(plan: PipelinePlan, accumulation: int, training: bool, what: 
         raise pipeline_rules.PipelineScheduleError(
             f"In inference the pipeline runs steps_per_execution micro-batches: {error}".replace(
                 "gradient_accumulation_steps_per_replica", "steps_per_execution")) from None
-
-
-def install():
-    for f in (get_pipeline_stage_assignment, set_pipeline_stage_assignment, reset_pipeline_stage_assignment,
-              print_pipeline_stage_assignment_summary, set_pipelining_options):
-        setattr(Model, f.__name__, f)

@@ -30,11 +30,11 @@ def check_data_shape_known(adapter) -> None:
                          "`tf.data.Dataset.from_generator()` to specify the shape of your data.")
 
 
-def replicas_and_accumulation(model, plan, num_ipus: int, mode: str, options: dict) -> tuple[int, int]:
+def replicas_and_accumulation(model, plan, num_ipus: int, mode: str, options) -> tuple[int, int]:
     """How many replicas run and how many micro-batches each accumulates per weight update; a pipelined
     model in training needs an accumulation count its schedule accepts."""
     if plan is None:
-        accumulation = int(options.get("gradient_accumulation_steps_per_replica") or 1) if mode == "train" else 1
+        accumulation = int(options.gradient_accumulation_steps_per_replica or 1) if mode == "train" else 1
         return num_ipus, accumulation
     replicas = num_ipus // plan.ipus_per_replica
     if mode != "train":

@@ -7,7 +7,7 @@ from ..autograd import Tensor, no_grad
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
-from .engine import device, graph, model_file, on_batch, sample_weights, saving, training
+from .engine import device, extensions, graph, model_file, on_batch, sample_weights, saving, training
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
@@ -25,7 +25,18 @@ def _loss_value(loss, parts) -> LossValue:
 
 
 class Model(Layer):
-    """A graph of layers from ``inputs`` to ``outputs``, with Keras' training methods."""
+    """A graph of layers from ``inputs`` to ``outputs``, with Keras' training methods.
+
+    Another package can add methods to every model built after it registers them
+    (:mod:`.engine.extensions`): that is how ``ipu_teach.ipu`` adds Graphcore's IPU methods."""
+
+    def __new__(cls, *args, **kwargs):
+        """A model is built as its class with the registered extensions (``engine.extensions``)."""
+        return super().__new__(extensions.extended_class(cls))
+
+    def __getattr__(self, name):
+        """Called only for a name the model does not have: say how to get it if an extension provides it."""
+        raise extensions.missing_attribute(self, name)
 
     def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
         super().__init__(name=name or backend.unique_name(self._default_name()), **kwargs)

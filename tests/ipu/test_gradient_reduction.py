@@ -32,7 +32,7 @@ def test_the_enum_is_where_graphcore_keeps_it():
 
 
 def _options(model):
-    return model._ipu_options["gradient_accumulation_reduction_method"]
+    return ipu.keras_extensions.options_of(model).gradient_accumulation_reduction_method
 
 
 def test_sum_is_the_default_and_the_last_setter_called_wins():
