@@ -7,7 +7,10 @@ from .executor import IPUExecutor
 
 
 class IPUStrategy:
-    """A distribution strategy for the simulated IPU system configured with ``configure_ipu_system``."""
+    """A distribution strategy for the simulated IPU system configured with ``configure_ipu_system``.
+
+    ``enable_keras_extensions`` is taken for Graphcore's signature: here the IPU methods are on every model
+    built after ``ipu_teach.ipu`` is imported, whatever its value (see ``keras_extensions``)."""
 
     def __init__(self, enable_dataset_iterators=True, enable_keras_extensions=True):
         self.enable_keras_extensions = enable_keras_extensions

@@ -9,8 +9,8 @@ keras/ipu/extensions/register_extensions.py registers Graphcore's; each model bu
 (``options_of``) when it compiles. Outside an IPU scope the options have no effect, as on the real system.
 
 Which models have the methods: every model built after ``ipu_teach.ipu`` is imported, inside an
-``IPUStrategy`` scope or not. Graphcore's SDK (2.x and 3.x) gives them only to models built in the
-scope (``IPUStrategy._patch_keras_extension``); ipu-teach decides where a model runs when it is
+``IPUStrategy`` scope or not. Graphcore's SDK gives them only to models built in the scope (the
+strategy's ``_patch_keras_extension``, graphcore/tensorflow tensorflow/python/ipu/keras_extensions.py); ipu-teach decides where a model runs when it is
 *compiled* (``keras.engine.device``), so a model built outside the scope may still be compiled in one,
 and the course sets stage assignments on a model it only inspects (notebook 04). Code written for the
 SDK, which builds its models in the scope, runs unchanged. A model built before the import, or with

@@ -45,6 +45,9 @@ def test_each_model_owns_the_extensions_state(registered):
     a.greet("x")
     assert (a._greetings, b._greetings) == (["x"], [])
     assert type(a) is type(b)  # one composed class for all of them
+    inputs = keras.Input(shape=(3,))
+    again = type(a)(inputs, keras.layers.Dense(2)(inputs))  # building from a model's own class composes no further
+    assert type(again) is type(a) and again._greetings == []
 
 
 def test_a_subclass_of_model_gains_the_extension_and_keeps_its_own_init(registered):

@@ -57,7 +57,7 @@ def unregister_model_extension(model_class: type, extension: type) -> None:
 def extensions_for(model_class: type) -> tuple:
     """The extensions a model of ``model_class`` gains: those registered for it and for its bases, most
     specific first, leaving out one that another listed extension already inherits from."""
-    model_class = getattr(model_class, "_extended_model_class", model_class)
+    model_class = _unextended(model_class)
     found = [e for cls in model_class.__mro__ for e in _registered.get(cls, ())]
     unique = list(dict.fromkeys(found))
     return tuple(e for e in unique if not any(other is not e and issubclass(other, e) for other in unique))
@@ -65,7 +65,7 @@ def extensions_for(model_class: type) -> tuple:
 
 def extended_class(model_class: type) -> type:
     """The class a model of ``model_class`` is built as: ``model_class`` with its extensions, if any."""
-    model_class = getattr(model_class, "_extended_model_class", model_class)
+    model_class = _unextended(model_class)
     extensions = extensions_for(model_class)
     if not extensions:
         return model_class
@@ -73,6 +73,11 @@ def extended_class(model_class: type) -> type:
     if key not in _composed:
         _composed[key] = _compose(model_class, extensions)
     return _composed[key]
+
+
+def _unextended(model_class: type) -> type:
+    """The class a composed class was made from (a model's ``type`` may be one)."""
+    return vars(model_class).get("_extended_model_class", model_class)
 
 
 def _compose(model_class: type, extensions: tuple) -> type:
