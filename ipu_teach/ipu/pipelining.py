@@ -1,4 +1,7 @@
-"""Pipelining a Keras model over IPUs: stage assignment, the options, and the plan the executor runs.
+"""Pipelining a Keras model over IPUs: stage assignment and the plan the executor runs.
+
+The stage assignment functions here are model methods (``keras_extensions.ModelExtension`` declares them,
+with ``set_pipelining_options``, whose values ``plan_for`` takes).
 
 Stages come from ``keras.ipu.PipelineStage`` blocks (a stage at call time wins over one at
 construction) or from ``set_pipeline_stage_assignment``. Stage s runs on IPU
