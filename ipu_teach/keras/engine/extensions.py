@@ -104,8 +104,8 @@ def missing_attribute(model, name: str) -> AttributeError:
     if provider is not None:
         built = vars(model).get("name", "this model")
         message += (f": `{name}` comes from {provider.__module__}.{provider.__qualname__}, registered after model "
-                    f"`{built}` was built; "
-                    "a model gains an extension's methods when it is built, so build the model again")
+                    f"`{built}` was built; a model gains an extension's methods when it is built, so build the "
+                    "model again")
     elif name in _announced:
         message += f": {_announced[name]}"
     return AttributeError(message)
