@@ -23,6 +23,17 @@ from ipu_teach.notebook_environment import notebook_environment  # noqa: E402
 os.environ.clear()
 os.environ.update(notebook_environment(repo_root=REPO_ROOT))
 
+# Property tests draw the same examples on every run and machine (seeded randomness): a failure CI sees is
+# one a developer can reproduce, and no run fails on an example no other run tried. No example database
+# is written into the checkout.
+try:
+    from hypothesis import settings
+except ImportError:  # hypothesis is in requirements/test.txt; without it the property tests are not collected
+    pass
+else:
+    settings.register_profile("ipu-teach", derandomize=True, database=None, deadline=None)
+    settings.load_profile("ipu-teach")
+
 
 def pytest_configure(config):
     """Resolve a relative ``--nbval-sanitize-with`` path against the repo, so pytest runs from any folder."""

@@ -30,17 +30,20 @@ def numeric_gradient(fn, arrays, index, output_weights, eps=EPS):
     x = arrays[index]
     grad = np.zeros_like(x)
 
-    def loss():
-        return float(np.sum(fn(*[Tensor(a) for a in arrays]).data * output_weights))
+    def outputs():  # a copy: a reshape or slice returns a view of the input, which is changed next
+        return np.array(fn(*[Tensor(a) for a in arrays]).data, copy=True)
 
     for idx in np.ndindex(x.shape):
         original = x[idx]
         x[idx] = original + eps
-        plus = loss()
+        plus = outputs()
         x[idx] = original - eps
-        minus = loss()
+        minus = outputs()
         x[idx] = original
-        grad[idx] = (plus - minus) / (2 * eps)
+        # The outputs are differenced before they are summed: summing first would cancel two large losses
+        # and leave a rounding error that grows with the loss (exp of one large input swamped the tiny
+        # gradient of another element).
+        grad[idx] = float(np.sum((plus - minus) * output_weights)) / (2 * eps)
     return grad
 
 
