@@ -1,6 +1,9 @@
 """The solutions of notebook 04's exercises run and print what the exercises ask for."""
+import re
 import runpy
 from pathlib import Path
+
+import pytest
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
 
@@ -38,3 +41,8 @@ def test_exercise_4_the_most_balanced_cut_is_the_fastest(capsys):
     assert best not in (1, 5)                                    # neither all on one side
     assert step_us[best] < min(step_us[1], step_us[5])
     assert f"fastest: {best} layers on stage 0" in out
+    busy = [float(share) for share in re.findall(r"busy (\d+)%", out)]
+    assert len(busy) == 2 and min(busy) > 50                     # balanced: both stages mostly busy
+    explorer = namespace["explorer"]
+    assert [f + b for f, b in zip(explorer.costs.forward, explorer.costs.backward)] == \
+        pytest.approx(stage_us[best])                            # the explorer shows the measured stage costs

@@ -71,6 +71,14 @@ def test_dynamic_loss_scaling_skips_a_step_and_halves_on_overflow():
     assert applied and weight == 0.75 and optimizer.loss_scale == 2.0 ** 13
 
 
+def test_a_skipped_step_still_counts_in_iterations_as_in_keras():
+    """Keras' do_not_apply_fn increments the inner optimizer's iterations: a schedule does not stall."""
+    optimizer = mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(1.0))
+    sgd_step(optimizer, np.inf)
+    sgd_step(optimizer, 0.25)
+    assert optimizer.iterations == 2 and optimizer.inner_optimizer.iterations == 2
+
+
 def test_dynamic_loss_scaling_doubles_after_the_growth_steps():
     optimizer = mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1), initial_scale=8,
                                                    dynamic_growth_steps=3)

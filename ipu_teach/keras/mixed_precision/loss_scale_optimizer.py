@@ -2,7 +2,8 @@
 gradients do not underflow, unscale the gradients before the update.
 
 Dynamic (the default): start at 2**15; when any gradient is inf or NaN, skip the step and halve the scale
-(never below 1); after ``dynamic_growth_steps`` (2000) finite steps in a row, double it. Static
+(never below 1), still counting the step in ``iterations`` as Keras does (so learning-rate schedules and
+Adam's step count go on); after ``dynamic_growth_steps`` (2000) finite steps in a row, double it. Static
 (``dynamic=False``): a fixed ``initial_scale``, every step applied, as Keras' fixed loss scale does.
 """
 from __future__ import annotations
@@ -66,6 +67,7 @@ class LossScaleOptimizer(Optimizer):
         if not all(np.isfinite(g).all() for g, _ in grads_and_vars if g is not None):
             self.loss_scale = max(self.loss_scale / 2, 1.0)
             self.dynamic_counter = 0
+            self.inner_optimizer.iterations += 1
             return False
         self.inner_optimizer.apply_gradients(grads_and_vars)
         self.dynamic_counter += 1
