@@ -286,8 +286,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec)
         update += _per_weight_steps(weights, "update", "update", model.optimizer.update_flops_per_weight, spec)
-        slots = getattr(model.optimizer, "slots_per_weight", 0)
-        for s in range(slots):
+        for s in range(model.optimizer.slots_per_weight):
             memory += _weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
         if accumulation > 1:
             memory += _weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")

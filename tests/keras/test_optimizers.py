@@ -108,3 +108,25 @@ def test_optimizer_state_is_per_weight_and_counts_iterations():
     assert optimizer.iterations == 2
     assert optimizer.slots_per_weight == 1 and len(optimizer._slots) == 2  # one velocity for kernel and bias
     assert keras.optimizers.Adam().slots_per_weight == 2 and keras.optimizers.SGD().slots_per_weight == 0
+
+
+def test_an_optimizer_must_declare_its_cost_on_the_ipu():
+    """No silent default: a subclass that does not say what it keeps and computes per weight is refused."""
+    with pytest.raises(TypeError, match=r"Lion must declare slots_per_weight and update_flops_per_weight: "
+                                        r"the IPU model counts"):
+        class Lion(keras.optimizers.Optimizer):
+            def update(self, weight, grad):
+                weight.data -= self.learning_rate * np.sign(grad)
+    with pytest.raises(TypeError, match=r"Lion must declare update_flops_per_weight:"):
+        class Lion(keras.optimizers.Optimizer):  # noqa: F811
+            slots_per_weight = 1
+
+
+@pytest.mark.parametrize("optimizer, slots, flops", [
+    (keras.optimizers.SGD(), 0, 2), (keras.optimizers.SGD(momentum=0.9), 1, 4),
+    (keras.optimizers.SGD(momentum=0.9, nesterov=True), 1, 6), (keras.optimizers.Adam(), 2, 12),
+    (keras.optimizers.RMSprop(), 1, 9), (keras.optimizers.RMSprop(momentum=0.5, centered=True), 3, 16)])
+def test_each_optimizer_declares_its_state_and_update_arithmetic(optimizer, slots, flops):
+    assert (optimizer.slots_per_weight, optimizer.update_flops_per_weight) == (slots, flops)
+    wrapped = keras.mixed_precision.LossScaleOptimizer(optimizer)
+    assert (wrapped.slots_per_weight, wrapped.update_flops_per_weight) == (slots, flops)
