@@ -34,10 +34,10 @@ class Optimizer:
         self.iterations = 0
         self._slots = {}
 
-    def slot(self, weight, index=0):
+    def slot(self, weight, index=0, initial=0.0):
         key = (id(weight), index)
         if key not in self._slots:
-            self._slots[key] = np.zeros_like(weight.data)
+            self._slots[key] = np.full_like(weight.data, initial)
         return self._slots[key]
 
     def apply_gradients(self, grads_and_vars) -> None:
@@ -160,7 +160,31 @@ class RMSprop(Optimizer):
                 "centered": self.centered}
 
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop}
+class Adagrad(Optimizer):
+    """Keras 2.6 ``optimizer_v2/adagrad.py``: an accumulator per weight starting at
+    ``initial_accumulator_value``; each step ``accum += g * g`` and ``w -= lr * g / (sqrt(accum) + epsilon)``
+    (TensorFlow's ``ResourceApplyAdagradV2`` kernel). Steps shrink as a weight's gradients add up."""
+
+    slots_per_weight = 1
+    update_flops_per_weight = 7  # g * g, accum +, sqrt, + epsilon, lr * g, /, w -
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad"):
+        super().__init__(learning_rate, name)
+        if not initial_accumulator_value >= 0:
+            raise ValueError(f"Adagrad: initial_accumulator_value must be non-negative, got {initial_accumulator_value}")
+        self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), epsilon
+
+    def update(self, weight, grad):
+        accumulator = self.slot(weight, initial=self.initial_accumulator_value)
+        accumulator += grad * grad
+        weight.data -= (self.learning_rate * grad / (np.sqrt(accumulator) + self.epsilon)).astype(weight.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
+                "epsilon": self.epsilon}
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad}
 
 
 def get(identifier) -> Optimizer:
