@@ -10,6 +10,7 @@ from ipu_test_helpers import build, configure, data, ipu_model
 import ipu_teach.keras as keras
 from ipu_teach import hardware, ipu
 from ipu_teach.autograd.cost import MatrixProduct
+from ipu_teach.autograd.ops.gelu import GELU
 from ipu_teach.ipu import executor, matrix_plan
 from ipu_teach.keras.progbar import Progbar
 
@@ -113,6 +114,23 @@ def test_the_optimizer_is_costed_from_what_it_declares(optimizer, slots, flops):
     assert sorted(m.name for m in state) == sorted(f"{w.name}/slot{s}" for w in weights for s in range(slots))
     assert sum(int(m.per_tile.sum()) for m in state) == slots * sum(w.size * 4 for w in weights)
     assert sum(s.flops for s in graph.update if s.phase == "update") == flops * sum(w.size for w in weights)
+
+
+def test_a_new_vector_op_is_costed_from_what_it_declares():
+    """GELU declares no matrix products and 5 FLOPs per element: one vector compute set whose busiest tile pays
+    its share at the vector rate plus a vertex's overhead; the lowering never names the op."""
+    x, _ = data(64)
+    configure(1)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        keras.backend.clear_session()
+        inputs = keras.Input(shape=(6,))
+        model = keras.Model(inputs, keras.layers.Dense(3000, activation=lambda t: GELU.apply(t))(inputs))
+        model.compile("sgd", "mse", steps_per_execution=4)
+    model.predict(x, batch_size=16, verbose=0)
+    (step,) = [s for s in model.get_ipu_executable("predict").graph.forward if "/GELU:" in s.name]
+    elements = 16 * 3000  # 32.6 per tile: 33 on some tiles, 32 on the rest
+    assert step.flops == 5 * elements
+    assert int(step.cycles.max()) == -(-5 * 33 // MK2.vector_flops_per_cycle) + MK2.vertex_overhead_cycles
 
 
 @pytest.mark.parametrize("buffer, expected", [(0, [40, 8, 4000, 12]), (48, [48, 4000, 12]), (10_000, [4060])])
