@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from ipu_teach import pipeline
+from ipu_teach.pipeline.registry import REGISTRY
 
 
 @pytest.mark.parametrize("stages,micro_batches,forward,backward", [(1, 4, 1.0, 2.0), (4, 16, 1.0, 2.0),
@@ -111,7 +112,7 @@ def test_cost_inputs_are_checked():
         pipeline.time_schedule(pipeline.grouped(3, 6), pipeline.StageCosts.uniform(2))
 
 
-@pytest.mark.parametrize("name", ["gpipe", "one_f_one_b"])
+@pytest.mark.parametrize("name", [spec.key for spec in REGISTRY if not spec.lockstep])
 def test_event_driven_waits_for_activations_and_gradients_to_cross_the_link(name):
     costs = pipeline.StageCosts.uniform(2, 1.0, 2.0, transfer_bytes=64e9, link_bytes_per_s=320e9, link_latency_s=0.05)
     timeline = pipeline.time_schedule(pipeline.make_schedule(name, 2, 1), costs)
