@@ -10,7 +10,7 @@ host: cycles and bytes follow from shapes and the hardware spec alone.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -53,16 +53,25 @@ class LoweredStep:
 
 @dataclass
 class MemoryItem:
-    """Bytes per tile of one variable or code category; ``always_live`` as PopVision classifies it.
-    A not-always-live item is live from program step ``live_from`` to ``live_until`` (indices into
-    ``LoweredGraph.steps``, both included)."""
+    """Bytes per tile of one variable or code category. ``live`` is None for an item PopVision classifies as
+    always live, else the first and last program step it is live in (indices into ``LoweredGraph.steps``)."""
 
     name: str
     category: str
     per_tile: np.ndarray
-    always_live: bool = True
-    live_from: int = 0
-    live_until: int = -1
+    live: tuple[int, int] | None = None
+
+    @property
+    def always_live(self) -> bool:
+        return self.live is None
+
+    @property
+    def live_from(self) -> int:
+        return 0 if self.live is None else self.live[0]
+
+    @property
+    def live_until(self) -> int:
+        return -1 if self.live is None else self.live[1]
 
 
 @dataclass
@@ -164,8 +173,7 @@ def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list, inp
     stages = []
     for s in range(last + 1):
         pick = [step for step in graph.steps if stage_of(step.name) == s and step.phase not in ("update", "accumulate")]
-        memory = [MemoryItem(m.name, m.category, m.per_tile * (stash[s] if m.category == "activations" else 1),
-                             m.always_live, m.live_from, m.live_until)
+        memory = [replace(m, per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1))
                   for m in graph.memory if m.category not in hardware.CODE_CATEGORIES + (TEMPORARY,)
                   and stage_of(m.name) == s]
         if input_stash[s]:
@@ -221,8 +229,8 @@ def _activation_memory(records, steps, spec) -> list:
         if name not in index or nbytes == 0:
             continue
         per = _spread(nbytes, spec.tiles)
-        items.append(MemoryItem(f"{name}/output", "activations", per, always_live=False,
-                                live_from=index[name], live_until=index.get(f"{name}/grad", index[name] + 1)))
+        items.append(MemoryItem(f"{name}/output", "activations", per,
+                                live=(index[name], index.get(f"{name}/grad", index[name] + 1))))
     return items
 
 
@@ -233,8 +241,7 @@ def _temporary_memory(steps, spec) -> list:
     if not marked:
         return []
     largest = np.max([steps[k].temporary for k in marked], axis=0)
-    return [MemoryItem("matrixProductTemporaries", TEMPORARY, largest, always_live=False,
-                       live_from=marked[0], live_until=marked[-1])]
+    return [MemoryItem("matrixProductTemporaries", TEMPORARY, largest, live=(marked[0], marked[-1]))]
 
 
 def _host_itemsize(array) -> int:
@@ -286,8 +293,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec)
         update += _per_weight_steps(weights, "update", "update", model.optimizer.update_flops_per_weight, spec)
-        slots = getattr(model.optimizer, "slots_per_weight", 0)
-        for s in range(slots):
+        for s in range(model.optimizer.slots_per_weight):
             memory += _weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
         if accumulation > 1:
             memory += _weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")

@@ -1,5 +1,6 @@
 """Activation functions by Keras name, applied to Tensors."""
 from ..autograd import ops
+from ..autograd.ops.gelu import GELU
 
 
 def linear(x): return x
@@ -10,9 +11,10 @@ def softmax(x): return ops.Softmax.apply(x)
 def softplus(x): return ops.Softplus.apply(x)
 def elu(x, alpha=1.0): return ops.ELU.apply(x, alpha=alpha)
 def exponential(x): return ops.Exp.apply(x)
+def gelu(x, approximate=False): return GELU.apply(x, approximate=approximate)
 
 
-_BY_NAME = {f.__name__: f for f in (linear, relu, sigmoid, tanh, softmax, softplus, elu, exponential)}
+_BY_NAME = {f.__name__: f for f in (linear, relu, sigmoid, tanh, softmax, softplus, elu, exponential, gelu)}
 
 
 def get(identifier):

@@ -11,6 +11,11 @@ _CHOICES = ("categorical_crossentropy", "sparse_categorical_crossentropy", "bina
             "mean_squared_error", "mse", "mean_absolute_error", "mae")
 
 
+def _labels_as_output(y_true, y_pred: Tensor):
+    """Labels in the shape and dtype of the model's output (for the losses with ``labels_take_output_shape``)."""
+    return y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)
+
+
 def _logits_under(y_pred: Tensor, function):
     node = y_pred.node
     if node is not None and node.function is function:
@@ -22,6 +27,9 @@ class Loss:
     """Callable ``loss(y_true, y_pred)`` -> scalar Tensor: the mean over the batch of ``per_sample``."""
 
     name = "loss"
+    labels_take_output_shape = False
+    """True where labels are reshaped to the model's output (binary cross-entropy, MSE, MAE): then, as in Keras,
+    any labels with as many values per sample fit, (n,) for an output of (n, 1) for example."""
 
     def __init__(self, name=None, reduction="sum_over_batch_size"):
         if reduction not in ("sum_over_batch_size", "auto", "sum", "none"):
@@ -47,7 +55,9 @@ class Loss:
 
     def check_labels(self, y_shape, output_shape) -> None:
         """Fail before training when labels cannot fit this loss; say what to change."""
-        if tuple(y_shape[1:]) != tuple(output_shape[1:]):
+        fits = (int(np.prod(y_shape[1:])) == int(np.prod(output_shape[1:])) if self.labels_take_output_shape
+                else tuple(y_shape[1:]) == tuple(output_shape[1:]))
+        if not fits:
             raise ValueError(f"{self.name}: labels of shape {tuple(y_shape)} do not match the model's output "
                              f"shape {tuple(output_shape)}; the labels need shape (n,) + {tuple(output_shape[1:])}"
                              + self.hint(output_shape))
@@ -114,36 +124,30 @@ class SparseCategoricalCrossentropy(_CrossEntropy):
 
 class BinaryCrossentropy(_CrossEntropy):
     name = "binary_crossentropy"
+    labels_take_output_shape = True
 
     def per_sample(self, y_true, y_pred):
-        y_true = y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)
+        y_true = _labels_as_output(y_true, y_pred)
         logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Sigmoid)
         if logits is not None:
             return ops.SigmoidBinaryCrossentropy.apply(logits, y_true)
         return ops.BinaryCrossentropyProbs.apply(y_pred, y_true)
 
-    def check_labels(self, y_shape, output_shape):
-        if int(np.prod(y_shape[1:])) != int(np.prod(output_shape[1:])):
-            super().check_labels(y_shape, output_shape)
-
 
 class MeanSquaredError(Loss):
     name = "mean_squared_error"
+    labels_take_output_shape = True
 
     def per_sample(self, y_true, y_pred):
-        diff = ops.sub(y_pred, Tensor(y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)))
+        diff = ops.sub(y_pred, Tensor(_labels_as_output(y_true, y_pred)))
         return ops.reduce_mean(ops.mul(diff, diff), axis=-1)
-
-    def check_labels(self, y_shape, output_shape):
-        if int(np.prod(y_shape[1:])) != int(np.prod(output_shape[1:])):
-            super().check_labels(y_shape, output_shape)
 
 
 class MeanAbsoluteError(MeanSquaredError):
     name = "mean_absolute_error"
 
     def per_sample(self, y_true, y_pred):
-        diff = ops.sub(y_pred, Tensor(y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)))
+        diff = ops.sub(y_pred, Tensor(_labels_as_output(y_true, y_pred)))
         return ops.reduce_mean(ops.Abs.apply(diff), axis=-1)
 
 

@@ -1,18 +1,30 @@
 """Optimizers with Keras' update rules and defaults (SGD 0.01, Adam and RMSprop 0.001).
 
-``slots_per_weight`` says how many extra copies of each weight the optimizer keeps (momentum,
-moments): the IPU model needs it to count optimizer state in tile memory.
+Each optimizer declares its cost on the IPU, which the IPU model reads and nothing else decides:
+``slots_per_weight``, how many extra copies of each weight it keeps (momentum, moments), counted as
+optimizer state in tile memory; ``update_flops_per_weight``, the arithmetic of one update per weight
+(one FLOP per multiply, add, square root or division; per-step scalars such as Adam's bias
+correction are not per weight), charged to the weight-update compute sets. A subclass that does not
+declare both is refused when it is defined. To add an optimizer, write its class here: ``get`` and
+``load_model`` find it by name.
 """
 import numpy as np
 
 from ..autograd import precision
 
+_DECLARED = ("slots_per_weight", "update_flops_per_weight")
+
 
 class Optimizer:
-    slots_per_weight = 0
-    update_flops_per_weight = 8
-    """Arithmetic per weight of one update (reads, multiply-adds, a square root): what the IPU model
-    charges the weight-update compute sets. Approximate; each optimizer states its own."""
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in _DECLARED if not hasattr(cls, name)]
+        if missing:
+            raise TypeError(
+                f"{cls.__name__} must declare {' and '.join(missing)}: the IPU model counts slots_per_weight "
+                "copies of each weight as optimizer state in tile memory and charges update_flops_per_weight "
+                "FLOPs per weight to each weight update. Set them as class attributes (Adam: slots_per_weight = 2, "
+                "update_flops_per_weight = 12) or as properties when they depend on the arguments (SGD's momentum).")
 
     def __init__(self, learning_rate=0.001, name=None):
         if not float(learning_rate) > 0:
@@ -22,10 +34,10 @@ class Optimizer:
         self.iterations = 0
         self._slots = {}
 
-    def slot(self, weight, index=0):
+    def slot(self, weight, index=0, initial=0.0):
         key = (id(weight), index)
         if key not in self._slots:
-            self._slots[key] = np.zeros_like(weight.data)
+            self._slots[key] = np.full_like(weight.data, initial)
         return self._slots[key]
 
     def apply_gradients(self, grads_and_vars) -> None:
@@ -62,8 +74,17 @@ class SGD(Optimizer):
         if not 0 <= momentum <= 1:
             raise ValueError(f"SGD: momentum must be in [0, 1], got {momentum}")
         self.momentum, self.nesterov = float(momentum), bool(nesterov)
-        self.slots_per_weight = 1 if momentum else 0
-        self.update_flops_per_weight = 4 if momentum else 2  # w -= lr * g; with momentum v = m * v - lr * g too
+
+    @property
+    def slots_per_weight(self):
+        return 1 if self.momentum else 0  # the velocity
+
+    @property
+    def update_flops_per_weight(self):
+        """w -= lr * g: 2; with momentum v = m * v - lr * g, w += v: 4; Nesterov adds m * v - (lr * g): 6."""
+        if not self.momentum:
+            return 2
+        return 6 if self.nesterov else 4
 
     def update(self, weight, grad):
         lr = self.learning_rate
@@ -105,7 +126,16 @@ class RMSprop(Optimizer):
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name="RMSprop"):
         super().__init__(learning_rate, name)
         self.rho, self.momentum, self.epsilon, self.centered = rho, momentum, epsilon, centered
-        self.slots_per_weight = 1 + bool(momentum) + bool(centered)
+
+    @property
+    def slots_per_weight(self):
+        return 1 + bool(self.momentum) + bool(self.centered)  # mean square, momentum, mean gradient
+
+    @property
+    def update_flops_per_weight(self):
+        """The mean square (g * g, -, *, +: 4) and the step (sqrt, + epsilon, lr * g, /, w -: 5); momentum
+        adds m * mom + step (2); centered adds the mean gradient (3) and ms - mg * mg (2)."""
+        return 9 + 2 * bool(self.momentum) + 5 * bool(self.centered)
 
     def update(self, weight, grad):
         ms = self.slot(weight, 0)
@@ -130,7 +160,31 @@ class RMSprop(Optimizer):
                 "centered": self.centered}
 
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop}
+class Adagrad(Optimizer):
+    """Keras 2.6 ``optimizer_v2/adagrad.py``: an accumulator per weight starting at
+    ``initial_accumulator_value``; each step ``accum += g * g`` and ``w -= lr * g / (sqrt(accum) + epsilon)``
+    (TensorFlow's ``ResourceApplyAdagradV2`` kernel). Steps shrink as a weight's gradients add up."""
+
+    slots_per_weight = 1
+    update_flops_per_weight = 7  # g * g, accum +, sqrt, + epsilon, lr * g, /, w -
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad"):
+        super().__init__(learning_rate, name)
+        if not initial_accumulator_value >= 0:
+            raise ValueError(f"Adagrad: initial_accumulator_value must be non-negative, got {initial_accumulator_value}")
+        self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), epsilon
+
+    def update(self, weight, grad):
+        accumulator = self.slot(weight, initial=self.initial_accumulator_value)
+        accumulator += grad * grad
+        weight.data -= (self.learning_rate * grad / (np.sqrt(accumulator) + self.epsilon)).astype(weight.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
+                "epsilon": self.epsilon}
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad}
 
 
 def get(identifier) -> Optimizer:

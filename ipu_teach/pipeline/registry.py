@@ -64,6 +64,12 @@ def _gpipe_slots(s, m, stages, micro_batches, training):
     return forward, micro_batches + stages - 1 + m + (stages - 1 - s), None
 
 
+def _eager_slots(s, m, stages, micro_batches, training):
+    if not training:
+        return m + s, None, None
+    return 2 * (m + s), 2 * (m + 2 * stages - 1 - s) - 1, None
+
+
 REGISTRY: tuple[ScheduleSpec, ...] = (
     ScheduleSpec(
         "grouped", "Grouped", _grouped_slots, lockstep=True, graphcore=True,
@@ -109,6 +115,17 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
     Stage s warms up with stages - s forwards, then alternates one forward and one backward, then
     cools down with the remaining backwards. The order is Interleaved's; the difference is timing:
     each action starts as soon as its inputs and its IPU are ready, with no global synchronisation.
+    """),
+    ScheduleSpec(
+        "eager_1f1b", "Eager 1F1B", _eager_slots, lockstep=False, aliases=("eager1f1b",),
+        doc="""Eager 1F1B (Qi et al. 2024, "Pipeline Parallelism with Controllable Memory"; PaddlePaddle offers
+    it), for comparison: 1F1B with a longer warm-up, event-driven.
+
+    Stage s starts with 2 * (stages - s) - 1 forwards instead of stages - s, then alternates one
+    backward and one forward. The extra forwards are sent on while the stage waits for its first
+    gradient, so a slow link delays the pipeline less than in 1F1B; the price is about twice 1F1B's
+    stash (2 * (stages - s) - 1 micro-batches on stage s). The per-IPU order is Grouped's run without
+    lock-step. Micro-batch m: forward on stage s in slot 2(m + s), backward in slot 2(m + 2*stages - 1 - s) - 1.
     """),
 )
 SPECS: dict[str, ScheduleSpec] = {spec.key: spec for spec in REGISTRY}

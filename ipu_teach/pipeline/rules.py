@@ -3,7 +3,7 @@
 The real IPU Keras refuses a pipeline whose gradient accumulation count does not fit the schedule:
 Grouped needs a multiple of 2 x stages in training (of stages in inference), Interleaved a multiple
 of stages, Sequential anything. The errors here say what to change, with the numbers.
-GPipe and 1F1B are not Graphcore schedules; they accept any count of at least one.
+The schedules Graphcore does not offer (GPipe, 1F1B, ...) accept any count of at least one.
 The names, aliases and accumulation rules come from :mod:`.registry`.
 """
 from __future__ import annotations
@@ -21,8 +21,9 @@ class PipelineScheduleError(ValueError):
 
 
 def schedule_key(schedule: object) -> str:
-    """Normalise ``"Grouped"``, ``PipelineSchedule.Grouped`` or ``"1F1B"`` to a key of SCHEDULE_NAMES."""
-    text = str(getattr(schedule, "name", schedule)).rsplit(".", 1)[-1].strip().lower().replace("-", "_")
+    """Normalise ``"Grouped"``, ``PipelineSchedule.Grouped`` or ``"1F1B"`` to a key of SCHEDULE_NAMES (a display
+    name's spaces and hyphens read as underscores)."""
+    text = "_".join(str(getattr(schedule, "name", schedule)).rsplit(".", 1)[-1].lower().replace("-", " ").split())
     key = _ALIASES.get(text, text)
     if key not in SCHEDULE_NAMES:
         raise PipelineScheduleError(f"Unknown pipeline schedule {schedule!r}; choose one of "

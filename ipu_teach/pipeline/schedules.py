@@ -1,4 +1,5 @@
-"""Schedule generators: Graphcore's Grouped, Interleaved and Sequential, plus GPipe and 1F1B (see :mod:`.registry`).
+"""Schedule generators, one per entry of :mod:`.registry`: Graphcore's Grouped, Interleaved and Sequential, and
+schedules from the literature for comparison (GPipe, 1F1B, ...).
 
 Each generator takes plain numbers (stages, micro-batches = the gradient accumulation count,
 training or inference) and returns a :class:`~ipu_teach.pipeline.actions.Schedule`. It places

@@ -6,6 +6,7 @@ float32 arrays (or integer labels), ``wrt`` the inputs that take a gradient.
 import numpy as np
 
 from ipu_teach.autograd import Tensor, ops
+from ipu_teach.autograd.ops.gelu import GELU
 
 _rng = np.random.default_rng(7)
 _x = _rng.normal(size=(2, 5, 5, 3)).astype(np.float32)
@@ -33,7 +34,8 @@ CASES = [
     ("Mul", ops.Mul.apply, [_m, _channel], (0, 1)),
     ("Div", ops.Div.apply, [_m, _positive], (0, 1)),
     _unary(ops.Neg), _unary(ops.Abs), _unary(ops.ReLU), _unary(ops.Sigmoid), _unary(ops.Tanh), _unary(ops.Exp),
-    _unary(ops.Log, _positive), _unary(ops.Softplus), _unary(ops.ELU), _unary(ops.Softmax),
+    _unary(ops.Log, _positive), _unary(ops.Softplus), _unary(ops.ELU), _unary(ops.Softmax), _unary(GELU),
+    ("GELU(approximate=True)", lambda x: GELU.apply(x, approximate=True), [_m], (0,)),
     ("MatMul", ops.MatMul.apply, [_m, _m.T.copy()], (0, 1)),
     ("Conv2D", lambda x, k, b: ops.Conv2D.apply(x, k, b, strides=(2, 1), padding="same"),
      [_x, _rng.normal(size=(2, 3, 3, 4)).astype(np.float32), np.zeros(4, dtype=np.float32)], (0, 1, 2)),

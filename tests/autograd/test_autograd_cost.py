@@ -5,6 +5,7 @@ from autograd_cases import CASE_IDS, CASES
 
 from ipu_teach.autograd import OpCost, Tensor, no_grad, ops, record, scope
 from ipu_teach.autograd.cost import MatrixProduct
+from ipu_teach.autograd.ops.gelu import GELU
 
 F32 = 4
 
@@ -76,6 +77,25 @@ def test_elementwise_cost_is_one_flop_per_output():
 def test_softmax_splits_into_one_grain_per_row():
     rec = _one_record(ops.Softmax.apply, np.ones((6, 10), np.float32))
     assert rec.forward.grains == 6 and rec.forward.flops == 4 * 60
+
+
+@pytest.mark.parametrize("approximate, forward, backward", [(False, 5, 11), (True, 9, 13)])
+def test_gelu_runs_on_the_vector_units_at_its_stated_flops(approximate, forward, backward):
+    rec = _one_record(lambda x: GELU.apply(x, approximate=approximate), Tensor(np.ones((6, 10), np.float32),
+                                                                               requires_grad=True))
+    assert rec.forward == OpCost(forward * 60, 60 * F32, 60 * F32, 60) and rec.forward.products == ()
+    assert rec.backward == OpCost(backward * 60, 60 * F32, 60 * F32, 60)
+
+
+@pytest.mark.parametrize("approximate, expected", [
+    (False, [-0.00404951, -0.15865529, 0.0, 0.8413447, 2.9959507]),
+    (True, [-0.00363752, -0.15880796, 0.0, 0.841192, 2.9963627])])
+def test_gelu_gives_keras_documented_values(approximate, expected):
+    """The examples of Keras' ``activations.gelu`` docstring, exact (erf) and tanh-approximated. At -3 Keras
+    prints -0.00404951, TensorFlow's float32 erf being 2e-7 off: -3 * Phi(-3) is -0.00404969."""
+    y = GELU.apply(np.array([-3, -1, 0, 1, 3], np.float32), approximate=approximate)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.data, expected, rtol=1e-6, atol=2e-7)
 
 
 def test_reshape_is_free():

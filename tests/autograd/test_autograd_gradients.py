@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 from ipu_teach.autograd import Tensor, ops
+from ipu_teach.autograd.ops.gelu import GELU
 
 SETTINGS = settings(max_examples=15, deadline=None)
 
@@ -35,6 +36,7 @@ def test_binary_elementwise_gradients_with_broadcasting(op, pair, seed):
 @pytest.mark.parametrize("op, values", [
     (ops.Neg, "normal"), (ops.Abs, "away"), (ops.ReLU, "away"), (ops.Sigmoid, "normal"), (ops.Tanh, "normal"),
     (ops.Exp, "normal"), (ops.Log, "positive"), (ops.Softplus, "normal"), (ops.ELU, "away"), (ops.Softmax, "normal"),
+    (GELU, "normal"),
 ])
 @SETTINGS
 @given(shape=shapes, seed=seeds)
@@ -51,6 +53,13 @@ def test_unary_gradients(op, values, shape, seed):
 def test_elu_gradient_with_alpha(shape, alpha, seed):
     x = away_from_zero(rng_for(seed), shape)
     check_gradients(lambda t: ops.ELU.apply(t, alpha=alpha), [x], seed=seed)
+
+
+@SETTINGS
+@given(shape=shapes, seed=seeds)
+def test_approximate_gelu_gradient(shape, seed):
+    x = rng_for(seed).normal(scale=2.0, size=shape)
+    check_gradients(lambda t: GELU.apply(t, approximate=True), [x], seed=seed)
 
 
 # ----- matmul, reductions, reshape -------------------------------------------------------------------

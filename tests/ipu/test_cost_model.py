@@ -5,10 +5,12 @@ import io
 
 import numpy as np
 import pytest
-from ipu_test_helpers import configure, data, ipu_model
+from ipu_test_helpers import build, configure, data, ipu_model
 
-from ipu_teach import hardware
+import ipu_teach.keras as keras
+from ipu_teach import hardware, ipu
 from ipu_teach.autograd.cost import MatrixProduct
+from ipu_teach.autograd.ops.gelu import GELU
 from ipu_teach.ipu import executor, matrix_plan
 from ipu_teach.keras.progbar import Progbar
 
@@ -93,6 +95,42 @@ def test_each_weight_is_updated_in_its_own_compute_set():
     flops = {s.name: s.flops for s in graph.update}
     sizes = {w.name.rsplit(":", 1)[0]: w.size for w in model.trainable_weights}
     assert all(flops[f"{w}/update"] == model.optimizer.update_flops_per_weight * n for w, n in sizes.items())
+
+
+@pytest.mark.parametrize("optimizer, slots, flops", [(keras.optimizers.SGD(), 0, 2), (keras.optimizers.Adam(), 2, 12),
+                                                     (keras.optimizers.Adagrad(), 1, 7)])
+def test_the_optimizer_is_costed_from_what_it_declares(optimizer, slots, flops):
+    """Its state per weight is optimizer state in tile memory, its arithmetic per weight the update compute
+    sets: the lowering never names an optimizer, so a new one (Adagrad) is costed as it declares."""
+    x, y = data(64)
+    configure(1)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = build(0)
+        model.compile(optimizer, "categorical_crossentropy", steps_per_execution=4)
+    model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0)
+    graph = model.get_ipu_executable("train").graph
+    weights = model.trainable_weights
+    state = [m for m in graph.memory if m.category == "optimizer state"]
+    assert sorted(m.name for m in state) == sorted(f"{w.name}/slot{s}" for w in weights for s in range(slots))
+    assert sum(int(m.per_tile.sum()) for m in state) == slots * sum(w.size * 4 for w in weights)
+    assert sum(s.flops for s in graph.update if s.phase == "update") == flops * sum(w.size for w in weights)
+
+
+def test_a_new_vector_op_is_costed_from_what_it_declares():
+    """GELU declares no matrix products and 5 FLOPs per element: one vector compute set whose busiest tile pays
+    its share at the vector rate plus a vertex's overhead; the lowering never names the op."""
+    x, _ = data(64)
+    configure(1)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        keras.backend.clear_session()
+        inputs = keras.Input(shape=(6,))
+        model = keras.Model(inputs, keras.layers.Dense(3000, activation=lambda t: GELU.apply(t))(inputs))
+        model.compile("sgd", "mse", steps_per_execution=4)
+    model.predict(x, batch_size=16, verbose=0)
+    (step,) = [s for s in model.get_ipu_executable("predict").graph.forward if "/GELU:" in s.name]
+    elements = 16 * 3000  # 32.6 per tile: 33 on some tiles, 32 on the rest
+    assert step.flops == 5 * elements
+    assert int(step.cycles.max()) == -(-5 * 33 // MK2.vector_flops_per_cycle) + MK2.vertex_overhead_cycles
 
 
 @pytest.mark.parametrize("buffer, expected", [(0, [40, 8, 4000, 12]), (48, [48, 4000, 12]), (10_000, [4060])])

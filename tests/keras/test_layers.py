@@ -107,3 +107,19 @@ def test_flatten_reshape_pooling_shapes():
     assert keras.layers.Reshape((25, 2))(pooled).shape == (None, 25, 2)
     with pytest.raises(ValueError, match="cannot reshape"):
         keras.layers.Reshape((7, 7))(pooled)
+
+
+def test_gelu_by_name_as_keras_and_saved_with_the_model(tmp_path):
+    """``activation="gelu"`` is Keras' exact GELU (``activations.gelu(x, approximate=False)``); the name is
+    what the saved model records, so a loaded model predicts the same."""
+    x = np.array([[-3.0, -1.0, 0.0, 1.0, 3.0]], np.float32)
+    np.testing.assert_allclose(keras.layers.Activation("gelu")(x).data, [[-0.004049694, -0.15865525, 0.0,
+                                                                           0.84134475, 2.9959503]], rtol=1e-6)
+    approximate = keras.activations.gelu(x, approximate=True).data
+    np.testing.assert_allclose(approximate, [[-0.00363752, -0.15880796, 0.0, 0.841192, 2.9963627]], rtol=1e-6,
+                               atol=2e-7)  # at -3, 1 + tanh(...) cancels in float32: Keras' printed value is 1e-7 off too
+    model = keras.Sequential([keras.layers.Dense(4, activation="gelu", input_shape=(5,))])
+    model.save(tmp_path / "gelu.keras")
+    loaded = keras.models.load_model(tmp_path / "gelu.keras", compile=False)
+    assert loaded.layers[0].get_config()["activation"] == "gelu"
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))

@@ -108,3 +108,68 @@ def test_optimizer_state_is_per_weight_and_counts_iterations():
     assert optimizer.iterations == 2
     assert optimizer.slots_per_weight == 1 and len(optimizer._slots) == 2  # one velocity for kernel and bias
     assert keras.optimizers.Adam().slots_per_weight == 2 and keras.optimizers.SGD().slots_per_weight == 0
+
+
+def test_an_optimizer_must_declare_its_cost_on_the_ipu():
+    """No silent default: a subclass that does not say what it keeps and computes per weight is refused."""
+    with pytest.raises(TypeError, match=r"Lion must declare slots_per_weight and update_flops_per_weight: "
+                                        r"the IPU model counts"):
+        class Lion(keras.optimizers.Optimizer):
+            def update(self, weight, grad):
+                weight.data -= self.learning_rate * np.sign(grad)
+    with pytest.raises(TypeError, match=r"Lion must declare update_flops_per_weight:"):
+        class Lion(keras.optimizers.Optimizer):  # noqa: F811
+            slots_per_weight = 1
+
+
+@pytest.mark.parametrize("optimizer, slots, flops", [
+    (keras.optimizers.SGD(), 0, 2), (keras.optimizers.SGD(momentum=0.9), 1, 4),
+    (keras.optimizers.SGD(momentum=0.9, nesterov=True), 1, 6), (keras.optimizers.Adam(), 2, 12),
+    (keras.optimizers.RMSprop(), 1, 9), (keras.optimizers.RMSprop(momentum=0.5, centered=True), 3, 16)])
+def test_each_optimizer_declares_its_state_and_update_arithmetic(optimizer, slots, flops):
+    assert (optimizer.slots_per_weight, optimizer.update_flops_per_weight) == (slots, flops)
+    wrapped = keras.mixed_precision.LossScaleOptimizer(optimizer)
+    assert (wrapped.slots_per_weight, wrapped.update_flops_per_weight) == (slots, flops)
+
+
+def test_adagrad():
+    """Keras 2.6 Adagrad: the accumulator starts at initial_accumulator_value (not zero), then
+    accum += g * g and w -= lr * g / (sqrt(accum) + epsilon)."""
+    lr, initial, eps = 0.05, 0.1, 1e-7
+    (w, b), x, y, w_ref, b_ref = train_steps(keras.optimizers.Adagrad(lr), 3)
+    params = [w_ref, b_ref]
+    accumulators = [np.full_like(p, initial) for p in params]
+    for _ in range(3):
+        grads = mse_gradients(x, y, *params)
+        for i, g in enumerate(grads):
+            accumulators[i] = accumulators[i] + g * g
+            params[i] = params[i] - lr * g / (np.sqrt(accumulators[i]) + eps)
+    np.testing.assert_allclose(w, params[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b, params[1], rtol=1e-5, atol=1e-6)
+
+
+def test_adagrad_by_name_with_keras_defaults_and_checks():
+    model, *_ = linear_problem()
+    model.compile("adagrad", "mse")
+    optimizer = model.optimizer
+    assert isinstance(optimizer, keras.optimizers.Adagrad)
+    assert optimizer.get_config() == {"name": "Adagrad", "learning_rate": 0.001, "initial_accumulator_value": 0.1,
+                                      "epsilon": 1e-7}
+    assert (optimizer.slots_per_weight, optimizer.update_flops_per_weight) == (1, 7)
+    with pytest.raises(ValueError, match=r"Adagrad: initial_accumulator_value must be non-negative, got -1"):
+        keras.optimizers.Adagrad(initial_accumulator_value=-1)
+
+
+def test_adagrad_state_survives_save_and_load(tmp_path):
+    """The accumulators are saved with the model, so training continues as if never stopped."""
+    optimizer = keras.optimizers.Adagrad(0.05, initial_accumulator_value=0.2)
+    model, x, y, *_ = linear_problem()
+    model.compile(optimizer, "mse")
+    model.fit(x, y, batch_size=len(x), epochs=2, verbose=0, shuffle=False)
+    model.save(tmp_path / "adagrad.keras")
+    loaded = keras.models.load_model(tmp_path / "adagrad.keras")
+    assert loaded.optimizer.get_config() == optimizer.get_config() and loaded.optimizer.iterations == 2
+    for m in (model, loaded):
+        m.fit(x, y, batch_size=len(x), epochs=1, verbose=0, shuffle=False)
+    for a, b in zip(model.get_weights(), loaded.get_weights()):
+        np.testing.assert_array_equal(a, b)

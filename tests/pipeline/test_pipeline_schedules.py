@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from ipu_teach import pipeline
 from ipu_teach.pipeline.actions import BACKWARD, FORWARD, WEIGHT_UPDATE
 
-NAMES = ("grouped", "interleaved", "sequential", "gpipe", "one_f_one_b")
+NAMES = pipeline.SCHEDULE_NAMES  # every registered schedule, a new one included
 
 
 @st.composite

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from ipu_teach import pipeline
+from ipu_teach.pipeline.registry import REGISTRY
 
 
 @pytest.mark.parametrize("stages,micro_batches,forward,backward", [(1, 4, 1.0, 2.0), (4, 16, 1.0, 2.0),
@@ -111,9 +112,42 @@ def test_cost_inputs_are_checked():
         pipeline.time_schedule(pipeline.grouped(3, 6), pipeline.StageCosts.uniform(2))
 
 
-@pytest.mark.parametrize("name", ["gpipe", "one_f_one_b"])
+@pytest.mark.parametrize("name", [spec.key for spec in REGISTRY if not spec.lockstep])
 def test_event_driven_waits_for_activations_and_gradients_to_cross_the_link(name):
     costs = pipeline.StageCosts.uniform(2, 1.0, 2.0, transfer_bytes=64e9, link_bytes_per_s=320e9, link_latency_s=0.05)
     timeline = pipeline.time_schedule(pipeline.make_schedule(name, 2, 1), costs)
     link = 64e9 / 320e9 + 0.05
     assert timeline.total == pytest.approx(1 + link + 1 + 2 + link + 2)  # F s0, send, F s1, B s1, send, B s0
+
+
+def test_eager_one_f_one_b_by_hand_on_two_stages():
+    """2 stages, 4 micro-batches, forward 1, backward 2. Stage 0 runs F0 F1 F2 B0 F3 B1 B2 B3 (a warm-up of
+    2 * (2 - 0) - 1 = 3 forwards), stage 1 F0 B0 F1 B1 F2 B2 F3 B3, each action as soon as its input is there.
+    Without transfers, as 1F1B, 15 in all:
+    S0 F0-F2 0-3, S1 F0 1-2 B0 2-4 F1 4-5 B1 5-7 F2 7-8 B2 8-10, S0 B0 4-6 F3 6-7 B1 7-9 B2 10-12,
+    S1 F3 10-11 B3 11-13, S0 B3 13-15. Busy 2 x 4 x 3 = 24 of 2 x 15: utilisation 0.8.
+    With a 1 s link (each send occupies the link 1 s): S0 F0-F2 0-3 (sent by 2, 3, 4), S1 F0 2-3 B0 3-5 (sent by 6)
+    F1 5-6 B1 6-8 (by 9) F2 8-9 B2 9-11 (by 12), S0 B0 6-8 F3 8-9 (by 10) B1 9-11 B2 12-14, S1 F3 11-12 B3 12-14
+    (by 15), S0 B3 15-17: 17, where 1F1B, whose stage 0 has sent only 2 forwards when it waits, takes 19."""
+    schedule = pipeline.validate(pipeline.make_schedule("Eager 1F1B", 2, 4))
+    costs = pipeline.StageCosts.uniform(2, 1.0, 2.0)
+    timeline = pipeline.time_schedule(schedule, costs)
+    assert timeline.total == pytest.approx(15.0)
+    assert pipeline.utilisation(timeline) == pytest.approx(0.8)
+    assert pipeline.bubble_fraction(timeline) == pytest.approx(0.2)
+    assert pipeline.summarise(timeline).peak_stash == (3, 1)
+    order = [str(t.action) for t in sorted(timeline.timed_actions(), key=lambda t: t.start) if t.action.stage == 0]
+    assert order == ["F0", "F1", "F2", "B0", "F3", "B1", "B2", "B3", "WU"]
+    linked = pipeline.StageCosts.uniform(2, 1.0, 2.0, transfer_bytes=320e9, link_bytes_per_s=320e9, link_latency_s=0.0)
+    eager = pipeline.time_schedule(schedule, linked)
+    assert eager.total == pytest.approx(17.0)
+    assert pipeline.utilisation(eager) == pytest.approx(24 / 34)
+    assert pipeline.time_schedule(pipeline.one_f_one_b(2, 4), linked).total == pytest.approx(19.0)
+
+
+@pytest.mark.parametrize("stages, micro_batches", [(3, 6), (4, 16), (8, 32)])
+def test_eager_one_f_one_b_stashes_two_stages_ahead_less_one(stages, micro_batches):
+    """Stage s stashes 2 * (stages - s) - 1 micro-batches: between 1F1B's stages - s and Grouped's 2 * (stages - s)."""
+    timeline = pipeline.time_schedule(pipeline.make_schedule("eager_1f1b", stages, micro_batches),
+                                      pipeline.StageCosts.uniform(stages, 1.0, 2.0))
+    assert pipeline.summarise(timeline).peak_stash == tuple(2 * (stages - s) - 1 for s in range(stages))
