@@ -16,13 +16,16 @@ class MatrixProduct:
 
     ``channels`` is the part of ``depth`` the AMP consumes in channel groups (a convolution's input
     channels; the remaining ``depth / channels`` kernel positions are looped over). For a plain
-    matrix multiply it is the whole depth.
+    matrix multiply it is the whole depth. ``planner`` is the poplibs planner that lowers it,
+    ``"conv"`` or ``"matmul"``: it decides which of ``IPUConfig.convolutions`` and ``IPUConfig.matmuls``
+    options (``availableMemoryProportion``, ``partialsType``) apply.
     """
 
     rows: int
     depth: int
     cols: int
     channels: int
+    planner: str = "matmul"
 
     @property
     def flops(self) -> int:

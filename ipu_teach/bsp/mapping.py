@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..integers import ceil_div
 from .errors import GraphError
 
 UNMAPPED = -1
-
-
-def ceil_div(a, b):
-    """``a / b`` rounded up, for integers or integer arrays (bytes to cycles, items to groups)."""
-    return -(-a // b)
 
 
 def check_positive_count(count, what: str) -> int:

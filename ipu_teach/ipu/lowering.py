@@ -280,7 +280,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
         label = f"{rec.scope or 'loss'}/{rec.op}"
         signature.append([rec.op, position.get(rec.scope, rec.scope), [list(s) for s in rec.input_shapes], list(rec.output_shape),
                           {k: v for k, v in rec.params.items() if isinstance(v, (int, float, str, tuple, bool))}])
-        kind = "conv" if rec.op == "Conv2D" else "matmul"
+        kind = next((p.planner for p in rec.forward.products), "matmul")
         forward += _steps_for(f"{label}:{i}", "forward", rec.forward, spec, rec.itemsize,
                               int(np.prod(rec.output_shape)) * rec.itemsize, options_for(rec.scope, "forward", kind))
         if mode == "train":

@@ -5,6 +5,7 @@ vectorised), which keeps the innermost axis contiguous and lets BLAS do the arit
 """
 import numpy as np
 
+from ...integers import ceil_div
 from ..cost import MatrixProduct, OpCost
 from ..function import Function
 from . import portable
@@ -13,7 +14,7 @@ from .gemm import matmul
 
 def same_padding(size: int, kernel: int, stride: int) -> tuple:
     """TensorFlow's 'same' padding: output ceil(size / stride), extra padding at the end."""
-    out = -(-size // stride)
+    out = ceil_div(size, stride)
     total = max((out - 1) * stride + kernel - size, 0)
     return total // 2, total - total // 2
 
@@ -99,7 +100,7 @@ class Conv2D(Function):
         xs, ks, bs = ctx.input_shapes
         outputs = int(np.prod(ctx.output_shape))
         kh, kw, channels, filters = ks
-        product = MatrixProduct(outputs // filters, kh * kw * channels, filters, channels)
+        product = MatrixProduct(outputs // filters, kh * kw * channels, filters, channels, "conv")
         bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + int(np.prod(bs))) * ctx.itemsize
         return OpCost(product.flops + outputs, bytes_in, outputs * ctx.itemsize, outputs, (product,))
 
@@ -114,9 +115,9 @@ class Conv2D(Function):
         positions = outputs // filters
         products = []
         if ctx.needs_input_grad[1]:
-            products.append(MatrixProduct(kh * kw * channels, positions, filters, positions))
+            products.append(MatrixProduct(kh * kw * channels, positions, filters, positions, "conv"))
         if ctx.needs_input_grad[0]:
-            products.append(MatrixProduct(int(np.prod(xs)) // channels, kh * kw * filters, channels, filters))
+            products.append(MatrixProduct(int(np.prod(xs)) // channels, kh * kw * filters, channels, filters, "conv"))
         reduction = outputs if ctx.needs_input_grad[2] else 0
         return OpCost(sum(p.flops for p in products) + reduction, (int(np.prod(xs)) + outputs) * ctx.itemsize,
                       (int(np.prod(xs)) + int(np.prod(ks))) * ctx.itemsize, outputs, tuple(products))

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ...data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ...integers import ceil_div
 from .. import backend
 from ..data_utils import Sequence
 from . import sample_weights
@@ -88,7 +89,7 @@ class DataAdapter:
         if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
             raise ValueError(f"{what}: batch_size must be a positive integer, got {batch_size!r}")
         self.batch_size = int(batch_size or 32)
-        self.num_batches = -(-self.num_samples // self.batch_size)
+        self.num_batches = ceil_div(self.num_samples, self.batch_size)
 
     def _from_python(self, x, y, batch_size, what):
         """A generator or Sequence becomes a Dataset over its batches (a generator's first batch is read ahead
