@@ -27,6 +27,7 @@ class Engine:
             raise GraphError(f"Engine needs a program (Sequence, Repeat, Execute, ...), got {type(program).__name__}")
         self.spec, self.ipus = spec, check_positive_count(ipus, "Engine: the number of IPUs")
         self._labels, self._kinds, self._counts, self._costs, self._tile_cycles = [], [], [], [], []
+        self._moved = []
         self._row_of = {}
         self._zeros = np.zeros(self.ipus, dtype=np.int64)
         self._schedule = tuple(self._walk(program, 1))
@@ -51,6 +52,7 @@ class Engine:
         if row is None:
             row = self._row_of[id(step)] = len(self._labels)
             compute, sync, exchange, kind, tile_cycles = self._cost(step)
+            self._moved.append(self._per_ipu(step.nbytes, step.label) if hasattr(step, "nbytes") else self._zeros)
             self._labels.append(step.label)
             self._kinds.append(kind)
             self._counts.append(0)
@@ -119,4 +121,5 @@ class Engine:
                    for i in range(3)]
         return Timeline(spec=self.spec, labels=tuple(self._labels), kinds=tuple(self._kinds),
                         counts=np.array(self._counts, dtype=np.int64), compute=stacked[0], sync=stacked[1],
-                        exchange=stacked[2], schedule=self._schedule, row_tile_cycles=tuple(self._tile_cycles))
+                        exchange=stacked[2], schedule=self._schedule, row_tile_cycles=tuple(self._tile_cycles),
+                        moved_bytes=np.array(self._moved, dtype=np.int64).reshape(rows, self.ipus))

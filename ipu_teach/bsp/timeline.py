@@ -34,6 +34,9 @@ class Timeline:
     exchange: np.ndarray
     schedule: tuple
     row_tile_cycles: tuple
+    moved_bytes: np.ndarray | None = None
+    """int64 (rows, ipus): the bytes each IPU sends or receives over a host stream or an IPU-Link in one
+    execution of each row (0 for on-chip supersteps); None where a timeline was rebuilt without them."""
 
     @property
     def rows(self) -> int:

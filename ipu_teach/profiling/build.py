@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bsp.mapping import ceil_div
 from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
 PROGRAM_TYPES = {"compute": "OnTileExecute", "exchange": "DoExchange", "host->device": "StreamCopy",
@@ -66,20 +65,18 @@ def execution_of(timeline, graph) -> Execution:
         lowered = steps_by_name.get(label)
         steps.append(ExecutionStep(label, timeline.kinds[r], int(timeline.counts[r]), tuple(ipus),
                                    int(lowered.flops) if lowered is not None else 0,
-                                   _bytes_moved(label, timeline.kinds[r], lowered, graph, timeline.ipus)))
+                                   _bytes_moved(r, timeline.kinds[r], lowered, timeline)))
     return Execution(steps, timeline.schedule, timeline.tile_busy.copy(), timeline.spec.clock_hz,
                      timeline.spec.name)
 
 
-def _bytes_moved(label, kind, lowered, graph, ipus) -> int:
-    """Bytes one execution of a step moves: a superstep's exchange, a host stream, an all-reduce slice."""
+def _bytes_moved(row, kind, lowered, timeline) -> int:
+    """Bytes one execution of a step moves: a superstep's exchange on one IPU, a host stream to one IPU, an
+    all-reduce step's slices over all the replicas' IPU-Links (as the engine moved them)."""
     if lowered is not None:
         return int(lowered.received.sum())
-    if kind == "host->device":
-        return int(graph.input_bytes)
-    if kind == "device->host":
-        return int(graph.output_bytes)
-    if kind == "ipu-link" and ":" in label:
-        index = int(label.rsplit(":", 1)[1])
-        return ceil_div(int(graph.gradient_bytes[index]), ipus) * ipus
+    if kind in ("host->device", "device->host"):
+        return int(timeline.moved_bytes[row].max(initial=0))
+    if kind == "ipu-link":
+        return int(timeline.moved_bytes[row].sum())
     return 0

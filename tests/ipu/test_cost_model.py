@@ -155,6 +155,24 @@ def test_a_larger_cross_replica_sum_buffer_merges_collectives_and_saves_time():
     assert times[1] < times[0]
 
 
+@pytest.mark.parametrize("buffer", [0, 10_000_000])
+def test_the_report_shows_the_bytes_each_all_reduce_moved(buffer):
+    """Whatever the grouping, the report's all-reduce steps move every gradient byte once per ring step."""
+    from ipu_teach.profiling import build_report
+    x, y = data(64)
+    config = configure(2)
+    config.optimizations.maximum_cross_replica_sum_buffer_size = buffer
+    config.configure_ipu_system()
+    model = ipu_model(steps_per_execution=2)
+    model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0)
+    executable = model.get_ipu_executable("train")
+    report = build_report(model.name, "train", executable, ipu.system.current())
+    moved = [step.bytesExchanged for step in report.execution.steps if "all-reduce:" in step.name]
+    groups = executor.gradient_groups(executable.graph.gradient_bytes, buffer)
+    assert moved == [-(-group // 2) * 2 for group in groups]  # each of the 2 replicas sends half a group
+    assert sum(moved) >= sum(executable.graph.gradient_bytes)
+
+
 def test_host_io_of_a_pipeline_is_not_part_of_a_stage():
     import ipu_teach.keras as keras
     from ipu_teach import ipu
