@@ -23,6 +23,7 @@ GRAPHCORE_SCHEDULES = tuple(spec.display for spec in GRAPHCORE_SPECS)  # the IPU
 GANTT_GID = "pipeline-gantt"
 UTILISATION_GID = "utilisation-per-ipu"
 STASH_GID = "stash-per-ipu"
+INSIDE_THE_BAR_ABOVE = 0.6  # of a panel's full scale: a longer bar's number is written inside it, not past the frame
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,10 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
             (stash, view.stash_per_ipu, stash_title, STASH_GID, "#8172B3", view.stash_limit, "{:.3g}")):
         ax.set_gid(gid)
         ax.barh(ipus, values, height=BOX_HEIGHT, color=colour)
-        for ipu, value in zip(ipus, values):
-            ax.text(value, ipu, " " + text.format(value), va="center", fontsize=7)
+        for ipu, value in zip(ipus, values):  # a long bar holds its number, a short one has it beside it
+            inside = value > INSIDE_THE_BAR_ABOVE * limit
+            ax.text(value, ipu, f" {text.format(value)} ", va="center", ha="right" if inside else "left", fontsize=7,
+                    color="white" if inside else "black")
         ax.set_xlim(0, 1.3 * limit)
         ax.set_title(title, fontsize=8)
         ax.tick_params(labelleft=False, labelsize=7)
