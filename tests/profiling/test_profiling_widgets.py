@@ -86,6 +86,17 @@ def test_execution_trace_view_follows_its_controls(tmp_path):
     assert busy.get_paths()  # the busy cycles per tile are drawn
 
 
+def test_the_execution_trace_spans_the_figure_beside_its_legend(trained):
+    _, report = trained
+    figure = plot_execution_trace(report)
+    figure.canvas.draw()
+    trace, steps, _ = figure.axes
+    # the step names widen the bottom-left panel's margin, not the trace's
+    assert trace.get_position().x0 < 0.1 < steps.get_position().x0
+    legend = trace.get_legend().get_window_extent()
+    assert legend.x0 >= trace.get_window_extent().x1 and legend.x1 <= figure.bbox.x1  # beside the bars, not clipped
+
+
 def test_tile_memory_explorer_opens_an_out_of_memory_report_by_its_path(tmp_path, monkeypatch):
     import json
 
