@@ -86,19 +86,20 @@ def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_p
     ax.set_yticks(range(schedule.ipus), [f"IPU {ipu}" for ipu in range(schedule.ipus)])
     ax.set_xlabel(f"time ({unit})")
     mode = "training" if schedule.training else "inference"
-    ax.set_title(f"{schedule.name} schedule ({mode}): {_count(schedule.stages, 'stage')}, "
-                 f"{_count(schedule.micro_batches, 'micro-batch')}, {_amount(total)} {unit}, "
+    ax.set_title(f"{schedule.name} schedule ({mode}): {counted(schedule.stages, 'stage')}, "
+                 f"{counted(schedule.micro_batches, 'micro-batch')}, {format_amount(total)} {unit}, "
                  f"utilisation {utilisation(timeline):.0%}", fontsize=9, pad=16)
     ax.legend(handles=[Patch(color=colour, label=kind.name.replace("_", " ").lower())
                        for kind, colour in COLOURS.items()], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     return ax.figure
 
 
-def _count(number: int, noun: str) -> str:
+def counted(number: int, noun: str) -> str:
+    """``1 stage``, ``4 stages``, ``1 micro-batch``, ``16 micro-batches``."""
     return f"{number} {noun}" if number == 1 else f"{number} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
-def _amount(value: float) -> str:
+def format_amount(value: float) -> str:
     """Three significant digits, without an exponent for the totals a chart shows (2,570, not 2.57e+03)."""
     return f"{value:.3g}" if abs(value) < 1000 else f"{float(f'{value:.3g}'):,.0f}"
 

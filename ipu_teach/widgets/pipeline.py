@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import pipeline
-from ..pipeline.figure import BOX_HEIGHT
+from ..pipeline.figure import BOX_HEIGHT, counted, format_amount
 from ..pipeline.registry import GRAPHCORE_SPECS, REGISTRY
 from .figure_widget import FigureWidget, new_figure
 
@@ -92,11 +92,12 @@ def caption(view: PipelineView, unit: str, stash_unit: str) -> str:
     if view.error:
         return f"Not allowed: {view.error}"
     m = view.metrics
-    per_ipu = "; ".join(f"IPU {i}: busy {u:.0%}, stash {s:.3g}"
+    per_ipu = "; ".join(f"IPU {i}: busy {u:.0%}, stash {format_amount(s)}"
                         for i, (u, s) in enumerate(zip(m.utilisation_per_ipu, view.stash_per_ipu)))
-    return (f"{m.schedule}: {m.stages} stages, {m.micro_batches} micro-batches; total {m.total_seconds:.4g} {unit}; "
-            f"utilisation {m.utilisation:.0%} (bubble {m.bubble_fraction:.0%}); ramp-up {m.phases.ramp_up:.3g}, "
-            f"main {m.phases.main:.3g}, ramp-down {m.phases.ramp_down:.3g} {unit}\n"
+    return (f"{m.schedule}: {counted(m.stages, 'stage')}, {counted(m.micro_batches, 'micro-batch')}; "
+            f"total {format_amount(m.total_seconds)} {unit}; utilisation {m.utilisation:.0%} "
+            f"(bubble {m.bubble_fraction:.0%}); ramp-up {format_amount(m.phases.ramp_up)}, "
+            f"main {format_amount(m.phases.main)}, ramp-down {format_amount(m.phases.ramp_down)} {unit}\n"
             f"{per_ipu} (stash in {stash_unit}{', inputs only: recomputation' if view.timeline.recompute else ''})")
 
 

@@ -230,3 +230,12 @@ def test_get_ipu_executable_of_a_model_not_compiled_for_the_ipu_says_how():
     with pytest.raises(ValueError, match="has not been compiled for the IPU: create it and call compile inside an "
                                          "IPUStrategy scope"):
         model.get_ipu_executable()
+
+
+def test_the_caption_counts_in_words_and_writes_long_times_without_an_exponent():
+    explorer = PipelineExplorer(schedule="Sequential", stages=1, accumulation=1)
+    assert explorer.caption.value.startswith("Sequential: 1 stage, 1 micro-batch; total 4 units")
+    explorer.stages.value, explorer.accumulation.value, explorer.ratio.value = 8, 64, 4.0
+    main = explorer.view.metrics.phases.main
+    assert main > 1000 and f"main {float(f'{main:.3g}'):,.0f}, ramp-down" in explorer.caption.value
+    assert "e+" not in explorer.caption.value
