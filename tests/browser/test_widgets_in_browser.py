@@ -215,6 +215,8 @@ def _try_extremes(explorer, where, screenshots):
             slider.focus()
             slider.press("End")
             _wait_for_redraw(image, before, f"{where}: {_label(slider)} at its maximum")
+    _readable(explorer, f"{where}: sliders at their maximum")
+    explorer.screenshot(path=f"{screenshots}-max.png")
     for dropdown in explorer.locator(".widget-dropdown select").all():
         if not _movable(dropdown):
             continue
