@@ -121,13 +121,13 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
     ipus = np.arange(len(view.stash_per_ipu))
     stash_title = "stash\n(" + stash_unit.replace(" ", "\n") + ")"
     for ax, values, title, gid, colour, limit, text in (
-            (busy, m.utilisation_per_ipu, "utilisation", UTILISATION_GID, "0.45", 1.0, "{:.0%}"),
-            (stash, view.stash_per_ipu, stash_title, STASH_GID, "#8172B3", view.stash_limit, "{:.3g}")):
+            (busy, m.utilisation_per_ipu, "utilisation", UTILISATION_GID, "0.45", 1.0, "{:.0%}".format),
+            (stash, view.stash_per_ipu, stash_title, STASH_GID, "#8172B3", view.stash_limit, format_amount)):
         ax.set_gid(gid)
         ax.barh(ipus, values, height=BOX_HEIGHT, color=colour)
         for ipu, value in zip(ipus, values):  # a long bar holds its number, a short one has it beside it
             inside = value > INSIDE_THE_BAR_ABOVE * limit
-            ax.text(value, ipu, f" {text.format(value)} ", va="center", ha="right" if inside else "left", fontsize=7,
+            ax.text(value, ipu, f" {text(value)} ", va="center", ha="right" if inside else "left", fontsize=7,
                     color="white" if inside else "black")
         ax.set_xlim(0, 1.3 * limit)
         ax.set_title(title, fontsize=8)
