@@ -29,7 +29,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 OFFLINE_STYLESHEETS = ("fontawesome-free",)  # Voila's template asks a CDN for icon fonts; we answer locally
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-NOTEBOOK_SECONDS = 120
+NOTEBOOK_SECONDS = 300  # Voila runs the whole notebook before the page loads: over 120 s for 04 in a busy full suite
 REDRAW_MS = 30_000
 EXPLORER = ".widget-vbox:has(> .widget-image)"  # an explorer: controls, caption and its figure
 CONTROLS = (".widget-dropdown select, .widget-slider .noUi-handle, .widget-checkbox input[type=checkbox]")
