@@ -17,8 +17,11 @@ from .timing import Timeline
 COLOURS = {Kind.FORWARD: "#4C72B0", Kind.BACKWARD: "#DD8452", Kind.WEIGHT_UPDATE: "#55A868"}
 BOX_HEIGHT = 0.8
 LABEL_FONT_SIZE = 7
-LABEL_POINTS_PER_CHARACTER = 0.62 * LABEL_FONT_SIZE  # a digit of DejaVu Sans is 0.64 em wide
+CHARACTER_EM = 0.62  # a digit of DejaVu Sans is 0.64 em wide, a lower-case letter about 0.6
 LABEL_PADDING_POINTS = 2.0
+PHASE_FONT_SIZE = 8
+EDGE_POINTS = 0.5  # the white line between neighbouring boxes
+EDGE_SHARE = 0.2  # at most this share of a box's width is edge, so a box too thin to hold one keeps its colour
 
 
 @dataclass(frozen=True)
@@ -66,27 +69,44 @@ def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_p
     total = timeline.total
     if show_phases and total > 0:
         _mark_phases(ax, timeline)
+    points_per_unit = _axes_width_points(ax) / (total if total > 0 else 1)
     for kind, colour in COLOURS.items():
         chosen = schedule.kind == kind.code
         if chosen.any():
+            edges = np.minimum(EDGE_POINTS, EDGE_SHARE * timeline.durations[chosen] * points_per_unit)
             ax.add_collection(PolyCollection(_rectangles(timeline, chosen), facecolors=colour,
-                                             edgecolors="white", linewidths=0.5, gid=f"pipeline-{kind.value}"))
+                                             edgecolors="white", linewidths=edges, gid=f"pipeline-{kind.value}"))
     ax.set_xlim(0, total if total > 0 else 1)
     if len(schedule) <= label_limit:
-        points_per_unit = _axes_width_points(ax) / (total if total > 0 else 1)
         for box in gantt_boxes(timeline):
-            if box.width * points_per_unit >= LABEL_POINTS_PER_CHARACTER * len(box.label) + LABEL_PADDING_POINTS:
+            if box.width * points_per_unit >= _text_points(box.label, LABEL_FONT_SIZE) + LABEL_PADDING_POINTS:
                 ax.text(box.start + box.width / 2, box.ipu, box.label, ha="center", va="center",
                         fontsize=LABEL_FONT_SIZE, color="white", clip_on=True, gid="pipeline-label")
     ax.set_ylim(schedule.ipus - 0.5, -0.5)  # IPU 0 on top
     ax.set_yticks(range(schedule.ipus), [f"IPU {ipu}" for ipu in range(schedule.ipus)])
     ax.set_xlabel(f"time ({unit})")
     mode = "training" if schedule.training else "inference"
-    ax.set_title(f"{schedule.name} schedule ({mode}): {schedule.stages} stages, {schedule.micro_batches} "
-                 f"micro-batches, {total:.3g} {unit}, utilisation {utilisation(timeline):.0%}", fontsize=9, pad=16)
+    ax.set_title(f"{schedule.name} schedule ({mode}): {counted(schedule.stages, 'stage')}, "
+                 f"{counted(schedule.micro_batches, 'micro-batch')}, {format_amount(total)} {unit}, "
+                 f"utilisation {utilisation(timeline):.0%}", fontsize=9, pad=16)
     ax.legend(handles=[Patch(color=colour, label=kind.name.replace("_", " ").lower())
                        for kind, colour in COLOURS.items()], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     return ax.figure
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 stage``, ``4 stages``, ``1 micro-batch``, ``16 micro-batches``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}{'es' if noun.endswith('ch') else 's'}"
+
+
+def format_amount(value: float) -> str:
+    """Three significant digits, without an exponent for the totals a chart shows (2,570, not 2.57e+03)."""
+    return f"{value:.3g}" if abs(value) < 1000 else f"{float(f'{value:.3g}'):,.0f}"
+
+
+def _text_points(text: str, font_size: float) -> float:
+    """About how wide ``text`` is drawn (1/72 inch), to decide where it fits without a renderer."""
+    return CHARACTER_EM * font_size * len(text)
 
 
 def _axes_width_points(ax) -> float:
@@ -107,14 +127,19 @@ def _mark_phases(ax, timeline: Timeline) -> None:
     """Shade ramp-up and ramp-down, draw lines at the main phase's ends and name the three phases."""
     spans = phases(timeline)
     edges = (0.0, spans.main_start, spans.main_end, timeline.total)
-    for (left, right), name, shade in zip(zip(edges[:-1], edges[1:]), ("ramp-up", "main", "ramp-down"),
-                                          (True, False, True)):
+    points_per_unit = _axes_width_points(ax) / timeline.total
+    # a name wider than its phase starts (ramp-up) or ends (ramp-down) at the chart's edge, never beyond it
+    outside = {"ramp-up": (0.0, "left"), "ramp-down": (timeline.total, "right")}
+    for left, right, name in zip(edges[:-1], edges[1:], ("ramp-up", "main", "ramp-down")):
         if right <= left:
             continue
-        if shade:
+        if name in outside:
             ax.axvspan(left, right, color="0.9", zorder=0, gid=f"phase-{name}")
-        ax.text((left + right) / 2, 1.0, name, ha="center", va="bottom", fontsize=8,
-                transform=ax.get_xaxis_transform(), clip_on=False)
+        x, align = (left + right) / 2, "center"
+        if (right - left) * points_per_unit < _text_points(name, PHASE_FONT_SIZE):
+            x, align = outside.get(name, (x, align))
+        ax.text(x, 1.0, name, ha=align, va="bottom", fontsize=PHASE_FONT_SIZE, transform=ax.get_xaxis_transform(),
+                clip_on=False, gid=f"phase-name-{name}")
     for edge in (spans.main_start, spans.main_end):
         if 0 < edge < timeline.total:
             ax.axvline(edge, color="0.3", linestyle="--", linewidth=0.8)

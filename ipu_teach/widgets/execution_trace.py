@@ -24,8 +24,9 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     if max_supersteps < 1:
         raise ValueError(f"plot_execution_trace: max_supersteps must be at least 1, got {max_supersteps}")
     timeline = execution.timeline()
-    grid = figure.add_gridspec(2, 2, height_ratios=[1, 1.4], width_ratios=[1.25, 1])
-    trace, steps, tiles = figure.add_subplot(grid[0, :]), figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
+    # two sub-figures, so the long step names of the bottom row do not push the trace to the right
+    top, bottom = figure.subfigures(2, 1, height_ratios=[1, 1.4])
+    trace, (steps, tiles) = top.subplots(), bottom.subplots(1, 2, width_ratios=[1.25, 1])
     intervals = timeline.phase_intervals(ipu, max_supersteps)
     end = draw_phase_bars(trace, intervals)
     drawn = len(intervals["compute"][0])
@@ -52,7 +53,7 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
                    textcoords="offset points", va="center", fontsize="x-small")  # a legend would hide the bars
     tiles.set(xlabel="tile", ylabel="busy cycles",
               title=f"tile balance {execution.tile_balance(ipu):.1%}, utilisation {execution.utilisation():.1%}")
-    figure.tight_layout()
+    figure.set_layout_engine("constrained")
     totals = {c: int(per_run[c].sum()) for c in PHASE_ORDER}
     return (f"IPU {ipu}: {sum(totals.values()):,} cycles per execution (simulated): "
             + ", ".join(f"{c} {v:,}" for c, v in totals.items()))

@@ -84,13 +84,18 @@ class FigureWidget:
         self.figure.clear()
         self.caption.value = caption_html(self.draw(self.figure))
         self.image.value = figure_png(self.figure)
-        self.image.layout.width = f"{round(self.figure.get_figwidth() * SCREEN_DPI)}px"
+        self.image.layout.width = f"{self.display_width()}px"
+
+    def display_width(self) -> int:
+        """The figure's width on the page in CSS pixels (its PNG has twice as many)."""
+        return round(self.figure.get_figwidth() * SCREEN_DPI)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """The widget, with its current figure as a picture and one line of text for viewers without widgets."""
+        """The widget, with its current figure as a picture (shown at the widget's size, not the PNG's) and
+        one line of text for viewers without widgets."""
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
         if WIDGET_VIEW not in bundle:  # no widget front end (a plain console): the figure is all there is
             return bundle
         bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
         bundle["text/plain"] = f"{type(self).__name__}: run this cell to use its controls"
-        return bundle
+        return bundle, {"image/png": {"width": self.display_width()}}

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import pipeline
-from ..pipeline.figure import BOX_HEIGHT
+from ..pipeline.figure import BOX_HEIGHT, counted, format_amount
 from ..pipeline.registry import GRAPHCORE_SPECS, REGISTRY
 from .figure_widget import FigureWidget, new_figure
 
@@ -23,6 +23,7 @@ GRAPHCORE_SCHEDULES = tuple(spec.display for spec in GRAPHCORE_SPECS)  # the IPU
 GANTT_GID = "pipeline-gantt"
 UTILISATION_GID = "utilisation-per-ipu"
 STASH_GID = "stash-per-ipu"
+INSIDE_THE_BAR_ABOVE = 0.6  # of a panel's full scale: a longer bar's number is written inside it, not past the frame
 
 
 @dataclass(frozen=True)
@@ -91,11 +92,12 @@ def caption(view: PipelineView, unit: str, stash_unit: str) -> str:
     if view.error:
         return f"Not allowed: {view.error}"
     m = view.metrics
-    per_ipu = "; ".join(f"IPU {i}: busy {u:.0%}, stash {s:.3g}"
+    per_ipu = "; ".join(f"IPU {i}: busy {u:.0%}, stash {format_amount(s)}"
                         for i, (u, s) in enumerate(zip(m.utilisation_per_ipu, view.stash_per_ipu)))
-    return (f"{m.schedule}: {m.stages} stages, {m.micro_batches} micro-batches; total {m.total_seconds:.4g} {unit}; "
-            f"utilisation {m.utilisation:.0%} (bubble {m.bubble_fraction:.0%}); ramp-up {m.phases.ramp_up:.3g}, "
-            f"main {m.phases.main:.3g}, ramp-down {m.phases.ramp_down:.3g} {unit}\n"
+    return (f"{m.schedule}: {counted(m.stages, 'stage')}, {counted(m.micro_batches, 'micro-batch')}; "
+            f"total {format_amount(m.total_seconds)} {unit}; utilisation {m.utilisation:.0%} "
+            f"(bubble {m.bubble_fraction:.0%}); ramp-up {format_amount(m.phases.ramp_up)}, "
+            f"main {format_amount(m.phases.main)}, ramp-down {format_amount(m.phases.ramp_down)} {unit}\n"
             f"{per_ipu} (stash in {stash_unit}{', inputs only: recomputation' if view.timeline.recompute else ''})")
 
 
@@ -119,12 +121,14 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
     ipus = np.arange(len(view.stash_per_ipu))
     stash_title = "stash\n(" + stash_unit.replace(" ", "\n") + ")"
     for ax, values, title, gid, colour, limit, text in (
-            (busy, m.utilisation_per_ipu, "utilisation", UTILISATION_GID, "0.45", 1.0, "{:.0%}"),
-            (stash, view.stash_per_ipu, stash_title, STASH_GID, "#8172B3", view.stash_limit, "{:.3g}")):
+            (busy, m.utilisation_per_ipu, "utilisation", UTILISATION_GID, "0.45", 1.0, "{:.0%}".format),
+            (stash, view.stash_per_ipu, stash_title, STASH_GID, "#8172B3", view.stash_limit, format_amount)):
         ax.set_gid(gid)
         ax.barh(ipus, values, height=BOX_HEIGHT, color=colour)
-        for ipu, value in zip(ipus, values):
-            ax.text(value, ipu, " " + text.format(value), va="center", fontsize=7)
+        for ipu, value in zip(ipus, values):  # a long bar holds its number, a short one has it beside it
+            inside = value > INSIDE_THE_BAR_ABOVE * limit
+            ax.text(value, ipu, f" {text(value)} ", va="center", ha="right" if inside else "left", fontsize=7,
+                    color="white" if inside else "black")
         ax.set_xlim(0, 1.3 * limit)
         ax.set_title(title, fontsize=8)
         ax.tick_params(labelleft=False, labelsize=7)

@@ -106,3 +106,41 @@ def test_labels_are_drawn_only_in_boxes_wide_enough_for_them():
     many = _timeline("one_f_one_b", stages=2, micro_batches=16)  # "F10" no longer fits a forward box
     drawn = _labels(pipeline.plot_schedule(many, ax=Figure(figsize=(12, 2)).add_subplot()))
     assert drawn and all(len(text.get_text()) >= 2 for text in drawn) and len(drawn) < len(many.schedule)
+
+
+def test_a_box_thinner_than_its_white_edge_keeps_its_colour():
+    from matplotlib.figure import Figure
+    timeline = _timeline("sequential", stages=8, micro_batches=64)  # thousands of boxes across a chart
+    ax = Figure(figsize=(8, 4)).add_subplot()
+    figure = pipeline.plot_schedule(timeline, ax=ax)
+    points_per_second = ax.get_position().width * figure.get_figwidth() * 72 / timeline.total
+    for collection in (c for c in ax.collections if (c.get_gid() or "").startswith("pipeline-")):
+        widths = np.array([np.ptp(path.vertices[:, 0]) for path in collection.get_paths()]) * points_per_second
+        edges = np.broadcast_to(collection.get_linewidths(), widths.shape)
+        assert np.all(edges <= 0.2 * widths + 1e-9) and edges.max() <= 0.5
+    wide = pipeline.plot_schedule(_timeline(), ax=Figure(figsize=(12, 2)).add_subplot()).axes[0]
+    assert {float(w) for c in wide.collections if c.get_gid() == "pipeline-F" for w in c.get_linewidths()} == {0.5}
+
+
+def test_phase_names_too_wide_for_their_phase_stay_above_the_chart():
+    from matplotlib.figure import Figure
+    timeline = _timeline("sequential", stages=8, micro_batches=64)
+    ax = Figure(figsize=(8, 4)).add_subplot()
+    pipeline.plot_schedule(timeline, ax=ax)
+    names = {text.get_gid(): text for text in ax.texts if (text.get_gid() or "").startswith("phase-name-")}
+    ramp_up, main, ramp_down = (names[f"phase-name-{n}"] for n in ("ramp-up", "main", "ramp-down"))
+    assert (ramp_up.get_position()[0], ramp_up.get_horizontalalignment()) == (0.0, "left")
+    assert (ramp_down.get_position()[0], ramp_down.get_horizontalalignment()) == (timeline.total, "right")
+    assert main.get_horizontalalignment() == "center"
+    roomy = pipeline.plot_schedule(_timeline(micro_batches=8), ax=Figure(figsize=(12, 2)).add_subplot()).axes[0]
+    assert {t.get_horizontalalignment() for t in roomy.texts if (t.get_gid() or "").startswith("phase-name-")} == \
+        {"center"}
+
+
+def test_the_title_counts_in_words_and_writes_large_totals_without_an_exponent():
+    one = pipeline.plot_schedule(pipeline.time_schedule(pipeline.make_schedule("sequential", 1, 1),
+                                                        pipeline.StageCosts.uniform(1, 1.0, 2.0)), unit="units")
+    assert "1 stage, 1 micro-batch, 3 units" in one.axes[0].get_title()
+    long = pipeline.time_schedule(pipeline.make_schedule("sequential", 8, 64),
+                                  pipeline.StageCosts.uniform(8, 1.0, 4.0, weight_update=1.0))
+    assert f"{round(long.total, -1):,.0f} units" in pipeline.plot_schedule(long, unit="units").axes[0].get_title()

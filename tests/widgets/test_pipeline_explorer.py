@@ -65,6 +65,19 @@ def test_the_utilisation_bars_show_each_ipus_busy_fraction():
     assert max(bars(explorer.figure, UTILISATION_GID)) < min(equal)
 
 
+def test_each_bars_number_stays_inside_its_panel():
+    figure, _ = draw_pipeline("Grouped", stages=1, accumulation=64)  # one IPU busy 100% of the time
+    figure.canvas.draw()
+    for gid in (UTILISATION_GID, STASH_GID):
+        (ax,) = [ax for ax in figure.axes if ax.get_gid() == gid]
+        frame = ax.get_window_extent()
+        for text in ax.texts:
+            box = text.get_window_extent()
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1, f"{gid}: {text.get_text()!r} leaves its panel"
+    (busy,) = [ax for ax in figure.axes if ax.get_gid() == UTILISATION_GID]
+    assert [(t.get_text().strip(), t.get_color()) for t in busy.texts] == [("100%", "white")]
+
+
 def test_the_stash_bars_follow_the_schedule():
     explorer = PipelineExplorer(schedule="Grouped", stages=4, accumulation=16)
     assert bars(explorer.figure, STASH_GID) == [8, 6, 4, 2]  # stage 0 waits longest for its backwards
@@ -217,3 +230,12 @@ def test_get_ipu_executable_of_a_model_not_compiled_for_the_ipu_says_how():
     with pytest.raises(ValueError, match="has not been compiled for the IPU: create it and call compile inside an "
                                          "IPUStrategy scope"):
         model.get_ipu_executable()
+
+
+def test_the_caption_counts_in_words_and_writes_long_times_without_an_exponent():
+    explorer = PipelineExplorer(schedule="Sequential", stages=1, accumulation=1)
+    assert explorer.caption.value.startswith("Sequential: 1 stage, 1 micro-batch; total 4 units")
+    explorer.stages.value, explorer.accumulation.value, explorer.ratio.value = 8, 64, 4.0
+    main = explorer.view.metrics.phases.main
+    assert main > 1000 and f"main {float(f'{main:.3g}'):,.0f}, ramp-down" in explorer.caption.value
+    assert "e+" not in explorer.caption.value
