@@ -20,7 +20,7 @@ def first_conv_cycles(policy):
         y = keras.utils.to_categorical(np.zeros(64), 10)
         model.fit(x, y, batch_size=64, epochs=1, verbose=0)
     keras.mixed_precision.set_global_policy(None)
-    steps = model.device_executor.executable.graph.forward
+    steps = model.get_ipu_executable("train").graph.forward
     return {name: int(next(s for s in steps if s.name.startswith(name) and s.name.count("/") == 1).cycles.max())
             for name in ("conv2d/Conv2D", "conv2d_1/Conv2D")}
 

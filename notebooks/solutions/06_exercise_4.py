@@ -2,7 +2,7 @@
 import numpy as np
 
 import ipu_teach.keras as keras
-from ipu_teach import ipu
+from ipu_teach import hardware, ipu
 
 
 def fit_with(proportion):
@@ -22,10 +22,10 @@ def fit_with(proportion):
             model.fit(x, y, batch_size=32, epochs=1, verbose=0)
         except ipu.ModelOutOfMemoryError as error:
             return f"out of memory (tile {error.tile} needs {error.needed:,} B)"
-    executable = model.device_executor.executable
+    executable = model.get_ipu_executable("train")
     graph = executable.graph
     temporary = max(int(m.per_tile.max()) for m in graph.memory if m.category == "temporary memory")
-    device_us = (executable.seconds_per_execution - 2.8e-3) * 1e6
+    device_us = (executable.seconds_per_execution - hardware.HOST.execution_overhead_s) * 1e6
     return (f"fits: {temporary:>7,} B temporary on the fullest tile, {graph.compute_sets:>3} compute sets, "
             f"{device_us:7.1f} us on the device per step")
 

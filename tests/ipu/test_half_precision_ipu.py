@@ -45,7 +45,7 @@ def fit_conv_model(policy, batch=16):
         x = np.random.default_rng(0).normal(size=(batch, 16, 16, 32)).astype(np.float32)
         y = keras.utils.to_categorical(np.arange(batch) % 10, 10)
         model.fit(x, y, batch_size=batch, epochs=1, verbose=0)
-    return model.device_executor.executable
+    return model.get_ipu_executable("train")
 
 
 def category_bytes(graph, category):
@@ -99,7 +99,7 @@ def dense_fit(matmul_options=None, tiles=16):
         model.compile("sgd", "categorical_crossentropy")
         x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
         model.fit(x, y, batch_size=32, epochs=1, verbose=0)
-    return model.device_executor.executable
+    return model.get_ipu_executable("train")
 
 
 def test_the_out_of_memory_cure_of_available_memory_proportion_works():
@@ -166,7 +166,7 @@ def test_host_io_streams_fp16_inputs_at_half_the_bytes():
             model = keras.Sequential([keras.layers.Dense(2, input_shape=(100,))])
             model.compile("sgd", "mse", steps_per_execution=1)
             model.predict(np.zeros((8, 100), dtype), batch_size=8, verbose=0)
-        sizes.append(model.device_executor.executable.graph.input_bytes)
+        sizes.append(model.get_ipu_executable("predict").graph.input_bytes)
     assert sizes == [8 * 100 * 4, 8 * 100 * 2]
 
 
@@ -191,7 +191,7 @@ def test_pipeline_stage_options_set_one_stages_memory_proportion():
         model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
         x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
         model.fit(x, y, batch_size=8, epochs=1, verbose=0)
-    names = [step.name for step in model.device_executor.executable.graph.forward]
+    names = [step.name for step in model.get_ipu_executable("train").graph.forward]
     assert any(name.startswith("big/") and "/serial" in name for name in names)
     assert not any(name.startswith("head/") and "/serial" in name for name in names)
     with pytest.raises(TypeError, match="PipelineStageOptions"):

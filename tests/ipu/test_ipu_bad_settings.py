@@ -124,7 +124,7 @@ def fit_once(capsys, epochs=1):
     model = ipu_model(steps_per_execution=4)
     capsys.readouterr()
     model.fit(x, y, batch_size=16, epochs=epochs, verbose=0)
-    return capsys.readouterr().out, model.device_executor.executable
+    return capsys.readouterr().out, model.get_ipu_executable("train")
 
 
 @pytest.mark.parametrize("entry", ["null", "[]", '{"format": "ipu-teach-executable/1"}', "{not json"])
