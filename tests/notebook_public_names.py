@@ -289,11 +289,11 @@ def notebook_public_names(root: Path = REPO_ROOT) -> dict:
 
 
 def resolve(used: UsedName):
-    """The object whose docstring documents ``used``: the module, class or function, or the class member."""
+    """The object whose docstring documents ``used``: the module, class, function, method or property."""
     if isinstance(used.obj, tuple):
         owner, name = used.obj
         member = vars(owner)[name]
-        return member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+        return member if isinstance(member, property) else getattr(member, "__func__", member)
     return used.obj
 
 
