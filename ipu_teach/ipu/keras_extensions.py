@@ -14,10 +14,37 @@ EXECUTABLE_MODES = {"train": "fit", "test": "evaluate", "predict": "predict"}  #
 
 def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_replica=None,
                                       gradient_accumulation_reduction_method="sum", **kwargs):
-    """Accumulate the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
-    weight update, reduced as Graphcore's Keras does: summed by default ('sum'), or 'mean' or
-    'running_mean' (see ``ipu.gradient_accumulation``: k micro-batches of b with 'sum' step like one
-    batch of k*b at k times the learning rate; with 'mean' like one batch of k*b)."""
+    """Sets the gradient accumulation options of a non-pipelined model (Graphcore's Keras).
+
+    Accumulates the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
+    weight update: a large effective batch from micro-batches that fit in tile memory. They are reduced
+    as Graphcore's Keras does: summed by default (``"sum"``), so k micro-batches of b step like one batch
+    of k*b at k times the learning rate; ``"mean"`` and ``"running_mean"`` step like one batch of k*b.
+    ``steps_per_execution`` must be a multiple of the accumulation count.
+
+    Args:
+      gradient_accumulation_steps_per_replica: Integer, the micro-batches accumulated per weight update.
+        Default: None, no accumulation.
+      gradient_accumulation_reduction_method: ``"sum"``, ``"mean"`` or ``"running_mean"``, or an
+        ``ipu.optimizers.GradientAccumulationReductionMethod``. Default: ``"sum"``.
+      **kwargs: Graphcore's other accumulation keywords (``gradient_accumulation_dtype``, ...), recorded.
+
+    Raises:
+      ValueError: if the count is not a positive integer, or the method is unknown.
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.configure_ipu_system()
+    >>> with ipu.ipu_strategy.IPUStrategy().scope():
+    ...     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+    ...     model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+    ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+    ...     x, y = np.ones((16, 4), np.float32), keras.utils.to_categorical(np.zeros(16), 2)
+    ...     history = model.fit(x, y, batch_size=4, verbose=0)
+    INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
+    """
     keyword_checks.check("set_gradient_accumulation_options", kwargs, keyword_checks.GRADIENT_ACCUMULATION_KEYWORDS,
                          keyword_checks.GRADIENT_ACCUMULATION_RESERVED)
     steps = gradient_accumulation_steps_per_replica
@@ -55,12 +82,38 @@ def set_outfeed_queue_options(self, **kwargs):
 
 
 def get_ipu_executable(self, mode="train"):
-    """The simulated IPU executable this model last compiled for ``mode`` ("train" for fit, "test" for
-    evaluate, "predict"): its ``seconds_per_execution``, ``compile_seconds``, ``from_cache``, lowered
-    ``graph``, ``timeline`` and, when pipelined, ``pipeline`` (each stage's costs, schedule and graph).
+    """Returns the simulated IPU executable this model last compiled for ``mode`` (ipu-teach only).
 
-    ipu-teach only (the real SDK hides its Poplar executables; PopVision reports show the same figures).
-    Each mode keeps its own executable, so the training pipeline is still there after evaluate."""
+    The executable holds what the simulator worked out: ``seconds_per_execution`` (simulated, host
+    overhead included), ``compile_seconds``, ``from_cache``, the lowered ``graph``, its ``timeline`` and,
+    when pipelined, ``pipeline`` (each stage's costs, schedule and graph). The real SDK hides its Poplar
+    executables; PopVision reports show the same figures. Each mode keeps its own executable, so the
+    training pipeline is still there after ``evaluate``.
+
+    Args:
+      mode: ``"train"`` (fit), ``"test"`` (evaluate) or ``"predict"``, Keras' mode names. Default: ``"train"``.
+
+    Returns:
+      The ``Executable``.
+
+    Raises:
+      ValueError: for another mode, a model not compiled in an ``IPUStrategy`` scope, or a mode not run
+        since the last compile (the message says which call to make).
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.configure_ipu_system()
+    >>> with ipu.ipu_strategy.IPUStrategy().scope():
+    ...     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+    ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=2)
+    ...     x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
+    ...     history = model.fit(x, y, batch_size=4, verbose=0)
+    >>> executable = model.get_ipu_executable("train")
+    >>> executable.from_cache, executable.graph.compute_sets > 0, executable.seconds_per_execution > 0
+    (False, True, True)
+    """
     if mode not in EXECUTABLE_MODES:
         raise ValueError(f"get_ipu_executable: mode must be one of {', '.join(map(repr, EXECUTABLE_MODES))} "
                          f"(Keras' mode names for fit, evaluate and predict), got {mode!r}")

@@ -52,13 +52,51 @@ def _nodes(model) -> list:
 
 
 def get_pipeline_stage_assignment(self) -> list:
-    """One assignment per layer call, in post-order (the order the model computes them)."""
+    """Returns the pipeline stage assignment of every layer call in the model (Graphcore's Keras).
+
+    One ``PipelineStageAssignment`` per layer call (a node), in post-order: the order the model computes
+    them. Each has a ``layer``, its ``inbound_layers`` and a ``pipeline_stage`` that can be changed and
+    given back to ``set_pipeline_stage_assignment``.
+
+    Returns:
+      A list of ``PipelineStageAssignment``, ``pipeline_stage`` None where no stage is set.
+
+    Example:
+
+    >>> inputs = keras.Input(shape=(4,))
+    >>> with keras.ipu.PipelineStage(0):
+    ...     x = keras.layers.Dense(8, activation="relu")(inputs)
+    >>> with keras.ipu.PipelineStage(1):
+    ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
+    >>> model = keras.Model(inputs, outputs)
+    >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+    [0, 1]
+    """
     return [PipelineStageAssignment(t, i) for i, t in enumerate(_nodes(self))]
 
 
 def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
-    """Give every layer call a stage: a list of ints (or of assignments from ``get_...``) in post-order
-    (for a Sequential model: one per layer, also before it is built, as in Graphcore's tech note)."""
+    """Sets the pipeline stage of every layer call in the model (Graphcore's Keras).
+
+    The alternative to ``keras.ipu.PipelineStage`` blocks for a model whose code cannot be changed, and
+    the way to try different cuts of the same model. For a ``Sequential`` model: one stage per layer,
+    also before it is built, as in Graphcore's tech note on porting Keras models.
+
+    Args:
+      pipeline_stage_assignment: A list of stage numbers (ints >= 0), or of the
+        ``PipelineStageAssignment`` objects ``get_pipeline_stage_assignment`` returns, one per layer
+        call in post-order.
+
+    Raises:
+      ValueError: if the count does not match the model's layer calls, or a stage is not an int >= 0.
+
+    Example:
+
+    >>> model = keras.Sequential([keras.layers.Dense(8, input_shape=(4,)), keras.layers.Dense(2)])
+    >>> model.set_pipeline_stage_assignment([0, 1])
+    >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+    [0, 1]
+    """
     unbuilt = isinstance(self, Sequential) and not self.built
     nodes = self.layers if unbuilt else _nodes(self)
     stages = [getattr(a, "pipeline_stage", a) for a in pipeline_stage_assignment]
@@ -73,12 +111,55 @@ def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
 
 
 def reset_pipeline_stage_assignment(self) -> None:
+    """Resets the pipeline stage assignment so the model is not pipelined (Graphcore's Keras).
+
+    Every layer call loses its stage, including those set by ``keras.ipu.PipelineStage`` blocks: the same
+    layers then run on one IPU (per replica), which the course uses to compare a pipeline with plain
+    gradient accumulation.
+
+    Example:
+
+    >>> inputs = keras.Input(shape=(4,))
+    >>> with keras.ipu.PipelineStage(0):
+    ...     x = keras.layers.Dense(8, activation="relu")(inputs)
+    >>> with keras.ipu.PipelineStage(1):
+    ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
+    >>> model = keras.Model(inputs, outputs)
+    >>> model.reset_pipeline_stage_assignment()
+    >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+    [None, None]
+    """
     for tensor in _nodes(self):
         tensor.pipeline_stage = None
 
 
 def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=None) -> None:
-    """A table of every layer call with its inputs and stage, in the layout of ``model.summary()``."""
+    """Prints every layer call with its inputs and pipeline stage, in the layout of ``model.summary()``.
+
+    Graphcore's way to check a pipeline's cut before compiling: ``unassigned`` marks a layer call with
+    no stage.
+
+    Args:
+      line_length: Total length of printed lines. Default: None, 80.
+      print_fn: Print function to use, called with each line. Default: None, ``print``.
+
+    Example:
+
+    >>> inputs = keras.Input(shape=(4,))
+    >>> with keras.ipu.PipelineStage(0):
+    ...     x = keras.layers.Dense(8, activation="relu")(inputs)
+    >>> with keras.ipu.PipelineStage(1):
+    ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
+    >>> model = keras.Model(inputs, outputs)
+    >>> model.print_pipeline_stage_assignment_summary()
+    Model: "model"
+    ________________________________________________________________________________
+    Layer (type) (node index)               Input Layers            Pipeline Stage
+    ================================================================================
+    dense (Dense) (0)                       input_1                 0
+    dense_1 (Dense) (1)                     dense                   1
+    ================================================================================
+    """
     print_fn = print_fn or print
     width = line_length or 80
     positions = [int(width * p) for p in (0.5, 0.8, 1.0)]
@@ -96,8 +177,52 @@ def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=Non
 def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, device_mapping=None,
                            accumulate_outfeed=None, gradient_accumulation_reduction_method="sum",
                            pipeline_schedule=None, recomputation_mode=None, **pipelining_kwargs):
-    """Graphcore's pipelining options; ``pipeline_schedule`` defaults to Grouped. The reduction method is
-    the one ``set_gradient_accumulation_options`` sets too (the last call wins, as in Graphcore's Keras)."""
+    """Sets the pipelining options of a model whose layers have pipeline stages (Graphcore's Keras).
+
+    Each stage runs on its own IPU; micro-batches flow through the stages so the IPUs work at the same
+    time, and their gradients are accumulated over ``gradient_accumulation_steps_per_replica``
+    micro-batches before each weight update, so a pipeline computes exactly what gradient accumulation
+    computes. The reduction method is the one ``set_gradient_accumulation_options`` sets too (the last
+    call wins, as in Graphcore's Keras).
+
+    Args:
+      gradient_accumulation_steps_per_replica: Integer, the micro-batches accumulated per weight update;
+    ``steps_per_execution`` must be a multiple of it, and the schedule may need a multiple of the
+    stage count (Grouped: 2 x stages).
+      device_mapping: Optional list, the IPU of each stage. Default: None, stage n on IPU n.
+      accumulate_outfeed: Accepted and recorded (Graphcore's option for the outfeed).
+      gradient_accumulation_reduction_method: ``"sum"`` (Graphcore's default), ``"mean"`` or
+    ``"running_mean"``, or a ``GradientAccumulationReductionMethod``.
+      pipeline_schedule: An ``ipu.ops.pipelining_ops.PipelineSchedule``. Default: None, Grouped.
+      recomputation_mode: An ``ipu.ops.pipelining_ops.RecomputationMode``. Default: None, Auto.
+      **pipelining_kwargs: Graphcore's per-stage options (``forward_propagation_stages_poplar_options``,
+    ``backward_propagation_stages_poplar_options``) and other recognised pipelining keywords.
+
+    Raises:
+      ValueError: for a value of the wrong kind (the message names the argument and what it takes).
+      TypeError: for a keyword argument that does not exist.
+
+    Example:
+
+    >>> inputs = keras.Input(shape=(4,))
+    >>> with keras.ipu.PipelineStage(0):
+    ...     x = keras.layers.Dense(8, activation="relu")(inputs)
+    >>> with keras.ipu.PipelineStage(1):
+    ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 2
+    >>> config.configure_ipu_system()
+    >>> with ipu.ipu_strategy.IPUStrategy().scope():
+    ...     model = keras.Model(inputs, outputs)
+    ...     model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+    ...         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+    ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+    ...     x, y = np.ones((16, 4), np.float32), keras.utils.to_categorical(np.zeros(16), 2)
+    ...     history = model.fit(x, y, batch_size=4, verbose=0)
+    INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
+    >>> model.get_ipu_executable("train").pipeline.costs.stages
+    2
+    """
     keyword_checks.check("set_pipelining_options", pipelining_kwargs, keyword_checks.PIPELINING_KEYWORDS,
                          keyword_checks.PIPELINING_RESERVED)
     steps = gradient_accumulation_steps_per_replica
