@@ -28,12 +28,36 @@ _unwritable: set = set()
 
 
 def enable(path) -> None:
-    """Cache executables in ``path`` (created when first written)."""
+    """Caches compiled executables in the folder ``path`` (created when first written).
+
+    The Python form of ``TF_POPLAR_FLAGS="--executable_cache_path=path"``: a model whose program was
+    compiled before (same graph, micro-batch, steps per execution, replication...) loads its executable
+    instead of compiling it again, and ``get_ipu_executable(...).from_cache`` says so.
+
+    Args:
+      path: A folder (string or path-like).
+
+    Example:
+
+    >>> ipu.executable_cache.enable("ipu_executable_cache")
+    >>> ipu.executable_cache.cache_path()
+    'ipu_executable_cache'
+    >>> ipu.executable_cache.disable()
+    """
     _python_path[0] = os.fspath(path)
 
 
 @on_reset(runtime=True)
 def disable() -> None:
+    """Stops caching executables from Python; ``TF_POPLAR_FLAGS --executable_cache_path`` still applies.
+
+    Example:
+
+    >>> ipu.executable_cache.enable("ipu_executable_cache")
+    >>> ipu.executable_cache.disable()
+    >>> ipu.executable_cache.cache_path() is None
+    True
+    """
     _python_path[0] = None
     _unwritable.clear()
 

@@ -6,11 +6,19 @@ from ..poplar_options import PipelineStageOptions  # noqa: F401  (Graphcore's na
 
 PipelineSchedule = enum.Enum("PipelineSchedule", [(spec.display, value) for value, spec in enumerate(GRAPHCORE_SPECS)],
                              module=__name__, qualname="PipelineSchedule")
-PipelineSchedule.__doc__ = """The schedules of ``ipu_teach.pipeline.registry`` that Graphcore offers, in its order.
+PipelineSchedule.__doc__ = """The pipeline schedules Graphcore offers, by its names and in its order.
 
-Grouped (default): forwards grouped and backwards grouped, every IPU busy each step of the main
-phase. Interleaved: a forward and a backward alternate, fewer activations stashed. Sequential:
-one stage at a time, as a sharded model (for debugging, or recomputation on one IPU)."""
+Passed to ``model.set_pipelining_options(pipeline_schedule=...)``; the schedules themselves are in
+``ipu_teach.pipeline.registry``. Grouped (default): forwards grouped and backwards grouped, every IPU
+busy each step of the main phase; the accumulation count must be a multiple of 2 x stages. Interleaved:
+a forward and a backward alternate, fewer activations stashed. Sequential: one stage at a time, as a
+sharded model (for debugging, or recomputation on one IPU).
+
+Example:
+
+>>> [schedule.name for schedule in ipu.ops.pipelining_ops.PipelineSchedule]
+['Grouped', 'Interleaved', 'Sequential']
+"""
 
 
 class RecomputationMode(enum.Enum):
