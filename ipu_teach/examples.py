@@ -6,8 +6,26 @@ import contextlib
 
 
 def tutorial_model_fn(stages: bool = False, hidden: int = None, num_classes: int = 10):
-    """``(input_layer, output)`` of the tutorial's CNN, as its ``model_fn`` returns them; with ``stages``
-    split over two pipeline stages where the tutorial splits it; ``hidden`` adds a Dense layer of that size."""
+    """Returns ``(input_layer, output)`` of the Graphcore Keras tutorial's MNIST CNN, as its ``model_fn`` does.
+
+    Two Conv2D / MaxPooling2D pairs, Flatten, Dropout(0.5) and a softmax Dense: the model every notebook
+    ports, so exercise solutions can build it in one line (``keras.Model(*tutorial_model_fn())``).
+
+    Args:
+      stages: Boolean, split the model over two pipeline stages where the tutorial splits it. Default: False.
+      hidden: Integer or None, the size of a Dense(relu) layer added before the output. Default: None.
+      num_classes: Integer, the number of classes of the output. Default: 10.
+
+    Returns:
+      The tuple ``(input_layer, output)`` of symbolic tensors.
+
+    Example:
+
+    >>> from ipu_teach.examples import tutorial_model_fn
+    >>> model = keras.Model(*tutorial_model_fn())
+    >>> model.output_shape, model.count_params()
+    ((None, 10), 34826)
+    """
     from . import keras
     stage0 = keras.ipu.PipelineStage(0) if stages else contextlib.nullcontext()
     stage1 = keras.ipu.PipelineStage(1) if stages else contextlib.nullcontext()

@@ -67,7 +67,7 @@ class Layer:
 
     The dtype policy's compute dtype: ``"float16"`` under ``mixed_float16``, while the weights stay in
     ``variable_dtype`` (``"float32"``) and are cast for each use, as Keras' mixed precision does. On the
-    IPU, fp16 doubles the AMP's rate and halves the bytes of activations.
+    IPU the AMP does 4 times the FLOPs per cycle in fp16, and activations take half the bytes.
 
     Example:
 
