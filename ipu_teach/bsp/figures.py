@@ -26,7 +26,37 @@ def draw_phase_bars(axes, intervals) -> int:
 
 
 def plot_timeline(timeline, ipu: int = 0, max_supersteps: int = MAX_DRAWN_SUPERSTEPS, title: str = None):
-    """Figure with the superstep phases of ``ipu`` over simulated time (top) and tile occupancy (bottom)."""
+    """Returns a matplotlib Figure of a Timeline: the superstep phases over simulated time, and tile occupancy.
+
+    Top: sync, exchange and compute of each superstep of IPU ``ipu`` in turn; bottom: how many tiles
+    compute at each moment. Idle tiles during compute show an unbalanced mapping.
+
+    Args:
+      timeline: A ``bsp.Timeline``.
+      ipu: Integer, the IPU to draw. Default: 0.
+      max_supersteps: Integer, the most supersteps drawn.
+      title: Optional title.
+
+    Returns:
+      The ``matplotlib.figure.Figure``.
+
+    Raises:
+      ValueError: for an IPU the timeline does not have.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach import bsp, hardware
+    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    >>> timeline = bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+    >>> import matplotlib.pyplot as plt
+    >>> from ipu_teach.bsp import figures
+    >>> figure = figures.plot_timeline(timeline, title="10 steps (simulated)")
+    >>> len(figure.axes)
+    2
+    >>> plt.close(figure)
+    """
     import matplotlib.pyplot as plt
 
     if not 0 <= ipu < timeline.ipus:

@@ -103,7 +103,24 @@ class Timeline:
                 for r in range(self.rows)]
 
     def summary(self) -> str:
-        """A short text table of the rows and totals, in simulated cycles."""
+        """Returns a short text table of the supersteps and totals, in simulated cycles.
+
+        One row per superstep with how often it runs and its compute, sync and exchange cycles; then the
+        total in cycles and simulated microseconds, and the tile utilisation (the share of tile-cycles
+        spent computing).
+
+        Example:
+
+        >>> import numpy as np
+        >>> from ipu_teach import bsp, hardware
+        >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+        ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+        >>> timeline = bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+        >>> print(timeline.summary())
+        superstep                      runs   compute    sync  exchange    cycles
+        matmul                           10      2000     150       256      2406
+        total: 24,060 cycles = 18.090 us simulated on GC200 (Mk2) (4 tiles); compute 20,000, sync 1,500, exchange 2,560; tile utilisation 83.1%
+        """
         lines = [f"{'superstep':<28}{'runs':>7}{'compute':>10}{'sync':>8}{'exchange':>10}{'cycles':>10}"]
         once = self.superstep_cycles()
         ipu = int(np.argmax(self.ipu_cycles())) if self.ipus else 0
