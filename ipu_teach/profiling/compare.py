@@ -50,7 +50,37 @@ def comparison_rows(source: Report, target: Report) -> list:
 
 
 def compare_reports(source: Report, target: Report) -> str:
-    """A text table: one row per figure, with the source, the target and target minus source."""
+    """Returns a text table comparing two reports: one row per figure, the source, the target and the difference.
+
+    Like PopVision's comparison of two reports: memory by category, the fullest tile, the live peak and
+    the execution's cycles, to see what a change (batch size, tiles, options) did.
+
+    Args:
+      source: The ``Report`` to compare from.
+      target: The ``Report`` to compare to.
+
+    Returns:
+      The table, a string.
+
+    Example:
+
+    >>> from ipu_teach import profiling
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.ipu_model.tiles_per_ipu = 16
+    >>> config.configure_ipu_system()
+    >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
+    ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+    ...     model.compile("sgd", "mse", steps_per_execution=2)
+    ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
+    >>> report = profiling.open_report(profiling.last_report_path())
+    >>> print(profiling.compare_reports(report, report))
+                                                      source          target      difference
+                                             sequential_trai sequential_trai
+    memory: total (bytes)                             91,188          91,188               0
+    ...
+    execution: tile utilisation (%)                      1.3             1.3             0.0
+    """
     rows = comparison_rows(source, target)
     width = max(len(r.name) for r in rows) + 2
     lines = [f"{'':<{width}}{'source':>16}{'target':>16}{'difference':>16}",

@@ -109,7 +109,35 @@ def write_report(report: Report, directory) -> str:
 
 
 def open_report(path) -> Report:
-    """Open a report written by ipu-teach: its ``profile.json`` or the folder that holds it."""
+    """Opens a profile report written by ipu-teach: its ``profile.json`` or the folder that holds it.
+
+    The report has PopVision's two halves: ``report.compilation`` (target, memory per tile by category,
+    variables, liveness) and ``report.execution`` (the steps of one execution, their cycles per IPU).
+
+    Args:
+      path: A ``profile.json`` file or its folder (string or path-like).
+
+    Returns:
+      The ``Report``.
+
+    Raises:
+      FileNotFoundError: if there is no report there (the message says where reports are written).
+
+    Example:
+
+    >>> from ipu_teach import profiling
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.ipu_model.tiles_per_ipu = 16
+    >>> config.configure_ipu_system()
+    >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
+    ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+    ...     model.compile("sgd", "mse", steps_per_execution=2)
+    ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
+    >>> report = profiling.open_report(profiling.last_report_path())
+    >>> report.name, report.compilation.target.numIPUs
+    ('sequential_train_...', 1)
+    """
     path = Path(path)
     if path.is_dir():
         path = path / FILE_NAME
