@@ -1,6 +1,13 @@
 """The Graphcore Keras tutorial's MNIST model, for the tour, the exercise solutions and the benchmarks.
 
 The notebooks write it out in full (that is the lesson); everything else builds it from here.
+
+Example:
+
+>>> from ipu_teach.examples import tutorial_model_fn
+>>> model = keras.Model(*tutorial_model_fn(stages=True))
+>>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+[0, 0, 0, 1, 1, 1, 1]
 """
 import contextlib
 

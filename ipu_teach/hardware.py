@@ -4,6 +4,14 @@ Each figure is a field of the frozen dataclass :class:`IPUSpec` and carries its 
 field's metadata (``source``), so notebooks and ``ipu-teach info`` can print where a number comes
 from. Figures derived from others say how; figures nobody publishes say "approximate".
 Variants are made with :func:`dataclasses.replace`, e.g. ``replace(MK2, tiles=16)``.
+
+Example:
+
+>>> from ipu_teach import hardware
+>>> hardware.MK2.tiles, hardware.MK2.sram_per_tile, hardware.MK2.threads_per_tile
+(1472, 638976, 6)
+>>> hardware.HOST.execution_overhead_s
+0.0028
 """
 from __future__ import annotations
 

@@ -19,40 +19,6 @@ from ipu_teach import ipu
 
 USED = notebook_public_names()
 
-# Names the notebooks used before this test, still waiting for their docstring (issue 14): each is
-# expected to fail (strict), so documenting one means deleting it here, and a name not listed must pass.
-NOT_YET_DOCUMENTED = frozenset([
-    "ipu_teach",
-    "ipu_teach.autograd",
-    "ipu_teach.autograd.ops",
-    "ipu_teach.autograd.precision",
-    "ipu_teach.bsp",
-    "ipu_teach.bsp.figures",
-    "ipu_teach.bsp.poplar",
-    "ipu_teach.bsp.trace",
-    "ipu_teach.examples",
-    "ipu_teach.hardware",
-    "ipu_teach.ipu",
-    "ipu_teach.ipu.config",
-    "ipu_teach.ipu.executable_cache",
-    "ipu_teach.ipu.ipu_strategy",
-    "ipu_teach.ipu.ops",
-    "ipu_teach.ipu.ops.pipelining_ops",
-    "ipu_teach.ipu.system",
-    "ipu_teach.keras",
-    "ipu_teach.keras.backend",
-    "ipu_teach.keras.datasets",
-    "ipu_teach.keras.datasets.mnist",
-    "ipu_teach.keras.ipu",
-    "ipu_teach.keras.layers",
-    "ipu_teach.keras.mixed_precision",
-    "ipu_teach.keras.optimizers",
-    "ipu_teach.keras.utils",
-    "ipu_teach.profiling",
-    "ipu_teach.widgets",
-    "ipu_teach.widgets.pipeline",
-])
-
 EXAMPLE_SECTION = re.compile(r"^\s*Examples?:\s*$", re.MULTILINE)
 
 
@@ -71,13 +37,7 @@ def test_the_notebooks_use_the_names_the_course_is_built_on():
         assert path in USED, f"{path} is no longer found in the notebooks: is notebook_public_names still reading them?"
 
 
-def waiting(paths):
-    """``paths``, those still waiting for their docstring marked as expected (strict) failures."""
-    return [pytest.param(path, marks=pytest.mark.xfail(strict=True, reason="issue 14: not documented yet"))
-            if path in NOT_YET_DOCUMENTED else path for path in sorted(paths)]
-
-
-@pytest.mark.parametrize("path", waiting(USED))
+@pytest.mark.parametrize("path", sorted(USED))
 def test_docstring_has_an_example(path):
     used = USED[path]
     docstring = own_docstring(resolve(used))
@@ -89,7 +49,7 @@ def test_docstring_has_an_example(path):
                          "Example: with a short >>> doctest).")
 
 
-@pytest.mark.parametrize("path", waiting(USED))
+@pytest.mark.parametrize("path", sorted(USED))
 def test_docstring_example_runs(path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                     # an example that writes files writes them here
     ipu_teach.reset_session()

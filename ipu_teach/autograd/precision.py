@@ -14,6 +14,13 @@ who set them (Keras layers, or the IPU executor from ``IPUConfig``):
   rounds up with probability equal to its distance from the fp16 below, over the gap between the two,
   so the rounding is right on average. Simulated where fp16 weights are written (weight updates),
   from a seeded generator, so runs are reproducible.
+
+Example:
+
+>>> from ipu_teach.autograd import precision
+>>> rounded = precision.stochastic_round(np.full(1000, 1 + 0.5 * 2.0**-10), np.random.default_rng(0))
+>>> 0.4 < float((rounded > 1).mean()) < 0.6       # half-way: up about half the time
+True
 """
 from __future__ import annotations
 

@@ -2,6 +2,15 @@
 
 ``plot_timeline`` draws the phases of each superstep along simulated time for one IPU, and the
 occupancy of every tile (busy cycles over the run's cycles). It returns the Figure.
+
+Example:
+
+>>> import matplotlib.pyplot as plt
+>>> from ipu_teach import bsp, hardware
+>>> from ipu_teach.bsp import figures
+>>> timeline = bsp.Engine(bsp.Execute(bsp.ComputeSet("work", [100, 50])), hardware.MK2.with_tiles(2)).run()
+>>> figure = figures.plot_timeline(timeline)
+>>> plt.close(figure)
 """
 from __future__ import annotations
 

@@ -7,6 +7,24 @@ so results equal numpy's; the cost of each step comes from the low-level :class:
 
 Simplification: on a device of several IPUs, tiles are numbered across IPUs and an input held on
 another IPU is costed like on-chip exchange (real Poplar sends it over IPU-Links).
+
+Example:
+
+>>> from ipu_teach.bsp import poplar
+>>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=2).create_device())
+>>> v = graph.add_variable("float32", (2,), "v")
+>>> graph.map_tensor_linearly(v)
+>>> @poplar.codelet(inouts={"x": ""})
+... def double(x):
+...     return 2 * x
+>>> compute_set = graph.add_compute_set("double")
+>>> for tile in range(2):
+...     vertex = graph.add_vertex(compute_set, double, {"x": v[tile]}, tile=tile)
+>>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
+>>> engine.write_tensor(v, [1.0, 2.0])
+>>> timeline = engine.run()
+>>> engine.read_tensor(v)
+array([2., 4.], dtype=float32)
 """
 from __future__ import annotations
 

@@ -2,6 +2,14 @@
 
 One process per IPU, one thread per phase (sync, exchange, compute); times are simulated
 microseconds at the IPU's clock, rounded to the picosecond. Loops are expanded in execution order up to ``max_supersteps``.
+
+Example:
+
+>>> from ipu_teach import bsp, hardware
+>>> from ipu_teach.bsp import trace
+>>> timeline = bsp.Engine(bsp.Execute(bsp.ComputeSet("work", [100, 50])), hardware.MK2.with_tiles(2)).run()
+>>> sorted({event["cat"] for event in trace.chrome_trace_events(timeline) if event["ph"] == "X"})
+['compute', 'sync']
 """
 from __future__ import annotations
 

@@ -3,6 +3,16 @@
 Options are grouped as in Graphcore's TensorFlow port (``config.device_connection.type``,
 ``config.ipu_model.tiles_per_ipu``...). Setting an option that does not exist is an error that
 names the closest one, instead of being silently ignored.
+
+Example:
+
+>>> config = ipu.config.IPUConfig()
+>>> config.auto_select_ipus = 1
+>>> config.ipu_model.tiles_per_ipu = 64
+>>> config.matmuls.poplar_options = {"availableMemoryProportion": "0.3"}
+>>> config.configure_ipu_system()
+>>> ipu.system.current().spec.tiles
+64
 """
 from __future__ import annotations
 

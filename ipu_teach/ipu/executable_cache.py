@@ -8,6 +8,24 @@ atomically, so the folder is always safe to delete.
 The cache never stops training: an entry that is unreadable, ``null``, of another format or for
 another key is a miss (compiled again and rewritten), and a folder that cannot be written (read-only,
 full) is reported once and training goes on without caching.
+
+Example:
+
+>>> ipu.executable_cache.enable("cache")
+>>> config = ipu.config.IPUConfig()
+>>> config.auto_select_ipus = 1
+>>> config.configure_ipu_system()
+>>> loaded = []
+>>> for attempt in range(2):
+...     with ipu.ipu_strategy.IPUStrategy().scope():
+...         model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+...         model.compile("sgd", "mse", steps_per_execution=2)
+...         history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
+...     loaded.append(model.get_ipu_executable("train").from_cache)
+INFO:ipu_teach:Loaded the executable of `sequential_1` (train) from the executable cache (cache): no compilation needed.
+>>> loaded
+[False, True]
+>>> ipu.executable_cache.disable()
 """
 from __future__ import annotations
 

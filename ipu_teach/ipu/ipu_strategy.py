@@ -1,4 +1,16 @@
-"""``ipu.ipu_strategy.IPUStrategy``: models compiled inside ``strategy.scope()`` run on the IPUs."""
+"""``ipu.ipu_strategy.IPUStrategy``: models compiled inside ``strategy.scope()`` run on the IPUs.
+
+Example:
+
+>>> config = ipu.config.IPUConfig()
+>>> config.auto_select_ipus = 1
+>>> config.configure_ipu_system()
+>>> with ipu.ipu_strategy.IPUStrategy().scope():
+...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+...     model.compile("sgd", "mse", steps_per_execution=2)
+>>> model.device_executor is not None
+True
+"""
 import contextlib
 
 from ..keras.engine import device

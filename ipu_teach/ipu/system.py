@@ -3,6 +3,19 @@
 Devices are numbered as ``gc-info -l`` numbers them: on a Pod16 IDs 0-15 are single IPUs, 16-23
 pairs, 24-27 groups of four, 28-29 of eight, 30 all sixteen. Multi-IPU devices come in powers of
 two, which is why ``auto_select_ipus=3`` is an error.
+
+Example:
+
+>>> config = ipu.config.IPUConfig()
+>>> config.auto_select_ipus = 3
+>>> config.configure_ipu_system()
+Traceback (most recent call last):
+...
+ValueError: ...
+>>> config.auto_select_ipus = 2
+>>> config.configure_ipu_system()
+>>> ipu.system.current().device_id
+16
 """
 from __future__ import annotations
 

@@ -4,6 +4,14 @@ Keras names layers ``conv2d``, ``conv2d_1``, ... across every model in a session
 tutorial's printed summaries rely on that. Randomness (initial weights, dropout masks, shuffling)
 comes from one generator with a fixed default seed, so a notebook prints the same numbers every time
 it runs. ``clear_session()`` resets both (see ``ipu_teach.session``).
+
+Example:
+
+>>> keras.layers.Conv2D(1, 3).name, keras.layers.Conv2D(1, 3).name
+('conv2d', 'conv2d_1')
+>>> keras.backend.clear_session()
+>>> keras.layers.Conv2D(1, 3).name
+'conv2d'
 """
 import collections
 import re

@@ -2,6 +2,13 @@
 
 ``slots_per_weight`` says how many extra copies of each weight the optimizer keeps (momentum,
 moments): the IPU model needs it to count optimizer state in tile memory.
+
+Example:
+
+>>> keras.optimizers.SGD().learning_rate, keras.optimizers.Adam().learning_rate
+(0.01, 0.001)
+>>> keras.optimizers.SGD().slots_per_weight, keras.optimizers.Adam().slots_per_weight
+(0, 2)
 """
 import numpy as np
 

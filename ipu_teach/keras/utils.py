@@ -1,4 +1,11 @@
-"""``keras.utils``: to_categorical, set_random_seed and Sequence."""
+"""``keras.utils``: to_categorical, set_random_seed and Sequence.
+
+Example:
+
+>>> keras.utils.to_categorical([1, 0], 2)
+array([[0., 1.],
+       [1., 0.]], dtype=float32)
+"""
 import numpy as np
 
 from . import backend

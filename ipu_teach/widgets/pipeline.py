@@ -5,6 +5,15 @@ without widgets.
 
 Costs come from numbers (every stage's forward costs 1, its backward ``ratio``, its weight update 1) or
 from a pipelined model trained on the simulated IPU (``PipelineExplorer.from_model``), whose stages really differ.
+
+Example:
+
+>>> from ipu_teach.widgets.pipeline import time_pipeline
+>>> for name in ("Grouped", "Interleaved", "Sequential"):
+...     print(name, time_pipeline(name, stages=2, accumulation=4).metrics.total_seconds)
+Grouped 16.0
+Interleaved 19.0
+Sequential 26.0
 """
 from __future__ import annotations
 

@@ -1,4 +1,11 @@
-"""The ops the Keras layers are made of, each a :class:`~ipu_teach.autograd.function.Function`."""
+"""The ops the Keras layers are made of, each a :class:`~ipu_teach.autograd.function.Function`.
+
+Example:
+
+>>> from ipu_teach.autograd import Tensor, ops
+>>> ops.add(Tensor(np.ones(2, np.float32)), Tensor(np.ones(2, np.float32))).data
+array([2., 2.], dtype=float32)
+"""
 from .activations import ELU, Exp, Log, ReLU, Sigmoid, Softmax, Softplus, Tanh
 from .conv import Conv2D
 from .elementwise import Abs, Add, Cast, Div, Mul, Neg, Sub

@@ -1,4 +1,11 @@
-"""``ipu.ops.pipelining_ops``: the pipeline schedules and recomputation modes, by Graphcore's names."""
+"""``ipu.ops.pipelining_ops``: the pipeline schedules and recomputation modes, by Graphcore's names.
+
+Example:
+
+>>> from ipu_teach.ipu.ops import pipelining_ops
+>>> pipelining_ops.PipelineSchedule.Grouped.name, pipelining_ops.RecomputationMode.Auto.name
+('Grouped', 'Auto')
+"""
 import enum
 
 from ...pipeline.registry import GRAPHCORE_SPECS

@@ -15,6 +15,14 @@ decided in this order and announced in one printed line, so a notebook always sa
    class-stratified with a fixed seed by ``tools/make_mnist_subset.py``).
 
 MNIST is by Yann LeCun, Corinna Cortes and Christopher J. C. Burges (http://yann.lecun.com/exdb/mnist/).
+
+Example:
+
+>>> from ipu_teach.keras.datasets import mnist
+>>> (x_train, y_train), _ = mnist.load_data()
+ipu-teach: MNIST ...
+>>> x_train.dtype, sorted(set(y_train.tolist()))
+(dtype('uint8'), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
 """
 import hashlib
 import os

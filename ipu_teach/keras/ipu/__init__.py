@@ -1,4 +1,15 @@
-"""IPU-specific Keras names (``keras.ipu.PipelineStage``), as in Graphcore's TensorFlow port."""
+"""IPU-specific Keras names (``keras.ipu.PipelineStage``), as in Graphcore's TensorFlow port.
+
+Example:
+
+>>> inputs = keras.Input(shape=(4,))
+>>> with keras.ipu.PipelineStage(0):
+...     x = keras.layers.Dense(8)(inputs)
+>>> with keras.ipu.PipelineStage(1):
+...     outputs = keras.layers.Dense(2)(x)
+>>> [a.pipeline_stage for a in keras.Model(inputs, outputs).get_pipeline_stage_assignment()]
+[0, 1]
+"""
 from .pipeline_stage import PipelineStage
 
 __all__ = ["PipelineStage"]
