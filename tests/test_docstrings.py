@@ -7,6 +7,7 @@ portable numerics the root conftest turns on, and ``np``, ``keras`` (``ipu_teach
 (``ipu_teach.ipu``) imported, as Keras' own examples assume ``tf`` and ``keras``.
 """
 import doctest
+import json
 import re
 
 import numpy as np
@@ -35,6 +36,25 @@ def test_the_notebooks_use_the_names_the_course_is_built_on():
                  "ipu_teach.keras.ipu.pipeline_stage.PipelineStage", "ipu_teach.bsp.poplar.Engine.run",
                  "ipu_teach.profiling.files.open_report"):
         assert path in USED, f"{path} is no longer found in the notebooks: is notebook_public_names still reading them?"
+
+
+def test_names_are_found_through_imports_calls_and_solutions(tmp_path):
+    """Methods are found on what a class, an annotated function or a notebook function returns, and a
+    solution is read in its notebook's namespace; plain Python names are not ipu_teach's."""
+    (tmp_path / "notebooks" / "solutions").mkdir(parents=True)
+    cells = ["%matplotlib inline\nimport ipu_teach.keras as keras\nfrom ipu_teach import profiling\n",
+             "def build():\n    return keras.Sequential([keras.layers.Reshape((4,))])\n",
+             "model = build()\nmodel.predict(x)\nreport = profiling.open_report('r')\nitems = [].append(1)\n"]
+    notebook = {"cells": [{"cell_type": "code", "source": cell} for cell in cells], "metadata": {},
+                "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "notebooks" / "09_fake.ipynb").write_text(json.dumps(notebook))
+    (tmp_path / "notebooks" / "solutions" / "09_exercise_1.py").write_text("report.execution.total_cycles()\n")
+    found = notebook_public_names(tmp_path)
+    assert {"ipu_teach.keras.layers.core.Reshape", "ipu_teach.keras.models.Sequential",
+            "ipu_teach.keras.models.Model.predict", "ipu_teach.profiling.files.open_report",
+            "ipu_teach.profiling.report.Execution.total_cycles"} <= set(found)
+    assert found["ipu_teach.profiling.report.Execution.total_cycles"].first_use == "notebooks/solutions/09_exercise_1.py:1"
+    assert all(path.startswith("ipu_teach") for path in found)
 
 
 @pytest.mark.parametrize("path", sorted(USED))
