@@ -102,11 +102,11 @@ def _stochastic_rounding(behaviour) -> bool:
 def use_system(name: str) -> None:
     """Chooses the simulated machine the IPUs are selected from (ipu-teach only; default IPU-POD16).
 
-    On a real system this is the machine you log in to; here it bounds ``auto_select_ipus`` and sets the
-    links between the IPUs. It applies to the next ``configure_ipu_system``.
+    On a real system this is the machine you log in to; here it bounds ``auto_select_ipus`` (an IPU-M2000
+    has 4 IPUs, an IPU-POD16 16, an IPU-POD64 64). It applies to the next ``configure_ipu_system``.
 
     Args:
-      name: The system's name, one of ``ipu.system.SYSTEMS`` (``"IPU-POD16"``, ``"IPU-POD64"``, ...).
+      name: The system's name, one of ``ipu.system.SYSTEMS``: ``"IPU-M2000"``, ``"IPU-POD16"``, ``"IPU-POD64"``.
 
     Raises:
       ValueError: for an unknown name (the message lists the known ones).

@@ -60,8 +60,8 @@ class Dense(Layer):
 class Flatten(Layer):
     """Flattens the input to ``(batch, features)``; does not affect the batch size.
 
-    A reshape moves no data on the IPU: Flatten costs nothing there, which is why the tutorial's model
-    can put it on either side of a pipeline cut.
+    A reshape is a view: it moves no data, so Flatten costs no compute and no exchange on the simulated
+    IPU (its ``Reshape`` op states no work).
 
     Args:
       **kwargs: ``name``, ``dtype``, ``input_shape`` as for every Keras layer.
