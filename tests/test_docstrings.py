@@ -4,9 +4,12 @@ The names come from ``notebook_public_names`` (the notebooks' and solutions' cod
 Each docstring must be the object's own (not inherited from a base class), have an ``Example:`` section
 with a doctest, and that doctest must pass: run in a fresh session (``ipu_teach.reset_session()``), with the
 portable numerics the root conftest turns on, and ``np``, ``keras`` (``ipu_teach.keras``) and ``ipu``
-(``ipu_teach.ipu``) imported, as Keras' own examples assume ``tf`` and ``keras``.
+(``ipu_teach.ipu``) imported, as Keras' own examples assume ``tf`` and ``keras``. Setup that several examples
+need (a small profiled model, a small Poplar graph, a pipelined model) is built by the public helpers of
+``ipu_teach.examples``, whose own examples are run here too.
 """
 import doctest
+import inspect
 import json
 import re
 
@@ -15,6 +18,7 @@ import pytest
 from notebook_public_names import notebook_public_names, resolve
 
 import ipu_teach
+import ipu_teach.examples
 import ipu_teach.keras
 from ipu_teach import ipu
 
@@ -69,11 +73,10 @@ def test_docstring_has_an_example(path):
                          "Example: with a short >>> doctest).")
 
 
-@pytest.mark.parametrize("path", sorted(USED))
-def test_docstring_example_runs(path, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)                     # an example that writes files writes them here
+def run_example(obj, path):
+    """Runs the doctests of ``obj``'s own docstring in a fresh session; fails with doctest's report."""
     ipu_teach.reset_session()
-    tests = doctest.DocTestFinder(recurse=False).find(resolve(USED[path]), name=path, globs={
+    tests = doctest.DocTestFinder(recurse=False).find(obj, name=path, globs={
         "np": np, "keras": ipu_teach.keras, "ipu": ipu})
     examples = [test for test in tests if test.examples]
     assert examples, f"{path} has no doctest to run"
@@ -82,3 +85,26 @@ def test_docstring_example_runs(path, tmp_path, monkeypatch):
     for test in examples:
         runner.run(test, out=report.append)
     assert runner.failures == 0, "".join(report)
+
+
+@pytest.mark.parametrize("path", sorted(USED))
+def test_docstring_example_runs(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                     # an example that writes files writes them here
+    run_example(resolve(USED[path]), path)
+
+
+# The fixtures the examples share (a small report, a small Poplar graph...): their own examples run too.
+SHARED_FIXTURES = sorted(name for name, obj in vars(ipu_teach.examples).items()
+                         if inspect.isfunction(obj) and obj.__module__ == "ipu_teach.examples" and name[0] != "_")
+
+
+def test_the_shared_fixtures_are_found():
+    assert {"small_report", "add_one_graph", "small_timeline", "two_stage_model"} <= set(SHARED_FIXTURES)
+
+
+@pytest.mark.parametrize("name", SHARED_FIXTURES)
+def test_shared_fixture_has_a_running_example(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fixture = getattr(ipu_teach.examples, name)
+    assert EXAMPLE_SECTION.search(own_docstring(fixture)), f"ipu_teach.examples.{name} needs an 'Example:' section"
+    run_example(fixture, f"ipu_teach.examples.{name}")
