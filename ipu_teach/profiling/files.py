@@ -126,14 +126,8 @@ def open_report(path) -> Report:
     Example:
 
     >>> from ipu_teach import profiling
-    >>> config = ipu.config.IPUConfig()
-    >>> config.auto_select_ipus = 1
-    >>> config.ipu_model.tiles_per_ipu = 16
-    >>> config.configure_ipu_system()
-    >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-    ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-    ...     model.compile("sgd", "mse", steps_per_execution=2)
-    ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
+    >>> from ipu_teach.examples import small_report
+    >>> _ = small_report()                     # writes a report in ./report
     >>> report = profiling.open_report(profiling.last_report_path())
     >>> report.name, report.compilation.target.numIPUs
     ('sequential_train_...', 1)

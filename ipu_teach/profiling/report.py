@@ -35,16 +35,8 @@ class Target:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.compilation.target.numTiles
         16
         """
@@ -205,16 +197,8 @@ class Compilation:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> memory = report.compilation.tile_memory(0)
         >>> memory.shape, int(memory.argmax())
         ((16,), 0)
@@ -230,16 +214,8 @@ class Compilation:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> tiles = report.compilation.tiles
         >>> len(tiles), int(tiles[0].memory.total.includingGaps) == int(report.compilation.tile_memory(0)[0])
         (16, True)
@@ -265,16 +241,8 @@ class Compilation:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.compilation.tile_variables(0, 0)[:2]
         [('vertexCode', 'vertex code', 5632), ('controlCode', 'control code', 1408)]
         """
@@ -293,16 +261,8 @@ class Compilation:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.compilation.out_of_memory_tiles(0).tolist()
         []
         """
@@ -320,16 +280,8 @@ class Compilation:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> steps = report.compilation.liveness(0)
         >>> steps[0].index, steps[0].alwaysLiveBytes
         (0, 90816)
@@ -347,22 +299,12 @@ class Compilation:
     def live_peak(self, ipu: int = 0, tile: int | None = None) -> LivenessStep | None:
         """Returns the program step with the most bytes live (None for a program without steps).
 
-        Args:
-          ipu: Integer, the IPU. Default: 0.
-          tile: Optional integer, one tile's peak instead of the whole IPU's. Default: None.
+        Takes ``ipu`` and ``tile`` as ``liveness`` does: the peak of one IPU, or of one of its tiles.
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> peak = report.compilation.live_peak(0)
         >>> peak.name, peak.totalBytes
         ('loss/Mean:5', 91188)
@@ -443,16 +385,8 @@ class Execution:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.total_cycles()
         87376
         """
@@ -472,16 +406,8 @@ class Execution:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.cycles_by_kind()
         {'host->device': 39324, 'device->host': 39304, 'compute': 8748}
         """
@@ -497,16 +423,8 @@ class Execution:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.totals()
         {'compute': 3900, 'sync': 56800, 'exchange': 26676}
         """
@@ -519,16 +437,8 @@ class Execution:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> round(report.execution.utilisation(), 3)
         0.013
         """
@@ -545,16 +455,8 @@ class Execution:
 
         Example:
 
-        >>> from ipu_teach import profiling
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 1
-        >>> config.ipu_model.tiles_per_ipu = 16
-        >>> config.configure_ipu_system()
-        >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-        ...     model.compile("sgd", "mse", steps_per_execution=2)
-        ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-        >>> report = profiling.open_report(profiling.last_report_path())
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> round(report.execution.tile_balance(0), 2)
         0.3
         """

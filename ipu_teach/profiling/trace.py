@@ -26,15 +26,8 @@ def write_chrome_trace(report: Report, path, max_supersteps: int = bsp_trace.MAX
     Example:
 
     >>> from ipu_teach import profiling
-    >>> config = ipu.config.IPUConfig()
-    >>> config.auto_select_ipus = 1
-    >>> config.ipu_model.tiles_per_ipu = 16
-    >>> config.configure_ipu_system()
-    >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-    ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-    ...     model.compile("sgd", "mse", steps_per_execution=2)
-    ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-    >>> report = profiling.open_report(profiling.last_report_path())
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
     >>> profiling.write_chrome_trace(report, "trace.json")
     'trace.json'
     """

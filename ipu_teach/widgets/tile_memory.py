@@ -111,16 +111,8 @@ def plot_tile_memory(report, ipu: int = 0, tile: int | None = None, liveness_of:
 
     Example:
 
-    >>> from ipu_teach import profiling
-    >>> config = ipu.config.IPUConfig()
-    >>> config.auto_select_ipus = 1
-    >>> config.ipu_model.tiles_per_ipu = 16
-    >>> config.configure_ipu_system()
-    >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-    ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-    ...     model.compile("sgd", "mse", steps_per_execution=2)
-    ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-    >>> report = profiling.open_report(profiling.last_report_path())
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
     >>> import matplotlib.pyplot as plt
     >>> from ipu_teach.widgets import plot_tile_memory
     >>> figure = plot_tile_memory(report)
@@ -165,16 +157,8 @@ class TileMemoryExplorer(FigureWidget):
 
     Example:
 
-    >>> from ipu_teach import profiling
-    >>> config = ipu.config.IPUConfig()
-    >>> config.auto_select_ipus = 1
-    >>> config.ipu_model.tiles_per_ipu = 16
-    >>> config.configure_ipu_system()
-    >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
-    ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-    ...     model.compile("sgd", "mse", steps_per_execution=2)
-    ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
-    >>> report = profiling.open_report(profiling.last_report_path())
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
     >>> from ipu_teach.widgets import TileMemoryExplorer
     >>> explorer = TileMemoryExplorer(report)
     >>> explorer.tile.value == int(report.compilation.tile_memory(0).argmax())
