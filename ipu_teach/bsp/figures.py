@@ -54,11 +54,8 @@ def plot_timeline(timeline, ipu: int = 0, max_supersteps: int = MAX_DRAWN_SUPERS
 
     Example:
 
-    >>> import numpy as np
-    >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
-    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
-    >>> timeline = bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+    >>> from ipu_teach.examples import small_timeline
+    >>> timeline = small_timeline()      # 10 runs of one superstep on 4 tiles
     >>> import matplotlib.pyplot as plt
     >>> from ipu_teach.bsp import figures
     >>> figure = figures.plot_timeline(timeline, title="10 steps (simulated)")

@@ -8,23 +8,19 @@ so results equal numpy's; the cost of each step comes from the low-level :class:
 Simplification: on a device of several IPUs, tiles are numbered across IPUs and an input held on
 another IPU is costed like on-chip exchange (real Poplar sends it over IPU-Links).
 
+Notebook 00 builds a graph step by step (``Graph.add_vertex`` shows each step); ``examples.add_one_graph``
+is such a graph, run here once with the cost of its one superstep.
+
 Example:
 
 >>> from ipu_teach.bsp import poplar
->>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=2).create_device())
->>> v = graph.add_variable("float32", (2,), "v")
->>> graph.map_tensor_linearly(v)
->>> @poplar.codelet(inouts={"x": ""})
-... def double(x):
-...     return 2 * x
->>> compute_set = graph.add_compute_set("double")
->>> for tile in range(2):
-...     vertex = graph.add_vertex(compute_set, double, {"x": v[tile]}, tile=tile)
+>>> from ipu_teach.examples import add_one_graph
+>>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
 >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
->>> engine.write_tensor(v, [1.0, 2.0])
->>> timeline = engine.run()
->>> engine.read_tensor(v)
-array([2., 4.], dtype=float32)
+>>> print(engine.run().summary())
+superstep                      runs   compute    sync  exchange    cycles
+add one                           1        66     150         0       216
+total: 216 cycles = 0.162 us simulated on GC200 (Mk2) (4 tiles); compute 66, sync 150, exchange 0; tile utilisation 30.6%
 """
 from __future__ import annotations
 
@@ -113,15 +109,8 @@ class Execute(Program):
     Example:
 
     >>> from ipu_teach.bsp import poplar
-    >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
-    >>> v = graph.add_variable("float32", (4,), "v")
-    >>> graph.map_tensor_linearly(v)                       # one element per tile
-    >>> @poplar.codelet(inouts={"x": ""})
-    ... def add_one(x):
-    ...     return x + 1
-    >>> compute_set = graph.add_compute_set("add one")
-    >>> for tile in range(4):
-    ...     vertex = graph.add_vertex(compute_set, add_one, {"x": v[tile]}, tile=tile)
+    >>> from ipu_teach.examples import add_one_graph
+    >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
     >>> engine = poplar.Engine(graph, poplar.Repeat(3, poplar.Execute(compute_set)))
     >>> timeline = engine.run()
     >>> engine.read_tensor(v)
@@ -179,15 +168,8 @@ class Engine:
     Example:
 
     >>> from ipu_teach.bsp import poplar
-    >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
-    >>> v = graph.add_variable("float32", (4,), "v")
-    >>> graph.map_tensor_linearly(v)                       # one element per tile
-    >>> @poplar.codelet(inouts={"x": ""})
-    ... def add_one(x):
-    ...     return x + 1
-    >>> compute_set = graph.add_compute_set("add one")
-    >>> for tile in range(4):
-    ...     vertex = graph.add_vertex(compute_set, add_one, {"x": v[tile]}, tile=tile)
+    >>> from ipu_teach.examples import add_one_graph
+    >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
     >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
     >>> engine.write_tensor(v, [1, 2, 3, 4])
     >>> timeline = engine.run()
@@ -223,15 +205,8 @@ class Engine:
         Example:
 
         >>> from ipu_teach.bsp import poplar
-        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
-        >>> v = graph.add_variable("float32", (4,), "v")
-        >>> graph.map_tensor_linearly(v)                       # one element per tile
-        >>> @poplar.codelet(inouts={"x": ""})
-        ... def add_one(x):
-        ...     return x + 1
-        >>> compute_set = graph.add_compute_set("add one")
-        >>> for tile in range(4):
-        ...     vertex = graph.add_vertex(compute_set, add_one, {"x": v[tile]}, tile=tile)
+        >>> from ipu_teach.examples import add_one_graph
+        >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
         >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
         >>> engine.write_tensor(v[:2], 7)
         >>> engine.read_tensor(v)
@@ -251,15 +226,8 @@ class Engine:
         Example:
 
         >>> from ipu_teach.bsp import poplar
-        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
-        >>> v = graph.add_variable("float32", (4,), "v")
-        >>> graph.map_tensor_linearly(v)                       # one element per tile
-        >>> @poplar.codelet(inouts={"x": ""})
-        ... def add_one(x):
-        ...     return x + 1
-        >>> compute_set = graph.add_compute_set("add one")
-        >>> for tile in range(4):
-        ...     vertex = graph.add_vertex(compute_set, add_one, {"x": v[tile]}, tile=tile)
+        >>> from ipu_teach.examples import add_one_graph
+        >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
         >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
         >>> timeline = engine.run()                        # variables start at zero
         >>> engine.read_tensor(v)
@@ -296,15 +264,8 @@ class Engine:
         Example:
 
         >>> from ipu_teach.bsp import poplar
-        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
-        >>> v = graph.add_variable("float32", (4,), "v")
-        >>> graph.map_tensor_linearly(v)                       # one element per tile
-        >>> @poplar.codelet(inouts={"x": ""})
-        ... def add_one(x):
-        ...     return x + 1
-        >>> compute_set = graph.add_compute_set("add one")
-        >>> for tile in range(4):
-        ...     vertex = graph.add_vertex(compute_set, add_one, {"x": v[tile]}, tile=tile)
+        >>> from ipu_teach.examples import add_one_graph
+        >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
         >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
         >>> timeline = engine.run()
         >>> timeline.totals()

@@ -111,11 +111,8 @@ class Timeline:
 
         Example:
 
-        >>> import numpy as np
-        >>> from ipu_teach import bsp, hardware
-        >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
-        ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
-        >>> timeline = bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+        >>> from ipu_teach.examples import small_timeline
+        >>> timeline = small_timeline()      # 10 runs of one superstep on 4 tiles
         >>> print(timeline.summary())
         superstep                      runs   compute    sync  exchange    cycles
         matmul                           10      2000     150       256      2406

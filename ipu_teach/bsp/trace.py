@@ -37,11 +37,8 @@ def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -
 
     Example:
 
-    >>> import numpy as np
-    >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
-    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
-    >>> timeline = bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+    >>> from ipu_teach.examples import small_timeline
+    >>> timeline = small_timeline()      # 10 runs of one superstep on 4 tiles
     >>> from ipu_teach.bsp import trace
     >>> events = trace.chrome_trace_events(timeline)
     >>> first = [e for e in events if e["ph"] == "X"][0]
@@ -85,11 +82,8 @@ def write_chrome_trace(timeline, path, max_supersteps: int = MAX_TRACED_SUPERSTE
 
     Example:
 
-    >>> import numpy as np
-    >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
-    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
-    >>> timeline = bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+    >>> from ipu_teach.examples import small_timeline
+    >>> timeline = small_timeline()      # 10 runs of one superstep on 4 tiles
     >>> import json
     >>> from ipu_teach.bsp import trace
     >>> path = trace.write_chrome_trace(timeline, "trace.json")
