@@ -2,12 +2,11 @@
 
 Example:
 
->>> config = ipu.config.IPUConfig()
->>> config.auto_select_ipus = 1
->>> config.configure_ipu_system()
+>>> from ipu_teach.examples import configure_ipus
+>>> config = configure_ipus(1)
+>>> model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
 >>> with ipu.ipu_strategy.IPUStrategy().scope():
-...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
-...     model.compile("sgd", "mse", steps_per_execution=2)
+...     model.compile("sgd", "mse", steps_per_execution=2)    # compiled in the scope: placed on the IPU
 >>> model.device_executor is not None
 True
 """

@@ -34,9 +34,8 @@ def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_repl
 
     Example:
 
-    >>> config = ipu.config.IPUConfig()
-    >>> config.auto_select_ipus = 1
-    >>> config.configure_ipu_system()
+    >>> from ipu_teach.examples import configure_ipus
+    >>> config = configure_ipus(1)
     >>> with ipu.ipu_strategy.IPUStrategy().scope():
     ...     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
     ...     model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
@@ -102,9 +101,8 @@ def get_ipu_executable(self, mode="train"):
 
     Example:
 
-    >>> config = ipu.config.IPUConfig()
-    >>> config.auto_select_ipus = 1
-    >>> config.configure_ipu_system()
+    >>> from ipu_teach.examples import configure_ipus
+    >>> config = configure_ipus(1)
     >>> with ipu.ipu_strategy.IPUStrategy().scope():
     ...     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
     ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=2)

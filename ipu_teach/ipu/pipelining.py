@@ -119,12 +119,8 @@ def reset_pipeline_stage_assignment(self) -> None:
 
     Example:
 
-    >>> inputs = keras.Input(shape=(4,))
-    >>> with keras.ipu.PipelineStage(0):
-    ...     x = keras.layers.Dense(8, activation="relu")(inputs)
-    >>> with keras.ipu.PipelineStage(1):
-    ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
-    >>> model = keras.Model(inputs, outputs)
+    >>> from ipu_teach.examples import two_stage_model
+    >>> model = two_stage_model()           # Dense(8) on stage 0, Dense(2) on stage 1
     >>> model.reset_pipeline_stage_assignment()
     >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
     [None, None]
@@ -145,12 +141,8 @@ def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=Non
 
     Example:
 
-    >>> inputs = keras.Input(shape=(4,))
-    >>> with keras.ipu.PipelineStage(0):
-    ...     x = keras.layers.Dense(8, activation="relu")(inputs)
-    >>> with keras.ipu.PipelineStage(1):
-    ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
-    >>> model = keras.Model(inputs, outputs)
+    >>> from ipu_teach.examples import two_stage_model
+    >>> model = two_stage_model()           # Dense(8) on stage 0, Dense(2) on stage 1
     >>> model.print_pipeline_stage_assignment_summary()
     Model: "model"
     ________________________________________________________________________________
@@ -204,16 +196,10 @@ def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, d
 
     Example:
 
-    >>> inputs = keras.Input(shape=(4,))
-    >>> with keras.ipu.PipelineStage(0):
-    ...     x = keras.layers.Dense(8, activation="relu")(inputs)
-    >>> with keras.ipu.PipelineStage(1):
-    ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
-    >>> config = ipu.config.IPUConfig()
-    >>> config.auto_select_ipus = 2
-    >>> config.configure_ipu_system()
+    >>> from ipu_teach.examples import configure_ipus, two_stage_model
+    >>> config = configure_ipus(2)
     >>> with ipu.ipu_strategy.IPUStrategy().scope():
-    ...     model = keras.Model(inputs, outputs)
+    ...     model = two_stage_model()           # Dense(8) on stage 0, Dense(2) on stage 1
     ...     model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
     ...         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
     ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)

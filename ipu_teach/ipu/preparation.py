@@ -17,9 +17,8 @@ class IPURuleError(ValueError):
 
     Example:
 
-    >>> config = ipu.config.IPUConfig()
-    >>> config.auto_select_ipus = 1
-    >>> config.configure_ipu_system()
+    >>> from ipu_teach.examples import configure_ipus
+    >>> config = configure_ipus(1)
     >>> with ipu.ipu_strategy.IPUStrategy().scope():
     ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
     ...     model.compile("sgd", "mse", steps_per_execution=3)

@@ -262,20 +262,8 @@ class PipelineExplorer(FigureWidget):
 
         Example:
 
-        >>> inputs = keras.Input(shape=(4,))
-        >>> with keras.ipu.PipelineStage(0):
-        ...     x = keras.layers.Dense(8, activation="relu")(inputs)
-        >>> with keras.ipu.PipelineStage(1):
-        ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
-        >>> config = ipu.config.IPUConfig()
-        >>> config.auto_select_ipus = 2
-        >>> config.configure_ipu_system()
-        >>> with ipu.ipu_strategy.IPUStrategy().scope():
-        ...     model = keras.Model(inputs, outputs)
-        ...     model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
-        ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
-        ...     history = model.fit(np.ones((16, 4), np.float32), keras.utils.to_categorical(np.zeros(16), 2),
-        ...                         batch_size=4, verbose=0)
+        >>> from ipu_teach.examples import trained_pipeline_model
+        >>> model = trained_pipeline_model()    # two stages on two IPUs, 4 micro-batches per weight update
         INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
         >>> from ipu_teach.widgets.pipeline import PipelineExplorer
         >>> explorer = PipelineExplorer.from_model(model)
