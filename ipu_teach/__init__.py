@@ -3,6 +3,17 @@
 Sub-packages load on first use, so ``import ipu_teach as tf; tf.data.Dataset`` and
 ``import ipu_teach.keras as keras`` cost only what they touch. ``ipu_teach.reset_session()`` puts every
 process-wide setting back as a new Python process starts (see ``ipu_teach.session``).
+
+Example:
+
+>>> import ipu_teach
+>>> import ipu_teach.keras as keras        # was: import tensorflow.keras as keras
+>>> from ipu_teach import ipu              # was: from tensorflow.python import ipu
+>>> keras.layers.Dense(1).name
+'dense'
+>>> ipu_teach.reset_session()              # as a new Python process: layer names start again
+>>> keras.layers.Dense(1).name
+'dense'
 """
 import importlib
 

@@ -1,13 +1,39 @@
-"""The Graphcore Keras tutorial's MNIST model, for the tour, the exercise solutions and the benchmarks.
+"""Models, reports and graphs the course builds again and again: the Graphcore Keras tutorial's MNIST model
+for the tour, the exercise solutions and the benchmarks, and the small fixtures the docstring examples share.
 
-The notebooks write it out in full (that is the lesson); everything else builds it from here.
+The notebooks write the tutorial model out in full (that is the lesson); everything else builds it from here.
+
+Example:
+
+>>> from ipu_teach.examples import tutorial_model_fn
+>>> model = keras.Model(*tutorial_model_fn(stages=True))
+>>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+[0, 0, 0, 1, 1, 1, 1]
 """
 import contextlib
 
 
 def tutorial_model_fn(stages: bool = False, hidden: int = None, num_classes: int = 10):
-    """``(input_layer, output)`` of the tutorial's CNN, as its ``model_fn`` returns them; with ``stages``
-    split over two pipeline stages where the tutorial splits it; ``hidden`` adds a Dense layer of that size."""
+    """Returns ``(input_layer, output)`` of the Graphcore Keras tutorial's MNIST CNN, as its ``model_fn`` does.
+
+    Two Conv2D / MaxPooling2D pairs, Flatten, Dropout(0.5) and a softmax Dense: the model every notebook
+    ports, so exercise solutions can build it in one line (``keras.Model(*tutorial_model_fn())``).
+
+    Args:
+      stages: Boolean, split the model over two pipeline stages where the tutorial splits it. Default: False.
+      hidden: Integer or None, the size of a Dense(relu) layer added before the output. Default: None.
+      num_classes: Integer, the number of classes of the output. Default: 10.
+
+    Returns:
+      The tuple ``(input_layer, output)`` of symbolic tensors.
+
+    Example:
+
+    >>> from ipu_teach.examples import tutorial_model_fn
+    >>> model = keras.Model(*tutorial_model_fn())
+    >>> model.output_shape, model.count_params()
+    ((None, 10), 34826)
+    """
     from . import keras
     stage0 = keras.ipu.PipelineStage(0) if stages else contextlib.nullcontext()
     stage1 = keras.ipu.PipelineStage(1) if stages else contextlib.nullcontext()
@@ -24,3 +50,163 @@ def tutorial_model_fn(stages: bool = False, hidden: int = None, num_classes: int
             x = keras.layers.Dense(hidden, activation="relu")(x)
         x = keras.layers.Dense(num_classes, activation="softmax")(x)
     return input_layer, x
+
+
+def configure_ipus(num_ipus: int = 1, tiles_per_ipu: int = None):
+    """Configures the simulated IPU system as a script does, for examples whose subject is not the configuration.
+
+    The three lines every IPU program starts with (``IPUConfig``, ``auto_select_ipus``,
+    ``configure_ipu_system``), plus the small tile count an example may want to keep its report short.
+
+    Args:
+      num_ipus: Integer, the IPUs to select. Default: 1.
+      tiles_per_ipu: Integer or None, tiles of each simulated IPU. Default: None, all of a Mk2.
+
+    Returns:
+      The ``IPUConfig`` it configured.
+
+    Example:
+
+    >>> from ipu_teach.examples import configure_ipus
+    >>> config = configure_ipus(2)
+    >>> ipu.ipu_strategy.IPUStrategy().num_replicas_in_sync
+    2
+    """
+    from . import ipu
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = num_ipus
+    if tiles_per_ipu is not None:
+        config.ipu_model.tiles_per_ipu = tiles_per_ipu
+    config.configure_ipu_system()
+    return config
+
+
+def small_report(directory: str = "report"):
+    """Returns the profiling report of a small model, for the examples of what a report holds.
+
+    One Dense layer (4 inputs, 2 outputs) trained for one execution of two steps on a 16-tile IPU with
+    ``profiling.auto_report``: small enough to read every tile, and the same report in every example.
+
+    Args:
+      directory: The folder the report is written in. Default: ``"report"``.
+
+    Returns:
+      The ``profiling.Report``.
+
+    Example:
+
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()
+    >>> report.compilation.target.numTiles, report.execution.total_cycles()
+    (16, 87376)
+    """
+    import numpy as np
+
+    from . import ipu, keras, profiling
+    configure_ipus(1, tiles_per_ipu=16)
+    with profiling.auto_report(directory), ipu.ipu_strategy.IPUStrategy().scope():
+        model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+        model.compile("sgd", "mse", steps_per_execution=2)
+        model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
+    return profiling.open_report(profiling.last_report_path())
+
+
+def two_stage_model():
+    """Returns a small model cut into two pipeline stages, for the examples of pipelining.
+
+    Dense(8, relu) on stage 0 and Dense(2, softmax) on stage 1, over 4 inputs: the smallest model with
+    a cut between stages. Build it inside an ``IPUStrategy`` scope to train it on the IPUs.
+
+    Example:
+
+    >>> from ipu_teach.examples import two_stage_model
+    >>> model = two_stage_model()
+    >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+    [0, 1]
+    """
+    from . import keras
+    inputs = keras.Input(shape=(4,))
+    with keras.ipu.PipelineStage(0):
+        x = keras.layers.Dense(8, activation="relu")(inputs)
+    with keras.ipu.PipelineStage(1):
+        outputs = keras.layers.Dense(2, activation="softmax")(x)
+    return keras.Model(inputs, outputs)
+
+
+def trained_pipeline_model(**pipelining_options):
+    """Returns ``two_stage_model()`` trained pipelined over two IPUs, for the examples that read a pipeline.
+
+    It accumulates 4 micro-batches of 4 per weight update (``steps_per_execution=4``) and trains one
+    execution; its training executable holds the pipeline's measured stage costs.
+
+    Args:
+      **pipelining_options: Further ``set_pipelining_options`` keywords (``pipeline_schedule``...).
+
+    Example:
+
+    >>> from ipu_teach.examples import trained_pipeline_model
+    >>> model = trained_pipeline_model()
+    INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
+    >>> model.get_ipu_executable("train").pipeline.costs.stages
+    2
+    """
+    import numpy as np
+
+    from . import ipu, keras
+    configure_ipus(2)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = two_stage_model()
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=4, **pipelining_options)
+        model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        model.fit(np.ones((16, 4), np.float32), keras.utils.to_categorical(np.zeros(16), 2), batch_size=4, verbose=0)
+    return model
+
+
+def small_timeline():
+    """Returns the simulated Timeline of a small BSP program, for the examples that show a timeline.
+
+    Ten repeats of one superstep on a 4-tile IPU: each tile computes 2,000 cycles ("matmul") after
+    receiving 1,024 bytes by exchange.
+
+    Example:
+
+    >>> from ipu_teach.examples import small_timeline
+    >>> small_timeline().totals()
+    {'compute': 20000, 'sync': 1500, 'exchange': 2560}
+    """
+    import numpy as np
+
+    from . import bsp, hardware
+    step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)), exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    return bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+
+
+def add_one_graph(tiles: int = 4):
+    """Returns ``(graph, v, compute_set)``: a small Poplar graph, for the examples of running one.
+
+    A float32 variable ``v`` of one element per tile, and a compute set whose vertex on each tile adds one
+    to its element (a codelet with an in-out field), as in notebook 00.
+
+    Args:
+      tiles: Integer, the tiles of the simulated IPU (and elements of ``v``). Default: 4.
+
+    Example:
+
+    >>> from ipu_teach.examples import add_one_graph
+    >>> graph, v, compute_set = add_one_graph()
+    >>> v.shape, graph.tile_of(v).tolist(), len(compute_set.vertices)
+    ((4,), [0, 1, 2, 3], 4)
+    """
+    from .bsp import poplar
+
+    @poplar.codelet(inouts={"x": ""})
+    def add_one(x):
+        return x + 1
+
+    graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=tiles).create_device())
+    v = graph.add_variable("float32", (tiles,), "v")
+    graph.map_tensor_linearly(v)
+    compute_set = graph.add_compute_set("add one")
+    for tile in range(tiles):
+        graph.add_vertex(compute_set, add_one, {"x": v[tile]}, tile=tile)
+    return graph, v, compute_set

@@ -4,6 +4,14 @@ Each figure is a field of the frozen dataclass :class:`IPUSpec` and carries its 
 field's metadata (``source``), so notebooks and ``ipu-teach info`` can print where a number comes
 from. Figures derived from others say how; figures nobody publishes say "approximate".
 Variants are made with :func:`dataclasses.replace`, e.g. ``replace(MK2, tiles=16)``.
+
+Example:
+
+>>> from ipu_teach import hardware
+>>> hardware.MK2.tiles, hardware.MK2.sram_per_tile, hardware.MK2.threads_per_tile
+(1472, 638976, 6)
+>>> hardware.HOST.execution_overhead_s
+0.0028
 """
 from __future__ import annotations
 
@@ -110,16 +118,54 @@ class IPUSpec:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be >= 0, got {getattr(self, name)!r}")
 
     def flops_per_cycle(self, dtype) -> int:
-        """Peak FLOPs per cycle of one tile for ``dtype`` ("float16"/"float32"; other types count as fp32)."""
+        """Returns the peak FLOPs per cycle of one tile's AMP for ``dtype``.
+
+        fp16 is 4 times fp32 on a Mk2 (128 against 32): the reason half precision speeds up matrix products.
+        Both are derived from Graphcore's published TFLOPS (see ``describe``).
+
+        Args:
+          dtype: ``"float16"`` or ``"float32"`` (other types count as fp32).
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> hardware.MK2.flops_per_cycle("float16"), hardware.MK2.flops_per_cycle("float32")
+        (128, 32)
+        """
         return self.fp16_flops_per_cycle if is_half(dtype) else self.fp32_flops_per_cycle
 
     def channel_group(self, dtype) -> int:
-        """Channels the AMP takes at once for ``dtype``: 16 in fp16, 8 in fp32."""
+        """Returns how many channels the AMP takes at once for ``dtype``: 16 in fp16, 8 in fp32.
+
+        A convolution's channels are padded up to whole groups (poplibs' convolution planner), which is
+        why a 1-channel first layer runs far below the AMP's peak.
+
+        Args:
+          dtype: ``"float16"`` or ``"float32"`` (other types count as fp32).
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> hardware.MK2.channel_group("float16"), hardware.MK2.channel_group("float32")
+        (16, 8)
+        """
         return self.amp_channel_group_fp16 if is_half(dtype) else self.amp_channel_group
 
     def host_stream_bytes_per_s(self, streaming_ipus: int = 1) -> float:
-        """Bandwidth of one IPU's host stream while ``streaming_ipus`` IPUs of its machine stream at once: its
-        own PCIe link or its share of the machine's host link, whichever is narrower."""
+        """Returns the bytes per second of one IPU's host stream while ``streaming_ipus`` IPUs of its machine stream.
+
+        Its own PCIe link or its share of the machine's 100 Gbps host link, whichever is narrower: replicas
+        that stream their batches at the same time share the host link.
+
+        Args:
+          streaming_ipus: Integer, IPUs of the machine streaming at once. Default: 1.
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> hardware.MK2.host_stream_bytes_per_s(1) / 1e9, hardware.MK2.host_stream_bytes_per_s(4) / 1e9
+        (12.5, 3.125)
+        """
         sharing = max(1, min(int(streaming_ipus), self.ipus_per_machine))
         return min(self.host_link_bytes_per_s, self.machine_host_link_bytes_per_s / sharing)
 
@@ -138,10 +184,26 @@ class IPUSpec:
 
     @property
     def total_sram(self) -> int:
+        """The SRAM of the whole IPU in bytes: tiles times SRAM per tile (about 900 MB on a Mk2).
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> hardware.MK2.total_sram, hardware.MK2.total_sram // 2**20
+        (940572672, 897)
+        """
         return self.tiles * self.sram_per_tile
 
     @property
     def exchange_bytes_per_s(self) -> float:
+        """The bandwidth of the on-chip exchange in bytes per second: every tile receiving at once (about 8 TB/s).
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> round(hardware.MK2.exchange_bytes_per_s / 1e12, 2)
+        7.83
+        """
         return self.tiles * self.exchange_bytes_per_cycle * self.clock_hz
 
     def seconds_to_cycles(self, seconds: float) -> int:
@@ -169,7 +231,22 @@ def figure_table(spec) -> str:
 
 
 def describe(spec: IPUSpec) -> str:
-    """A plain-text table of the spec's figures with their sources, plus the per-IPU totals they imply."""
+    """Returns a plain-text table of an IPU spec's figures with their sources, plus the per-IPU totals they imply.
+
+    Every number the simulator uses has a source or a stated reason; this is the table ``ipu-teach info``
+    prints.
+
+    Args:
+      spec: An ``IPUSpec`` (``hardware.MK2``, ``hardware.BOW``).
+
+    Example:
+
+    >>> from ipu_teach import hardware
+    >>> print(hardware.describe(hardware.MK2))
+    name                            GC200 (Mk2)  name of the part
+    tiles                                  1472  1472 independent IPU-Tiles per IPU (Mk2 and Bow slides)
+    ...
+    """
     rows = [f"{name:<26} {value!s:>16}  {source}" for name, (value, source) in sources(spec).items()]
     rows += [
         f"{'= threads per IPU':<26} {spec.total_threads:>16,}",

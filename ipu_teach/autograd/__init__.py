@@ -2,6 +2,15 @@
 
 Every op states its cost (FLOPs, bytes, grains) so that the simulated IPU can place and time it;
 ``record()`` collects those statements while a model runs.
+
+Example:
+
+>>> from ipu_teach.autograd import Tensor, ops
+>>> x = Tensor(np.array([[1.0, -2.0]], np.float32), requires_grad=True)
+>>> y = ops.reduce_sum(ops.matmul(x, Tensor(np.ones((2, 3), np.float32))))
+>>> y.backward()
+>>> float(y.data), x.grad
+(-3.0, array([[3., 3.]], dtype=float32))
 """
 from . import ops
 from .cost import OpCost

@@ -14,6 +14,13 @@ who set them (Keras layers, or the IPU executor from ``IPUConfig``):
   rounds up with probability equal to its distance from the fp16 below, over the gap between the two,
   so the rounding is right on average. Simulated where fp16 weights are written (weight updates),
   from a seeded generator, so runs are reproducible.
+
+Example:
+
+>>> from ipu_teach.autograd import precision
+>>> rounded = precision.stochastic_round(np.full(1000, 1 + 0.5 * 2.0**-10), np.random.default_rng(0))
+>>> 0.4 < float((rounded > 1).mean()) < 0.6       # half-way: up about half the time
+True
 """
 from __future__ import annotations
 
@@ -47,7 +54,29 @@ def compute_dtype():
 
 @contextlib.contextmanager
 def ipu_numerics(matmul_partials="float", conv_partials="float", rounding_rng=None):
-    """Run the ops with the IPU's settings: partials types, and stochastic rounding when a generator is given."""
+    """Returns a context manager that runs the ops with the IPU's half-precision settings.
+
+    The partials type is the precision in which fp16 matrix products and convolutions add up their
+    products: ``"float"`` (fp32, Poplar's default) or ``"half"`` (faster and smaller on the IPU, but a
+    long sum loses accuracy). With a generator, fp16 weight updates round stochastically, as the IPU's
+    ``floating_point_behaviour.esr`` does, so small updates are not lost on average.
+
+    Args:
+      matmul_partials: ``"float"`` or ``"half"``, for matrix products. Default: ``"float"``.
+      conv_partials: ``"float"`` or ``"half"``, for convolutions. Default: ``"float"``.
+      rounding_rng: Optional ``numpy.random.Generator`` turning stochastic rounding on. Default: None.
+
+    Example:
+
+    >>> from ipu_teach.autograd import Tensor, ops, precision
+    >>> a = np.full((1, 4096), 0.1, np.float16)
+    >>> b = np.full((4096, 1), 0.1, np.float16)
+    >>> with precision.ipu_numerics(matmul_partials="half"):
+    ...     half = float(ops.matmul(Tensor(a), Tensor(b)).data[0, 0])
+    >>> float_ = float(ops.matmul(Tensor(a), Tensor(b)).data[0, 0])
+    >>> round(float_), half < float_               # half partials lose part of the long sum
+    (41, True)
+    """
     saved = dict(_partials), _rounding[0]
     _partials.update(matmul=matmul_partials, conv=conv_partials)
     _rounding[0] = rounding_rng
@@ -71,7 +100,27 @@ def half_product(a: np.ndarray, b: np.ndarray, kind: str = "matmul") -> np.ndarr
 
 
 def stochastic_round(values, rng) -> np.ndarray:
-    """``values`` rounded to fp16, up or down at random with the probabilities that make it exact on average."""
+    """Returns ``values`` rounded to fp16, up or down at random with the probabilities that make it exact on average.
+
+    A value 30% of the way between two fp16 neighbours rounds up with probability 0.3: repeated small
+    updates then add up on average instead of being rounded away (the IPU's stochastic rounding).
+    Values past fp16's range overflow to inf, as on the IPU.
+
+    Args:
+      values: Array-like of values.
+      rng: A ``numpy.random.Generator``.
+
+    Returns:
+      A float16 array.
+
+    Example:
+
+    >>> from ipu_teach.autograd import precision
+    >>> value = 1 + 0.3 * 2.0**-10                    # 30% of the way from 1 to the next fp16 number
+    >>> rounded = precision.stochastic_round(np.full(10_000, value), np.random.default_rng(0))
+    >>> sorted(set(rounded.tolist())), round(float((rounded > 1).mean()), 1)
+    ([1.0, 1.0009765625], 0.3)
+    """
     x = np.asarray(values, np.float64)
     with np.errstate(over="ignore", invalid="ignore"):  # values past fp16's range overflow to inf, as on the IPU
         nearest = x.astype(np.float16)
@@ -84,7 +133,27 @@ def stochastic_round(values, rng) -> np.ndarray:
 
 
 def write(target: np.ndarray, value) -> None:
-    """Store ``value`` into ``target`` in place, rounding to fp16 stochastically when that is on."""
+    """Stores ``value`` into ``target`` in place, rounding to fp16 stochastically when that is on.
+
+    How optimizers write fp16 weights: with round-to-nearest an update smaller than half the spacing of
+    fp16 is lost; inside ``ipu_numerics(rounding_rng=...)`` it survives on average.
+
+    Args:
+      target: The numpy array to write (a weight).
+      value: Array-like, the new value.
+
+    Example:
+
+    >>> from ipu_teach.autograd import precision
+    >>> weights = np.ones(1000, np.float16)
+    >>> precision.write(weights, weights.astype(np.float32) - 1e-4)     # round to nearest: lost
+    >>> int((weights < 1).sum())
+    0
+    >>> with precision.ipu_numerics(rounding_rng=np.random.default_rng(0)):
+    ...     precision.write(weights, weights.astype(np.float32) - 1e-4)
+    >>> 100 < int((weights < 1).sum()) < 300                          # about 1 in 5 rounded down
+    True
+    """
     if target.dtype == np.float16 and _rounding[0] is not None:
         target[...] = stochastic_round(value, _rounding[0])
     else:

@@ -48,7 +48,25 @@ class Node:
 
 
 class Tensor:
-    """An array with an optional gradient and a link to the op that produced it."""
+    """An array with an optional gradient and a link to the op that produced it: the autograd's value.
+
+    Layers compute on Tensors; ``backward()`` walks the ops back from a result and fills the ``grad`` of
+    every Tensor that ``requires_grad`` (the weights). ``data`` is the numpy array itself.
+
+    Args:
+      data: Array-like, the value.
+      requires_grad: Boolean, whether gradients flow to it. Default: False.
+      name: Optional name (weights are named ``"<layer>/<weight>:0"``).
+
+    Example:
+
+    >>> from ipu_teach.autograd import Tensor, ops
+    >>> w = Tensor(np.array([1.0, 2.0], np.float32), requires_grad=True, name="w")
+    >>> loss = ops.reduce_sum(ops.mul(w, w))
+    >>> loss.backward()
+    >>> w.grad
+    array([2., 4.], dtype=float32)
+    """
 
     __slots__ = ("data", "grad", "requires_grad", "node", "name")
     __array_priority__ = 100  # numpy defers to Tensor's operators: array + tensor -> Tensor

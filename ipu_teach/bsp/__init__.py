@@ -4,6 +4,13 @@ Low level (for compilers): build ``ComputeSet`` cycles and ``Exchange`` bytes as
 arrange ``Execute``/``Copy``/stream steps with ``Sequence``/``Repeat``, and ``Engine(program).run()``
 returns a :class:`Timeline`. The Poplar-like API for the course lives in :mod:`ipu_teach.bsp.poplar`;
 figures in :mod:`.figures` and Chrome traces in :mod:`.trace` (imported on use).
+
+Example:
+
+>>> from ipu_teach import bsp, hardware
+>>> step = bsp.Execute(bsp.ComputeSet("work", np.full(4, 100)))
+>>> bsp.Engine(bsp.Repeat(3, step), hardware.MK2.with_tiles(4)).run().totals()
+{'compute': 300, 'sync': 450, 'exchange': 0}
 """
 from .compute import VERTEX_OVERHEAD_CYCLES, ComputeSet, tile_cycles_from_vertices
 from .engine import Engine

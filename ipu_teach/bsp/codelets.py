@@ -117,7 +117,31 @@ def _field_items(fields):
 
 
 def codelet(inputs=None, outputs=None, inouts=None, cycles=None):
-    """Decorator: make a numpy function a :class:`Codelet` (see the module docstring)."""
+    """Decorator: makes a numpy function a :class:`Codelet`, the code of the vertices of a compute set.
+
+    Poplar runs one vertex per call; here all vertices of one codelet in one compute set run as a single
+    vectorised call, so every argument has a leading axis with one entry per vertex (see the module
+    docstring). The cycles of a vertex are estimated from its work, unless ``cycles`` says otherwise.
+
+    Args:
+      inputs: Dict of field name to shape, the fields the vertex reads. A shape is a string of dimension
+        names (``""`` scalar, ``"n"``, ``"m n"``) or None for any shape.
+      outputs: Dict of field name to shape, the fields the function returns (in this order).
+      inouts: Dict of field name to shape, the fields read and written back.
+      cycles: Optional cycle estimate per vertex. Default: None, estimated.
+
+    Returns:
+      A decorator that turns the function into a ``Codelet``.
+
+    Example:
+
+    >>> from ipu_teach.bsp import poplar
+    >>> @poplar.codelet(inputs={"row": "n", "vec": "n"}, outputs={"out": ""})
+    ... def dot(row, vec):                      # row, vec: (vertices, n)
+    ...     return (row * vec).sum(axis=-1)     # out: (vertices,)
+    >>> dot
+    Codelet('dot', fields=['row', 'vec', 'out'])
+    """
     def wrap(function):
         return Codelet(function, inputs=inputs, outputs=outputs, inouts=inouts, cycles=cycles)
     return wrap

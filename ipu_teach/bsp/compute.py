@@ -43,7 +43,22 @@ def as_per_tile(values, what: str, unit: str, kinds: str = "iuf") -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class ComputeSet:
-    """Named per-tile compute cycles of one superstep: shape ``(tiles,)`` or ``(ipus, tiles)``."""
+    """The compute phase of one superstep: named compute cycles per tile, shape ``(tiles,)`` or ``(ipus, tiles)``.
+
+    The low-level form of a compute set, for costing programs without writing vertices: the superstep
+    lasts as long as its busiest tile, which is why a balanced mapping matters.
+
+    Args:
+      name: The compute set's name, shown in timelines.
+      cycles: Array-like of non-negative cycles per tile (floats are rounded up).
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach import bsp
+    >>> bsp.ComputeSet("matmul", [100, 300])
+    ComputeSet(name='matmul', cycles=array([100, 300], dtype=int32))
+    """
 
     name: str
     cycles: np.ndarray

@@ -7,7 +7,23 @@ class GraphError(ValueError):
 
 
 class TileOutOfMemoryError(MemoryError):
-    """More bytes mapped to a tile than its SRAM holds (the IPU's out-of-memory error)."""
+    """Raised when more bytes are mapped to a tile than its SRAM holds: the IPU's out-of-memory error.
+
+    An IPU has no memory but its tiles' SRAM (624 KiB each on a Mk2), so a tensor that does not fit on
+    the tiles it is mapped to is an error at compile time, not a slowdown. The message names the tile,
+    the bytes and the largest tensors there; ``tile``, ``needed``, ``available`` and ``largest`` hold them.
+
+    Example:
+
+    >>> from ipu_teach.bsp import poplar
+    >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+    >>> weights = graph.add_variable("float32", (200_000,), "weights")     # 800,000 bytes
+    >>> try:
+    ...     graph.set_tile_mapping(weights, 0)
+    ... except poplar.TileOutOfMemoryError as error:
+    ...     print(error.tile, error.needed, error.available)
+    0 800000 638976
+    """
 
     def __init__(self, tile: int, needed: int, available: int, largest: list):
         self.tile, self.needed, self.available, self.largest = tile, needed, available, largest

@@ -15,7 +15,22 @@ from .errors import GraphError
 
 @dataclass(frozen=True, eq=False)
 class Exchange:
-    """Bytes received and sent per tile, shape ``(tiles,)`` or ``(ipus, tiles)``; ``sent`` defaults to zeros."""
+    """The exchange phase of one superstep: bytes received and sent per tile, shape ``(tiles,)`` or ``(ipus, tiles)``.
+
+    The IPU's exchange is receiver-selected: a tile puts a value on the exchange once and every tile that
+    needs it picks it up, so a phase lasts as long as its busiest tile takes to receive (and send) its bytes.
+
+    Args:
+      received: Array-like of bytes each tile receives.
+      sent: Array-like of bytes each tile sends. Default: None, zeros.
+      name: The exchange's name. Default: ``"exchange"``.
+
+    Example:
+
+    >>> from ipu_teach import bsp
+    >>> bsp.Exchange(received=[1024, 0])
+    Exchange(received=array([1024,    0], dtype=int32), sent=array([0, 0], dtype=int32), name='exchange')
+    """
 
     received: np.ndarray
     sent: np.ndarray = None

@@ -2,6 +2,15 @@
 
 ``plot_timeline`` draws the phases of each superstep along simulated time for one IPU, and the
 occupancy of every tile (busy cycles over the run's cycles). It returns the Figure.
+
+Example:
+
+>>> import matplotlib.pyplot as plt
+>>> from ipu_teach import bsp, hardware
+>>> from ipu_teach.bsp import figures
+>>> timeline = bsp.Engine(bsp.Execute(bsp.ComputeSet("work", [100, 50])), hardware.MK2.with_tiles(2)).run()
+>>> figure = figures.plot_timeline(timeline)
+>>> plt.close(figure)
 """
 from __future__ import annotations
 
@@ -26,7 +35,34 @@ def draw_phase_bars(axes, intervals) -> int:
 
 
 def plot_timeline(timeline, ipu: int = 0, max_supersteps: int = MAX_DRAWN_SUPERSTEPS, title: str = None):
-    """Figure with the superstep phases of ``ipu`` over simulated time (top) and tile occupancy (bottom)."""
+    """Returns a matplotlib Figure of a Timeline: the superstep phases over simulated time, and tile occupancy.
+
+    Top: sync, exchange and compute of each superstep of IPU ``ipu`` in turn; bottom: how many tiles
+    compute at each moment. Idle tiles during compute show an unbalanced mapping.
+
+    Args:
+      timeline: A ``bsp.Timeline``.
+      ipu: Integer, the IPU to draw. Default: 0.
+      max_supersteps: Integer, the most supersteps drawn.
+      title: Optional title.
+
+    Returns:
+      The ``matplotlib.figure.Figure``.
+
+    Raises:
+      ValueError: for an IPU the timeline does not have.
+
+    Example:
+
+    >>> from ipu_teach.examples import small_timeline
+    >>> timeline = small_timeline()      # 10 runs of one superstep on 4 tiles
+    >>> import matplotlib.pyplot as plt
+    >>> from ipu_teach.bsp import figures
+    >>> figure = figures.plot_timeline(timeline, title="10 steps (simulated)")
+    >>> len(figure.axes)
+    2
+    >>> plt.close(figure)
+    """
     import matplotlib.pyplot as plt
 
     if not 0 <= ipu < timeline.ipus:

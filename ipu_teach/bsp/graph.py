@@ -107,7 +107,22 @@ class DataStream:
 
 
 class Graph:
-    """Tensors, their tile mapping and the vertices that compute on them, for one device."""
+    """Tensors, their tile mapping and the vertices that compute on them, for one device (``poplar::Graph``).
+
+    On an IPU every tensor lives in the SRAM of the tiles it is mapped to, and every vertex runs on one
+    tile, reading only that tile's memory: the graph is where that placement is decided. An
+    ``Engine`` then runs its programs and costs them.
+
+    Args:
+      device: The device the graph is for, from ``poplar.IPUModel(...).create_device()``.
+
+    Example:
+
+    >>> from ipu_teach.bsp import poplar
+    >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+    >>> graph.num_tiles
+    4
+    """
 
     def __init__(self, device):
         self.device = device
@@ -117,11 +132,52 @@ class Graph:
 
     # -- tensors ------------------------------------------------------------------------------
     def add_variable(self, dtype, shape, name=None) -> Tensor:
-        """A new tensor of ``shape``, zero-initialised, not yet mapped to any tile."""
+        """Adds a new tensor of ``shape``, zero-initialised and not yet mapped to any tile (``addVariable``).
+
+        Every tensor must be mapped (``set_tile_mapping``, ``map_tensor_linearly``) before an Engine runs.
+
+        Args:
+          dtype: The element type, e.g. ``"float32"``.
+          shape: Tuple of ints (or an int), the tensor's shape.
+          name: Optional name, shown in errors and memory figures.
+
+        Returns:
+          The new ``Tensor``; indexing it (``v[0]``) gives a slice to map or connect.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> v = graph.add_variable("float32", (4, 3), name="v")
+        >>> v.shape, graph.get_tile_mapping(v)
+        ((4, 3), [(-1, 0, 12)])
+        """
         return self._add(dtype, shape, name, initial=None)
 
     def add_constant(self, dtype, shape, value, name=None) -> Tensor:
-        """A tensor holding ``value`` (broadcast to ``shape``); still needs a tile mapping."""
+        """Adds a tensor holding ``value`` (broadcast to ``shape``); it still needs a tile mapping (``addConstant``).
+
+        Args:
+          dtype: The element type, e.g. ``"float32"``.
+          shape: Tuple of ints (``()`` for a scalar).
+          value: The value, broadcast to ``shape``.
+          name: Optional name.
+
+        Returns:
+          The new ``Tensor``.
+
+        Raises:
+          GraphError: if ``value`` does not broadcast to ``shape``.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> a = graph.add_constant("float32", (), 3.0, "a")
+        >>> graph.set_tile_mapping(a, 0)
+        >>> graph.bytes_per_tile().tolist()
+        [4, 0, 0, 0]
+        """
         shape = self._check_shape(shape, name or "constant")
         try:
             initial = np.broadcast_to(np.asarray(value, dtype=dtype), shape).ravel().copy()
@@ -145,7 +201,26 @@ class Graph:
 
     # -- mapping ------------------------------------------------------------------------------
     def set_tile_mapping(self, tensor_or_vertex, tile):
-        """Put a whole tensor (or slice) on ``tile``, or place a vertex on ``tile``."""
+        """Puts a whole tensor (or a slice of it) on ``tile``, or places a vertex on ``tile`` (``setTileMapping``).
+
+        Args:
+          tensor_or_vertex: A Tensor of this graph (or a slice), or a Vertex.
+          tile: The tile index.
+
+        Raises:
+          TileOutOfMemoryError: if the tile's SRAM cannot hold it (nothing is changed then).
+          GraphError: for a tile out of range or a tensor of another graph.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> v = graph.add_variable("float32", (2, 3), "v")
+        >>> graph.set_tile_mapping(v[0], 0)
+        >>> graph.set_tile_mapping(v[1], 3)
+        >>> graph.get_tile_mapping(v)
+        [(0, 0, 3), (3, 3, 6)]
+        """
         if isinstance(tensor_or_vertex, Vertex):
             tensor_or_vertex.tile = int(check_tiles_in_range(tile, self.num_tiles, tensor_or_vertex.name))
             return
@@ -154,7 +229,24 @@ class Graph:
         self._remap(tensor, np.broadcast_to(tile, (tensor.size,)))
 
     def map_tensor_linearly(self, tensor, grain: int = 1, min_elements_per_tile: int = 0):
-        """Spread ``tensor`` evenly over all tiles in contiguous runs of whole grains."""
+        """Spreads ``tensor`` evenly over all tiles in contiguous runs of whole grains (``poputil::mapTensorLinearly``).
+
+        The usual cure for a tensor too large for one tile, and the way to let every tile work on its share.
+
+        Args:
+          tensor: A Tensor of this graph.
+          grain: Integer, elements that stay together on one tile (e.g. a row). Default: 1.
+          min_elements_per_tile: Integer, the fewest elements a tile that holds any gets. Default: 0.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> v = graph.add_variable("float32", (4, 3), "v")
+        >>> graph.map_tensor_linearly(v, grain=3)        # one row of 3 per tile
+        >>> graph.get_tile_mapping(v)
+        [(0, 0, 3), (1, 3, 6), (2, 6, 9), (3, 9, 12)]
+        """
         tensor = self._own(tensor)
         self._remap(tensor, linear_tile_of_element(tensor.size, self.num_tiles, grain, min_elements_per_tile))
 
@@ -168,17 +260,53 @@ class Graph:
         variable.tile_of_element, self._bytes = proposed, bytes_now
 
     def get_tile_mapping(self, tensor) -> list:
-        """``[(tile, start, stop), ...]`` runs over the tensor's flat elements (-1 = unmapped)."""
+        """Returns where the tensor lives: ``[(tile, start, stop), ...]`` runs over its flat elements (``getTileMapping``).
+
+        Tile -1 marks elements not mapped yet.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> v = graph.add_variable("float32", (6,), "v")
+        >>> graph.set_tile_mapping(v[:4], 1)
+        >>> graph.get_tile_mapping(v)
+        [(1, 0, 4), (-1, 4, 6)]
+        """
         tensor = self._own(tensor)
         return intervals(tensor.variable.tile_of_element[tensor.indices.ravel()])
 
     def tile_of(self, tensor) -> np.ndarray:
-        """The tile of each element of ``tensor``, shaped like it."""
+        """Returns the tile of each element of ``tensor``, an array shaped like it.
+
+        Handy to place each vertex on the tile that holds its data, so it needs no exchange.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> v = graph.add_variable("float32", (8,), "v")
+        >>> graph.map_tensor_linearly(v)
+        >>> graph.tile_of(v).tolist()
+        [0, 0, 1, 1, 2, 2, 3, 3]
+        """
         tensor = self._own(tensor)
         return tensor.variable.tile_of_element[tensor.indices]
 
     def bytes_per_tile(self) -> np.ndarray:
-        """Bytes mapped to every tile, shape (tiles,)."""
+        """Returns the bytes mapped to every tile, an array of shape ``(tiles,)``.
+
+        The check of a mapping's balance: one tile much fuller than the rest runs out of SRAM first.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> v = graph.add_variable("float32", (4, 3), "v")
+        >>> graph.map_tensor_linearly(v, grain=3)
+        >>> graph.bytes_per_tile().tolist()
+        [12, 12, 12, 12]
+        """
         return sum(self._bytes.values(), np.zeros(self.num_tiles, dtype=np.int64))
 
     def memory_by_tensor(self) -> dict:
@@ -194,13 +322,59 @@ class Graph:
 
     # -- compute ------------------------------------------------------------------------------
     def add_compute_set(self, name: str) -> ComputeSet:
-        """A new, empty compute set (one superstep when executed)."""
+        """Adds a new, empty compute set: the vertices that run in parallel in one superstep (``addComputeSet``).
+
+        ``poplar.Execute(compute_set)`` runs it: a sync, the exchange of the vertices' remote inputs,
+        then the compute phase, as in the IPU's bulk-synchronous parallel model.
+
+        Args:
+          name: The compute set's name, shown in timelines and profiles.
+
+        Returns:
+          The new ``ComputeSet``.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> graph.add_compute_set("add one")
+        ComputeSet('add one', 0 vertices)
+        """
         compute_set = ComputeSet(self, name)
         self.compute_sets.append(compute_set)
         return compute_set
 
     def add_vertex(self, compute_set: ComputeSet, codelet: Codelet, connections: dict = None, tile=None) -> Vertex:
-        """Add a vertex running ``codelet`` to ``compute_set``, optionally connecting fields and placing it."""
+        """Adds a vertex running ``codelet`` to ``compute_set``, optionally connecting its fields and placing it.
+
+        A vertex is one piece of work on one tile; its fields connect to tensors (or slices). Inputs held on
+        other tiles arrive by exchange before the compute phase.
+
+        Args:
+          compute_set: A compute set of this graph.
+          codelet: A function decorated with ``@poplar.codelet``.
+          connections: Optional dict of field name to Tensor. Default: None, connect later.
+          tile: Optional tile to place the vertex on. Default: None, place later.
+
+        Returns:
+          The new ``Vertex``.
+
+        Raises:
+          GraphError: for a compute set of another graph or a function that is not a codelet.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> v = graph.add_variable("float32", (4,), "v")
+        >>> graph.map_tensor_linearly(v)
+        >>> @poplar.codelet(inouts={"x": ""})
+        ... def add_one(x):
+        ...     return x + 1
+        >>> compute_set = graph.add_compute_set("add one")
+        >>> graph.add_vertex(compute_set, add_one, {"x": v[3]}, tile=3)
+        Vertex(vertex 0 (add_one) of compute set 'add one', tile=3)
+        """
         if not isinstance(compute_set, ComputeSet) or compute_set.graph is not self:
             raise GraphError(f"add_vertex needs a compute set of this graph, got {compute_set!r}")
         if not isinstance(codelet, Codelet):
@@ -225,7 +399,31 @@ class Graph:
         vertex.connections[field] = tensor
 
     def set_perf_estimate(self, vertex: Vertex, cycles: int):
-        """Declare how many cycles ``vertex`` takes on its worker thread."""
+        """Declares how many cycles ``vertex`` takes on its worker thread (``setPerfEstimate``).
+
+        Overrides the cycle count estimated from the codelet. The six worker threads of a tile are
+        barrel-scheduled (each issues one instruction every 6 tile cycles), so one vertex alone takes 6 times
+        its cycles in tile cycles, and six such vertices on six workers take no longer than one.
+
+        Args:
+          vertex: A Vertex of this graph.
+          cycles: Integer >= 0, the vertex's cycles.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=4).create_device())
+        >>> v = graph.add_variable("float32", (4,), "v")
+        >>> graph.set_tile_mapping(v, 0)
+        >>> @poplar.codelet(inouts={"x": ""})
+        ... def double(x):
+        ...     return 2 * x
+        >>> compute_set = graph.add_compute_set("double")
+        >>> vertex = graph.add_vertex(compute_set, double, {"x": v[0]}, tile=0)
+        >>> graph.set_perf_estimate(vertex, 100)
+        >>> vertex.cycles
+        100
+        """
         if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 0:
             raise GraphError(f"{vertex.name}: perf estimate must be a non-negative integer, got {cycles!r}")
         vertex.cycles = int(cycles)

@@ -7,6 +7,20 @@ so results equal numpy's; the cost of each step comes from the low-level :class:
 
 Simplification: on a device of several IPUs, tiles are numbered across IPUs and an input held on
 another IPU is costed like on-chip exchange (real Poplar sends it over IPU-Links).
+
+Notebook 00 builds a graph step by step (``Graph.add_vertex`` shows each step); ``examples.add_one_graph``
+is such a graph, run here once with the cost of its one superstep.
+
+Example:
+
+>>> from ipu_teach.bsp import poplar
+>>> from ipu_teach.examples import add_one_graph
+>>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
+>>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
+>>> print(engine.run().summary())
+superstep                      runs   compute    sync  exchange    cycles
+add one                           1        66     150         0       216
+total: 216 cycles = 0.162 us simulated on GC200 (Mk2) (4 tiles); compute 66, sync 150, exchange 0; tile utilisation 30.6%
 """
 from __future__ import annotations
 
@@ -48,7 +62,23 @@ class Device:
 
 
 class IPUModel:
-    """Like ``poplar::IPUModel``: describes a simulated IPU (tile count, IPUs) and creates the device."""
+    """Describes a simulated IPU (tile count, number of IPUs) and creates the device, like ``poplar::IPUModel``.
+
+    Poplar's IPUModel runs a program on the host as if on an IPU; here every figure comes from
+    ``ipu_teach.hardware`` (a Mk2 by default), with as few tiles as a small example needs.
+
+    Args:
+      tiles_per_ipu: Integer, tiles of each IPU. Default: None, all 1,472 of a Mk2.
+      num_ipus: Integer, the number of IPUs of the device. Default: 1.
+      spec: The ``IPUSpec`` to simulate. Default: ``hardware.MK2``.
+
+    Example:
+
+    >>> from ipu_teach.bsp import poplar
+    >>> device = poplar.IPUModel(tiles_per_ipu=16, num_ipus=2).create_device()
+    >>> device.num_tiles, device.spec.sram_per_tile
+    (32, 638976)
+    """
 
     def __init__(self, tiles_per_ipu: int = None, num_ipus: int = 1, spec=MK2):
         self.num_ipus = check_positive_count(num_ipus, "IPUModel: num_ipus")
@@ -56,11 +86,36 @@ class IPUModel:
             check_positive_count(tiles_per_ipu, "IPUModel: tiles_per_ipu"))
 
     def create_device(self) -> Device:
+        """Returns the simulated device this model describes, for a ``poplar.Graph`` (``createDevice``).
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> poplar.IPUModel(tiles_per_ipu=4).create_device().num_tiles
+        4
+        """
         return Device(self.spec, self.num_ipus)
 
 
 class Execute(Program):
-    """Run a compute set: one superstep (sync, exchange the vertices' remote inputs, compute)."""
+    """A program that runs a compute set: one superstep (sync, exchange the vertices' remote inputs, compute).
+
+    ``poplar::program::Execute``. Combine programs with ``poplar.Repeat(count, program)`` and
+    ``poplar.Sequence(a, b, ...)``; pass them to an ``Engine``.
+
+    Args:
+      compute_set: The ``ComputeSet`` to run.
+
+    Example:
+
+    >>> from ipu_teach.bsp import poplar
+    >>> from ipu_teach.examples import add_one_graph
+    >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
+    >>> engine = poplar.Engine(graph, poplar.Repeat(3, poplar.Execute(compute_set)))
+    >>> timeline = engine.run()
+    >>> engine.read_tensor(v)
+    array([3., 3., 3., 3.], dtype=float32)
+    """
 
     def __init__(self, compute_set: ComputeSet):
         if not isinstance(compute_set, ComputeSet):
@@ -96,10 +151,30 @@ def _copy_shapes_agree(source, destination):
 
 
 class Engine:
-    """Like ``poplar::Engine``: checks and lowers the graph's programs, then runs them on device memory.
+    """Runs a graph's programs on the simulated device, like ``poplar::Engine``.
 
-    ``run(i)`` executes program ``i`` (numerics in numpy, costs from the BSP engine) and returns its
-    :class:`~ipu_teach.bsp.Timeline`, also kept as ``engine.timeline``.
+    Creating it checks the graph (every tensor mapped, every vertex placed and connected) and lowers the
+    programs to supersteps; ``run(i)`` executes program ``i`` (numerics in numpy, so results equal
+    numpy's; costs from the BSP engine) and returns its :class:`~ipu_teach.bsp.Timeline`, also kept as
+    ``engine.timeline``. ``write_tensor`` and ``read_tensor`` move values between the host and device memory.
+
+    Args:
+      graph: The ``Graph``.
+      programs: A program (``Execute``, ``Repeat``, ``Sequence``, ``Copy``) or a list of them.
+
+    Raises:
+      GraphError: for a graph that cannot run as built (the message names the tensor or vertex at fault).
+
+    Example:
+
+    >>> from ipu_teach.bsp import poplar
+    >>> from ipu_teach.examples import add_one_graph
+    >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
+    >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
+    >>> engine.write_tensor(v, [1, 2, 3, 4])
+    >>> timeline = engine.run()
+    >>> engine.read_tensor(v)
+    array([2., 3., 4., 5.], dtype=float32)
     """
 
     def __init__(self, graph: Graph, programs):
@@ -118,7 +193,25 @@ class Engine:
 
     # -- host side ----------------------------------------------------------------------------
     def write_tensor(self, tensor: Tensor, values):
-        """Write ``values`` (broadcast to the tensor's shape) into device memory."""
+        """Writes ``values`` (broadcast to the tensor's shape) into device memory (``writeTensor``).
+
+        Args:
+          tensor: A Tensor of the engine's graph (or a slice).
+          values: Array-like, broadcast to the tensor's shape and converted to its dtype.
+
+        Raises:
+          GraphError: if the values do not fit the tensor's shape.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> from ipu_teach.examples import add_one_graph
+        >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
+        >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
+        >>> engine.write_tensor(v[:2], 7)
+        >>> engine.read_tensor(v)
+        array([7., 7., 0., 0.], dtype=float32)
+        """
         self._own(tensor)
         try:
             values = np.broadcast_to(np.asarray(values, dtype=tensor.dtype), tensor.shape)
@@ -128,7 +221,18 @@ class Engine:
         self._memory[tensor.variable.name][tensor.indices] = values
 
     def read_tensor(self, tensor: Tensor) -> np.ndarray:
-        """A copy of ``tensor``'s values in device memory."""
+        """Returns a copy of ``tensor``'s values in device memory (``readTensor``).
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> from ipu_teach.examples import add_one_graph
+        >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
+        >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
+        >>> timeline = engine.run()                        # variables start at zero
+        >>> engine.read_tensor(v)
+        array([1., 1., 1., 1.], dtype=float32)
+        """
         self._own(tensor)
         return self._memory[tensor.variable.name][tensor.indices].copy()
 
@@ -143,7 +247,30 @@ class Engine:
         self._streams[name], self._stream_position[name] = buffer.reshape(-1), 0
 
     def run(self, program_index: int = 0):
-        """Run program ``program_index``; return (and keep as ``self.timeline``) its simulated Timeline."""
+        """Runs program ``program_index`` and returns its simulated Timeline (also kept as ``self.timeline``).
+
+        The values change in device memory as numpy computes them; the timeline says what the run would
+        cost on the IPU: per superstep, the cycles of compute, sync and exchange of every tile.
+
+        Args:
+          program_index: Integer, which of the engine's programs to run. Default: 0.
+
+        Returns:
+          The ``Timeline`` of the run (deterministic: the same program always gives the same cycles).
+
+        Raises:
+          GraphError: for a program index the engine does not have.
+
+        Example:
+
+        >>> from ipu_teach.bsp import poplar
+        >>> from ipu_teach.examples import add_one_graph
+        >>> graph, v, compute_set = add_one_graph()     # v: one float per tile; each vertex adds one
+        >>> engine = poplar.Engine(graph, poplar.Execute(compute_set))
+        >>> timeline = engine.run()
+        >>> timeline.totals()
+        {'compute': 66, 'sync': 150, 'exchange': 0}
+        """
         if not 0 <= program_index < len(self.programs):
             raise GraphError(f"Engine.run: program {program_index} does not exist; "
                              f"this engine has {len(self.programs)} program(s)")

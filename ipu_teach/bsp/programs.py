@@ -29,9 +29,25 @@ def _check_label(label):
 
 @dataclass(frozen=True, eq=False)
 class Execute(Program):
-    """One superstep: sync, exchange the compute set's inputs, then compute.
+    """A program of one superstep: sync, exchange the compute set's inputs, then compute.
 
-    ``sync=None`` means on-chip for one IPU and cross-IPU for several.
+    The bulk-synchronous step of the IPU: every tile waits at the sync, then data moves between tiles,
+    then every tile computes on its own memory. Its cost is the sync plus the busiest tile's exchange
+    plus the busiest tile's compute.
+
+    Args:
+      compute_set: A ``bsp.ComputeSet``, the cycles of each tile.
+      exchange: Optional ``bsp.Exchange``, the bytes each tile receives first. Default: None, no exchange.
+      sync: The kind of sync. Default: None, on-chip for one IPU and cross-IPU for several.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach import bsp, hardware
+    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    >>> bsp.Engine(step, hardware.MK2.with_tiles(4)).run().totals()
+    {'compute': 2000, 'sync': 150, 'exchange': 256}
     """
 
     compute_set: ComputeSet
@@ -86,14 +102,42 @@ class _HostStream(Program):
 
 @dataclass(frozen=True, eq=False)
 class HostToDevice(_HostStream):
-    """Stream ``nbytes`` (a number, or one per IPU) from the host over PCIe, after a host sync."""
+    """A program that streams ``nbytes`` from the host to the device, after a host sync.
+
+    The cost of feeding a batch: a sync with the host, then the transfer over the host link (PCIe,
+    shared by the IPUs of a machine that stream at the same time).
+
+    Args:
+      nbytes: Integer, the bytes streamed (or one integer per IPU).
+      label: The step's name in timelines. Default: ``"host->device"``.
+
+    Example:
+
+    >>> from ipu_teach import bsp, hardware
+    >>> bsp.Engine(bsp.HostToDevice(4096), hardware.MK2.with_tiles(4)).run().totals()
+    {'compute': 0, 'sync': 13000, 'exchange': 7087}
+    """
 
     label: str = "host->device"
 
 
 @dataclass(frozen=True, eq=False)
 class DeviceToHost(_HostStream):
-    """Stream ``nbytes`` (a number, or one per IPU) to the host over PCIe, after a host sync."""
+    """A program that streams ``nbytes`` from the device to the host, after a host sync.
+
+    The way back of ``HostToDevice`` (results, outfeeds), with the same arguments; its ``label`` defaults to
+    ``"device->host"``.
+
+    Example:
+
+    >>> from ipu_teach import bsp, hardware
+    >>> round_trip = bsp.Sequence(bsp.HostToDevice(4096), bsp.DeviceToHost(1024))
+    >>> print(bsp.Engine(round_trip, hardware.MK2.with_tiles(4)).run().summary())
+    superstep                      runs   compute    sync  exchange    cycles
+    host->device                      1         0   13000      7087     20087
+    device->host                      1         0   13000      6760     19760
+    total: 39,847 cycles = 29.960 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 13,847; tile utilisation 0.0%
+    """
 
     label: str = "device->host"
 
@@ -120,7 +164,25 @@ def _check_programs(programs, what):
 
 
 class Sequence(Program):
-    """Run programs one after another. ``Sequence(a, b)`` or ``Sequence([a, b])``."""
+    """A program that runs programs one after another: ``Sequence(a, b)`` or ``Sequence([a, b])``.
+
+    Args:
+      *programs: The programs, or one list of them.
+      label: The sequence's name. Default: ``"sequence"``.
+
+    Raises:
+      GraphError: if an argument is not a program.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach import bsp, hardware
+    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    >>> program = bsp.Sequence(bsp.HostToDevice(4096), step, bsp.DeviceToHost(1024))
+    >>> bsp.Engine(program, hardware.MK2.with_tiles(4)).run().labels
+    ('host->device', 'matmul', 'device->host')
+    """
 
     def __init__(self, *programs, label: str = "sequence"):
         if len(programs) == 1 and isinstance(programs[0], (list, tuple)):
@@ -134,7 +196,29 @@ class Sequence(Program):
 
 
 class Repeat(Program):
-    """Run ``body`` ``count`` times."""
+    """A program that runs ``body`` ``count`` times (``poplar::program::Repeat``).
+
+    A device-side loop: no host involvement between iterations, which is what ``steps_per_execution``
+    buys a Keras model on the IPU.
+
+    Args:
+      count: Integer >= 0, how many times to run ``body``.
+      body: The program to repeat.
+      label: The loop's name. Default: ``"repeat"``.
+
+    Raises:
+      GraphError: for a negative or non-integer count, or a body that is not a program.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach import bsp, hardware
+    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    >>> timeline = bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+    >>> timeline.labels, timeline.counts.tolist(), timeline.totals()["compute"]
+    (('matmul',), [10], 20000)
+    """
 
     def __init__(self, count: int, body: Program, label: str = "repeat"):
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:

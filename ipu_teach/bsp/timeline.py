@@ -106,7 +106,21 @@ class Timeline:
                 for r in range(self.rows)]
 
     def summary(self) -> str:
-        """A short text table of the rows and totals, in simulated cycles."""
+        """Returns a short text table of the supersteps and totals, in simulated cycles.
+
+        One row per superstep with how often it runs and its compute, sync and exchange cycles; then the
+        total in cycles and simulated microseconds, and the tile utilisation (the share of tile-cycles
+        spent computing).
+
+        Example:
+
+        >>> from ipu_teach.examples import small_timeline
+        >>> timeline = small_timeline()      # 10 runs of one superstep on 4 tiles
+        >>> print(timeline.summary())
+        superstep                      runs   compute    sync  exchange    cycles
+        matmul                           10      2000     150       256      2406
+        total: 24,060 cycles = 18.090 us simulated on GC200 (Mk2) (4 tiles); compute 20,000, sync 1,500, exchange 2,560; tile utilisation 83.1%
+        """
         lines = [f"{'superstep':<28}{'runs':>7}{'compute':>10}{'sync':>8}{'exchange':>10}{'cycles':>10}"]
         once = self.superstep_cycles()
         ipu = int(np.argmax(self.ipu_cycles())) if self.ipus else 0

@@ -2,6 +2,14 @@
 
 One process per IPU, one thread per phase (sync, exchange, compute); times are simulated
 microseconds at the IPU's clock, rounded to the picosecond. Loops are expanded in execution order up to ``max_supersteps``.
+
+Example:
+
+>>> from ipu_teach import bsp, hardware
+>>> from ipu_teach.bsp import trace
+>>> timeline = bsp.Engine(bsp.Execute(bsp.ComputeSet("work", [100, 50])), hardware.MK2.with_tiles(2)).run()
+>>> sorted({event["cat"] for event in trace.chrome_trace_events(timeline) if event["ph"] == "X"})
+['compute', 'sync']
 """
 from __future__ import annotations
 
@@ -15,7 +23,28 @@ MAX_TRACED_SUPERSTEPS = 10_000
 
 
 def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -> list:
-    """Trace events (dicts with name/ph/ts/dur/pid/tid/args), metadata events first."""
+    """Returns a Timeline as Chrome trace events: dicts with name/ph/ts/dur/pid/tid/args, metadata events first.
+
+    One process per IPU and one thread per phase (sync, exchange, compute), in simulated microseconds:
+    the format Perfetto and chrome://tracing open, close to what PopVision's execution trace shows.
+
+    Args:
+      timeline: A ``bsp.Timeline``.
+      max_supersteps: Integer, the most supersteps traced (a long loop is cut there).
+
+    Returns:
+      A list of dicts.
+
+    Example:
+
+    >>> from ipu_teach.examples import small_timeline
+    >>> timeline = small_timeline()      # 10 runs of one superstep on 4 tiles
+    >>> from ipu_teach.bsp import trace
+    >>> events = trace.chrome_trace_events(timeline)
+    >>> first = [e for e in events if e["ph"] == "X"][0]
+    >>> first["name"], first["cat"], first["args"]["cycles"]
+    ('matmul', 'sync', 150)
+    """
     events = []
     for ipu in range(timeline.ipus):
         events.append({"name": "process_name", "ph": "M", "pid": ipu, "tid": 0,
@@ -38,7 +67,30 @@ def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -
 
 
 def write_chrome_trace(timeline, path, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -> str:
-    """Write the trace JSON to ``path`` atomically (temp file in the same folder, then rename)."""
+    """Writes a Timeline as Chrome trace JSON to ``path``, atomically, and returns the path.
+
+    Open the file in https://ui.perfetto.dev or chrome://tracing. Written to a temporary file in the
+    same folder, then renamed, so a reader never sees half a file.
+
+    Args:
+      timeline: A ``bsp.Timeline``.
+      path: The file to write (string or path-like).
+      max_supersteps: Integer, the most supersteps traced.
+
+    Returns:
+      The path written, a string.
+
+    Example:
+
+    >>> from ipu_teach.examples import small_timeline
+    >>> timeline = small_timeline()      # 10 runs of one superstep on 4 tiles
+    >>> import json
+    >>> from ipu_teach.bsp import trace
+    >>> path = trace.write_chrome_trace(timeline, "trace.json")
+    >>> with open(path) as file:
+    ...     json.load(file)["otherData"]["simulated"]
+    True
+    """
     path = os.fspath(path)
     payload = {"traceEvents": chrome_trace_events(timeline, max_supersteps), "displayTimeUnit": "ns",
                "otherData": {"simulated": True, "ipu": timeline.spec.name, "total_cycles": timeline.total_cycles()}}

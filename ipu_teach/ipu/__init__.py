@@ -6,6 +6,20 @@
 ``set_gradient_accumulation_options``, ``set_replication_options``, ``set_pipelining_options`` and the
 pipeline stage assignment methods: importing this package registers ``keras_extensions.ModelExtension`` with
 Keras' extension point (``ipu_teach.keras.engine.extensions``), so every model built afterwards has them.
+
+Example:
+
+>>> from ipu_teach import ipu
+>>> config = ipu.config.IPUConfig()
+>>> config.auto_select_ipus = 1
+>>> config.configure_ipu_system()
+>>> strategy = ipu.ipu_strategy.IPUStrategy()
+>>> with strategy.scope():
+...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+...     model.compile("sgd", "mse", steps_per_execution=2)
+...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
+>>> model.get_ipu_executable("train").seconds_per_execution > 0
+True
 """
 from . import (config, executable_cache, gradient_accumulation, ipu_strategy, keras_extensions, ops, optimizers,
                pipelining, system, utils)

@@ -3,6 +3,16 @@
 Options are grouped as in Graphcore's TensorFlow port (``config.device_connection.type``,
 ``config.ipu_model.tiles_per_ipu``...). Setting an option that does not exist is an error that
 names the closest one, instead of being silently ignored.
+
+Example:
+
+>>> config = ipu.config.IPUConfig()
+>>> config.auto_select_ipus = 1
+>>> config.ipu_model.tiles_per_ipu = 64
+>>> config.matmuls.poplar_options = {"availableMemoryProportion": "0.3"}
+>>> config.configure_ipu_system()
+>>> ipu.system.current().spec.tiles
+64
 """
 from __future__ import annotations
 
@@ -14,8 +24,22 @@ from ..validation import boolean
 
 
 class DeviceConnectionType(enum.Enum):
-    """When the IPUs are attached. The simulated IPUs are always available; NEVER and PRE_COMPILE
-    compile (and fill the executable cache) without running, as on the real system."""
+    """When the IPUs are attached: ``IPUConfig.device_connection.type``, Graphcore's enum.
+
+    ``ALWAYS`` (the default) attaches when the system is configured, ``ON_DEMAND`` when first used (so
+    several processes can share a machine). ``PRE_COMPILE`` and ``NEVER`` compile without running, and
+    fill the executable cache: on the real system a way to compile without an IPU; in the course, a quick
+    way to get simulated times and memory without training (the weights do not change).
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    >>> config.device_connection.type.name
+    'PRE_COMPILE'
+    >>> [member.name for member in ipu.config.DeviceConnectionType]
+    ['ALWAYS', 'ON_DEMAND', 'PRE_COMPILE', 'NEVER']
+    """
 
     ALWAYS = "always"
     ON_DEMAND = "on_demand"
@@ -179,6 +203,35 @@ class IOTilesOptions(_Options):
 
 
 class IPUConfig(_Options):
+    """The configuration of the IPU system, with Graphcore's option names (``ipu.config.IPUConfig``).
+
+    Set its options, then call ``configure_ipu_system()`` before creating the ``IPUStrategy``: the
+    simulated IPUs it selects are attached from then on. Options are grouped as in Graphcore's
+    TensorFlow (``config.device_connection.type``, ``config.ipu_model.tiles_per_ipu``,
+    ``config.io_tiles.num_io_tiles``, ``config.matmuls.poplar_options``...). An option that does not exist
+    is an error naming the closest one, not silently ignored; a value of the wrong kind is refused.
+
+    Attributes:
+      auto_select_ipus: How many IPUs to attach (a power of two; a list for several devices). Each IPU
+        runs a replica unless the model is pipelined over them.
+      select_ipus: Device IDs to attach instead, as ``gc-info -l`` lists them.
+      allow_recompute: Recompute activations in the backward pass of a pipeline instead of stashing them.
+      device_connection, ipu_model, optimizations, floating_point_behaviour, convolutions, matmuls,
+        io_tiles, profiling: The groups of options.
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 2
+    >>> config.configure_ipu_system()
+    >>> ipu.system.current().num_ipus
+    2
+    >>> config.auto_select_ipu = 1
+    Traceback (most recent call last):
+    ...
+    AttributeError: IPUConfig has no option 'auto_select_ipu'. Did you mean 'auto_select_ipus'? ...
+    """
+
     _defaults = {
         "auto_select_ipus": [],
         "select_ipus": [],
@@ -207,8 +260,28 @@ class IPUConfig(_Options):
         object.__setattr__(self, "io_tiles", IOTilesOptions())
 
     def configure_ipu_system(self, device="cpu") -> None:
-        """Attach the simulated IPUs this config selects (Graphcore's method form); like Graphcore's, it
-        returns nothing: ``ipu.system.current()`` describes what was attached."""
+        """Configures the IPU system: attaches the simulated IPUs this config selects.
+
+        Graphcore's method form of ``ipu.config.configure_ipu_system(config)``. Like Graphcore's, it returns
+        nothing: ``ipu.system.current()`` describes what was attached. Calling it again (with this or
+        another config) replaces the system configured before, for the models compiled from then on.
+
+        Args:
+          device: Accepted for Graphcore compatibility (``"cpu"``, where the configuration runs).
+
+        Raises:
+          ValueError: for an IPU count the system cannot give (not a power of two, or more IPUs than the
+            simulated machine has; ``ipu.system.use_system`` picks a bigger one).
+
+        Example:
+
+        >>> config = ipu.config.IPUConfig()
+        >>> config.auto_select_ipus = 4
+        >>> config.configure_ipu_system()
+        >>> attached = ipu.system.current()
+        >>> attached.num_ipus, attached.device_id, attached.system
+        (4, 24, 'IPU-POD16')
+        """
         from .system import configure
         configure(self)
 

@@ -8,6 +8,24 @@ atomically, so the folder is always safe to delete.
 The cache never stops training: an entry that is unreadable, ``null``, of another format or for
 another key is a miss (compiled again and rewritten), and a folder that cannot be written (read-only,
 full) is reported once and training goes on without caching.
+
+Example:
+
+>>> ipu.executable_cache.enable("cache")
+>>> config = ipu.config.IPUConfig()
+>>> config.auto_select_ipus = 1
+>>> config.configure_ipu_system()
+>>> loaded = []
+>>> for attempt in range(2):
+...     with ipu.ipu_strategy.IPUStrategy().scope():
+...         model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+...         model.compile("sgd", "mse", steps_per_execution=2)
+...         history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
+...     loaded.append(model.get_ipu_executable("train").from_cache)
+INFO:ipu_teach:Loaded the executable of `sequential_1` (train) from the executable cache (cache): no compilation needed.
+>>> loaded
+[False, True]
+>>> ipu.executable_cache.disable()
 """
 from __future__ import annotations
 
@@ -28,12 +46,36 @@ _unwritable: set = set()
 
 
 def enable(path) -> None:
-    """Cache executables in ``path`` (created when first written)."""
+    """Caches compiled executables in the folder ``path`` (created when first written).
+
+    The Python form of ``TF_POPLAR_FLAGS="--executable_cache_path=path"``: a model whose program was
+    compiled before (same graph, micro-batch, steps per execution, replication...) loads its executable
+    instead of compiling it again, and ``get_ipu_executable(...).from_cache`` says so.
+
+    Args:
+      path: A folder (string or path-like).
+
+    Example:
+
+    >>> ipu.executable_cache.enable("ipu_executable_cache")
+    >>> ipu.executable_cache.cache_path()
+    'ipu_executable_cache'
+    >>> ipu.executable_cache.disable()
+    """
     _python_path[0] = os.fspath(path)
 
 
 @on_reset(runtime=True)
 def disable() -> None:
+    """Stops caching executables from Python; ``TF_POPLAR_FLAGS --executable_cache_path`` still applies.
+
+    Example:
+
+    >>> ipu.executable_cache.enable("ipu_executable_cache")
+    >>> ipu.executable_cache.disable()
+    >>> ipu.executable_cache.cache_path() is None
+    True
+    """
     _python_path[0] = None
     _unwritable.clear()
 

@@ -1,4 +1,15 @@
-"""``ipu.ipu_strategy.IPUStrategy``: models compiled inside ``strategy.scope()`` run on the IPUs."""
+"""``ipu.ipu_strategy.IPUStrategy``: models compiled inside ``strategy.scope()`` run on the IPUs.
+
+Example:
+
+>>> from ipu_teach.examples import configure_ipus
+>>> config = configure_ipus(1)
+>>> model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+>>> with ipu.ipu_strategy.IPUStrategy().scope():
+...     model.compile("sgd", "mse", steps_per_execution=2)    # compiled in the scope: placed on the IPU
+>>> model.device_executor is not None
+True
+"""
 import contextlib
 
 from ..keras.engine import device
@@ -7,16 +18,52 @@ from .executor import IPUExecutor
 
 
 class IPUStrategy:
-    """A distribution strategy for the simulated IPU system configured with ``configure_ipu_system``.
+    """The distribution strategy that runs Keras models on the IPU system configured with ``configure_ipu_system``.
 
-    ``enable_keras_extensions`` is taken for Graphcore's signature: here the IPU methods are on every model
-    built after ``ipu_teach.ipu`` is imported, whatever its value (see ``keras_extensions``)."""
+    Models created and compiled inside ``strategy.scope()`` run their ``fit``, ``evaluate`` and
+    ``predict`` on the simulated IPUs: one replica per IPU (or a pipeline over several), with
+    ``steps_per_execution`` batches per execution. Outside the scope the same model runs on the CPU.
+    Custom training loops (``strategy.run``, ...) are not simulated and say so.
+
+    Args:
+      enable_dataset_iterators: Accepted for Graphcore compatibility. Default: True.
+      enable_keras_extensions: Accepted for Graphcore's signature: here the IPU methods are on every model
+        built after ``ipu_teach.ipu`` is imported, whatever its value (see ``keras_extensions``). Default: True.
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 2
+    >>> config.configure_ipu_system()
+    >>> strategy = ipu.ipu_strategy.IPUStrategy()
+    >>> strategy.num_replicas_in_sync
+    2
+    """
 
     def __init__(self, enable_dataset_iterators=True, enable_keras_extensions=True):
         self.enable_keras_extensions = enable_keras_extensions
 
     @contextlib.contextmanager
     def scope(self):
+        """Returns a context manager: models created and compiled inside it run on the IPUs.
+
+        A model is placed when it is compiled: ``compile`` (and ``fit``) inside the scope attach it to the
+        simulated IPU system; the executables are compiled on the first ``fit``, ``evaluate`` or
+        ``predict`` and cached per mode.
+
+        Example:
+
+        >>> config = ipu.config.IPUConfig()
+        >>> config.auto_select_ipus = 1
+        >>> config.configure_ipu_system()
+        >>> with ipu.ipu_strategy.IPUStrategy().scope():
+        ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+        ...     model.compile("sgd", "mse")
+        ...     prediction = model.predict(np.ones((4, 4), np.float32), batch_size=4, verbose=0)
+        INFO:ipu_teach:The model `sequential` has been configured with only 1 steps per execution. ...
+        >>> prediction.shape, model.device_executor is not None
+        ((4, 2), True)
+        """
         with device.placement(self):
             yield self
 

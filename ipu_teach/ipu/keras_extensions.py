@@ -69,10 +69,36 @@ class ModelExtension:
 
     def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_replica=None,
                                           gradient_accumulation_reduction_method="sum", **kwargs):
-        """Accumulate the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
-        weight update, reduced as Graphcore's Keras does: summed by default ('sum'), or 'mean' or
-        'running_mean' (see ``ipu.gradient_accumulation``: k micro-batches of b with 'sum' step like one
-        batch of k*b at k times the learning rate; with 'mean' like one batch of k*b)."""
+        """Sets the gradient accumulation options of a non-pipelined model (Graphcore's Keras).
+
+        Accumulates the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
+        weight update: a large effective batch from micro-batches that fit in tile memory. They are reduced
+        as Graphcore's Keras does: summed by default (``"sum"``), so k micro-batches of b step like one batch
+        of k*b at k times the learning rate; ``"mean"`` and ``"running_mean"`` step like one batch of k*b.
+        ``steps_per_execution`` must be a multiple of the accumulation count.
+
+        Args:
+          gradient_accumulation_steps_per_replica: Integer, the micro-batches accumulated per weight update.
+            Default: None, no accumulation.
+          gradient_accumulation_reduction_method: ``"sum"``, ``"mean"`` or ``"running_mean"``, or an
+            ``ipu.optimizers.GradientAccumulationReductionMethod``. Default: ``"sum"``.
+          **kwargs: Graphcore's other accumulation keywords (``gradient_accumulation_dtype``, ...), recorded.
+
+        Raises:
+          ValueError: if the count is not a positive integer, or the method is unknown.
+
+        Example:
+
+        >>> from ipu_teach.examples import configure_ipus
+        >>> config = configure_ipus(1)
+        >>> with ipu.ipu_strategy.IPUStrategy().scope():
+        ...     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+        ...     model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+        ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        ...     x, y = np.ones((16, 4), np.float32), keras.utils.to_categorical(np.zeros(16), 2)
+        ...     history = model.fit(x, y, batch_size=4, verbose=0)
+        INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
+        """
         keyword_checks.check("set_gradient_accumulation_options", kwargs,
                              keyword_checks.GRADIENT_ACCUMULATION_KEYWORDS, keyword_checks.GRADIENT_ACCUMULATION_RESERVED)
         _check_steps(gradient_accumulation_steps_per_replica)
@@ -107,12 +133,37 @@ class ModelExtension:
         self._ipu_options.outfeed_queue_options = dict(kwargs)
 
     def get_ipu_executable(self, mode="train"):
-        """The simulated IPU executable this model last compiled for ``mode`` ("train" for fit, "test" for
-        evaluate, "predict"): its ``seconds_per_execution``, ``compile_seconds``, ``from_cache``, lowered
-        ``graph``, ``timeline`` and, when pipelined, ``pipeline`` (each stage's costs, schedule and graph).
+        """Returns the simulated IPU executable this model last compiled for ``mode`` (ipu-teach only).
 
-        ipu-teach only (the real SDK hides its Poplar executables; PopVision reports show the same figures).
-        Each mode keeps its own executable, so the training pipeline is still there after evaluate."""
+        The executable holds what the simulator worked out: ``seconds_per_execution`` (simulated, host
+        overhead included), ``compile_seconds``, ``from_cache``, the lowered ``graph``, its ``timeline`` and,
+        when pipelined, ``pipeline`` (each stage's costs, schedule and graph). The real SDK hides its Poplar
+        executables; PopVision reports show the same figures. Each mode keeps its own executable, so the
+        training pipeline is still there after ``evaluate``.
+
+        Args:
+          mode: ``"train"`` (fit), ``"test"`` (evaluate) or ``"predict"``, Keras' mode names. Default: ``"train"``.
+
+        Returns:
+          The ``Executable``.
+
+        Raises:
+          ValueError: for another mode, a model not compiled in an ``IPUStrategy`` scope, or a mode not run
+            since the last compile (the message says which call to make).
+
+        Example:
+
+        >>> from ipu_teach.examples import configure_ipus
+        >>> config = configure_ipus(1)
+        >>> with ipu.ipu_strategy.IPUStrategy().scope():
+        ...     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+        ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=2)
+        ...     x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
+        ...     history = model.fit(x, y, batch_size=4, verbose=0)
+        >>> executable = model.get_ipu_executable("train")
+        >>> executable.from_cache, executable.graph.compute_sets > 0, executable.seconds_per_execution > 0
+        (False, True, True)
+        """
         if mode not in EXECUTABLE_MODES:
             raise ValueError(f"get_ipu_executable: mode must be one of {', '.join(map(repr, EXECUTABLE_MODES))} "
                              f"(Keras' mode names for fit, evaluate and predict), got {mode!r}")
@@ -129,8 +180,46 @@ class ModelExtension:
     def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, device_mapping=None,
                                accumulate_outfeed=None, gradient_accumulation_reduction_method="sum",
                                pipeline_schedule=None, recomputation_mode=None, **pipelining_kwargs):
-        """Graphcore's pipelining options; ``pipeline_schedule`` defaults to Grouped. The reduction method is
-        the one ``set_gradient_accumulation_options`` sets too (the last call wins, as in Graphcore's Keras)."""
+        """Sets the pipelining options of a model whose layers have pipeline stages (Graphcore's Keras).
+
+        Each stage runs on its own IPU; micro-batches flow through the stages so the IPUs work at the same
+        time, and their gradients are accumulated over ``gradient_accumulation_steps_per_replica``
+        micro-batches before each weight update, so a pipeline computes exactly what gradient accumulation
+        computes. The reduction method is the one ``set_gradient_accumulation_options`` sets too (the last
+        call wins, as in Graphcore's Keras).
+
+        Args:
+          gradient_accumulation_steps_per_replica: Integer, the micro-batches accumulated per weight update;
+        ``steps_per_execution`` must be a multiple of it, and the schedule may need a multiple of the
+        stage count (Grouped: 2 x stages).
+          device_mapping: Optional list, the IPU of each stage. Default: None, stage n on IPU n.
+          accumulate_outfeed: Accepted and recorded (Graphcore's option for the outfeed).
+          gradient_accumulation_reduction_method: ``"sum"`` (Graphcore's default), ``"mean"`` or
+        ``"running_mean"``, or a ``GradientAccumulationReductionMethod``.
+          pipeline_schedule: An ``ipu.ops.pipelining_ops.PipelineSchedule``. Default: None, Grouped.
+          recomputation_mode: An ``ipu.ops.pipelining_ops.RecomputationMode``. Default: None, Auto.
+          **pipelining_kwargs: Graphcore's per-stage options (``forward_propagation_stages_poplar_options``,
+        ``backward_propagation_stages_poplar_options``) and other recognised pipelining keywords.
+
+        Raises:
+          ValueError: for a value of the wrong kind (the message names the argument and what it takes).
+          TypeError: for a keyword argument that does not exist.
+
+        Example:
+
+        >>> from ipu_teach.examples import configure_ipus, two_stage_model
+        >>> config = configure_ipus(2)
+        >>> with ipu.ipu_strategy.IPUStrategy().scope():
+        ...     model = two_stage_model()           # Dense(8) on stage 0, Dense(2) on stage 1
+        ...     model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+        ...         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+        ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        ...     x, y = np.ones((16, 4), np.float32), keras.utils.to_categorical(np.zeros(16), 2)
+        ...     history = model.fit(x, y, batch_size=4, verbose=0)
+        INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
+        >>> model.get_ipu_executable("train").pipeline.costs.stages
+        2
+        """
         keyword_checks.check("set_pipelining_options", pipelining_kwargs, keyword_checks.PIPELINING_KEYWORDS,
                              keyword_checks.PIPELINING_RESERVED)
         _check_steps(gradient_accumulation_steps_per_replica)

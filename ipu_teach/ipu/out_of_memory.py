@@ -13,7 +13,29 @@ CURES = ("use a smaller micro-batch (batch_size)", "split the model over IPUs wi
 
 
 class ModelOutOfMemoryError(TileOutOfMemoryError):
-    """Raised when a model's tile memory exceeds SRAM; carries the graph so a report can show it."""
+    """Raised when a model compiled for the IPU needs more memory on a tile than its SRAM holds.
+
+    Graphcore's compile fails the same way (in PopVision: a report with tiles over their memory). The
+    message says what fills the fullest tile and the usual cures: a smaller micro-batch, pipelining,
+    recomputation, or less temporary memory for matmuls and convolutions (``availableMemoryProportion``).
+    It carries ``tile``, ``needed``, ``available``, the ``categories`` and ``variables`` on that tile and
+    the lowered ``graph``, so a report can still be written (``debug.allowOutOfMemory``).
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.ipu_model.tiles_per_ipu = 4
+    >>> config.configure_ipu_system()
+    >>> with ipu.ipu_strategy.IPUStrategy().scope():
+    ...     model = keras.Sequential([keras.layers.Dense(512, input_shape=(512,))])
+    ...     model.compile("sgd", "mse")
+    ...     try:
+    ...         model.fit(np.zeros((32, 512), np.float32), np.zeros((32, 512), np.float32), verbose=0)
+    ...     except ipu.ModelOutOfMemoryError as error:
+    ...         print(f"tile {error.tile} needs {error.needed:,} of {error.available:,} bytes")
+    tile 0 needs 707,937 of 638,976 bytes
+    """
 
     def __init__(self, model_name, tile, needed, available, categories, variables, graph):
         self.model_name, self.categories, self.variables, self.graph = model_name, categories, variables, graph

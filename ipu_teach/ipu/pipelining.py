@@ -53,13 +53,51 @@ def _nodes(model) -> list:
 
 
 def get_pipeline_stage_assignment(self) -> list:
-    """One assignment per layer call, in post-order (the order the model computes them)."""
+    """Returns the pipeline stage assignment of every layer call in the model (Graphcore's Keras).
+
+    One ``PipelineStageAssignment`` per layer call (a node), in post-order: the order the model computes
+    them. Each has a ``layer``, its ``inbound_layers`` and a ``pipeline_stage`` that can be changed and
+    given back to ``set_pipeline_stage_assignment``.
+
+    Returns:
+      A list of ``PipelineStageAssignment``, ``pipeline_stage`` None where no stage is set.
+
+    Example:
+
+    >>> inputs = keras.Input(shape=(4,))
+    >>> with keras.ipu.PipelineStage(0):
+    ...     x = keras.layers.Dense(8, activation="relu")(inputs)
+    >>> with keras.ipu.PipelineStage(1):
+    ...     outputs = keras.layers.Dense(2, activation="softmax")(x)
+    >>> model = keras.Model(inputs, outputs)
+    >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+    [0, 1]
+    """
     return [PipelineStageAssignment(t, i) for i, t in enumerate(_nodes(self))]
 
 
 def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
-    """Give every layer call a stage: a list of ints (or of assignments from ``get_...``) in post-order
-    (for a Sequential model: one per layer, also before it is built, as in Graphcore's tech note)."""
+    """Sets the pipeline stage of every layer call in the model (Graphcore's Keras).
+
+    The alternative to ``keras.ipu.PipelineStage`` blocks for a model whose code cannot be changed, and
+    the way to try different cuts of the same model. For a ``Sequential`` model: one stage per layer,
+    also before it is built, as in Graphcore's tech note on porting Keras models.
+
+    Args:
+      pipeline_stage_assignment: A list of stage numbers (ints >= 0), or of the
+        ``PipelineStageAssignment`` objects ``get_pipeline_stage_assignment`` returns, one per layer
+        call in post-order.
+
+    Raises:
+      ValueError: if the count does not match the model's layer calls, or a stage is not an int >= 0.
+
+    Example:
+
+    >>> model = keras.Sequential([keras.layers.Dense(8, input_shape=(4,)), keras.layers.Dense(2)])
+    >>> model.set_pipeline_stage_assignment([0, 1])
+    >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+    [0, 1]
+    """
     unbuilt = isinstance(self, Sequential) and not self.built
     nodes = self.layers if unbuilt else _nodes(self)
     stages = [getattr(a, "pipeline_stage", a) for a in pipeline_stage_assignment]
@@ -74,12 +112,47 @@ def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
 
 
 def reset_pipeline_stage_assignment(self) -> None:
+    """Resets the pipeline stage assignment so the model is not pipelined (Graphcore's Keras).
+
+    Every layer call loses its stage, including those set by ``keras.ipu.PipelineStage`` blocks: the same
+    layers then run on one IPU (per replica), which the course uses to compare a pipeline with plain
+    gradient accumulation.
+
+    Example:
+
+    >>> from ipu_teach.examples import two_stage_model
+    >>> model = two_stage_model()           # Dense(8) on stage 0, Dense(2) on stage 1
+    >>> model.reset_pipeline_stage_assignment()
+    >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
+    [None, None]
+    """
     for tensor in _nodes(self):
         tensor.pipeline_stage = None
 
 
 def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=None) -> None:
-    """A table of every layer call with its inputs and stage, in the layout of ``model.summary()``."""
+    """Prints every layer call with its inputs and pipeline stage, in the layout of ``model.summary()``.
+
+    Graphcore's way to check a pipeline's cut before compiling: ``unassigned`` marks a layer call with
+    no stage.
+
+    Args:
+      line_length: Total length of printed lines. Default: None, 80.
+      print_fn: Print function to use, called with each line. Default: None, ``print``.
+
+    Example:
+
+    >>> from ipu_teach.examples import two_stage_model
+    >>> model = two_stage_model()           # Dense(8) on stage 0, Dense(2) on stage 1
+    >>> model.print_pipeline_stage_assignment_summary()
+    Model: "model"
+    ________________________________________________________________________________
+    Layer (type) (node index)               Input Layers            Pipeline Stage
+    ================================================================================
+    dense (Dense) (0)                       input_1                 0
+    dense_1 (Dense) (1)                     dense                   1
+    ================================================================================
+    """
     print_fn = print_fn or print
     width = line_length or 80
     positions = [int(width * p) for p in (0.5, 0.8, 1.0)]

@@ -9,7 +9,24 @@ from . import messages, pipelining, system
 
 
 class IPURuleError(ValueError):
-    """A constraint of the IPU's Keras, with what to change."""
+    """Raised when a Keras call breaks a rule of Graphcore's IPU Keras; the message says what to change.
+
+    The rules come from how the IPU runs a model: whole executions of ``steps_per_execution`` batches,
+    gradient accumulation counts that divide them, schedules that need a multiple of the stage count...
+    It is a ValueError, as Graphcore's Keras raises.
+
+    Example:
+
+    >>> from ipu_teach.examples import configure_ipus
+    >>> config = configure_ipus(1)
+    >>> with ipu.ipu_strategy.IPUStrategy().scope():
+    ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+    ...     model.compile("sgd", "mse", steps_per_execution=3)
+    ...     model.fit(np.zeros((16, 4), np.float32), np.zeros((16, 2), np.float32), batch_size=4, verbose=0)
+    Traceback (most recent call last):
+    ...
+    ipu_teach.ipu.preparation.IPURuleError: steps_per_execution=3 must divide the number of steps per epoch ...
+    """
 
 
 def configured_system():

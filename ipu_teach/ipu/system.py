@@ -3,6 +3,19 @@
 Devices are numbered as ``gc-info -l`` numbers them: on a Pod16 IDs 0-15 are single IPUs, 16-23
 pairs, 24-27 groups of four, 28-29 of eight, 30 all sixteen. Multi-IPU devices come in powers of
 two, which is why ``auto_select_ipus=3`` is an error.
+
+Example:
+
+>>> config = ipu.config.IPUConfig()
+>>> config.auto_select_ipus = 3
+>>> config.configure_ipu_system()
+Traceback (most recent call last):
+...
+ValueError: ...
+>>> config.auto_select_ipus = 2
+>>> config.configure_ipu_system()
+>>> ipu.system.current().device_id
+16
 """
 from __future__ import annotations
 
@@ -87,8 +100,26 @@ def _stochastic_rounding(behaviour) -> bool:
 
 
 def use_system(name: str) -> None:
-    """Choose the simulated machine IPUs are selected from (default IPU-POD16); applies to the next
-    ``configure_ipu_system``."""
+    """Chooses the simulated machine the IPUs are selected from (ipu-teach only; default IPU-POD16).
+
+    On a real system this is the machine you log in to; here it bounds ``auto_select_ipus`` (an IPU-M2000
+    has 4 IPUs, an IPU-POD16 16, an IPU-POD64 64). It applies to the next ``configure_ipu_system``.
+
+    Args:
+      name: The system's name, one of ``ipu.system.SYSTEMS``: ``"IPU-M2000"``, ``"IPU-POD16"``, ``"IPU-POD64"``.
+
+    Raises:
+      ValueError: for an unknown name (the message lists the known ones).
+
+    Example:
+
+    >>> ipu.system.use_system("IPU-POD64")
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 32
+    >>> config.configure_ipu_system()
+    >>> ipu.system.current().system, ipu.system.current().num_ipus
+    ('IPU-POD64', 32)
+    """
     if name not in SYSTEMS:
         raise ValueError(f"Unknown system {name!r}; choose one of {', '.join(SYSTEMS)}")
     _system[0] = name
@@ -163,12 +194,41 @@ def configure(config: IPUConfig) -> SystemConfiguration:
 
 
 def current() -> SystemConfiguration | None:
+    """Returns what ``configure_ipu_system`` attached, or None when no IPU system is configured (ipu-teach only).
+
+    The configuration holds the IPU ``spec`` (every figure with its source in ``ipu_teach.hardware``),
+    ``num_ipus``, the ``device_id`` as ``gc-info`` numbers it, the simulated ``system`` and the options.
+
+    Example:
+
+    >>> ipu.system.current() is None
+    True
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.configure_ipu_system()
+    >>> attached = ipu.system.current()
+    >>> attached.num_ipus, attached.device_id, attached.spec.tiles
+    (1, 0, 1472)
+    """
     return _current[0]
 
 
 @on_reset(runtime=True)
 def reset() -> None:
-    """Detach the simulated IPUs and go back to the default system (as a new Python process would start)."""
+    """Detaches the simulated IPUs and goes back to the default system, as a new Python process starts.
+
+    Useful between experiments in one notebook: the next ``configure_ipu_system`` starts from scratch
+    (the default IPU-POD16, stochastic rounding seed 0).
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.configure_ipu_system()
+    >>> ipu.system.reset()
+    >>> ipu.system.current() is None, ipu.system.system_name()
+    (True, 'IPU-POD16')
+    """
     _current[0] = None
     _system[0] = DEFAULT_SYSTEM
     _rounding_seed[0] = 0

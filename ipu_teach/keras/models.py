@@ -25,10 +25,30 @@ def _loss_value(loss, parts) -> LossValue:
 
 
 class Model(Layer):
-    """A graph of layers from ``inputs`` to ``outputs``, with Keras' training methods.
+    """A graph of layers from ``inputs`` to ``outputs``, with Keras' training and inference methods.
 
-    Another package can add methods to every model built after it registers them
-    (:mod:`.engine.extensions`): that is how ``ipu_teach.ipu`` adds Graphcore's IPU methods."""
+    Built with the functional API: call layers on ``keras.Input`` tensors, then give the model its inputs
+    and outputs. Created and compiled inside ``ipu.ipu_strategy.IPUStrategy().scope()``, its ``fit``,
+    ``evaluate`` and ``predict`` run on the simulated IPU, with the numerics of the CPU. Another package can
+    add methods to every model built after it registers them (:mod:`.engine.extensions`): that is how
+    ``ipu_teach.ipu`` adds Graphcore's methods (``set_pipelining_options``, ``set_gradient_accumulation_options``, ...).
+
+    Args:
+      inputs: The input(s) of the model: a ``keras.Input`` tensor or a list of them.
+      outputs: The output(s) of the model: tensors computed from ``inputs`` by layers.
+      name: String, the name of the model. Default: None, ``model``, ``model_1``, ...
+
+    Raises:
+      ValueError: if only one of ``inputs`` and ``outputs`` is given, or the outputs do not depend on them.
+
+    Example:
+
+    >>> inputs = keras.Input(shape=(4,))
+    >>> outputs = keras.layers.Dense(2, activation="softmax")(inputs)
+    >>> model = keras.Model(inputs, outputs)
+    >>> model.output_shape, model.count_params()
+    ((None, 2), 10)
+    """
 
     def __new__(cls, *args, **kwargs):
         """A model is built as its class with the registered extensions (``engine.extensions``)."""
@@ -108,6 +128,20 @@ class Model(Layer):
         return [w for w in self.weights if id(w) not in trainable]
 
     def get_weights(self) -> list:
+        """Retrieves the weights of the model, as numpy arrays (copies), in the order of ``model.weights``.
+
+        After training on the IPU the weights are back on the host, as Graphcore's Keras copies them
+        after each execution: comparing them with a CPU run shows the two compute the same.
+
+        Returns:
+          A flat list of numpy arrays.
+
+        Example:
+
+        >>> model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+        >>> [w.shape for w in model.get_weights()]
+        [(3, 2), (2,)]
+        """
         return [w.data.copy() for w in self.weights]
 
     def set_weights(self, weights) -> None:
@@ -135,6 +169,31 @@ class Model(Layer):
         saving.load_weights(self, filepath)
 
     def summary(self, line_length=None, positions=None, print_fn=None) -> None:
+        """Prints a string summary of the network: each layer, its output shape and parameter count.
+
+        Args:
+          line_length: Total length of printed lines. Default: None, Keras' 65.
+          positions: Relative or absolute positions of the log elements in each line. Default: None.
+          print_fn: Print function to use, called with each line. Default: None, ``print``.
+
+        Raises:
+          ValueError: if the model has not been built yet.
+
+        Example:
+
+        >>> model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+        >>> model.summary()
+        Model: "sequential"
+        _________________________________________________________________
+        Layer (type)                 Output Shape              Param #
+        =================================================================
+        dense (Dense)                (None, 2)                 8
+        =================================================================
+        Total params: 8
+        Trainable params: 8
+        Non-trainable params: 0
+        _________________________________________________________________
+        """
         self.ensure_built()
         summary_module.print_summary(self, line_length, positions, print_fn)
 
@@ -187,6 +246,38 @@ class Model(Layer):
     # ----- compile and the steps -----------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
                 run_eagerly=None, steps_per_execution=1, jit_compile=None, **kwargs):
+        """Configures the model for training: optimizer, loss and metrics.
+
+        Inside an ``IPUStrategy`` scope, compiling also attaches the model to the simulated IPU;
+        ``steps_per_execution`` is then how many batches one execution of the IPU program runs, with the
+        host overhead paid once per execution (the tutorial's first speed-up). With a ``mixed_float16``
+        policy the optimizer is wrapped in a ``LossScaleOptimizer``, as in Keras.
+
+        Args:
+          optimizer: String (name of optimizer, ``"sgd"``, ``"adam"``, ``"rmsprop"``) or optimizer instance.
+            Default: ``"rmsprop"``.
+          loss: Loss function: a name such as ``"categorical_crossentropy"``, a callable, or a list / dict
+            with one per output. Default: None.
+          metrics: List of metrics to be evaluated during training and testing, e.g. ``["accuracy"]``.
+            Default: None.
+          loss_weights: Scalars weighting the loss of each output. Default: None.
+          weighted_metrics: Metrics weighted by ``sample_weight``. Default: None.
+          run_eagerly: Accepted for Keras compatibility; the simulator always runs numpy eagerly.
+          steps_per_execution: Integer, the number of batches to run during each execution (each
+            ``tf.function`` call in Keras, each Poplar program run on the IPU). Default: 1.
+          jit_compile: Accepted for Keras compatibility.
+
+        Raises:
+          ValueError: if ``steps_per_execution`` is not a positive integer.
+          TypeError: for an unknown keyword argument.
+
+        Example:
+
+        >>> model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(3,))])
+        >>> model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"], steps_per_execution=4)
+        >>> type(model.optimizer).__name__, model.steps_per_execution
+        ('SGD', 4)
+        """
         if kwargs:
             raise TypeError(f"compile() got unexpected keyword argument(s) {sorted(kwargs)}")
         if not isinstance(steps_per_execution, (int, np.integer)) or steps_per_execution < 1:
@@ -290,6 +381,51 @@ class Model(Layer):
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1, **kwargs):
+        """Trains the model for a fixed number of epochs (iterations on a dataset).
+
+        On the simulated IPU (a model compiled in an ``IPUStrategy`` scope) the data is cut into executions
+        of ``steps_per_execution`` batches, so the number of batches must divide into them (Graphcore's
+        rule, with an error that says what to change); replicas, gradient accumulation and pipelining
+        follow ``IPUConfig`` and the model's options. The weights computed are the CPU's.
+
+        Args:
+          x: Input data: a numpy array (or a list of them for several inputs), or a ``Dataset`` of
+            ``(x, y)`` batches.
+          y: Target data, like ``x``; not given when ``x`` is a dataset.
+          batch_size: Integer, the number of samples per gradient update (per replica on the IPU).
+            Default: None, 32.
+          epochs: Integer, the number of epochs to train the model. Default: 1.
+          verbose: ``"auto"``, 0 (silent), 1 (progress bar) or 2 (one line per epoch). Default: ``"auto"``, 1.
+          callbacks: List of ``keras.callbacks.Callback`` instances. Default: None.
+          validation_split: Float between 0 and 1, the fraction of the training data held out for
+            validation (the last samples, before shuffling). Default: 0.
+          validation_data: ``(x_val, y_val)`` to evaluate on at the end of each epoch. Default: None.
+          shuffle: Boolean, whether to shuffle the training data before each epoch. Default: True.
+          class_weight: Optional dict mapping class indices to a weight for the loss. Default: None.
+          sample_weight: Optional numpy array of weights for the training samples. Default: None.
+          initial_epoch: Integer, the epoch at which to start training. Default: 0.
+          steps_per_epoch: Integer or None, the number of batches per epoch. Default: None, the whole data.
+          validation_steps: Integer or None, the number of validation batches. Default: None.
+          validation_batch_size: Integer or None, the validation batch size. Default: None, ``batch_size``.
+          validation_freq: Integer, validate every ``validation_freq`` epochs. Default: 1.
+
+        Returns:
+          A ``History`` object: its ``history`` attribute records the loss and metric values per epoch.
+
+        Raises:
+          RuntimeError: if the model was never compiled.
+          ipu.IPURuleError: on the IPU, if the data does not divide into executions (the message says how).
+
+        Example:
+
+        >>> keras.utils.set_random_seed(0)
+        >>> model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+        >>> model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
+        >>> x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
+        >>> history = model.fit(x, y, batch_size=4, epochs=2, verbose=0)
+        >>> sorted(history.history), len(history.history["loss"])
+        (['accuracy', 'loss'], 2)
+        """
         if kwargs:
             raise TypeError(f"fit() got unexpected keyword argument(s) {sorted(kwargs)}")
         return training.fit(self, x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
@@ -298,6 +434,36 @@ class Model(Layer):
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False, **kwargs):
+        """Returns the loss value and metrics values for the model in test mode.
+
+        On the simulated IPU it runs the model's "test" executable, compiled for ``steps_per_execution``
+        batches per execution like ``fit`` (a count larger than the batches available is truncated with a
+        warning, as in Graphcore's Keras).
+
+        Args:
+          x: Input data: a numpy array, a list of them, or a ``Dataset`` of ``(x, y)`` batches.
+          y: Target data, like ``x``; not given when ``x`` is a dataset.
+          batch_size: Integer, the number of samples per batch. Default: None, 32.
+          verbose: ``"auto"``, 0 (silent) or 1 (progress bar). Default: ``"auto"``, 1.
+          sample_weight: Optional numpy array of weights for the test samples. Default: None.
+          steps: Integer or None, the number of batches to evaluate. Default: None, all of them.
+          callbacks: List of ``keras.callbacks.Callback`` instances. Default: None.
+          return_dict: If True, return a dict of names to values instead of a list. Default: False.
+
+        Returns:
+          The scalar test loss (with no metrics), or a list ``[loss, metric, ...]`` in the order of
+          ``model.metrics_names``, or a dict if ``return_dict``.
+
+        Example:
+
+        >>> keras.utils.set_random_seed(0)
+        >>> model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+        >>> model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
+        >>> x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
+        >>> loss, accuracy = model.evaluate(x, y, batch_size=4, verbose=0)
+        >>> round(accuracy, 2)
+        1.0
+        """
         if kwargs:
             raise TypeError(f"evaluate() got unexpected keyword argument(s) {sorted(kwargs)}")
         return training.evaluate(self, x, y, batch_size, verbose, steps, callbacks, return_dict, sample_weight)
@@ -318,7 +484,23 @@ class Model(Layer):
 
 
 class Sequential(Model):
-    """A stack of layers, each feeding the next; built as soon as the input shape is known."""
+    """``Sequential`` groups a linear stack of layers into a ``Model``, each layer feeding the next.
+
+    It is built as soon as the input shape is known: from ``input_shape=`` on the first layer, from an
+    ``InputLayer`` / ``keras.Input``, or from the first data it is called on or fitted to. Its layers can
+    be given pipeline stages with ``set_pipeline_stage_assignment``, one per layer, as Graphcore's Keras does.
+
+    Args:
+      layers: Optional list of layers to add to the model. Default: None.
+      name: Optional name for the model. Default: None, ``sequential``, ``sequential_1``, ...
+
+    Example:
+
+    >>> model = keras.Sequential([keras.layers.Dense(8, activation="relu", input_shape=(16,)),
+    ...                           keras.layers.Dense(4)])
+    >>> model.output_shape, len(model.layers)
+    ((None, 4), 2)
+    """
 
     def __init__(self, layers=None, name=None):
         super().__init__(name=name)

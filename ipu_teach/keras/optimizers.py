@@ -7,6 +7,13 @@ optimizer state in tile memory; ``update_flops_per_weight``, the arithmetic of o
 correction are not per weight), charged to the weight-update compute sets. A subclass that does not
 declare both is refused when it is defined. To add an optimizer, write its class here: ``get`` and
 ``load_model`` find it by name.
+
+Example:
+
+>>> keras.optimizers.SGD().learning_rate, keras.optimizers.Adam().learning_rate
+(0.01, 0.001)
+>>> keras.optimizers.SGD().slots_per_weight, keras.optimizers.Adam().slots_per_weight
+(0, 2)
 """
 import numpy as np
 
@@ -69,6 +76,32 @@ class Optimizer:
 
 
 class SGD(Optimizer):
+    """Gradient descent (with momentum) optimizer: ``w = w - learning_rate * g``.
+
+    With ``momentum``: ``velocity = momentum * velocity - learning_rate * g`` then ``w = w + velocity``
+    (Nesterov: ``w = w + momentum * velocity - learning_rate * g``), as Keras' SGD. On the IPU the update
+    runs on the tiles that hold the weights, after the gradients are summed over the replicas (and the
+    accumulated micro-batches): R replicas at rate lr step like one batch R times larger at rate R*lr.
+
+    Args:
+      learning_rate: A float, the learning rate. Default: 0.01.
+      momentum: Float in ``[0, 1]``, accelerates gradient descent in the relevant direction and dampens
+        oscillations. Default: 0, plain gradient descent.
+      nesterov: Boolean, whether to apply Nesterov momentum. Default: False.
+      name: Name of the optimizer. Default: ``"SGD"``.
+
+    Raises:
+      ValueError: if ``momentum`` is not in ``[0, 1]``.
+
+    Example:
+
+    >>> optimizer = keras.optimizers.SGD(learning_rate=0.1)
+    >>> weight = keras.layers.Dense(1).add_weight("w", (2,), "ones")
+    >>> optimizer.apply_gradients([(np.array([1.0, -2.0], np.float32), weight)])
+    >>> weight.data
+    array([0.9, 1.2], dtype=float32)
+    """
+
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
         super().__init__(learning_rate, name)
         if not 0 <= momentum <= 1:

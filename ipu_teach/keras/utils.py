@@ -1,4 +1,11 @@
-"""``keras.utils``: to_categorical, set_random_seed and Sequence."""
+"""``keras.utils``: to_categorical, set_random_seed and Sequence.
+
+Example:
+
+>>> keras.utils.to_categorical([1, 0], 2)
+array([[0., 1.],
+       [1., 0.]], dtype=float32)
+"""
 import numpy as np
 
 from . import backend
@@ -6,7 +13,28 @@ from .data_utils import Sequence  # noqa: F401 (keras.utils.Sequence)
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):
-    """One-hot encode integer class labels (a new array; ``y`` is left as it is)."""
+    """Converts a class vector (integers) to a binary class matrix (one-hot), e.g. for ``categorical_crossentropy``.
+
+    Returns a new array; ``y`` is left as it is.
+
+    Args:
+      y: Array-like of class values to be converted, integers from 0 to ``num_classes - 1``.
+      num_classes: Total number of classes. Default: None, ``max(y) + 1``.
+      dtype: The data type of the result. Default: ``"float32"``.
+
+    Returns:
+      A binary matrix representation of the input, the classes along the last axis.
+
+    Raises:
+      ValueError: for labels that are not whole numbers, negative, or not below ``num_classes``.
+
+    Example:
+
+    >>> keras.utils.to_categorical([0, 2, 1], num_classes=3)
+    array([[1., 0., 0.],
+           [0., 0., 1.],
+           [0., 1., 0.]], dtype=float32)
+    """
     y = np.asarray(y)
     if y.dtype.kind == "f" and not np.all(y == np.round(y)):
         raise ValueError("to_categorical expects integer class labels, got non-integer values")
@@ -23,5 +51,26 @@ def to_categorical(y, num_classes=None, dtype="float32"):
 
 
 def set_random_seed(seed: int) -> None:
-    """Seed weight initialisation, dropout and shuffling (``keras.utils.set_random_seed``)."""
+    """Sets all random seeds for the program: weight initialisation, dropout and ``fit``'s shuffling.
+
+    As Keras' ``keras.utils.set_random_seed``: the same seed gives the same weights and the same
+    training, on the CPU and on the simulated IPU alike, which is how the course compares them.
+
+    Args:
+      seed: Integer >= 0, the random seed to use.
+
+    Raises:
+      ValueError: if ``seed`` is not an integer >= 0.
+
+    Example:
+
+    >>> keras.utils.set_random_seed(0)
+    >>> first = keras.layers.Dense(2, input_shape=(3,))
+    >>> first.build((None, 3))
+    >>> keras.utils.set_random_seed(0)
+    >>> second = keras.layers.Dense(2)
+    >>> second.build((None, 3))
+    >>> bool((first.kernel.data == second.kernel.data).all())
+    True
+    """
     backend.set_random_seed(seed)

@@ -1,5 +1,10 @@
 """Pipeline schedules as data: generate, validate, time, measure, print, trace and draw them.
 
+The schedules Graphcore's pipelining offers (Grouped, Interleaved, Sequential) and two textbook ones
+(GPipe, 1F1B), each a list of actions per stage that can be checked, timed and drawn without a model.
+
+Example:
+
     >>> from ipu_teach import pipeline
     >>> schedule = pipeline.grouped(stages=4, micro_batches=16)
     >>> timeline = pipeline.time_schedule(schedule, pipeline.StageCosts.uniform(4, forward=1.0, backward=2.0))

@@ -51,7 +51,16 @@ def gantt_boxes(timeline: Timeline) -> tuple[Box, ...]:
 
 def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_phases: bool = True,
                   unit: str = "simulated s"):
-    """Draw the Gantt chart and return the matplotlib Figure.
+    """Draws a timed pipeline schedule as a Gantt chart and returns the matplotlib Figure.
+
+    Example:
+
+    >>> from ipu_teach import pipeline
+    >>> schedule = pipeline.grouped(stages=2, micro_batches=4)
+    >>> timeline = pipeline.time_schedule(schedule, pipeline.StageCosts.uniform(2, forward=1.0, backward=2.0))
+    >>> figure = pipeline.plot_schedule(timeline, unit="units")
+    >>> [collection.get_gid() for collection in figure.axes[0].collections]
+    ['pipeline-F', 'pipeline-B', 'pipeline-WU']
 
     Boxes of each kind form one PolyCollection with ``gid`` ``"pipeline-F"``, ``"pipeline-B"`` or
     ``"pipeline-WU"``; micro-batch labels are drawn (gid ``"pipeline-label"``) when there are at most

@@ -9,7 +9,23 @@ from .actions import Schedule
 
 
 def text_grid(schedule: Schedule, max_slots: int | None = 48) -> str:
-    """The grid as a string; at most ``max_slots`` columns (None for all), then ``...``."""
+    """Returns a pipeline schedule as a text grid: one row per IPU, one column per time slot.
+
+    ``F3`` is the forward pass of micro-batch 3, ``B0`` a backward, ``WU`` the weight update and
+    ``F3/B0`` two in the same slot; ``.`` is an idle slot, the pipeline's bubble.
+
+    Args:
+      schedule: A ``pipeline.Schedule`` (from ``pipeline.grouped(...)`` or a compiled model's pipeline).
+      max_slots: Integer or None, the most columns shown, then ``...``. Default: 48.
+
+    Example:
+
+    >>> from ipu_teach import pipeline
+    >>> print(pipeline.text_grid(pipeline.grouped(stages=2, micro_batches=4)))
+         |     0     1     2     3     4     5     6     7
+    IPU0 |    F0    F1    F2 F3/B0    B1    B2    B3    WU
+    IPU1 |     .    F0 F1/B0 F2/B1 F3/B2    B3     .    WU
+    """
     shown = schedule.slots if max_slots is None else min(schedule.slots, max_slots)
     shared_ipus = len(set(schedule.device_mapping)) < schedule.stages
     cells = [[[] for _ in range(shown)] for _ in range(schedule.ipus)]

@@ -17,7 +17,18 @@ _ALIASES = {alias: spec.key for spec in REGISTRY for alias in spec.aliases}
 
 
 class PipelineScheduleError(ValueError):
-    """A pipeline configuration the schedule cannot run; the message says what to change."""
+    """Raised for a pipeline configuration the schedule cannot run; the message says what to change.
+
+    A ValueError, as Graphcore's pipelining raises for the same rules.
+
+    Example:
+
+    >>> from ipu_teach import pipeline
+    >>> pipeline.check_gradient_accumulation("Grouped", 3, 4)
+    Traceback (most recent call last):
+    ...
+    ipu_teach.pipeline.rules.PipelineScheduleError: The Grouped pipeline schedule with 3 stages in training needs ...
+    """
 
 
 def schedule_key(schedule: object) -> str:
@@ -54,9 +65,27 @@ def accumulation_multiple(schedule: object, stages: int, training: bool = True) 
 
 
 def check_gradient_accumulation(schedule: object, stages: int, accumulation: int, training: bool = True) -> None:
-    """Raise :class:`PipelineScheduleError` unless ``accumulation`` suits the schedule and stage count.
+    """Raises :class:`PipelineScheduleError` unless ``accumulation`` suits the schedule and stage count.
 
-    In inference ``accumulation`` is the number of micro-batches the pipeline runs (``steps_per_execution``).
+    Graphcore's rules: Grouped needs a multiple of 2 x stages in training, Interleaved a multiple of the
+    stages, Sequential any count. In inference ``accumulation`` is the number of micro-batches the
+    pipeline runs (``steps_per_execution``).
+
+    Args:
+      schedule: A schedule name (``"Grouped"``...) or an ``ipu.ops.pipelining_ops.PipelineSchedule``.
+      stages: Integer, the pipeline stages.
+      accumulation: Integer, ``gradient_accumulation_steps_per_replica``.
+      training: Boolean, training (True) or inference. Default: True.
+
+    Example:
+
+    >>> from ipu_teach import pipeline
+    >>> pipeline.check_gradient_accumulation("Grouped", 2, 8)          # a multiple of 4: fine
+    >>> try:
+    ...     pipeline.check_gradient_accumulation("Grouped", 2, 6)
+    ... except pipeline.PipelineScheduleError as error:
+    ...     print(error)
+    The Grouped pipeline schedule with 2 stages in training needs gradient_accumulation_steps_per_replica to be a multiple of 4 (2 x 2 stages), but it is 6. Use 4 or 8 or use PipelineSchedule.Interleaved (a multiple of 2) or PipelineSchedule.Sequential (any count).
     """
     stages = check_positive("The number of pipeline stages", stages)
     accumulation = check_positive("gradient_accumulation_steps_per_replica", accumulation)

@@ -4,6 +4,13 @@
         model.fit(...)
     report = ipu_teach.profiling.open_report(ipu_teach.profiling.last_report_path())
     ipu_teach.profiling.print_profile_summary(report)
+
+Example:
+
+>>> from ipu_teach.examples import small_report
+>>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+>>> report.compilation.target.numTiles, report.execution.total_cycles()
+(16, 87376)
 """
 from .build import build_report
 from .capture import EngineOptions, auto_report, engine_options, last_report_path, written_reports

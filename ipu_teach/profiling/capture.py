@@ -62,7 +62,30 @@ def _environment_options() -> dict:
 
 
 def engine_options(configuration) -> EngineOptions:
-    """Options from POPLAR_ENGINE_OPTIONS merged with IPUConfig.profiling and any ``auto_report`` block."""
+    """Returns the report options in force for a configured system: what the Poplar engine would be given.
+
+    POPLAR_ENGINE_OPTIONS (``autoReport.all``, ``autoReport.directory``, ``debug.allowOutOfMemory``...),
+    as on a real IPU, merged with ``IPUConfig.profiling`` (ipu-teach's shortcut) and any open
+    ``auto_report`` block.
+
+    Args:
+      configuration: The configured system, ``ipu.system.current()``.
+
+    Returns:
+      An ``EngineOptions``.
+
+    Example:
+
+    >>> from ipu_teach import profiling
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.configure_ipu_system()
+    >>> profiling.engine_options(ipu.system.current()).auto_report
+    False
+    >>> with profiling.auto_report("report"):
+    ...     profiling.engine_options(ipu.system.current()).auto_report
+    True
+    """
     env = _environment_options()
     profiling = dict(configuration.profiling)
     for override in _overrides:
@@ -78,7 +101,32 @@ def engine_options(configuration) -> EngineOptions:
 
 @contextlib.contextmanager
 def auto_report(directory: str = "./report", allow_out_of_memory: bool = False):
-    """Write a report for every executable compiled inside the block (the Python form of autoReport.all)."""
+    """Returns a context manager: every executable compiled inside the block writes a profile report.
+
+    The Python form of ``POPLAR_ENGINE_OPTIONS='{"autoReport.all": "true", "autoReport.directory": ...}'``.
+    Each report is a folder ``<directory>/<model>_<mode>_<key>/`` holding ``profile.json``, PopVision-like:
+    memory per tile by category, liveness, and the execution's cycles; ``open_report`` reads it.
+
+    Args:
+      directory: The folder reports are written in. Default: ``"./report"``.
+      allow_out_of_memory: Boolean, write the report of a model that does not fit, then raise
+        (``debug.allowOutOfMemory``). Default: False.
+
+    Example:
+
+    >>> from ipu_teach import profiling
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.ipu_model.tiles_per_ipu = 16
+    >>> config.configure_ipu_system()
+    >>> with profiling.auto_report("report"), ipu.ipu_strategy.IPUStrategy().scope():
+    ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+    ...     model.compile("sgd", "mse", steps_per_execution=2)
+    ...     history = model.fit(np.ones((8, 4), np.float32), np.ones((8, 2), np.float32), batch_size=4, verbose=0)
+    >>> report = profiling.open_report(profiling.last_report_path())
+    >>> report.compilation.target.numTiles
+    16
+    """
     override = {"auto_report": True, "directory": os.fspath(directory)}
     if allow_out_of_memory:  # never turns off what IPUConfig or POPLAR_ENGINE_OPTIONS turned on
         override["allow_out_of_memory"] = True
@@ -115,6 +163,19 @@ def written_reports() -> list:
 
 
 def last_report_path() -> str:
+    """Returns the path of the last report written (its ``profile.json``), for ``open_report``.
+
+    Raises:
+      LookupError: if no report has been written yet (the message says how to turn reports on).
+
+    Example:
+
+    >>> from ipu_teach import profiling
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()                # writes a report in ./report
+    >>> profiling.last_report_path()
+    'report/sequential_train_.../profile.json'
+    """
     if not _written:
         raise LookupError("No report has been written yet: turn reports on (POPLAR_ENGINE_OPTIONS, "
                           "IPUConfig().profiling.auto_report = True, or `with profiling.auto_report():`) "

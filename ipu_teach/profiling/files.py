@@ -109,7 +109,29 @@ def write_report(report: Report, directory) -> str:
 
 
 def open_report(path) -> Report:
-    """Open a report written by ipu-teach: its ``profile.json`` or the folder that holds it."""
+    """Opens a profile report written by ipu-teach: its ``profile.json`` or the folder that holds it.
+
+    The report has PopVision's two halves: ``report.compilation`` (target, memory per tile by category,
+    variables, liveness) and ``report.execution`` (the steps of one execution, their cycles per IPU).
+
+    Args:
+      path: A ``profile.json`` file or its folder (string or path-like).
+
+    Returns:
+      The ``Report``.
+
+    Raises:
+      FileNotFoundError: if there is no report there (the message says where reports are written).
+
+    Example:
+
+    >>> from ipu_teach import profiling
+    >>> from ipu_teach.examples import small_report
+    >>> _ = small_report()                     # writes a report in ./report
+    >>> report = profiling.open_report(profiling.last_report_path())
+    >>> report.name, report.compilation.target.numIPUs
+    ('sequential_train_...', 1)
+    """
     path = Path(path)
     if path.is_dir():
         path = path / FILE_NAME

@@ -31,6 +31,15 @@ class Target:
 
     @property
     def numTiles(self) -> int:
+        """The number of tiles of the target: IPUs times tiles per IPU (PopVision's name).
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> report.compilation.target.numTiles
+        16
+        """
         return self.numIPUs * self.tilesPerIPU
 
     @property
@@ -176,13 +185,41 @@ class Compilation:
         return live
 
     def tile_memory(self, ipu: int = 0) -> np.ndarray:
-        """Bytes on each tile of ``ipu``: the sum over the categories."""
+        """Returns the bytes on each tile of IPU ``ipu``: the sum over the memory categories.
+
+        The fullest tile decides whether a model fits: every tile has the same SRAM.
+
+        Args:
+          ipu: Integer, the IPU. Default: 0.
+
+        Returns:
+          An int array of shape ``(tiles per IPU,)``.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> memory = report.compilation.tile_memory(0)
+        >>> memory.shape, int(memory.argmax())
+        ((16,), 0)
+        """
         self._check_ipu(ipu)
         return sum(sums[ipu] for sums in self.memory_by_category.values())
 
     @property
     def tiles(self) -> list:
-        """Every tile of the target (IPU 0's tiles first), each with its memory by category."""
+        """Every tile of the target (IPU 0's tiles first), each with its memory by category.
+
+        Each ``Tile`` has PopVision's fields: ``memory.total.includingGaps``, ``memory.byCategory``, ``memory.overflow``.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> tiles = report.compilation.tiles
+        >>> len(tiles), int(tiles[0].memory.total.includingGaps) == int(report.compilation.tile_memory(0)[0])
+        (16, True)
+        """
         return [self.tile(number) for number in range(self.target.numTiles)]
 
     def tile(self, number: int) -> Tile:
@@ -196,18 +233,59 @@ class Compilation:
                                                max(0, total - self.target.bytesPerTile)))
 
     def tile_variables(self, ipu: int, tile: int) -> list:
-        """``[(name, category, bytes)]`` on one tile, largest first (PopVision's Variables tab)."""
+        """Returns the variables on one tile, largest first: ``[(name, category, bytes)]`` (PopVision's Variables tab).
+
+        Args:
+          ipu: Integer, the IPU.
+          tile: Integer, the tile of that IPU.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> report.compilation.tile_variables(0, 0)[:2]
+        [('vertexCode', 'vertex code', 5632), ('controlCode', 'control code', 1408)]
+        """
         self._check_ipu(ipu)
         found = [(v.name, v.category, int(v.perTile[tile])) for v in self.variables
                  if v.ipu == ipu and v.perTile[tile]]
         return sorted(found, key=lambda item: -item[2])
 
     def out_of_memory_tiles(self, ipu: int = 0) -> np.ndarray:
-        """Indices of the tiles of ``ipu`` that need more than their SRAM."""
+        """Returns the indices of the tiles of IPU ``ipu`` that need more than their SRAM.
+
+        Empty for a model that fits; a report written with ``allow_out_of_memory`` shows where it overflows.
+
+        Args:
+          ipu: Integer, the IPU. Default: 0.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> report.compilation.out_of_memory_tiles(0).tolist()
+        []
+        """
         return np.flatnonzero(self.tile_memory(ipu) > self.target.bytesPerTile)
 
     def liveness(self, ipu: int = 0, tile: int | None = None) -> list:
-        """One LivenessStep per program step of ``ipu``: bytes live over its tiles (or on one ``tile``)."""
+        """Returns one ``LivenessStep`` per program step of IPU ``ipu``: the bytes live during it (PopVision's liveness).
+
+        Always-live bytes (code, weights) are there throughout; not-always-live ones (activations, temporaries)
+        come and go, and their peak is what a smaller micro-batch or recomputation lowers.
+
+        Args:
+          ipu: Integer, the IPU. Default: 0.
+          tile: Optional integer, one tile's bytes instead of the whole IPU's. Default: None.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> steps = report.compilation.liveness(0)
+        >>> steps[0].index, steps[0].alwaysLiveBytes
+        (0, 90816)
+        """
         self._check_ipu(ipu)
         pick = (lambda v: v.size) if tile is None else (lambda v: int(v.perTile[tile]))
         mine = [v for v in self.variables if v.ipu == ipu]
@@ -219,7 +297,18 @@ class Compilation:
         return steps
 
     def live_peak(self, ipu: int = 0, tile: int | None = None) -> LivenessStep | None:
-        """The program step with the most bytes live (None for a program without steps)."""
+        """Returns the program step with the most bytes live (None for a program without steps).
+
+        Takes ``ipu`` and ``tile`` as ``liveness`` does: the peak of one IPU, or of one of its tiles.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> peak = report.compilation.live_peak(0)
+        >>> peak.name, peak.totalBytes
+        ('loss/Mean:5', 91188)
+        """
         steps = self.liveness(ipu, tile)
         return max(steps, key=lambda s: s.totalBytes) if steps else None
 
@@ -292,11 +381,36 @@ class Execution:
                         (None,) * len(self.steps))
 
     def total_cycles(self) -> int:
+        """Returns the simulated cycles of one execution (``steps_per_execution`` steps), host transfers included.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> report.execution.total_cycles()
+        87376
+        """
         return self.timeline().total_cycles()
 
     def cycles_by_kind(self, ipu: int = 0) -> dict:
-        """Where the time of one execution goes on IPU ``ipu``: its cycles summed per kind of step
-        (compute, exchange, host->device, device->host, ipu-link), largest first."""
+        """Returns where the time of one execution goes on IPU ``ipu``: cycles summed per kind of step, largest first.
+
+        The kinds are compute, exchange, host->device, device->host and ipu-link: the breakdown
+        that shows, for instance, how much of a step is host I/O.
+
+        Args:
+          ipu: Integer, the IPU. Default: 0.
+
+        Raises:
+          IndexError: for an IPU the execution did not run on.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> report.execution.cycles_by_kind()
+        {'host->device': 39324, 'device->host': 39304, 'compute': 8748}
+        """
         if not 0 <= ipu < self.numIPUs:
             raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
         totals = {}
@@ -305,15 +419,47 @@ class Execution:
         return dict(sorted(totals.items(), key=lambda item: -item[1]))
 
     def totals(self) -> dict:
+        """Returns the cycles of one execution per superstep phase: ``{"compute", "sync", "exchange"}``.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> report.execution.totals()
+        {'compute': 3900, 'sync': 56800, 'exchange': 26676}
+        """
         return self.timeline().totals()
 
     def utilisation(self) -> float:
-        """Fraction of tile-cycles spent computing over the execution."""
+        """Returns the fraction of tile-cycles spent computing over the execution, between 0 and 1.
+
+        Low for a small model: most of its time is syncs and transfers, and most tiles wait.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> round(report.execution.utilisation(), 3)
+        0.013
+        """
         total = self.total_cycles()
         return float(self.tileBusyCycles.sum() / (self.tileBusyCycles.size * total)) if total else 0.0
 
     def tile_balance(self, ipu: int = 0) -> float:
-        """Mean over max busy cycles of the tiles of ``ipu`` over the execution."""
+        """Returns how evenly the tiles of IPU ``ipu`` are busy: mean over max busy cycles, between 0 and 1.
+
+        1 means every tile computes as long as the busiest; a low balance means a few tiles hold the work.
+
+        Args:
+          ipu: Integer, the IPU. Default: 0.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> round(report.execution.tile_balance(0), 2)
+        0.3
+        """
         busy = self.tileBusyCycles[ipu]
         return float(busy.mean() / busy.max()) if busy.max(initial=0) else 0.0
 

@@ -60,7 +60,28 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
 
 
 def plot_execution_trace(report, ipu: int = 0, max_supersteps: int = DEFAULT_SUPERSTEPS):
-    """The view's figure as a pyplot Figure (stable output for notebooks and tests)."""
+    """Returns the execution-trace view's figure as a pyplot Figure, without widgets.
+
+    The BSP steps of one execution along simulated time, split into compute, sync and exchange, the cycles
+    per step, and how evenly the tiles were busy: PopVision's Execution Trace, with a stable output for
+    notebooks and tests.
+
+    Args:
+      report: A profiling ``Report``.
+      ipu: Integer, the IPU shown. Default: 0.
+      max_supersteps: Integer, the most supersteps drawn. Default: 60.
+
+    Example:
+
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+    >>> import matplotlib.pyplot as plt
+    >>> from ipu_teach.widgets import plot_execution_trace
+    >>> figure = plot_execution_trace(report, max_supersteps=30)
+    >>> len(figure.axes)
+    3
+    >>> plt.close(figure)
+    """
     import matplotlib.pyplot as plt
     figure = plt.figure(figsize=ExecutionTraceView.figure_size)
     draw_execution_trace(figure, report, ipu, max_supersteps)
@@ -68,7 +89,23 @@ def plot_execution_trace(report, ipu: int = 0, max_supersteps: int = DEFAULT_SUP
 
 
 class ExecutionTraceView(FigureWidget):
-    """Pick an IPU and how many supersteps to show; the trace follows."""
+    """An ipywidgets view of a report's execution trace: pick an IPU and how many supersteps to show.
+
+    The figure of ``plot_execution_trace`` follows the controls. Display it in a notebook.
+
+    Args:
+      report: A profiling ``Report``.
+      max_supersteps: Integer, the supersteps shown at first. Default: 60.
+
+    Example:
+
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+    >>> from ipu_teach.widgets import ExecutionTraceView
+    >>> view = ExecutionTraceView(report, max_supersteps=30)
+    >>> view.supersteps.value
+    30
+    """
 
     figure_size = (10, 6.5)
 

@@ -5,6 +5,15 @@ without widgets.
 
 Costs come from numbers (every stage's forward costs 1, its backward ``ratio``, its weight update 1) or
 from a pipelined model trained on the simulated IPU (``PipelineExplorer.from_model``), whose stages really differ.
+
+Example:
+
+>>> from ipu_teach.widgets.pipeline import time_pipeline
+>>> for name in ("Grouped", "Interleaved", "Sequential"):
+...     print(name, time_pipeline(name, stages=2, accumulation=4).metrics.total_seconds)
+Grouped 16.0
+Interleaved 19.0
+Sequential 26.0
 """
 from __future__ import annotations
 
@@ -68,8 +77,34 @@ def uniform_costs(stages: int, ratio: float):
 
 def time_pipeline(schedule="Grouped", stages=4, accumulation=16, ratio=2.0, recompute=False, costs=None,
                   sizes: StashSizes | None = None, device_mapping: Sequence[int] | None = None) -> PipelineView:
-    """Time one weight update's pipeline in training; a combination Graphcore forbids gives its rule as
-    ``error``. Without ``costs``, see :func:`uniform_costs`; without ``sizes``, :meth:`StashSizes.in_activation_units`."""
+    """Times one weight update's pipeline in training, without drawing it.
+
+    The schedule is generated, timed and measured: ``view.metrics`` has the total time, the ramp-up /
+    main / ramp-down phases, the utilisation and the peak stash per stage. A combination Graphcore forbids
+    (say Grouped with an accumulation that is not a multiple of 2 x stages) gives its rule as ``view.error``.
+
+    Args:
+      schedule: ``"Grouped"``, ``"Interleaved"``, ``"Sequential"``, ``"GPipe"`` or ``"1F1B"``. Default: ``"Grouped"``.
+      stages: Integer, the pipeline stages (one per IPU). Default: 4.
+      accumulation: Integer, the micro-batches per weight update. Default: 16.
+      ratio: Float, the backward pass's cost over the forward's. Default: 2.0.
+      recompute: Boolean, recompute activations instead of stashing them. Default: False.
+      costs: Optional ``pipeline.StageCosts``. Default: None, a forward of one unit per stage (``uniform_costs``).
+      sizes: Optional ``StashSizes``. Default: None, one activation unit per stage.
+      device_mapping: Optional list, the IPU of each stage. Default: None, stage n on IPU n.
+
+    Returns:
+      A ``PipelineView``: ``timeline``, ``metrics``, ``stash_per_ipu`` and ``error``.
+
+    Example:
+
+    >>> from ipu_teach.widgets.pipeline import time_pipeline
+    >>> metrics = time_pipeline("Grouped", stages=2, accumulation=4, ratio=2.0).metrics
+    >>> metrics.total_seconds, round(metrics.utilisation, 2), list(metrics.peak_stash)
+    (16.0, 0.81, [4, 2])
+    >>> print(time_pipeline("Grouped", stages=2, accumulation=6).error)
+    The Grouped pipeline schedule with 2 stages in training needs ... but it is 6. ...
+    """
     costs = costs or uniform_costs(stages, ratio)
     sizes = sizes or StashSizes.in_activation_units(costs.stages)
     if schedule in GRAPHCORE_SCHEDULES:
@@ -136,7 +171,25 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
 
 def draw_pipeline(schedule="Grouped", stages=4, accumulation=16, ratio=2.0, recompute=False, costs=None,
                   sizes: StashSizes | None = None, unit="units", device_mapping=None):
-    """The explorer's figure as a plain function: returns (matplotlib Figure, PipelineView)."""
+    """Draws a pipeline's Gantt chart, with each IPU's utilisation and stash: the explorer's figure, without widgets.
+
+    Returns the figure and the ``PipelineView`` that was drawn (see ``time_pipeline``), so a notebook can
+    show the picture and print its figures.
+
+    Args:
+      schedule, stages, accumulation, ratio, recompute, costs, sizes, device_mapping: As for ``time_pipeline``.
+      unit: String, the unit of the time axis. Default: ``"units"``.
+
+    Returns:
+      The tuple ``(matplotlib Figure, PipelineView)``.
+
+    Example:
+
+    >>> from ipu_teach.widgets.pipeline import draw_pipeline
+    >>> figure, view = draw_pipeline("1F1B", stages=2, accumulation=4)
+    >>> view.metrics.total_seconds, view.error
+    (16.0, '')
+    """
     count = costs.stages if costs else stages
     sizes = sizes or StashSizes.in_activation_units(count)
     view = time_pipeline(schedule, stages, accumulation, ratio, recompute, costs, sizes, device_mapping)
@@ -146,9 +199,28 @@ def draw_pipeline(schedule="Grouped", stages=4, accumulation=16, ratio=2.0, reco
 
 
 class PipelineExplorer(FigureWidget):
-    """``PipelineExplorer(stages=4, accumulation=16, ...)`` from numbers, or
-    ``PipelineExplorer.from_model(model)`` after a pipelined ``fit`` on the simulated IPU (its stages'
-    real costs in simulated microseconds, and their real activation sizes)."""
+    """An ipywidgets explorer of pipeline schedules: schedule, stages, accumulation, backward cost, recomputation.
+
+    ``PipelineExplorer(stages=4, accumulation=16, ...)`` from numbers, or ``PipelineExplorer.from_model(model)``
+    after a pipelined ``fit`` on the simulated IPU (its stages' real costs in simulated microseconds, and
+    their real activation sizes). The figure of ``draw_pipeline`` follows the controls; ``explorer.view``
+    holds what was drawn. Display it in a notebook.
+
+    Args:
+      schedule, stages, accumulation, ratio, recompute, costs, sizes, unit, device_mapping: The starting
+        values, as for ``draw_pipeline``.
+
+    Raises:
+      ValueError: for an unknown schedule.
+
+    Example:
+
+    >>> from ipu_teach.widgets.pipeline import PipelineExplorer
+    >>> explorer = PipelineExplorer(schedule="Interleaved", stages=2, accumulation=4)
+    >>> explorer.accumulation.value = 8               # what moving the slider does
+    >>> explorer.view.metrics.total_seconds
+    35.0
+    """
 
     figure_size = (11, 4)
 
@@ -177,10 +249,31 @@ class PipelineExplorer(FigureWidget):
 
     @classmethod
     def from_model(cls, model, **kwargs):
-        """The explorer for a model trained pipelined on the simulated IPU: each stage's forward,
-        backward and weight-update time and activation transfer, as ``PipelinedRun.build`` measured
-        them, and each stage's activations and input of one micro-batch (for the stash). Always the
-        training executable (``model.get_ipu_executable("train")``), also after evaluate or predict."""
+        """Returns the explorer for a model trained pipelined on the simulated IPU, with its real stage costs.
+
+        Each stage's forward, backward and weight-update time and activation transfer, as the simulator
+        measured them, and each stage's activations and input of one micro-batch (for the stash), so the
+        schedules can be compared on this model. Always the training executable
+        (``model.get_ipu_executable("train")``), also after evaluate or predict.
+
+        Args:
+          model: A Keras model fitted pipelined inside an ``IPUStrategy`` scope.
+          **kwargs: Starting values for the controls (``schedule``, ``accumulation``...).
+
+        Raises:
+          ValueError: for a model that has not been trained pipelined on the simulated IPU (the message says
+            what to do).
+
+        Example:
+
+        >>> from ipu_teach.examples import trained_pipeline_model
+        >>> model = trained_pipeline_model()    # two stages on two IPUs, 4 micro-batches per weight update
+        INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
+        >>> from ipu_teach.widgets.pipeline import PipelineExplorer
+        >>> explorer = PipelineExplorer.from_model(model)
+        >>> explorer.costs.stages, explorer.unit, explorer.accumulation.value
+        (2, 'simulated us', 4)
+        """
         name = getattr(model, "name", model)
         executables = {}
         for mode in ("train", "test", "predict"):

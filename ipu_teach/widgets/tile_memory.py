@@ -97,7 +97,29 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
 
 
 def plot_tile_memory(report, ipu: int = 0, tile: int | None = None, liveness_of: str = "whole IPU"):
-    """The explorer's figure as a pyplot Figure (stable output for notebooks and tests)."""
+    """Returns the tile-memory explorer's figure as a pyplot Figure, without widgets.
+
+    Every tile of an IPU stacked by memory category against the SRAM limit, one tile's details, and the
+    bytes live over the program steps with the peak marked: PopVision's Memory and Liveness reports in
+    one picture, with a stable output for notebooks and tests.
+
+    Args:
+      report: A profiling ``Report``, or the path of one.
+      ipu: Integer, the IPU shown. Default: 0.
+      tile: Optional integer, the tile detailed. Default: None, the fullest.
+      liveness_of: ``"whole IPU"`` or ``"selected tile"``. Default: ``"whole IPU"``.
+
+    Example:
+
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+    >>> import matplotlib.pyplot as plt
+    >>> from ipu_teach.widgets import plot_tile_memory
+    >>> figure = plot_tile_memory(report)
+    >>> len(figure.axes) >= 3
+    True
+    >>> plt.close(figure)
+    """
     import matplotlib.pyplot as plt
     figure = plt.figure(figsize=TileMemoryExplorer.figure_size)
     draw_tile_memory(figure, as_report(report, "plot_tile_memory"), ipu, tile, liveness_of)
@@ -121,8 +143,27 @@ def as_report(source, what: str = "TileMemoryExplorer"):
 
 
 class TileMemoryExplorer(FigureWidget):
-    """Pick an IPU, a tile (it starts on the fullest) and whose liveness to show; the figure follows.
-    ``TileMemoryExplorer(report)`` takes a report or its path, also one that does not fit in memory."""
+    """An ipywidgets explorer of a report's tile memory: pick an IPU, a tile and whose liveness to show.
+
+    The figure of ``plot_tile_memory`` follows the controls; the tile starts on the fullest. It takes a
+    report or its path, also the report of a model that does not fit in memory (written with
+    ``debug.allowOutOfMemory``), to see which tiles overflow and why. Display it in a notebook.
+
+    Args:
+      report: A profiling ``Report``, or the path of one.
+
+    Raises:
+      TypeError: for anything else (an out-of-memory error holds no report: the message says how to get one).
+
+    Example:
+
+    >>> from ipu_teach.examples import small_report
+    >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+    >>> from ipu_teach.widgets import TileMemoryExplorer
+    >>> explorer = TileMemoryExplorer(report)
+    >>> explorer.tile.value == int(report.compilation.tile_memory(0).argmax())
+    True
+    """
 
     figure_size = (10, 6.5)
 

@@ -15,6 +15,14 @@ decided in this order and announced in one printed line, so a notebook always sa
    class-stratified with a fixed seed by ``tools/make_mnist_subset.py``).
 
 MNIST is by Yann LeCun, Corinna Cortes and Christopher J. C. Burges (http://yann.lecun.com/exdb/mnist/).
+
+Example:
+
+>>> from ipu_teach.keras.datasets import mnist
+>>> (x_train, y_train), _ = mnist.load_data()
+ipu-teach: MNIST ...
+>>> x_train.dtype, sorted(set(y_train.tolist()))
+(dtype('uint8'), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
 """
 import hashlib
 import os
@@ -52,9 +60,28 @@ def keras_datasets_dir():
 
 
 def load_data(path=DEFAULT_PATH, *, download=False, origin=KERAS_URL, file_hash=None):
-    """Return ``(x_train, y_train), (x_test, y_test)`` as Keras does; see the module docstring for which data.
+    """Loads the MNIST dataset: ``(x_train, y_train), (x_test, y_test)`` as Keras does, offline first.
 
-    The arrays are fresh copies the caller may modify. ``file_hash`` defaults to ``KERAS_SHA256``.
+    Images are uint8 arrays of shape ``(n, 28, 28)``, labels uint8 arrays of shape ``(n,)``. Which data
+    it returns (the full data set from Keras' cache or a path, or the subset bundled with ipu-teach) is
+    decided as the module docstring says and announced in one printed line. The arrays are fresh copies
+    the caller may modify.
+
+    Args:
+      path: Where to look for ``mnist.npz``: a file, or a name in Keras' cache folder. Default: ``"mnist.npz"``.
+      download: Boolean, fetch ``origin`` into Keras' cache when no file is found. Default: False.
+      origin: The URL to download from. Default: Keras' own.
+      file_hash: The sha256 a downloaded or cached file must have. Default: None, Keras' published hash.
+
+    Returns:
+      Tuple of numpy arrays: ``(x_train, y_train), (x_test, y_test)``.
+
+    Example:
+
+    >>> (x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data()
+    ipu-teach: MNIST ...
+    >>> x_train.shape[1:], x_train.dtype, y_train.dtype, int(y_train.max())
+    ((28, 28), dtype('uint8'), dtype('uint8'), 9)
     """
     file_hash = KERAS_SHA256 if file_hash is None else file_hash
     source, origin_note = _choose_source(path, download, origin, file_hash)

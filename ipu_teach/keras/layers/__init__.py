@@ -1,4 +1,13 @@
-"""Keras layers."""
+"""Keras layers.
+
+Example:
+
+>>> x = keras.Input(shape=(28, 28, 1))
+>>> y = keras.layers.Conv2D(8, 3, activation="relu")(x)
+>>> y = keras.layers.MaxPooling2D()(y)
+>>> keras.layers.Dense(10)(keras.layers.Flatten()(y)).shape
+(None, 10)
+"""
 from .base import Input, InputLayer, KerasTensor, Layer
 from .convolutional import Conv1D, Conv2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax

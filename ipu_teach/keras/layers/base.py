@@ -63,7 +63,19 @@ class Layer:
 
     # ----- precision -----------------------------------------------------------------------------
     dtype_policy = property(lambda self: self._dtype_policy)
-    compute_dtype = property(lambda self: self._dtype_policy.compute_dtype)
+    compute_dtype = property(lambda self: self._dtype_policy.compute_dtype, doc="""The dtype of the layer's computations.
+
+    The dtype policy's compute dtype: ``"float16"`` under ``mixed_float16``, while the weights stay in
+    ``variable_dtype`` (``"float32"``) and are cast for each use, as Keras' mixed precision does. On the
+    IPU the AMP does 4 times the FLOPs per cycle in fp16, and activations take half the bytes.
+
+    Example:
+
+    >>> keras.layers.Dense(2).compute_dtype
+    'float32'
+    >>> keras.layers.Dense(2, dtype="mixed_float16").compute_dtype
+    'float16'
+    """)
     variable_dtype = property(lambda self: self._dtype_policy.variable_dtype)
     dtype = variable_dtype  # Keras: a layer's dtype is its variables'
 
@@ -81,6 +93,28 @@ class Layer:
             weight.grad = None
 
     def add_weight(self, name, shape, initializer="zeros", trainable=True, dtype=None) -> Tensor:
+        """Adds a new weight to the layer and returns it.
+
+        Layers call it from ``build``; the weight is named ``"<layer>/<name>:0"`` as in TensorFlow, which
+        is also the name reports show for it on the simulated IPU.
+
+        Args:
+          name: String, the weight's name within the layer.
+          shape: Tuple of ints, the weight's shape.
+          initializer: An initializer name (``"zeros"``, ``"ones"``, ``"glorot_uniform"``, ...) or object.
+            Default: ``"zeros"``.
+          trainable: Boolean, whether the weight takes gradients (if the layer is trainable). Default: True.
+          dtype: The weight's dtype. Default: None, the layer's ``variable_dtype``.
+
+        Returns:
+          The weight, a Tensor.
+
+        Example:
+
+        >>> w = keras.layers.Dense(1).add_weight("w", (2,), "ones")
+        >>> w.name, w.shape, w.data
+        ('dense/w:0', (2,), array([1., 1.], dtype=float32))
+        """
         dtype = dtype or self.variable_dtype
         value = initializers.get(initializer)(tuple(shape), dtype=dtype)
         weight = Tensor(np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable,
@@ -226,7 +260,32 @@ class InputLayer(Layer):
 
 
 def Input(shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
-    """``keras.Input``: a symbolic tensor of the given per-sample shape (batch axis implied)."""
+    """``keras.Input()`` is used to instantiate a symbolic Keras tensor, the entry point of a model.
+
+    The shape is per sample: the batch axis is implied (``None``), as the batch size is chosen by ``fit``.
+    Layers called on it return symbolic tensors; ``keras.Model(inputs, outputs)`` then builds the model.
+
+    Args:
+      shape: A shape tuple (integers or None), not including the batch size.
+      batch_size: Optional static batch size (accepted for Keras compatibility; the batch stays ``None``).
+      name: Optional name for the input layer. Default: None, ``input_<n>``.
+      dtype: The data type expected by the input (accepted for Keras compatibility).
+      batch_shape: A shape tuple including the batch size, instead of ``shape``.
+
+    Returns:
+      A symbolic tensor (``KerasTensor``).
+
+    Raises:
+      ValueError: with no shape, or a dimension that is not a positive integer.
+
+    Example:
+
+    >>> x = keras.Input(shape=(28, 28, 1))
+    >>> x.shape
+    (None, 28, 28, 1)
+    >>> keras.layers.Flatten()(x).shape
+    (None, 784)
+    """
     if batch_shape is not None:
         shape = tuple(batch_shape)[1:]
     if shape is None:

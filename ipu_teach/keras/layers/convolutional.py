@@ -21,6 +21,40 @@ def check_padding(padding, layer):
 
 
 class Conv2D(Layer):
+    """2D convolution layer (e.g. spatial convolution over images), channels last (NHWC).
+
+    The layer convolves a ``kernel_size`` window of ``filters`` kernels over inputs of shape
+    ``(batch, rows, cols, channels)``, adds a bias and applies ``activation``. On the IPU Poplar lowers a
+    convolution to matrix products on the AMP, in groups of 8 input channels in fp32 (16 in fp16): the
+    tutorial's first layer, with 1 channel, runs far below peak for that reason.
+
+    Args:
+      filters: Integer, the number of output filters in the convolution.
+      kernel_size: An integer or a pair of integers, the height and width of the 2D window.
+      strides: An integer or a pair of integers, the strides of the convolution. Default: ``(1, 1)``.
+      padding: ``"valid"`` (no padding) or ``"same"`` (pad evenly so the output has the input's size when
+        ``strides=1``), case-insensitive. Default: ``"valid"``.
+      activation: Activation function to use. Default: None, no activation.
+      use_bias: Boolean, whether the layer uses a bias vector. Default: True.
+      kernel_initializer: Initializer for the ``kernel``. Default: ``"glorot_uniform"``.
+      bias_initializer: Initializer for the bias vector. Default: ``"zeros"``.
+      data_format: None or ``"channels_last"``, the only layout ipu-teach simulates.
+      **kwargs: ``name``, ``dtype``, ``input_shape`` as for every Keras layer.
+
+    Raises:
+      ValueError: for a ``channels_first`` data format, a ``padding`` other than ``"valid"`` / ``"same"``,
+        or sizes that are not positive integers.
+
+    Example:
+
+    >>> x = keras.Input(shape=(28, 28, 1))
+    >>> layer = keras.layers.Conv2D(8, kernel_size=(3, 3), activation="relu")
+    >>> layer(x).shape
+    (None, 26, 26, 8)
+    >>> layer.kernel.shape
+    (3, 3, 1, 8)
+    """
+
     ndim = 4
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", activation=None, use_bias=True,

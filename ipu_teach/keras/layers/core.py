@@ -7,6 +7,33 @@ from .base import Layer, format_shape
 
 
 class Dense(Layer):
+    """Just your regular densely-connected layer: ``output = activation(dot(input, kernel) + bias)``.
+
+    On the IPU the matrix product runs on the AMP units of the tiles it is split over (Poplar's matmul
+    planner); with ``keras.mixed_precision`` it computes in fp16 and keeps its weights in fp32, as Keras does.
+    The kernel is created on the first call, from the last axis of the input.
+
+    Args:
+      units: Positive integer, dimensionality of the output space.
+      activation: Activation function to use (a name such as ``"relu"`` or ``"softmax"``, or a callable).
+        Default: None, no activation (``a(x) = x``).
+      use_bias: Boolean, whether the layer uses a bias vector. Default: True.
+      kernel_initializer: Initializer for the ``kernel`` weights matrix. Default: ``"glorot_uniform"``.
+      bias_initializer: Initializer for the bias vector. Default: ``"zeros"``.
+      **kwargs: ``name``, ``dtype``, ``input_shape``, ``trainable`` as for every Keras layer.
+
+    Raises:
+      ValueError: if ``units`` is not a positive integer.
+
+    Example:
+
+    >>> layer = keras.layers.Dense(4, activation="relu")
+    >>> layer(np.ones((2, 3), np.float32)).shape
+    (2, 4)
+    >>> layer.kernel.shape, layer.bias.shape
+    ((3, 4), (4,))
+    """
+
     min_ndim = 2
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
@@ -31,6 +58,20 @@ class Dense(Layer):
 
 
 class Flatten(Layer):
+    """Flattens the input to ``(batch, features)``; does not affect the batch size.
+
+    A reshape is a view: it moves no data, so Flatten costs no compute and no exchange on the simulated
+    IPU (its ``Reshape`` op states no work).
+
+    Args:
+      **kwargs: ``name``, ``dtype``, ``input_shape`` as for every Keras layer.
+
+    Example:
+
+    >>> keras.layers.Flatten()(np.ones((2, 3, 4), np.float32)).shape
+    (2, 12)
+    """
+
     min_ndim = 1
 
     def call(self, inputs, training=False):
@@ -54,8 +95,33 @@ class Reshape(Layer):
 
 
 class Dropout(Layer):
-    """Zeroes a fraction ``rate`` of values in training and scales the rest by 1 / (1 - rate);
-    does nothing in inference, as in Keras."""
+    """Applies Dropout to the input: in training, zeroes a fraction ``rate`` of the values at random and
+    scales the rest by ``1 / (1 - rate)``, so the sum over all inputs is unchanged on average.
+
+    Does nothing in inference (``evaluate``, ``predict``, or a call without ``training=True``), as in Keras.
+    Its random mask comes from the seeded Keras generator (``keras.utils.set_random_seed``).
+
+    Args:
+      rate: Float between 0 and 1 (excluded), fraction of the input units to drop.
+      noise_shape: Shape of the binary dropout mask, ``None`` entries taking the input's size
+        (``(batch, 1, features)`` drops the same features at every timestep). Default: None, the input's shape.
+      seed: An integer to use as the layer's own random seed. Default: None, the Keras generator.
+      **kwargs: ``name``, ``dtype`` as for every Keras layer.
+
+    Raises:
+      ValueError: if ``rate`` is not in ``[0, 1)``.
+
+    Example:
+
+    >>> keras.utils.set_random_seed(0)
+    >>> layer = keras.layers.Dropout(0.5)
+    >>> x = np.ones((2, 4), np.float32)
+    >>> layer(x).data                                  # inference: unchanged
+    array([[1., 1., 1., 1.],
+           [1., 1., 1., 1.]], dtype=float32)
+    >>> sorted(set(layer(x, training=True).data.ravel().tolist()))   # training: dropped or doubled
+    [0.0, 2.0]
+    """
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -75,6 +141,22 @@ class Dropout(Layer):
 
 
 class Activation(Layer):
+    """Applies an activation function to an output.
+
+    Useful to give the last activation its own dtype: with the ``mixed_float16`` policy, Keras' advice is
+    an ``Activation("softmax", dtype="float32")`` head, so the probabilities and the loss stay in fp32.
+
+    Args:
+      activation: Activation function, such as ``"relu"``, ``"softmax"``, or a callable.
+      **kwargs: ``name``, ``dtype`` as for every Keras layer.
+
+    Example:
+
+    >>> layer = keras.layers.Activation("relu")
+    >>> layer(np.array([[-3.0, -1.0, 0.0, 2.0]], np.float32)).data
+    array([[0., 0., 0., 2.]], dtype=float32)
+    """
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)

@@ -21,6 +21,30 @@ class _Pooling2D(Layer):
 
 
 class MaxPooling2D(_Pooling2D):
+    """Max pooling operation for 2D spatial data (channels last).
+
+    Takes the maximum over each ``pool_size`` window, moving by ``strides``. In training the gradient goes
+    to one position per window, the first maximum (as TensorFlow routes it), which matters on MNIST's flat
+    backgrounds where windows hold ties.
+
+    Args:
+      pool_size: An integer or a pair of integers, the window size. Default: ``(2, 2)``.
+      strides: An integer, a pair of integers, or None. Default: None, the ``pool_size``.
+      padding: ``"valid"`` or ``"same"``, case-insensitive. Default: ``"valid"``.
+      data_format: None or ``"channels_last"``, the only layout ipu-teach simulates.
+      **kwargs: ``name``, ``dtype`` as for every Keras layer.
+
+    Example:
+
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    >>> y = keras.layers.MaxPooling2D(pool_size=(2, 2))(x)
+    >>> y.shape
+    (1, 2, 2, 1)
+    >>> y.data[0, :, :, 0]
+    array([[ 5.,  7.],
+           [13., 15.]], dtype=float32)
+    """
+
     op = ops.MaxPool2D
 
 

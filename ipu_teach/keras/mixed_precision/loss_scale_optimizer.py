@@ -14,7 +14,35 @@ from ..optimizers import Optimizer
 
 
 class LossScaleOptimizer(Optimizer):
-    """Wraps ``inner_optimizer``; anything not about loss scaling is the inner optimizer's."""
+    """An optimizer that applies loss scaling to prevent numeric underflow of fp16 gradients.
+
+    The loss is multiplied by ``loss_scale`` before the backward pass, so small fp16 gradients do not
+    underflow to zero, and the gradients are divided by it before the update. With dynamic scaling (the
+    default) a step with an inf or NaN gradient is skipped and the scale halved; after
+    ``dynamic_growth_steps`` finite steps in a row it doubles. Anything not about loss scaling is the
+    inner optimizer's. ``compile`` wraps the optimizer in one under the ``mixed_float16`` policy, as Keras does.
+
+    Args:
+      inner_optimizer: The ``keras.optimizers.Optimizer`` instance to wrap.
+      dynamic: Bool, whether to update the loss scale dynamically. Default: True.
+      initial_scale: The initial loss scale (required when not dynamic). Default: None, 2**15.
+      dynamic_growth_steps: With dynamic scaling, how often to double the scale. Default: None, 2000.
+
+    Raises:
+      TypeError: if ``inner_optimizer`` is not an optimizer.
+      ValueError: for a static scale without ``initial_scale``, or an ``initial_scale`` below 1.
+
+    Example:
+
+    >>> optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1))
+    >>> optimizer.loss_scale
+    32768.0
+    >>> weight = keras.layers.Dense(1).add_weight("w", (1,), "ones")
+    >>> optimizer.apply_gradients([(np.array([np.inf], np.float32), weight)])   # skipped
+    False
+    >>> optimizer.loss_scale, weight.data
+    (16384.0, array([1.], dtype=float32))
+    """
 
     slots_per_weight = property(lambda self: self.inner_optimizer.slots_per_weight)
     update_flops_per_weight = property(lambda self: self.inner_optimizer.update_flops_per_weight)
@@ -59,7 +87,27 @@ class LossScaleOptimizer(Optimizer):
         return [None if g is None else g * (1.0 / self.loss_scale) for g in grads]
 
     def apply_gradients(self, grads_and_vars) -> bool:
-        """Apply unless a gradient is not finite (dynamic only); update the scale. True when applied."""
+        """Applies the (unscaled) gradients unless one is not finite, and updates the loss scale.
+
+        With dynamic scaling, a step with an inf or NaN gradient is skipped and halves the scale (never
+        below 1); ``dynamic_growth_steps`` applied steps in a row double it. A static scale applies every step.
+
+        Args:
+          grads_and_vars: List of ``(gradient, weight)`` pairs, the gradients already unscaled.
+
+        Returns:
+          True when the gradients were applied, False when the step was skipped.
+
+        Example:
+
+        >>> optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1),
+        ...                                                      dynamic_growth_steps=2)
+        >>> weight = keras.layers.Dense(1).add_weight("w", (1,), "ones")
+        >>> [optimizer.apply_gradients([(np.array([g], np.float32), weight)]) for g in (np.nan, 1.0, 1.0)]
+        [False, True, True]
+        >>> optimizer.loss_scale, round(float(weight.data[0]), 2)
+        (32768.0, 0.8)
+        """
         grads_and_vars = list(grads_and_vars)
         if not self.dynamic:
             self.inner_optimizer.apply_gradients(grads_and_vars)
