@@ -20,7 +20,7 @@ MAY_IMPORT = {
     "pipeline": SHARED,
     "profiling": SHARED | {"bsp"},
     "keras": SHARED | {"autograd", "data"},
-    "examples": SHARED | {"keras"},
+    "examples": SHARED | {"keras", "ipu", "bsp", "profiling"},
     "ipu": SHARED | {"keras", "autograd", "bsp", "pipeline", "profiling"},
     "widgets": SHARED | {"bsp", "pipeline", "profiling"},
     "tensorflow": SHARED | {"keras", "data", "ipu"},

@@ -91,10 +91,22 @@ def _checked(owner, name, default, value):
 
 
 class StochasticRoundingBehaviour(enum.Enum):
-    """Graphcore's ``esr`` values. ON: fp16 results round stochastically in hardware; OFF (default): to
-    nearest. REPLICA_IDENTICAL_ONLY rounds stochastically only where every replica computes the same
-    values; ipu-teach simulates stochastic rounding where fp16 weights are written, which replicas do
-    identically, so it acts as ON. ``from_bool`` maps True / False as Graphcore's config does."""
+    """How the IPU rounds fp16 results: Graphcore's values for ``IPUConfig.floating_point_behaviour.esr``.
+
+    The IPU can round each fp16 result stochastically in hardware, up or down with probabilities that
+    make the rounding exact on average: a small weight update that round-to-nearest would lose keeps its
+    effect over many steps (notebook 06). ON: stochastic rounding; OFF (default): to nearest.
+    REPLICA_IDENTICAL_ONLY rounds stochastically only where every replica computes the same values;
+    ipu-teach simulates stochastic rounding where fp16 weights are written, which replicas do identically,
+    so it acts as ON. ``from_bool`` maps True / False as Graphcore's config does (``esr = True`` works too).
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.floating_point_behaviour.esr = ipu.config.StochasticRoundingBehaviour.ON
+    >>> ipu.config.StochasticRoundingBehaviour.from_bool(False)
+    <StochasticRoundingBehaviour.OFF: 'off'>
+    """
 
     OFF = "off"
     ON = "on"

@@ -46,8 +46,31 @@ def parse(options, where: str, base: MatrixOptions = DEFAULT_OPTIONS) -> MatrixO
 
 
 class PipelineStageOptions:
-    """Poplar options for one pipeline stage: ``convolution_options``, ``matmul_options`` and
-    ``slice_options`` (accepted; ipu-teach has no slice ops to plan)."""
+    """Poplar options for the convolutions and matmuls of one pipeline stage (Graphcore's Keras).
+
+    The finest grain at which Graphcore's Keras sets ``availableMemoryProportion`` or ``partialsType``
+    for some layers only: give ``set_pipelining_options`` one of these per stage, for the forward
+    (``forward_propagation_stages_poplar_options``) and the backward stages
+    (``backward_propagation_stages_poplar_options``); a stage's options replace ``IPUConfig``'s for its
+    products.
+
+    Args:
+      convolution_options: Dict of Poplar convolution options, e.g. ``{"availableMemoryProportion": "0.3"}``.
+      matmul_options: Dict of Poplar matmul options, e.g. ``{"partialsType": "half"}``.
+      slice_options: Dict, accepted (ipu-teach has no slice ops to plan).
+
+    Example:
+
+    >>> options = [ipu.ops.pipelining_ops.PipelineStageOptions(matmul_options={"availableMemoryProportion": "0.2"}),
+    ...            ipu.ops.pipelining_ops.PipelineStageOptions()]
+    >>> from ipu_teach.examples import two_stage_model
+    >>> model = two_stage_model()
+    >>> model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+    ...                              forward_propagation_stages_poplar_options=options,
+    ...                              backward_propagation_stages_poplar_options=options)
+    >>> options[0]
+    PipelineStageOptions(convolution_options={}, matmul_options={'availableMemoryProportion': '0.2'})
+    """
 
     def __init__(self, convolution_options=None, matmul_options=None, slice_options=None):
         self.convolution_options = dict(convolution_options or {})
