@@ -146,8 +146,10 @@ class IPUSpec:
         Example:
 
         >>> from ipu_teach import hardware
-        >>> hardware.MK2.channel_group("float16"), hardware.MK2.channel_group("float32")
-        (16, 8)
+        >>> from ipu_teach.integers import ceil_div
+        >>> group = hardware.MK2.channel_group("float32")
+        >>> [ceil_div(channels, group) * group for channels in (1, 8, 9)]  # the channels the AMP works on
+        [8, 8, 16]
         """
         return self.amp_channel_group_fp16 if is_half(dtype) else self.amp_channel_group
 
