@@ -7,6 +7,7 @@ ComputeSet/Exchange (their checks), building the program, and Engine(...).run().
 Prints microseconds per superstep and the ratio to the 1 ms target.
 Run: PYTHONPATH=. python benchmarks/bench_bsp_superstep.py
 """
+
 import time
 
 import numpy as np
@@ -26,8 +27,12 @@ def raw_arrays(ipus, rng):
 
 
 def program_for(arrays):
-    return bsp.Sequence([bsp.Execute(bsp.ComputeSet(f"cs{i}", cycles), exchange=bsp.Exchange(received, sent))
-                         for i, (cycles, received, sent) in enumerate(arrays)])
+    return bsp.Sequence(
+        [
+            bsp.Execute(bsp.ComputeSet(f"cs{i}", cycles), exchange=bsp.Exchange(received, sent))
+            for i, (cycles, received, sent) in enumerate(arrays)
+        ]
+    )
 
 
 def seconds_per_superstep(ipus):
@@ -51,14 +56,20 @@ def seconds_for_long_repeat(ipus, count=100_000):
 
 
 def main():
-    print(f"host time to simulate one superstep of {MK2.tiles} tiles per IPU (best of {REPEATS}, "
-          f"{SUPERSTEPS} distinct supersteps per run):")
+    print(
+        f"host time to simulate one superstep of {MK2.tiles} tiles per IPU (best of {REPEATS}, "
+        f"{SUPERSTEPS} distinct supersteps per run):"
+    )
     for ipus in (1, 16, 64):
         seconds = seconds_per_superstep(ipus)
-        print(f"  {ipus:>3} IPU(s) = {ipus * MK2.tiles:>6,} tiles: {seconds * 1e6:8.1f} us per superstep, "
-              f"{seconds / TARGET_SECONDS:.3f} x the 1 ms target")
-    print(f"Repeat(100000, one superstep) on 64 IPUs: {seconds_for_long_repeat(64) * 1e6:.1f} us in total "
-          "(loops are costed once)")
+        print(
+            f"  {ipus:>3} IPU(s) = {ipus * MK2.tiles:>6,} tiles: {seconds * 1e6:8.1f} us per superstep, "
+            f"{seconds / TARGET_SECONDS:.3f} x the 1 ms target"
+        )
+    print(
+        f"Repeat(100000, one superstep) on 64 IPUs: {seconds_for_long_repeat(64) * 1e6:.1f} us in total "
+        "(loops are costed once)"
+    )
 
 
 if __name__ == "__main__":

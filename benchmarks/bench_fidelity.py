@@ -15,6 +15,7 @@ Uses ``../shared/data/mnist.npz`` (or ``--data``); without it the bundled subset
 comparable). Takes a few minutes on 2 cores (real training). Not a test. Run:
     python benchmarks/bench_fidelity.py [--data PATH] [--epochs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,10 @@ def load(path):
     with contextlib.redirect_stdout(io.StringIO()):
         (x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data(path=path)
     prepare = lambda x: np.expand_dims(x.astype("float32") / 255, -1)  # noqa: E731
-    return ((prepare(x_train), keras.utils.to_categorical(y_train, CLASSES)),
-            (prepare(x_test), keras.utils.to_categorical(y_test, CLASSES)))
+    return (
+        (prepare(x_train), keras.utils.to_categorical(y_train, CLASSES)),
+        (prepare(x_test), keras.utils.to_categorical(y_test, CLASSES)),
+    )
 
 
 def run(ipus, pipelined, accumulation, spe_choice, data, epochs):
@@ -98,18 +101,27 @@ def main():
     args = parser.parse_args()
     path = args.data if pathlib.Path(args.data).exists() else None
     data = load(path)
-    print(f"Data: {'full MNIST from ' + path if path else 'the bundled subset (accuracies are not comparable)'}; "
-          f"{len(data[0][0]):,} train / {len(data[1][0]):,} test; {args.epochs} epochs; simulated GC200 (Mk2)\n")
+    print(
+        f"Data: {'full MNIST from ' + path if path else 'the bundled subset (accuracies are not comparable)'}; "
+        f"{len(data[0][0]):,} train / {len(data[1][0]):,} test; {args.epochs} epochs; simulated GC200 (Mk2)\n"
+    )
     header = f"{'configuration':<36}{'figure':<20}{'simulated':>12}{'real (log)':>12}{'ratio':>8}"
     print(header + "\n" + "-" * len(header))
     results = {}
     for name, ipus, pipelined, accumulation, spe, real in CONFIGURATIONS:
         simulated = run(ipus, pipelined, accumulation, spe, data, args.epochs)
         results[name] = simulated
-        for figure, sim, ref, kind in zip(("step (epochs 2-3)", "first epoch", "first-epoch accuracy",
-                                           "test accuracy"), simulated, real, ("time", "s", "acc", "acc")):
-            shown = (fmt_time(sim), fmt_time(ref)) if kind == "time" else (
-                (f"{sim:.1f} s", f"{ref:.1f} s") if kind == "s" else (f"{sim:.4f}", f"{ref:.4f}"))
+        for figure, sim, ref, kind in zip(
+            ("step (epochs 2-3)", "first epoch", "first-epoch accuracy", "test accuracy"),
+            simulated,
+            real,
+            ("time", "s", "acc", "acc"),
+        ):
+            shown = (
+                (fmt_time(sim), fmt_time(ref))
+                if kind == "time"
+                else ((f"{sim:.1f} s", f"{ref:.1f} s") if kind == "s" else (f"{sim:.4f}", f"{ref:.4f}"))
+            )
             ratio = f"{sim / ref:.2f}x" if kind != "acc" else f"{sim - ref:+.3f}"
             print(f"{name if figure.startswith('step') else '':<36}{figure:<20}{shown[0]:>12}{shown[1]:>12}{ratio:>8}")
     steps = {name: result[0] for name, result in results.items()}
@@ -117,10 +129,14 @@ def main():
     real_order = [c[0] for c in sorted(CONFIGURATIONS, key=lambda c: c[5][0], reverse=True)]
     speed_up = steps["1 step per execution"] / steps["whole epoch per execution"]
     real_speed_up = CONFIGURATIONS[0][5][0] / CONFIGURATIONS[1][5][0]
-    print(f"\nordering per step (slowest first): {' > '.join(order)}; "
-          f"{'same as' if order == real_order else 'DIFFERENT FROM'} the logs")
-    print(f"steps_per_execution speed-up: {speed_up:.1f}x simulated, {real_speed_up:.1f}x real "
-          f"(ratio {speed_up / real_speed_up:.2f})")
+    print(
+        f"\nordering per step (slowest first): {' > '.join(order)}; "
+        f"{'same as' if order == real_order else 'DIFFERENT FROM'} the logs"
+    )
+    print(
+        f"steps_per_execution speed-up: {speed_up:.1f}x simulated, {real_speed_up:.1f}x real "
+        f"(ratio {speed_up / real_speed_up:.2f})"
+    )
 
 
 if __name__ == "__main__":

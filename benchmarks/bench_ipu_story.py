@@ -19,6 +19,7 @@ The epoch is the tutorial's full MNIST (60,000 images) by default; the images co
 ``keras.datasets.mnist.load_data()`` returns (the bundled subset offline). Not a test. Run:
     PYTHONPATH=. python benchmarks/bench_ipu_story.py [--epoch-samples 60000]
 """
+
 import argparse
 import contextlib
 import io
@@ -82,13 +83,16 @@ def verdict(holds):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epoch-samples", type=int, default=60_000,
-                        help="samples in one epoch (the tutorial's MNIST: 60,000)")
+    parser.add_argument(
+        "--epoch-samples", type=int, default=60_000, help="samples in one epoch (the tutorial's MNIST: 60,000)"
+    )
     args = parser.parse_args()
     batch = one_batch()
     epoch_steps = args.epoch_samples // BATCH
-    print(f"Tutorial CNN, batch {BATCH}, epoch of {args.epoch_samples:,} samples ({epoch_steps} steps); "
-          "simulated IPU time (Mk2)\n")
+    print(
+        f"Tutorial CNN, batch {BATCH}, epoch of {args.epoch_samples:,} samples ({epoch_steps} steps); "
+        "simulated IPU time (Mk2)\n"
+    )
 
     single = training_executable(batch, 1, 1)
     whole = training_executable(batch, 1, epoch_steps)
@@ -100,8 +104,10 @@ def main():
     print(f"   ratio {one / many:.1f}x (target >= {SPE_TARGET:.0f}x): {verdict(one / many >= SPE_TARGET)}\n")
 
     two_replicas = training_executable(batch, 2, epoch_steps // 2)
-    rate_one, rate_two = (samples_per_second(whole, epoch_steps, 1),
-                          samples_per_second(two_replicas, epoch_steps // 2, 2))
+    rate_one, rate_two = (
+        samples_per_second(whole, epoch_steps, 1),
+        samples_per_second(two_replicas, epoch_steps // 2, 2),
+    )
     two = rate_two / rate_one
     print("2. replication (whole epoch per execution)")
     print(f"   1 replica : {rate_one:12,.0f} samples/s (simulated)")
@@ -120,8 +126,10 @@ def main():
             executable = training_executable(batch, replicas, steps, system, buffer)
             rate = samples_per_second(executable, steps, replicas)
             base.setdefault(buffer, rate)
-            cells.append(f" {per_step_seconds(executable, steps) * 1e6:9.1f} {rate:12,.0f} "
-                         f"{rate / base[buffer] / replicas:10.0%}")
+            cells.append(
+                f" {per_step_seconds(executable, steps) * 1e6:9.1f} {rate:12,.0f} "
+                f"{rate / base[buffer] / replicas:10.0%}"
+            )
         print(f"   {replicas:8d}" + "".join(cells))
     ipu.system.reset()
 

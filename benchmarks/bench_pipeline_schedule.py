@@ -4,6 +4,7 @@ Target (issue 5): under 1 s each. Prints the wall-clock seconds (best of a few r
 to the target; a ratio below 1 meets it. Run:
     PYTHONPATH=. python benchmarks/bench_pipeline_schedule.py
 """
+
 from __future__ import annotations
 
 import time
@@ -33,9 +34,11 @@ def main() -> None:
         best = min(seconds)
         worst = max(worst, best / TARGET_SECONDS)
         metrics = summarise(timeline)
-        print(f"{schedule.name:>12}: {len(schedule):6d} actions, {best:.3f} s, ratio to the {TARGET_SECONDS:g} s "
-              f"target {best / TARGET_SECONDS:.3f}  (simulated total {metrics.total_seconds:.3f} s, "
-              f"utilisation {metrics.utilisation:.1%}, peak stash {max(metrics.peak_stash)})")
+        print(
+            f"{schedule.name:>12}: {len(schedule):6d} actions, {best:.3f} s, ratio to the {TARGET_SECONDS:g} s "
+            f"target {best / TARGET_SECONDS:.3f}  (simulated total {metrics.total_seconds:.3f} s, "
+            f"utilisation {metrics.utilisation:.1%}, peak stash {max(metrics.peak_stash)})"
+        )
     print(f"worst ratio to target: {worst:.3f} ({'meets' if worst < 1 else 'MISSES'} the target)")
 
 

@@ -13,6 +13,7 @@ ratios ipu-teach / numpy, ipu-teach / torch (and with portable numerics), and th
 Not a test. Run:
     PYTHONPATH=. python benchmarks/bench_training.py [--rounds 5] [--samples 384]
 """
+
 import os
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -38,6 +39,7 @@ def load_mnist():
 
 # ----- ipu-teach -----------------------------------------------------------------------------------
 
+
 class IpuTeach:
     name = "ipu-teach"
 
@@ -45,8 +47,9 @@ class IpuTeach:
         keras.backend.clear_session()
         keras.utils.set_random_seed(0)
         self.model = keras.Model(*tutorial_model_fn(num_classes=CLASSES))  # Dropout(DROPOUT), as the reference
-        self.model.compile(keras.optimizers.SGD(learning_rate=LEARNING_RATE), "categorical_crossentropy",
-                           metrics=["accuracy"])
+        self.model.compile(
+            keras.optimizers.SGD(learning_rate=LEARNING_RATE), "categorical_crossentropy", metrics=["accuracy"]
+        )
 
     def train(self, x, y):
         self.model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
@@ -55,6 +58,7 @@ class IpuTeach:
 class IpuTeachPortable(IpuTeach):
     """The same, with portable numerics (float64 sums and functions: the same bits on every CPU), as the
     tests and notebooks run."""
+
     name = "ipu-teach portable"
 
     def train(self, x, y):
@@ -66,6 +70,7 @@ class IpuTeachPortable(IpuTeach):
 
 
 # ----- plain numpy ---------------------------------------------------------------------------------
+
 
 def glorot(rng, shape, fan_in, fan_out):
     limit = np.sqrt(6 / (fan_in + fan_out))
@@ -79,7 +84,7 @@ def im2col(x, k):
     cols = np.empty((n, ho, wo, k, k, c), dtype=x.dtype)
     for i in range(k):
         for j in range(k):
-            cols[:, :, :, i, j, :] = x[:, i:i + ho, j:j + wo, :]
+            cols[:, :, :, i, j, :] = x[:, i : i + ho, j : j + wo, :]
     return cols.reshape(n * ho * wo, k * k * c)
 
 
@@ -90,14 +95,14 @@ def col2im(dcols, shape, k):
     dx = np.zeros(shape, dtype=dcols.dtype)
     for i in range(k):
         for j in range(k):
-            dx[:, i:i + ho, j:j + wo, :] += dcols[:, :, :, i, j, :]
+            dx[:, i : i + ho, j : j + wo, :] += dcols[:, :, :, i, j, :]
     return dx
 
 
 def max_pool_2x2(x):
     """Forward and the first-maximum mask of each 2x2 window (rows and columns beyond pairs dropped)."""
     n, h, w, c = x.shape
-    windows = x[:, :h // 2 * 2, :w // 2 * 2, :].reshape(n, h // 2, 2, w // 2, 2, c)
+    windows = x[:, : h // 2 * 2, : w // 2 * 2, :].reshape(n, h // 2, 2, w // 2, 2, c)
     out = windows.max(axis=(2, 4))
     is_max = windows == out[:, :, None, :, None, :]
     seen = is_max[:, :, 0, :, 0, :].copy()
@@ -111,7 +116,7 @@ def max_pool_2x2(x):
 def max_pool_2x2_backward(grad, is_max, shape):
     n, h, w, c = shape
     dx = np.zeros(shape, dtype=grad.dtype)
-    dx[:, :h // 2 * 2, :w // 2 * 2, :] = (grad[:, :, None, :, None, :] * is_max).reshape(n, h // 2 * 2, w // 2 * 2, c)
+    dx[:, : h // 2 * 2, : w // 2 * 2, :] = (grad[:, :, None, :, None, :] * is_max).reshape(n, h // 2 * 2, w // 2 * 2, c)
     return dx
 
 
@@ -155,10 +160,11 @@ class NumpyReference:
 
     def train(self, x, y):
         for start in range(0, len(x), BATCH):
-            self.step(x[start:start + BATCH], y[start:start + BATCH])
+            self.step(x[start : start + BATCH], y[start : start + BATCH])
 
 
 # ----- PyTorch eager -------------------------------------------------------------------------------
+
 
 class TorchEager:
     name = "torch"
@@ -170,8 +176,17 @@ class TorchEager:
         torch.set_num_threads(2)
         torch.manual_seed(0)
         self.torch = torch
-        self.model = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
-                                   nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(DROPOUT), nn.Linear(1600, CLASSES))
+        self.model = nn.Sequential(
+            nn.Conv2d(1, 32, 3),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Dropout(DROPOUT),
+            nn.Linear(1600, CLASSES),
+        )
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=LEARNING_RATE)
         self.model.train()
 
@@ -183,7 +198,7 @@ class TorchEager:
         loss_fn = self.torch.nn.functional.cross_entropy
         for start in range(0, len(x), BATCH):
             self.optimizer.zero_grad()
-            loss = loss_fn(self.model(x[start:start + BATCH]), y[start:start + BATCH])
+            loss = loss_fn(self.model(x[start : start + BATCH]), y[start : start + BATCH])
             loss.backward()
             self.optimizer.step()
 
@@ -214,7 +229,7 @@ def main():
     data = {c.name: c.prepare(x, y) if hasattr(c, "prepare") else (x, y) for c in contenders}
     for c in contenders:  # warm-up: first calls allocate, import and build
         cx, cy = data[c.name]
-        c.train(cx[:2 * BATCH], cy[:2 * BATCH])
+        c.train(cx[: 2 * BATCH], cy[: 2 * BATCH])
     print(f"load average before: {load_average()}")
     seconds = {c.name: 0.0 for c in contenders}
     done = 0
@@ -224,7 +239,7 @@ def main():
         for c in contenders:
             cx, cy = data[c.name]
             began = time.perf_counter()
-            c.train(cx[start:start + args.samples], cy[start:start + args.samples])
+            c.train(cx[start : start + args.samples], cy[start : start + args.samples])
             elapsed = time.perf_counter() - began
             seconds[c.name] += elapsed
             line.append(f"{c.name} {args.samples / elapsed:7.0f}")
@@ -236,7 +251,9 @@ def main():
     for name, value in rate.items():
         print(f"{name:>10}: {value:7.0f} samples/s")
     print(f"ipu-teach / numpy: {rate['ipu-teach'] / rate['numpy']:.2f}x")
-    print(f"portable numerics cost: ipu-teach portable / ipu-teach: {rate['ipu-teach portable'] / rate['ipu-teach']:.2f}x")
+    print(
+        f"portable numerics cost: ipu-teach portable / ipu-teach: {rate['ipu-teach portable'] / rate['ipu-teach']:.2f}x"
+    )
     if "torch" in rate:
         ratio = rate["ipu-teach"] / rate["torch"]
         print(f"ipu-teach / torch: {ratio:.2f}x (target >= {TARGET}x: {'met' if ratio >= TARGET else 'NOT met'})")

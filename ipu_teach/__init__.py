@@ -15,6 +15,7 @@ Example:
 >>> keras.layers.Dense(1).name
 'dense'
 """
+
 import importlib
 
 from .session import reset_session

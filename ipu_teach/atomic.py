@@ -6,6 +6,7 @@ on any error the temporary file is removed. A process killed mid-write cannot re
 each write first removes the temporary files of the same name left by writers that are gone (their
 process no longer runs, or the file is over an hour old where processes cannot be checked).
 """
+
 import contextlib
 import os
 import tempfile
@@ -33,7 +34,7 @@ def _running(pid: int) -> bool:
 
 
 def _is_stale(path: str, prefix: str) -> bool:
-    pid = os.path.basename(path)[len(prefix):].split(".", 1)[0]
+    pid = os.path.basename(path)[len(prefix) :].split(".", 1)[0]
     if os.name == "posix" and pid.isdigit():  # os.kill(pid, 0) would end the process on Windows
         return not _running(int(pid))
     try:
@@ -75,8 +76,7 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     remove_stale_temporaries(path)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.{os.getpid()}.",
-                                         suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.{os.getpid()}.", suffix=".tmp")
     os.close(handle)
     try:
         with open(temporary, mode, encoding=None if "b" in mode else encoding) as stream:

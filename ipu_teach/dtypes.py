@@ -6,6 +6,7 @@ an object as a dtype: ``np.asarray(x, tf.float32)``, ``x.astype(tf.int32)`` and
 Sources: the names and ``is_floating`` / ``is_integer`` / ``as_numpy_dtype`` / ``max`` / ``min``
 of ``tf.dtypes.DType`` (TensorFlow 2.6 API documentation).
 """
+
 import numpy as np
 
 
@@ -59,8 +60,20 @@ class DType:
         return f"tf.{self.name}"
 
 
-_NAMES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-          "uint64", "bool")
+_NAMES = (
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+)
 DTYPES = {name: DType(name) for name in _NAMES}
 
 
@@ -75,6 +88,7 @@ def as_dtype(value) -> DType:
     except TypeError:
         name = None
     if name not in DTYPES:
-        raise TypeError(f"Cannot convert {value!r} to a TensorFlow dtype that ipu-teach simulates; "
-                        f"use one of: {', '.join(_NAMES)}")
+        raise TypeError(
+            f"Cannot convert {value!r} to a TensorFlow dtype that ipu-teach simulates; use one of: {', '.join(_NAMES)}"
+        )
     return DTYPES[name]

@@ -10,6 +10,7 @@ Example:
 >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
 [0, 0, 0, 1, 1, 1, 1]
 """
+
 import contextlib
 
 
@@ -35,6 +36,7 @@ def tutorial_model_fn(stages: bool = False, hidden: int = None, num_classes: int
     ((None, 10), 34826)
     """
     from . import keras
+
     stage0 = keras.ipu.PipelineStage(0) if stages else contextlib.nullcontext()
     stage1 = keras.ipu.PipelineStage(1) if stages else contextlib.nullcontext()
     input_layer = keras.Input(shape=(28, 28, 1))
@@ -73,6 +75,7 @@ def configure_ipus(num_ipus: int = 1, tiles_per_ipu: int = None):
     2
     """
     from . import ipu
+
     config = ipu.config.IPUConfig()
     config.auto_select_ipus = num_ipus
     if tiles_per_ipu is not None:
@@ -103,6 +106,7 @@ def small_report(directory: str = "report"):
     import numpy as np
 
     from . import ipu, keras, profiling
+
     configure_ipus(1, tiles_per_ipu=16)
     with profiling.auto_report(directory), ipu.ipu_strategy.IPUStrategy().scope():
         model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
@@ -125,6 +129,7 @@ def two_stage_model():
     [0, 1]
     """
     from . import keras
+
     inputs = keras.Input(shape=(4,))
     with keras.ipu.PipelineStage(0):
         x = keras.layers.Dense(8, activation="relu")(inputs)
@@ -153,6 +158,7 @@ def trained_pipeline_model(**pipelining_options):
     import numpy as np
 
     from . import ipu, keras
+
     configure_ipus(2)
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = two_stage_model()
@@ -177,6 +183,7 @@ def small_timeline():
     import numpy as np
 
     from . import bsp, hardware
+
     step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)), exchange=bsp.Exchange(received=np.full(4, 1_024)))
     return bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
 

@@ -13,6 +13,7 @@ Example:
 >>> hardware.HOST.execution_overhead_s
 0.0028
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -46,11 +47,14 @@ class IPUSpec:
     sram_per_tile: int = _figure("624 KiB per tile; x 1472 tiles = 897 MiB, the slides' '900MB per IPU'")
     clock_hz: float = _figure("approximate: 1.33 GHz (Mk2 GC200, press figures)")
     fp32_flops_per_cycle: int = _figure(
-        "derived: 62.5 TFLOPS fp32 / (1472 tiles x 1.33 GHz) = 31.9, rounded to 32 FLOPs/cycle/tile")
+        "derived: 62.5 TFLOPS fp32 / (1472 tiles x 1.33 GHz) = 31.9, rounded to 32 FLOPs/cycle/tile"
+    )
     fp16_flops_per_cycle: int = _figure(
-        "derived: 250 TFLOPS fp16 / (1472 tiles x 1.33 GHz) = 127.7, rounded to 128 FLOPs/cycle/tile")
+        "derived: 250 TFLOPS fp16 / (1472 tiles x 1.33 GHz) = 127.7, rounded to 128 FLOPs/cycle/tile"
+    )
     exchange_bytes_per_cycle: int = _figure(
-        "derived: 8 TB/s all-to-all exchange / 1472 tiles / 1.33 GHz = 4.09, rounded to 4 bytes/cycle/tile")
+        "derived: 8 TB/s all-to-all exchange / 1472 tiles / 1.33 GHz = 4.09, rounded to 4 bytes/cycle/tile"
+    )
     memory_bytes_per_s: float = _figure("47.5 TB/s In-Processor-Memory bandwidth per IPU (slides)")
     sync_cycles_on_chip: int = _figure("approximate: ~150 cycles for a sync of all tiles of one IPU")
     sync_cycles_cross_ipu: int = _figure("approximate: ~1,500 cycles (~1 us) for a sync over IPU-Links/Sync-Links")
@@ -60,60 +64,96 @@ class IPUSpec:
     ipu_link_latency_s: float = _figure("approximate: ~1 us per IPU-Link transfer")
     host_link_bytes_per_s: float = _figure(
         "per IPU: x8 PCIe Gen4 from the IPU to its machine's gateway, 32 GB/s (slides' machine diagram) = 16 GB/s "
-        "in each direction; the machine's 100 Gbps host link, shared by its IPUs, is usually the narrower")
+        "in each direction; the machine's 100 Gbps host link, shared by its IPUs, is usually the narrower"
+    )
     host_link_latency_s: float = _figure("approximate: ~5 us per host transfer (PCIe round trip and DMA set-up)")
     ipus_per_machine: int = _figure("4 IPUs per IPU-M2000 / Bow-2000 (slides)")
     vector_flops_per_cycle: int = _figure(
         "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle for elementwise work "
-        "(matrix products use the 32 FLOPs/cycle AMP unit instead)", default=2)
+        "(matrix products use the 32 FLOPs/cycle AMP unit instead)",
+        default=2,
+    )
     amp_channel_group: int = _figure(
         "approximate: the AMP takes input and output channels in groups of 8 in fp32: a layer "
         "with fewer channels pays for a whole group (poplibs ConvPlan inChansPerGroup / partialChansPerGroup; "
         "8 fp32 conv units x CONV_UNIT_INPUT_LOAD_ELEMS_FLOAT = 2 in poplibs TileConstants.hpp = 16 MACs/cycle)",
-        default=8)
+        default=8,
+    )
     amp_channel_group_fp16: int = _figure(
         "approximate: in fp16 the AMP takes channels in groups of 16 (poplibs TileConstants.hpp: "
         "CONV_UNIT_INPUT_LOAD_ELEMS_HALF = 4 against _FLOAT = 2, so each conv unit loads twice the channels; "
         "poplibs' planner picks inChansPerGroup 16 for half AMP convolutions), so a thin layer wastes more",
-        default=16)
+        default=16,
+    )
     vertex_overhead_cycles: int = _figure(
         "approximate: a vertex's fixed cost before its loops, ~50-95 supervisor cycles in poplibs' cycle "
         "estimators (lib/poplin/PerformanceEstimation.hpp: supervisorNonloopOverhead 50, convNx1Overhead 95)",
-        default=80)
+        default=80,
+    )
     amp_pass_cycles: int = _figure(
         "approximate: per kernel position and channel group an AMP vertex reloads its weights and each worker "
         "restarts its loop: ~65 worker cycles, x6 tile cycles as the 6 workers are barrel-scheduled (poplibs "
-        "getConvPartialnx1SupervisorCycleInnerLoopEstimate: 19 + 46 per worker, plus weight loads)", default=400)
+        "getConvPartialnx1SupervisorCycleInnerLoopEstimate: 19 + 46 per worker, plus weight loads)",
+        default=400,
+    )
     worker_cycles: int = _figure(
         "the 6 worker threads are barrel-scheduled: each issues one instruction every 6 cycles, so a loop of n "
         "instructions on one worker lasts 6n tile cycles (IPU programmer's guide; poplibs' estimators multiply "
-        "worker cycles by numWorkerContexts)", default=6)
+        "worker cycles by numWorkerContexts)",
+        default=6,
+    )
     links_between_neighbours: int = _figure(
         "approximate: IPU-Links joining two neighbouring IPUs (a pipeline's next stage, a ring all-reduce's next "
         "replica); each IPU's 10 links are shared among ~4 neighbours in its machine and the POD's ladder, so ~2. "
         "One link is an x16 IPU-Link, 64 GB/s both ways (slides' machine diagram) = 32 GB/s each way",
-        default=2)
+        default=2,
+    )
     machine_host_link_bytes_per_s: float = _figure(
         "100 Gbps Host-Link (100GE RoCE) from the Poplar server to each IPU-M2000 / Bow-2000, shared by its 4 IPUs "
-        "(slides' machine diagram) = 12.5 GB/s", default=12.5e9)
-    source_notes: tuple = _figure("(figure, source) pairs that override the default sources above",
-                                  default=(), repr=False)
+        "(slides' machine diagram) = 12.5 GB/s",
+        default=12.5e9,
+    )
+    source_notes: tuple = _figure(
+        "(figure, source) pairs that override the default sources above", default=(), repr=False
+    )
 
     def __post_init__(self):
-        for name in ("tiles", "threads_per_tile", "sram_per_tile", "fp32_flops_per_cycle", "fp16_flops_per_cycle",
-                     "vector_flops_per_cycle", "amp_channel_group", "amp_channel_group_fp16", "worker_cycles",
-                     "links_between_neighbours",
-                     "exchange_bytes_per_cycle", "ipu_links", "ipus_per_machine"):
+        for name in (
+            "tiles",
+            "threads_per_tile",
+            "sram_per_tile",
+            "fp32_flops_per_cycle",
+            "fp16_flops_per_cycle",
+            "vector_flops_per_cycle",
+            "amp_channel_group",
+            "amp_channel_group_fp16",
+            "worker_cycles",
+            "links_between_neighbours",
+            "exchange_bytes_per_cycle",
+            "ipu_links",
+            "ipus_per_machine",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be a positive integer, got {value!r}")
-        for name in ("clock_hz", "memory_bytes_per_s", "ipu_link_bytes_per_s", "host_link_bytes_per_s",
-                     "machine_host_link_bytes_per_s"):
+        for name in (
+            "clock_hz",
+            "memory_bytes_per_s",
+            "ipu_link_bytes_per_s",
+            "host_link_bytes_per_s",
+            "machine_host_link_bytes_per_s",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be positive, got {getattr(self, name)!r}")
-        for name in ("sync_cycles_on_chip", "sync_cycles_cross_ipu", "sync_cycles_host", "vertex_overhead_cycles",
-                     "amp_pass_cycles",
-                     "ipu_link_latency_s", "host_link_latency_s"):
+        for name in (
+            "sync_cycles_on_chip",
+            "sync_cycles_cross_ipu",
+            "sync_cycles_host",
+            "vertex_overhead_cycles",
+            "amp_pass_cycles",
+            "ipu_link_latency_s",
+            "host_link_latency_s",
+        ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be >= 0, got {getattr(self, name)!r}")
 
@@ -215,16 +255,20 @@ class IPUSpec:
     def with_tiles(self, tiles: int) -> "IPUSpec":
         """The same IPU with another tile count, as ``IPUConfig.ipu_model.tiles_per_ipu`` asks for."""
         note = ("tiles", f"chosen: {self.name} cut down to {tiles} tiles (a simulated IPUModel)")
-        return dataclasses.replace(self, name=f"{self.name} ({tiles} tiles)", tiles=tiles,
-                                   source_notes=self.source_notes + (note,))
+        return dataclasses.replace(
+            self, name=f"{self.name} ({tiles} tiles)", tiles=tiles, source_notes=self.source_notes + (note,)
+        )
 
 
 def sources(spec) -> dict:
     """``{field name: (value, source)}`` for every figure of ``spec`` (an IPUSpec, HostSpec or CodeSizes),
     in declaration order."""
     notes = dict(getattr(spec, "source_notes", ()))
-    return {f.name: (getattr(spec, f.name), notes.get(f.name, f.metadata["source"]))
-            for f in dataclasses.fields(spec) if f.name != "source_notes"}
+    return {
+        f.name: (getattr(spec, f.name), notes.get(f.name, f.metadata["source"]))
+        for f in dataclasses.fields(spec)
+        if f.name != "source_notes"
+    }
 
 
 def figure_table(spec) -> str:
@@ -283,7 +327,10 @@ MK2 = IPUSpec(
 
 _BOW_NOTES = (
     ("clock_hz", "approximate: 1.85 GHz (Bow, press figures)"),
-    ("fp32_flops_per_cycle", "approximate: Bow keeps the Mk2 tile: 32 FLOPs/cycle/tile (x 1472 x 1.85 GHz = 87 TFLOPS)"),
+    (
+        "fp32_flops_per_cycle",
+        "approximate: Bow keeps the Mk2 tile: 32 FLOPs/cycle/tile (x 1472 x 1.85 GHz = 87 TFLOPS)",
+    ),
     ("fp16_flops_per_cycle", "derived: 350 TFLOPS fp16 / (1472 tiles x 1.85 GHz) = 128.5, rounded to 128"),
     ("exchange_bytes_per_cycle", "derived: 11 TB/s all-to-all exchange (slides) / 1472 tiles / 1.85 GHz = 4.04, so 4"),
     ("memory_bytes_per_s", "65 TB/s In-Processor-Memory bandwidth per IPU (" + SLIDES_BOW + ")"),
@@ -299,7 +346,6 @@ TEACHING_IPU = MK2.with_tiles(16)
 SPECS = {"MK2": MK2, "BOW": BOW, "TEACHING": TEACHING_IPU}
 
 
-
 @dataclass(frozen=True)
 class HostSpec:
     """The host side of a run: what the framework costs per execution and to compile a program.
@@ -310,24 +356,35 @@ class HostSpec:
 
     execution_overhead_s: float = _figure(
         "approximate: 2.8 ms per execution: the tutorial's 3 ms/step with 1 step per execution against "
-        "175 us/step with a whole epoch per execution", default=2.8e-3)
+        "175 us/step with a whole epoch per execution",
+        default=2.8e-3,
+    )
     compile_base_s: float = _figure(
         "approximate: with compile_s_per_compute_set, fitted to the tutorial's two compile times: ~30 s for "
         "training (first epoch 30 s at a whole epoch per execution; 50 compute sets in ipu-teach's lowering) and "
         "~13.5 s for evaluation (14 s; 18 compute sets). The same two figures serve every configuration",
-        default=4.0)
+        default=4.0,
+    )
     compile_s_per_compute_set: float = _figure(
-        "approximate: see compile_base_s; each compute set adds this much", default=0.53)
+        "approximate: see compile_base_s; each compute set adds this much", default=0.53
+    )
     executable_load_s: float = _figure(
-        "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0)
+        "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0
+    )
 
     def compile_seconds(self, compute_sets: int) -> float:
         """Simulated seconds to compile a program of ``compute_sets`` supersteps."""
         return self.compile_base_s + self.compile_s_per_compute_set * compute_sets
 
 
-CODE_CATEGORIES = ("vertex code", "control code", "internal exchange code", "host exchange code",
-                   "vertex instance state", "stack")
+CODE_CATEGORIES = (
+    "vertex code",
+    "control code",
+    "internal exchange code",
+    "host exchange code",
+    "vertex instance state",
+    "stack",
+)
 """PopVision's memory categories that are code or runtime state rather than tensors (always live)."""
 
 
@@ -335,22 +392,26 @@ CODE_CATEGORIES = ("vertex code", "control code", "internal exchange code", "hos
 class CodeSizes:
     """Approximate bytes of code and state per tile, by PopVision's memory categories."""
 
-    vertex_code_bytes: int = _figure("approximate: ~2 KiB of codelet code on a tile that runs any vertex",
-                                     default=2 * KIB)
-    vertex_code_bytes_per_compute_set: int = _figure("approximate: ~256 B more per compute set on the tile",
-                                                     default=256)
+    vertex_code_bytes: int = _figure(
+        "approximate: ~2 KiB of codelet code on a tile that runs any vertex", default=2 * KIB
+    )
+    vertex_code_bytes_per_compute_set: int = _figure(
+        "approximate: ~256 B more per compute set on the tile", default=256
+    )
     control_code_bytes: int = _figure("approximate: ~1 KiB of program control code on every tile", default=KIB)
     control_code_bytes_per_step: int = _figure("approximate: ~24 B of control code per program step", default=24)
-    exchange_code_bytes_per_exchange: int = _figure("approximate: ~64 B of exchange code per exchange a tile "
-                                                    "takes part in", default=64)
+    exchange_code_bytes_per_exchange: int = _figure(
+        "approximate: ~64 B of exchange code per exchange a tile takes part in", default=64
+    )
     received_bytes_per_exchange_code_byte: int = _figure(
         "approximate: exchange code has instructions per region a tile receives, ~1 B of code per 16 B received, "
         "so it grows with the exchange (the slides' PopVision capture: 7.2 KiB of internal exchange code beside "
-        "8.8 KiB of vertex code on one tile)", default=16)
+        "8.8 KiB of vertex code on one tile)",
+        default=16,
+    )
     host_exchange_code_bytes: int = _figure("approximate: ~512 B per tile for host streams", default=512)
     vertex_state_bytes: int = _figure("approximate: ~16 B of state per vertex instance", default=16)
-    stack_bytes: int = _figure("approximate: ~1 KiB of stack for the 6 worker threads and the supervisor",
-                               default=KIB)
+    stack_bytes: int = _figure("approximate: ~1 KiB of stack for the 6 worker threads and the supervisor", default=KIB)
 
 
 HOST = HostSpec()

@@ -6,11 +6,14 @@ still answer False / the default for it, as they would on TensorFlow for a name 
 swallows ModuleNotFoundError while resolving ``from package import name``, and would then raise its
 own bare "cannot import name" error instead of this explanation.
 """
+
 import difflib
 import types
 
-_WHY = ("ipu-teach simulates the part of TensorFlow 2 that Keras scripts for the IPU use (see the README's "
-        "table 'What runs unchanged'); change the script to use what it has, or run it on TensorFlow")
+_WHY = (
+    "ipu-teach simulates the part of TensorFlow 2 that Keras scripts for the IPU use (see the README's "
+    "table 'What runs unchanged'); change the script to use what it has, or run it on TensorFlow"
+)
 
 
 def explain(name: str, known=()) -> str:
@@ -25,7 +28,7 @@ def shown_name(name: str) -> str:
     """TensorFlow's documentation spells public names ``tf.x.y``; the ``tensorflow.python`` paths people import
     by their full name."""
     if name.startswith("tensorflow.") and not name.startswith("tensorflow.python"):
-        return "tf." + name[len("tensorflow."):]
+        return "tf." + name[len("tensorflow.") :]
     return name
 
 

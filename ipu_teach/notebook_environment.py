@@ -5,6 +5,7 @@ strings print in hash order (a fixed PYTHONHASHSEED), and training is computed w
 (float64 sums rounded to float32: the same bits on every CPU, see ``ipu_teach/autograd/ops/portable.py``).
 With MPLBACKEND=Agg a notebook's ``%matplotlib inline`` figures are never produced, so it is removed.
 """
+
 import os
 
 REPRODUCIBLE = {"PYTHONHASHSEED": "0", "IPU_TEACH_PORTABLE_NUMERICS": "1"}
@@ -18,5 +19,6 @@ def notebook_environment(base=None, repo_root=None) -> dict:
     env.pop("MPLBACKEND", None)
     if repo_root is not None:
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(repo_root)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(repo_root)])
+            [str(repo_root)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(repo_root)]
+        )
     return env

@@ -13,6 +13,7 @@ module never imported has nothing to reset). There are two kinds:
 :func:`reset_session` resets both, as a new Python process starts. This module imports nothing of
 ours: every layer may use it.
 """
+
 from typing import Callable
 
 _resets: list = []

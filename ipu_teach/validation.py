@@ -10,6 +10,7 @@
 
 Imports nothing of ours, so every layer may use it.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -36,8 +37,10 @@ def known_names(owner: str, given, allowed, exception=TypeError, noun="option") 
     """Raise ``exception`` naming the first of ``given`` that is not in ``allowed``, with a suggestion."""
     unknown = [name for name in given if name not in allowed]
     if unknown:
-        raise exception(f"{owner}: unknown {noun} {unknown[0]!r}{closest(unknown[0], allowed)}; "
-                        f"the {noun}s are {', '.join(sorted(allowed))}")
+        raise exception(
+            f"{owner}: unknown {noun} {unknown[0]!r}{closest(unknown[0], allowed)}; "
+            f"the {noun}s are {', '.join(sorted(allowed))}"
+        )
 
 
 _WORDS = {"true": True, "false": False}
@@ -68,6 +71,7 @@ def read_npz(path, what: str, remedy: str, label=None) -> dict:
     ``.npz`` (truncated, text, a single ``.npy``) is a :class:`BadFileError` naming ``label`` (default
     the path) and saying ``remedy``, never numpy's own message (which suggests ``allow_pickle``)."""
     import numpy as np
+
     label = label or path
     with open(path, "rb") as stream:
         magic = stream.read(4)

@@ -2,6 +2,7 @@
 no IPU system configured, the default IPU-POD16, no executable cache, no report capture) and no
 TF_POPLAR_FLAGS / POPLAR_ENGINE_OPTIONS from the environment. One fixture, so no test depends on
 which tests ran before it in the same worker."""
+
 import pytest
 
 import ipu_teach

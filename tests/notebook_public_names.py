@@ -11,6 +11,7 @@ A solution is read in its notebook's namespace, as the notebooks run them (``%lo
 
 Run ``python tests/notebook_public_names.py`` to print the names and where each is first used.
 """
+
 import ast
 import importlib
 import inspect
@@ -28,18 +29,21 @@ PACKAGE = "ipu_teach"
 @dataclass(frozen=True)
 class Instance:
     """An instance of ``cls`` whose value the reading does not know."""
+
     cls: type
 
 
 @dataclass(frozen=True)
 class NotebookFunction:
     """A function the notebook defines: calling it gives what its first ``return`` gives."""
+
     returns: object
 
 
 @dataclass
 class UsedName:
     """One public name: its dotted path (module and qualified name), the object, and where it is first used."""
+
     path: str
     obj: object
     first_use: str
@@ -48,6 +52,7 @@ class UsedName:
 @dataclass
 class Reader:
     """Reads one notebook (or solution) in order, binding names and recording the public names reached."""
+
     source_label: str
     used: dict
     env: dict = field(default_factory=dict)
@@ -60,8 +65,11 @@ class Reader:
     def record_object(self, obj, line: int) -> None:
         if isinstance(obj, types.ModuleType) and is_public_module(obj.__name__):
             self.record(obj.__name__, obj, line)
-        elif isinstance(obj, (type, types.FunctionType)) and is_public_module(getattr(obj, "__module__", "")) \
-                and is_public_qualname(obj.__qualname__):
+        elif (
+            isinstance(obj, (type, types.FunctionType))
+            and is_public_module(getattr(obj, "__module__", ""))
+            and is_public_qualname(obj.__qualname__)
+        ):
             self.record(f"{obj.__module__}.{obj.__qualname__}", obj, line)
 
     def record_member(self, cls: type, name: str, line: int):
@@ -69,8 +77,11 @@ class Reader:
         for owner in cls.__mro__:
             if name in vars(owner):
                 member = vars(owner)[name]
-                if is_public_module(owner.__module__) and is_public_qualname(owner.__qualname__) \
-                        and not name.startswith("_"):
+                if (
+                    is_public_module(owner.__module__)
+                    and is_public_qualname(owner.__qualname__)
+                    and not name.startswith("_")
+                ):
                     if isinstance(member, (types.FunctionType, property, classmethod, staticmethod)):
                         self.record(f"{owner.__module__}.{owner.__qualname__}.{name}", (owner, name), line)
                 return member
@@ -103,7 +114,7 @@ class Reader:
             if isinstance(member, types.FunctionType):
                 return (base.cls, member)
             return instance_of(field_annotation(base.cls, name))
-        if isinstance(base, tuple):           # a method looked up on an Instance: its attributes are not used
+        if isinstance(base, tuple):  # a method looked up on an Instance: its attributes are not used
             return None
         if isinstance(base, type) and is_public_module(base.__module__):
             member = self.record_member(base, name, line)
@@ -112,7 +123,7 @@ class Reader:
         elif not isinstance(base, (types.ModuleType, type)) and is_public_module(type(base).__module__):
             member = self.record_member(type(base), name, line)
             if isinstance(member, property):
-                pass                          # a real object: getattr below gives the property's value
+                pass  # a real object: getattr below gives the property's value
             elif isinstance(member, types.FunctionType):
                 return (type(base), member)
         try:
@@ -127,7 +138,7 @@ class Reader:
             return callee.returns
         if isinstance(callee, type):
             return Instance(callee) if is_public_module(callee.__module__) else None
-        if isinstance(callee, tuple):         # (class, function): a method of an Instance
+        if isinstance(callee, tuple):  # (class, function): a method of an Instance
             return instance_of(annotation(callee[1]))
         if isinstance(callee, (types.FunctionType, types.MethodType)):
             return instance_of(annotation(callee))
@@ -205,7 +216,7 @@ class Reader:
             for element in target.elts:
                 self.bind(element.value if isinstance(element, ast.Starred) else element, None)
         else:
-            self.value(target)                # config.auto_select_ipus = 1 reads config's attribute chain
+            self.value(target)  # config.auto_select_ipus = 1 reads config's attribute chain
 
     def bind_import(self, module_name: str, asname, line: int) -> None:
         if module_name.split(".")[0] != PACKAGE:

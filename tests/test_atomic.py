@@ -1,5 +1,6 @@
 """Atomic writes leave no partial file at the final path and no litter: temporary files of killed
 writers are removed by the next write, those of live writers are kept, and data is synced before rename."""
+
 import os
 import signal
 import subprocess
@@ -14,11 +15,19 @@ from ipu_teach.atomic import atomic_write
 
 def test_a_killed_save_leaves_no_partial_file_and_the_next_save_removes_its_litter(tmp_path):
     target = tmp_path / "weights.npz"
-    writer = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from ipu_teach.atomic import atomic_write\n"
-        f"with atomic_write({str(target)!r}, 'wb') as f:\n"
-        "    f.write(b'x' * 1000); f.flush(); print('writing', flush=True); time.sleep(600)")],
-        stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from ipu_teach.atomic import atomic_write\n"
+                f"with atomic_write({str(target)!r}, 'wb') as f:\n"
+                "    f.write(b'x' * 1000); f.flush(); print('writing', flush=True); time.sleep(600)"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert writer.stdout.readline().strip() == "writing"
     writer.send_signal(signal.SIGKILL)
     writer.wait()

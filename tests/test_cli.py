@@ -1,4 +1,5 @@
 """The ``ipu-teach`` command: course, tour and info, each with --help."""
+
 import argparse
 import subprocess
 import sys
@@ -25,7 +26,7 @@ def test_info_lists_the_pods_devices_and_the_figures_with_their_sources(capsys):
     assert main.main(["info"]) == 0
     out = capsys.readouterr().out
     assert "Simulated system: IPU-POD16 (16 x GC200 (Mk2) IPUs" in out
-    assert "  30    16  0-15" in out           # gc-info's device 30: all sixteen IPUs
+    assert "  30    16  0-15" in out  # gc-info's device 30: all sixteen IPUs
     assert "1472 independent IPU-Tiles" in out and "execution_overhead_s" in out
 
 
@@ -45,13 +46,18 @@ def test_course_says_where_the_notebooks_are_when_they_are_missing(tmp_path):
 def test_tour_prints_one_table_with_every_configuration(capsys):
     assert main.main(["tour", "--samples", "1024", "--epochs", "1"]) == 0
     out = capsys.readouterr().out
-    table = out[out.index("configuration"):]
-    for name in ("CPU (numpy)", "IPU, 1 step per execution", "IPU, steps_per_execution = epoch", "IPU, 2 replicas",
-                 "IPU, 2-stage pipeline, accumulation 8"):
+    table = out[out.index("configuration") :]
+    for name in (
+        "CPU (numpy)",
+        "IPU, 1 step per execution",
+        "IPU, steps_per_execution = epoch",
+        "IPU, 2 replicas",
+        "IPU, 2-stage pipeline, accumulation 8",
+    ):
         assert name in table
     rows = {line[:40].strip(): line for line in table.splitlines()[2:7]}
     cpu, ipu_row = rows["CPU (numpy)"].split(), rows["IPU, 1 step per execution"].split()
-    assert cpu[2] == ipu_row[5]                   # the same accuracy: numerics do not depend on the device
+    assert cpu[2] == ipu_row[5]  # the same accuracy: numerics do not depend on the device
     pipeline = rows["IPU, 2-stage pipeline, accumulation 8"].split()
-    assert pipeline[-2:] == ["512", str(1024 // 512)]    # effective batch and weight updates
+    assert pipeline[-2:] == ["512", str(1024 // 512)]  # effective batch and weight updates
     assert rows["CPU (numpy)"].split()[-1] == str(1024 // 64)

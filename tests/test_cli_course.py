@@ -1,5 +1,6 @@
 """``ipu-teach course`` fails loudly and leaves nothing running: ports, bad arguments, an installed
 package without the notebooks, and stopping by signal (the server and its children end, the port is free)."""
+
 import os
 import signal
 import socket
@@ -25,8 +26,11 @@ def listening_socket():
 def test_a_busy_port_given_with_port_is_an_error_that_suggests_a_free_one():
     with listening_socket() as busy:
         port = busy.getsockname()[1]
-        with pytest.raises(SystemExit, match=rf"port {port} on 127.0.0.1 is already in use .*choose another with "
-                                             r"--port \d+"):
+        with pytest.raises(
+            SystemExit,
+            match=rf"port {port} on 127.0.0.1 is already in use .*choose another with "
+            r"--port \d+",
+        ):
             course.choose_port(port)
 
 
@@ -48,8 +52,11 @@ def test_a_port_out_of_range_is_a_usage_error_not_a_traceback(text, capsys):
 
 def test_an_installed_package_without_the_notebooks_refuses_to_start(monkeypatch, tmp_path):
     monkeypatch.setattr(course, "REPOSITORY", tmp_path)  # site-packages: no pyproject.toml of ipu-teach
-    with pytest.raises(SystemExit, match=r"installed package, which holds the library but not the course "
-                                         r"notebooks.*pip install -e.*--notebooks"):
+    with pytest.raises(
+        SystemExit,
+        match=r"installed package, which holds the library but not the course "
+        r"notebooks.*pip install -e.*--notebooks",
+    ):
         course.notebooks_folder()
 
 
@@ -81,13 +88,22 @@ def alive(pid):
 
 
 @posix_only
-@pytest.mark.parametrize("kind, signum", [("cooperative", signal.SIGTERM), ("cooperative", signal.SIGHUP),
-                                          ("cooperative", signal.SIGINT), ("stubborn", signal.SIGTERM)])
+@pytest.mark.parametrize(
+    "kind, signum",
+    [
+        ("cooperative", signal.SIGTERM),
+        ("cooperative", signal.SIGHUP),
+        ("cooperative", signal.SIGINT),
+        ("stubborn", signal.SIGTERM),
+    ],
+)
 def test_stopping_the_course_stops_the_server_and_its_children(tmp_path, kind, signum):
     fake = tmp_path / "fake_server.py"
     fake.write_text(FAKE_SERVER)
-    launcher = (f"from ipu_teach.cli import course; course.STOP_SECONDS = 1; "
-                f"raise SystemExit(course.serve([{sys.executable!r}, {str(fake)!r}, {kind!r}]))")
+    launcher = (
+        f"from ipu_teach.cli import course; course.STOP_SECONDS = 1; "
+        f"raise SystemExit(course.serve([{sys.executable!r}, {str(fake)!r}, {kind!r}]))"
+    )
     parent = subprocess.Popen([sys.executable, "-c", launcher], stdout=subprocess.PIPE, text=True)
     port, kernel = map(int, parent.stdout.readline().split())
     assert not course.port_is_free(port) and alive(kernel)

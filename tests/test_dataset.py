@@ -1,4 +1,5 @@
 """The tf.data-like Dataset: element structures, batching, shuffling, repeat/take/map/filter and cardinalities."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -51,12 +52,15 @@ def test_slices_of_a_dict_and_of_a_list():
     np.testing.assert_array_equal(rows[1], [3, 4])
 
 
-@pytest.mark.parametrize("tensors, message", [
-    ((np.zeros((5, 2)), np.zeros(4)), "same number of rows"),
-    ({"x": np.zeros(3), "y": np.zeros(2)}, "tensors['y'] has 2"),
-    (np.float32(3.0), "scalar"),
-    ((), "empty"),
-])
+@pytest.mark.parametrize(
+    "tensors, message",
+    [
+        ((np.zeros((5, 2)), np.zeros(4)), "same number of rows"),
+        ({"x": np.zeros(3), "y": np.zeros(2)}, "tensors['y'] has 2"),
+        (np.float32(3.0), "scalar"),
+        ((), "empty"),
+    ],
+)
 def test_bad_slices_are_clear_errors(tensors, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[")):
         Dataset.from_tensor_slices(tensors)
@@ -77,8 +81,10 @@ def test_batch_with_and_without_drop_remainder(drop_remainder, sizes):
     assert (dataset.batch_size, dataset.drop_remainder) == (4, drop_remainder)
     np.testing.assert_array_equal(batches[1][0], features[4:8])
     np.testing.assert_array_equal(batches[1][1], labels[4:8])
-    assert [b[0].tolist() for b in as_generic(Dataset.from_tensor_slices((features, labels))).batch(
-        4, drop_remainder=drop_remainder)] == [b[0].tolist() for b in batches]
+    assert [
+        b[0].tolist()
+        for b in as_generic(Dataset.from_tensor_slices((features, labels))).batch(4, drop_remainder=drop_remainder)
+    ] == [b[0].tolist() for b in batches]
 
 
 def test_batch_settings_follow_the_last_batch_through_later_steps():
@@ -148,10 +154,21 @@ def test_a_small_buffer_only_shuffles_locally(buffer_size):
 
 
 def test_unseeded_shuffles_are_reproducible_across_runs():
-    script = ("import numpy as np; from ipu_teach.data import Dataset;"
-              "print([int(v) for v in Dataset.from_tensor_slices(np.arange(20)).shuffle(20)])")
-    runs = [subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True,
-                           env={"PYTHONPATH": str(REPO)}).stdout for _ in range(2)]
+    script = (
+        "import numpy as np; from ipu_teach.data import Dataset;"
+        "print([int(v) for v in Dataset.from_tensor_slices(np.arange(20)).shuffle(20)])"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONPATH": str(REPO)},
+        ).stdout
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1] and runs[0].strip() != str(list(range(20)))
 
 
@@ -211,17 +228,20 @@ def test_len_of_an_infinite_dataset_is_a_type_error_but_it_is_truthy():
     assert "cardinality=infinite" in repr(forever)
 
 
-@pytest.mark.parametrize("build, error, message", [
-    (lambda d: d.batch(0), ValueError, "batch_size"),
-    (lambda d: d.batch("4"), ValueError, "batch_size"),
-    (lambda d: d.batch(True), ValueError, "batch_size"),
-    (lambda d: d.shuffle(0), ValueError, "buffer_size"),
-    (lambda d: d.shuffle(4, seed="x"), TypeError, "seed"),
-    (lambda d: d.shuffle(4, seed=-1), TypeError, "seed"),
-    (lambda d: d.repeat(-2), ValueError, "count"),
-    (lambda d: d.take(1.5), ValueError, "count"),
-    (lambda d: d.map("not a function"), TypeError, "map"),
-])
+@pytest.mark.parametrize(
+    "build, error, message",
+    [
+        (lambda d: d.batch(0), ValueError, "batch_size"),
+        (lambda d: d.batch("4"), ValueError, "batch_size"),
+        (lambda d: d.batch(True), ValueError, "batch_size"),
+        (lambda d: d.shuffle(0), ValueError, "buffer_size"),
+        (lambda d: d.shuffle(4, seed="x"), TypeError, "seed"),
+        (lambda d: d.shuffle(4, seed=-1), TypeError, "seed"),
+        (lambda d: d.repeat(-2), ValueError, "count"),
+        (lambda d: d.take(1.5), ValueError, "count"),
+        (lambda d: d.map("not a function"), TypeError, "map"),
+    ],
+)
 def test_bad_arguments_are_clear_errors(build, error, message):
     with pytest.raises(error, match=message):
         build(Dataset.from_tensor_slices(np.arange(5)))

@@ -1,4 +1,5 @@
 """The tf.data additions: cache, skip, zip, from_generator, unbatch, concatenate, element_spec, options."""
+
 import numpy as np
 import pytest
 
@@ -40,7 +41,9 @@ def test_zip_ends_with_the_shortest_and_keeps_the_structure():
     assert [(int(e["a"]), int(e["b"])) for e in zipped] == [(0, 10), (1, 11), (2, 12)]
     assert zipped.cardinality() == 3
     assert Dataset.zip((Dataset.range(3), Dataset.range(2).repeat())).cardinality() == 3
-    assert Dataset.zip((Dataset.range(3), Dataset.range(3).filter(lambda v: v > 0))).cardinality() == UNKNOWN_CARDINALITY
+    assert (
+        Dataset.zip((Dataset.range(3), Dataset.range(3).filter(lambda v: v > 0))).cardinality() == UNKNOWN_CARDINALITY
+    )
     with pytest.raises(TypeError, match="tuple or dict of Datasets"):
         Dataset.zip((Dataset.range(3), [1, 2]))
 
@@ -50,7 +53,9 @@ def test_from_generator_converts_to_the_signature_and_restarts_each_pass():
         yield [[1.5, 2.5]], [3]
         yield [[0.5, 1.0]], [1]
 
-    dataset = Dataset.from_generator(batches, output_signature=(TensorSpec((1, 2), "float32"), TensorSpec((1,), "int32")))
+    dataset = Dataset.from_generator(
+        batches, output_signature=(TensorSpec((1, 2), "float32"), TensorSpec((1,), "int32"))
+    )
     first = list(dataset)
     assert first[0][0].dtype == np.float32 and first[0][1].dtype == np.int32 and len(list(dataset)) == 2
     assert dataset.cardinality() == UNKNOWN_CARDINALITY and dataset.batch_size == 1 and dataset.drop_remainder
@@ -65,8 +70,9 @@ def test_from_generator_reports_tensorflows_errors():
         list(wrong_structure)
     with pytest.raises(TypeError, match="output_signature"):
         Dataset.from_generator(lambda: iter([]))
-    legacy = Dataset.from_generator(lambda: iter([(np.ones((2, 3)), 1)]), output_types=("float32", "int64"),
-                                    output_shapes=((None, 3), ()))
+    legacy = Dataset.from_generator(
+        lambda: iter([(np.ones((2, 3)), 1)]), output_types=("float32", "int64"), output_shapes=((None, 3), ())
+    )
     assert legacy.element_spec == (TensorSpec((None, 3), "float32"), TensorSpec((), "int64"))
 
 

@@ -1,4 +1,5 @@
 """The hardware specs: figures consistent with the slides, sources attached, variants by replace."""
+
 import dataclasses
 
 import pytest

@@ -36,7 +36,7 @@ def _imported_packages(path: Path, source: str | None = None) -> set:
     found = set()
     for node in ast.walk(ast.parse(path.read_text() if source is None else source)):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = list(here[:len(here) - (node.level - 1)])
+            base = list(here[: len(here) - (node.level - 1)])
             target = base + (node.module.split(".") if node.module else [])
             found |= {target[0]} if target else {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ipu_teach."):
@@ -50,13 +50,18 @@ def _layer(path: Path) -> str:
     return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
 
 
-@pytest.mark.parametrize("path", sorted(p for p in PACKAGE.rglob("*.py") if _layer(p) in MAY_IMPORT),
-                         ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in PACKAGE.rglob("*.py") if _layer(p) in MAY_IMPORT),
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
 def test_imports_point_down(path):
     layer = _layer(path)
     upward = _imported_packages(path) - MAY_IMPORT[layer] - {layer}
-    assert not upward, (f"{path.relative_to(PACKAGE.parent)} imports {sorted(upward)}, which layer `{layer}` may not "
-                        f"use (it may use {sorted(MAY_IMPORT[layer])}); see CONTRIBUTING.md's architecture picture")
+    assert not upward, (
+        f"{path.relative_to(PACKAGE.parent)} imports {sorted(upward)}, which layer `{layer}` may not "
+        f"use (it may use {sorted(MAY_IMPORT[layer])}); see CONTRIBUTING.md's architecture picture"
+    )
 
 
 def test_every_layer_is_listed():

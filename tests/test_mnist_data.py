@@ -2,6 +2,7 @@
 
 Downloads are tested against an HTTP server on 127.0.0.1 started by the test; nothing touches the network.
 """
+
 import hashlib
 import http.server
 import io
@@ -23,10 +24,12 @@ SHARED_MNIST = REPO.parent / "shared" / "data" / "mnist.npz"
 def small_mnist(n_train, n_test, seed=0):
     """A tiny data set in Keras' MNIST layout; the sizes tell the test which file was read."""
     rng = np.random.default_rng(seed)
-    return {"x_train": rng.integers(0, 256, (n_train, 28, 28), dtype=np.uint8),
-            "y_train": rng.integers(0, 10, n_train, dtype=np.uint8),
-            "x_test": rng.integers(0, 256, (n_test, 28, 28), dtype=np.uint8),
-            "y_test": rng.integers(0, 10, n_test, dtype=np.uint8)}
+    return {
+        "x_train": rng.integers(0, 256, (n_train, 28, 28), dtype=np.uint8),
+        "y_train": rng.integers(0, 10, n_train, dtype=np.uint8),
+        "x_test": rng.integers(0, 256, (n_test, 28, 28), dtype=np.uint8),
+        "y_test": rng.integers(0, 10, n_test, dtype=np.uint8),
+    }
 
 
 def npz_bytes(arrays):
@@ -73,7 +76,11 @@ def cache(home):
 def test_bundled_subset_is_real_mnist_in_keras_format(home, capsys):
     (x_train, y_train), (x_test, y_test) = mnist.load_data()
     assert (x_train.shape, y_train.shape, x_test.shape, y_test.shape) == (
-        (10_000, 28, 28), (10_000,), (2_560, 28, 28), (2_560,))
+        (10_000, 28, 28),
+        (10_000,),
+        (2_560, 28, 28),
+        (2_560,),
+    )
     assert len(x_test) >= 2_048
     assert {array.dtype for array in (x_train, y_train, x_test, y_test)} == {np.dtype(np.uint8)}
     for labels in (y_train, y_test):
@@ -83,8 +90,10 @@ def test_bundled_subset_is_real_mnist_in_keras_format(home, capsys):
     assert x_train.max() == 255 and 0.1 < (x_train > 128).mean() < 0.2 and np.median(x_train) == 0
     assert mnist.BUNDLED_SUBSET.stat().st_size < 3_000_000
     lines = capsys.readouterr().out.splitlines()
-    assert lines == ["ipu-teach: MNIST subset bundled with ipu-teach (10,000 train / 2,560 test); "
-                     "full data: put mnist.npz in ~/.keras/datasets or pass path=..."]
+    assert lines == [
+        "ipu-teach: MNIST subset bundled with ipu-teach (10,000 train / 2,560 test); "
+        "full data: put mnist.npz in ~/.keras/datasets or pass path=..."
+    ]
 
 
 def test_returned_arrays_are_fresh_copies(home):
@@ -101,7 +110,8 @@ def test_keras_cache_is_used_and_announced(cache, capsys, monkeypatch):
     publish(monkeypatch, write_npz(cache / "mnist.npz", small_mnist(30, 20)))
     assert sizes(mnist.load_data()) == (30, 20)
     assert capsys.readouterr().out.splitlines() == [
-        f"ipu-teach: MNIST from {(cache / 'mnist.npz').resolve()} (30 train / 20 test)"]
+        f"ipu-teach: MNIST from {(cache / 'mnist.npz').resolve()} (30 train / 20 test)"
+    ]
 
 
 def test_keras_home_replaces_the_home_cache(home, tmp_path, monkeypatch):
@@ -148,7 +158,8 @@ def test_full_data_is_announced_as_full(home, capsys):
     data = mnist.load_data(str(SHARED_MNIST))
     assert sizes(data) == (60_000, 10_000)
     assert capsys.readouterr().out.splitlines() == [
-        f"ipu-teach: full MNIST from {SHARED_MNIST.resolve()} (60,000 train / 10,000 test)"]
+        f"ipu-teach: full MNIST from {SHARED_MNIST.resolve()} (60,000 train / 10,000 test)"
+    ]
 
 
 def with_changes(**changes):
@@ -161,15 +172,18 @@ def with_changes(**changes):
     return npz_bytes(arrays)
 
 
-@pytest.mark.parametrize("content, problem", [
-    (with_changes(y_test=None), "lacks y_test"),
-    (with_changes(x_train=np.zeros((8, 28, 28), np.float32)), "x_train has dtype float32"),
-    (with_changes(x_test=np.zeros((4, 28, 27), np.uint8)), r"x_test has shape \(4, 28, 27\)"),
-    (with_changes(y_train=np.zeros(7, np.uint8)), "8 images but y_train has 7 labels"),
-    (with_changes(y_train=np.full(8, 12, np.uint8)), "label 12"),
-    (b"not a zip file at all", "not a readable .npz"),
-    (npz_bytes(small_mnist(8, 4))[:200], "not a readable .npz"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (with_changes(y_test=None), "lacks y_test"),
+        (with_changes(x_train=np.zeros((8, 28, 28), np.float32)), "x_train has dtype float32"),
+        (with_changes(x_test=np.zeros((4, 28, 27), np.uint8)), r"x_test has shape \(4, 28, 27\)"),
+        (with_changes(y_train=np.zeros(7, np.uint8)), "8 images but y_train has 7 labels"),
+        (with_changes(y_train=np.full(8, 12, np.uint8)), "label 12"),
+        (b"not a zip file at all", "not a readable .npz"),
+        (npz_bytes(small_mnist(8, 4))[:200], "not a readable .npz"),
+    ],
+)
 def test_invalid_files_are_clear_errors_naming_the_file(home, tmp_path, content, problem):
     bad = tmp_path / "bad.npz"
     bad.write_bytes(content)
@@ -249,8 +263,11 @@ def test_a_cached_file_with_edited_labels_is_refused(cache, capsys, monkeypatch)
     edited = small_mnist(30, 20)
     edited["y_train"][0] = (edited["y_train"][0] + 1) % 10
     write_npz(published, edited)
-    with pytest.raises(ValueError, match=r"mnist.npz in Keras' cache has sha256 [0-9a-f]{64}, expected "
-                                         r"[0-9a-f]{64}: it was changed or cut short") as raised:
+    with pytest.raises(
+        ValueError,
+        match=r"mnist.npz in Keras' cache has sha256 [0-9a-f]{64}, expected "
+        r"[0-9a-f]{64}: it was changed or cut short",
+    ) as raised:
         mnist.load_data()
     assert str(published.resolve()) in str(raised.value)
 
@@ -299,8 +316,12 @@ def test_a_malformed_hash_is_refused_before_any_request(home):
 @pytest.mark.skipif(not SHARED_MNIST.is_file(), reason="needs ../shared/data/mnist.npz")
 def test_subset_script_rebuilds_the_bundled_file_from_the_full_data(tmp_path):
     rebuilt = tmp_path / "subset.npz"
-    run = subprocess.run([sys.executable, str(REPO / "tools" / "make_mnist_subset.py"), str(SHARED_MNIST),
-                          "--out", str(rebuilt)], capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "make_mnist_subset.py"), str(SHARED_MNIST), "--out", str(rebuilt)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert f"{rebuilt.stat().st_size:,} bytes" in run.stdout
     assert [path.name for path in tmp_path.iterdir()] == ["subset.npz"]
     committed, again = mnist.read_mnist_npz(mnist.BUNDLED_SUBSET), mnist.read_mnist_npz(rebuilt)

@@ -4,6 +4,7 @@ Each solution runs in a fresh namespace (as `%load` then run would, minus the no
 its results are checked against figures computed here independently (arithmetic, the cost model's
 compile-time rule, the rules' error messages), so a solution cannot rot unnoticed.
 """
+
 import math
 import re
 import runpy
@@ -36,8 +37,10 @@ def test_every_solution_the_notebook_names_exists(notebook):
 
 def test_01_exercise_1_dropped_samples(capsys):
     _, output = run("01_exercise_1.py", capsys)
-    rows = {(line[:16].strip(), int(line.split()[-3])): tuple(map(int, line.split()[-2:]))
-            for line in output.splitlines()[1:]}
+    rows = {
+        (line[:16].strip(), int(line.split()[-3])): tuple(map(int, line.split()[-2:]))
+        for line in output.splitlines()[1:]
+    }
     sizes = {"full MNIST": (60_000, 10_000), "bundled subset": (10_000, 2_560)}
     assert len(rows) == 8
     for (data_set, batch), dropped in rows.items():

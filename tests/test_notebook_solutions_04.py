@@ -1,4 +1,5 @@
 """The solutions of notebook 04's exercises run and print what the exercises ask for."""
+
 import re
 import runpy
 from pathlib import Path
@@ -22,8 +23,10 @@ def test_exercise_1_lists_the_counts_each_schedule_accepts(capsys):
 
 def test_exercise_2_shows_interleaved_losing_as_the_passes_differ(capsys):
     lines = [line for line in run("04_exercise_2.py", capsys).splitlines() if "backward =" in line]
-    totals = [(float(line.split("Grouped")[1].split(",")[0]), float(line.split("Interleaved")[1].split()[0]))
-              for line in lines]
+    totals = [
+        (float(line.split("Grouped")[1].split(",")[0]), float(line.split("Interleaved")[1].split()[0]))
+        for line in lines
+    ]
     assert totals[0][0] == totals[0][1]
     assert all(interleaved > grouped for grouped, interleaved in totals[1:])
 
@@ -37,12 +40,13 @@ def test_exercise_4_the_most_balanced_cut_is_the_fastest(capsys):
     out = capsys.readouterr().out
     stage_us, step_us, best = namespace["stage_us"], namespace["step_us"], namespace["best"]
     slowest_stage = {cut: max(costs) for cut, costs in stage_us.items()}
-    assert best == min(slowest_stage, key=slowest_stage.get)   # the fastest step has the cheapest slowest stage
-    assert best not in (1, 5)                                    # neither all on one side
+    assert best == min(slowest_stage, key=slowest_stage.get)  # the fastest step has the cheapest slowest stage
+    assert best not in (1, 5)  # neither all on one side
     assert step_us[best] < min(step_us[1], step_us[5])
     assert f"fastest: {best} layers on stage 0" in out
     busy = [float(share) for share in re.findall(r"busy (\d+)%", out)]
-    assert len(busy) == 2 and min(busy) > 50                     # balanced: both stages mostly busy
+    assert len(busy) == 2 and min(busy) > 50  # balanced: both stages mostly busy
     explorer = namespace["explorer"]
-    assert [f + b for f, b in zip(explorer.costs.forward, explorer.costs.backward)] == \
-        pytest.approx(stage_us[best])                            # the explorer shows the measured stage costs
+    assert [f + b for f, b in zip(explorer.costs.forward, explorer.costs.backward)] == pytest.approx(
+        stage_us[best]
+    )  # the explorer shows the measured stage costs

@@ -1,4 +1,5 @@
 """The solutions of notebook 06's exercises run and print what the exercises ask for."""
+
 import re
 import runpy
 from pathlib import Path

@@ -1,4 +1,5 @@
 """The solutions of notebook 07's exercises run and print what the exercises ask for."""
+
 import runpy
 from pathlib import Path
 

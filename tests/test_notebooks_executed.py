@@ -20,7 +20,8 @@ NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 # nbval tests every notebook below notebooks/ (pytest skips hidden folders such as .ipynb_checkpoints);
 # the course map lists the course's notebooks, those directly in notebooks/.
 ALL_NOTEBOOKS = sorted(
-    path for path in NOTEBOOK_DIR.rglob("*.ipynb")
+    path
+    for path in NOTEBOOK_DIR.rglob("*.ipynb")
     if not any(part.startswith(".") for part in path.relative_to(NOTEBOOK_DIR).parts)
 )
 COURSE_NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
@@ -43,15 +44,11 @@ def execution_problems(notebook):
     ]
     for expected_count, (index, cell) in enumerate(code_cells, start=1):
         if cell.get("execution_count") != expected_count:
-            problems.append(
-                f"cell {index}: execution_count {cell.get('execution_count')}, expected {expected_count}"
-            )
+            problems.append(f"cell {index}: execution_count {cell.get('execution_count')}, expected {expected_count}")
         tags = cell.get("metadata", {}).get("tags", [])
         errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
         if errors and "raises-exception" not in tags:
-            problems.append(
-                f"cell {index}: raised {errors[0].get('ename')} but is not tagged 'raises-exception'"
-            )
+            problems.append(f"cell {index}: raised {errors[0].get('ename')} but is not tagged 'raises-exception'")
     return problems
 
 
@@ -66,8 +63,12 @@ def machine_specific_paths(notebook):
     found = []
     for index, cell in enumerate(notebook.get("cells", [])):
         for output in cell.get("outputs", []):
-            texts = [output.get("text", ""), output.get("evalue", ""), *output.get("traceback", []),
-                     *(value for key, value in output.get("data", {}).items() if key.startswith("text/"))]
+            texts = [
+                output.get("text", ""),
+                output.get("evalue", ""),
+                *output.get("traceback", []),
+                *(value for key, value in output.get("data", {}).items() if key.startswith("text/")),
+            ]
             for text in texts:
                 text = ANSI_ESCAPE.sub("", "".join(text) if isinstance(text, list) else text)
                 found += [f"cell {index}: {match}" for match in MACHINE_PATH.findall(text)]
@@ -103,13 +104,17 @@ def sanitize(text):
 
 def _code_cell(count, source="x = 1", outputs=(), tags=()):
     metadata = {"tags": list(tags)} if tags else {}
-    return {"cell_type": "code", "execution_count": count, "metadata": metadata,
-            "outputs": list(outputs), "source": source}
+    return {
+        "cell_type": "code",
+        "execution_count": count,
+        "metadata": metadata,
+        "outputs": list(outputs),
+        "source": source,
+    }
 
 
 def _notebook(cells, kernel_name="python3"):
-    return {"cells": cells, "metadata": {"kernelspec": {"name": kernel_name}},
-            "nbformat": 4, "nbformat_minor": 5}
+    return {"cells": cells, "metadata": {"kernelspec": {"name": kernel_name}}, "nbformat": 4, "nbformat_minor": 5}
 
 
 ERROR_OUTPUT = {"output_type": "error", "ename": "ValueError", "evalue": "bad", "traceback": []}
@@ -137,11 +142,16 @@ def test_machine_paths_are_found_and_execution_strips_the_repository_from_traceb
     if str(execute_notebooks.REPO_ROOT).startswith(("/home/", "/work/", "/Users/", "/root/", "/tmp/")):
         assert machine_specific_paths(notebook) != []
     execute_notebooks.without_machine_paths(notebook)
-    assert ANSI_ESCAPE.sub("", notebook.cells[0].outputs[0]["traceback"][0]) == "File ipu_teach/keras/models.py:248, in fit"
+    assert (
+        ANSI_ESCAPE.sub("", notebook.cells[0].outputs[0]["traceback"][0])
+        == "File ipu_teach/keras/models.py:248, in fit"
+    )
     assert machine_specific_paths(notebook) == []
     text = {"output_type": "stream", "name": "stdout", "text": "saved to /home/ada/reports and C:\\Users\\ada\n"}
     assert machine_specific_paths(_notebook([_code_cell(1, outputs=[text])])) == [
-        "cell 0: /home/ada/reports", "cell 0: C:\\Users\\ada"]
+        "cell 0: /home/ada/reports",
+        "cell 0: C:\\Users\\ada",
+    ]
 
 
 def test_kernels_get_a_fixed_hash_seed_and_portable_numerics_when_testing_and_when_executing():
@@ -195,10 +205,16 @@ COURSE_MAP = """## Course map
     [
         (COURSE_MAP, ["00_ipu.ipynb"], []),
         (COURSE_MAP, [], ["course map links notebooks/00_ipu.ipynb, which does not exist"]),
-        (COURSE_MAP, ["00_ipu.ipynb", "01_port.ipynb"],
-         ["notebooks/01_port.ipynb is not linked from the README course map"]),
-        (COURSE_MAP.replace(" (coming)", ""), ["00_ipu.ipynb"],
-         ["course map row neither links a notebook nor says '(coming)': | 01 Porting | porting |"]),
+        (
+            COURSE_MAP,
+            ["00_ipu.ipynb", "01_port.ipynb"],
+            ["notebooks/01_port.ipynb is not linked from the README course map"],
+        ),
+        (
+            COURSE_MAP.replace(" (coming)", ""),
+            ["00_ipu.ipynb"],
+            ["course map row neither links a notebook nor says '(coming)': | 01 Porting | porting |"],
+        ),
         ("# Title\n", [], ["README has no '## Course map' section"]),
     ],
     ids=["in step", "missing notebook", "unlisted notebook", "row without status", "no section"],
@@ -210,19 +226,31 @@ def test_course_map_problems(readme, notebook_names, expected):
 @pytest.mark.parametrize(
     "noisy, clean",
     [
-        ("938/938 [==============================] - 3s 3ms/step - loss: 0.3175 - accuracy: 0.9047\n",
-         "938/938 [==============================] - Xs Xms/step - loss: 0.3175 - accuracy: 0.9047\n"),
+        (
+            "938/938 [==============================] - 3s 3ms/step - loss: 0.3175 - accuracy: 0.9047\n",
+            "938/938 [==============================] - Xs Xms/step - loss: 0.3175 - accuracy: 0.9047\n",
+        ),
         ("10/10 [====] - 0s 175us/step\n", "10/10 [====] - Xs Xms/step\n"),
         ("938/938 - 3s - loss: 0.31 - 3s/epoch - 3ms/step\n", "938/938 - Xs - loss: 0.31 - X/epoch - X/step\n"),
-        (" 12/938 [>.....] - ETA: 1s - loss: 2.1\r 24/938 [>.....] - ETA: 0:01:05 - loss: 2.0",
-         " 12/938 [>.....] - ETA: Xs - loss: 2.1\r 24/938 [>.....] - ETA: Xs - loss: 2.0"),
+        (
+            " 12/938 [>.....] - ETA: 1s - loss: 2.1\r 24/938 [>.....] - ETA: 0:01:05 - loss: 2.0",
+            " 12/938 [>.....] - ETA: Xs - loss: 2.1\r 24/938 [>.....] - ETA: Xs - loss: 2.0",
+        ),
         ("CPU times: user 1.2 s, sys: 10 ms, total: 1.21 s\nWall time: 1.5 s\n", "CPU times: T\nWall time: T\n"),
         ("<Figure size 640x480 with 1 Axes at 0x7f3a2c1d9e50>", "<Figure size 640x480 with 1 Axes at 0xADDR>"),
         ("/tmp/ipykernel_4242/1234567.py:3: UserWarning: careful", "<ipykernel>/CELL.py:3: UserWarning: careful"),
         ("report written 2026-11-22T11:40:03.123Z on 2026-11-22", "report written DATE on DATE"),
     ],
-    ids=["step time", "microseconds", "verbose 2", "ETA with carriage returns", "%time", "address",
-         "kernel file", "dates"],
+    ids=[
+        "step time",
+        "microseconds",
+        "verbose 2",
+        "ETA with carriage returns",
+        "%time",
+        "address",
+        "kernel file",
+        "dates",
+    ],
 )
 def test_sanitize_masks_wall_clock_noise(noisy, clean):
     assert sanitize(noisy) == clean

@@ -6,6 +6,7 @@ differ per instruction set. Portable numerics sum products and compute those fun
 round once (``autograd.ops.portable``), so notebooks print the same numbers on every machine. Each
 setting runs in a fresh process (the environment is read when numpy and ipu_teach load).
 """
+
 import os
 import subprocess
 import sys
@@ -54,10 +55,16 @@ def run(code, extra_env, portable="1"):
 
 
 def start(code, extra_env, portable):
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("OPENBLAS_", "NPY_DISABLE", "OMP_NUM", "MKL_NUM"))}
-    env.update(extra_env, IPU_TEACH_PORTABLE_NUMERICS=portable,
-               PYTHONPATH=os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OPENBLAS_", "NPY_DISABLE", "OMP_NUM", "MKL_NUM"))
+    }
+    env.update(
+        extra_env,
+        IPU_TEACH_PORTABLE_NUMERICS=portable,
+        PYTHONPATH=os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]),
+    )
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -79,12 +86,15 @@ def test_without_portable_numerics_the_kernels_train_differently():
 def test_a_switch_value_that_is_not_one_is_refused_by_name(value):
     done = start("import ipu_teach.keras", {}, portable=value)
     assert done.returncode != 0
-    assert (f"ValueError: IPU_TEACH_PORTABLE_NUMERICS={value!r} is not a switch: set it to 1 (portable numerics: "
-            "the same bits on every CPU, about twice as slow) or 0 (off, the default)") in done.stderr
+    assert (
+        f"ValueError: IPU_TEACH_PORTABLE_NUMERICS={value!r} is not a switch: set it to 1 (portable numerics: "
+        "the same bits on every CPU, about twice as slow) or 0 (off, the default)"
+    ) in done.stderr
 
 
 def test_the_switch_is_on_in_the_tests_and_can_be_turned_from_python():
     from ipu_teach import autograd
+
     assert autograd.portable_numerics()  # conftest.py turns it on, for the notebooks' kernels too
     x = np.linspace(-3, 3, 7, dtype=np.float32)
     try:
@@ -100,6 +110,7 @@ def test_the_switch_is_on_in_the_tests_and_can_be_turned_from_python():
 def test_notebook_kernels_everywhere_get_the_same_environment(tmp_path):
     """Tests, the re-execution tool and `ipu-teach course` give kernels one environment (one helper)."""
     from ipu_teach.notebook_environment import notebook_environment
+
     env = notebook_environment({"MPLBACKEND": "Agg", "PYTHONPATH": "elsewhere", "HOME": "/h"}, repo_root=tmp_path)
     assert env["PYTHONHASHSEED"] == "0" and env["IPU_TEACH_PORTABLE_NUMERICS"] == "1"
     assert "MPLBACKEND" not in env and env["HOME"] == "/h"

@@ -1,4 +1,5 @@
 """The TF2 Keras scripts of tests/tf_scripts run unchanged with ``ipu-teach run`` (each in a new process)."""
+
 import os
 import subprocess
 import sys
@@ -11,17 +12,26 @@ SCRIPTS = Path(__file__).parent / "tf_scripts"
 
 def _run(name, *args, cwd):
     env = {k: v for k, v in os.environ.items() if k not in ("TF_POPLAR_FLAGS", "POPLAR_ENGINE_OPTIONS")}
-    return subprocess.run([sys.executable, "-m", "ipu_teach", "run", str(SCRIPTS / name), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ipu_teach", "run", str(SCRIPTS / name), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize("name, args, expected", [
-    ("mnist_sequential.py", (), "IPUs visible: 16 attached: 1"),
-    ("functional_pipeline.py", (), "predictions (16, 4)"),
-    ("sequential_pipeline_inference.py", (), "predicted (8, 256)"),
-    ("dataset_pipeline.py", (), "history ['accuracy', 'loss', 'val_accuracy', 'val_loss']"),
-    ("python_inputs.py", ("--epochs", "2"), "trained 2 epoch(s)"),
-])
+@pytest.mark.parametrize(
+    "name, args, expected",
+    [
+        ("mnist_sequential.py", (), "IPUs visible: 16 attached: 1"),
+        ("functional_pipeline.py", (), "predictions (16, 4)"),
+        ("sequential_pipeline_inference.py", (), "predicted (8, 256)"),
+        ("dataset_pipeline.py", (), "history ['accuracy', 'loss', 'val_accuracy', 'val_loss']"),
+        ("python_inputs.py", ("--epochs", "2"), "trained 2 epoch(s)"),
+    ],
+)
 def test_the_script_runs_unchanged(name, args, expected, tmp_path):
     result = _run(name, *args, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -8,6 +8,7 @@ draw uses only ``Generator.random`` + a stable argsort, whose stream numpy keeps
 
     python tools/make_mnist_subset.py [SOURCE] [--out FILE]
 """
+
 import argparse
 import sys
 from pathlib import Path
@@ -62,8 +63,13 @@ def write_npz_atomically(arrays, out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", nargs="?", type=Path, default=DEFAULT_SOURCE,
-                        help=f"the full Keras mnist.npz (default: {DEFAULT_SOURCE})")
+    parser.add_argument(
+        "source",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_SOURCE,
+        help=f"the full Keras mnist.npz (default: {DEFAULT_SOURCE})",
+    )
     parser.add_argument("--out", type=Path, default=BUNDLED_SUBSET, help=f"where to write (default: {BUNDLED_SUBSET})")
     args = parser.parse_args(argv)
     if not args.source.is_file():

@@ -12,11 +12,26 @@ Example:
 >>> float(y.data), x.grad
 (-3.0, array([[3., 3.]], dtype=float32))
 """
+
 from . import ops
 from .cost import OpCost
 from .function import Context, Function, OpRecord, record, scope
 from .ops.portable import portable_numerics, set_portable_numerics
 from .tensor import DEFAULT_FLOAT, Tensor, as_tensor, is_grad_enabled, no_grad
 
-__all__ = ["Context", "DEFAULT_FLOAT", "Function", "OpCost", "OpRecord", "Tensor", "as_tensor",
-           "is_grad_enabled", "no_grad", "ops", "portable_numerics", "record", "scope", "set_portable_numerics"]
+__all__ = [
+    "Context",
+    "DEFAULT_FLOAT",
+    "Function",
+    "OpCost",
+    "OpRecord",
+    "Tensor",
+    "as_tensor",
+    "is_grad_enabled",
+    "no_grad",
+    "ops",
+    "portable_numerics",
+    "record",
+    "scope",
+    "set_portable_numerics",
+]

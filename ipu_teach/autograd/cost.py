@@ -7,6 +7,7 @@ An op that Poplar runs on the tiles' matrix units (the AMP) says so by listing i
 Poplar's convolution planner does. FLOPs beyond those products (a bias add, a reduction)
 run on the vector units.
 """
+
 from dataclasses import dataclass
 
 
@@ -58,10 +59,19 @@ class OpCost:
 
     def scaled(self, factor: float) -> "OpCost":
         """The same op shape doing ``factor`` times the arithmetic (e.g. a backward pass)."""
-        return OpCost(int(self.flops * factor), self.bytes_in, self.bytes_out, self.grains,
-                      self.products * max(1, int(factor)) if self.products else ())
+        return OpCost(
+            int(self.flops * factor),
+            self.bytes_in,
+            self.bytes_out,
+            self.grains,
+            self.products * max(1, int(factor)) if self.products else (),
+        )
 
     def __add__(self, other: "OpCost") -> "OpCost":
-        return OpCost(self.flops + other.flops, self.bytes_in + other.bytes_in,
-                      self.bytes_out + other.bytes_out, max(self.grains, other.grains),
-                      self.products + other.products)
+        return OpCost(
+            self.flops + other.flops,
+            self.bytes_in + other.bytes_in,
+            self.bytes_out + other.bytes_out,
+            max(self.grains, other.grains),
+            self.products + other.products,
+        )

@@ -5,6 +5,7 @@ gradient per input (``None`` where none is needed), and ``cost(ctx)``. ``apply``
 the graph and, while a :func:`record` block is open, notes each application with its cost, which
 is how the IPU compiler learns what a model does.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -107,8 +108,16 @@ class Function:
         if out.requires_grad:
             out.node = Node(cls, ctx, tensors)
         if _recorders:
-            rec = OpRecord(cls.__name__, _scopes[-1], ctx.input_shapes, data.shape, itemsize,
-                           cls.cost(ctx), cls.backward_cost(ctx), params)
+            rec = OpRecord(
+                cls.__name__,
+                _scopes[-1],
+                ctx.input_shapes,
+                data.shape,
+                itemsize,
+                cls.cost(ctx),
+                cls.backward_cost(ctx),
+                params,
+            )
             for tape in _recorders:
                 tape.append(rec)
         return out
@@ -122,6 +131,7 @@ def _autocast(tensor: Tensor, given, dtype) -> Tensor:
     if not isinstance(given, Tensor):
         return Tensor(tensor.data.astype(dtype))
     from .ops import cast
+
     return cast(tensor, dtype)
 
 

@@ -22,6 +22,7 @@ Example:
 >>> 0.4 < float((rounded > 1).mean()) < 0.6       # half-way: up about half the time
 True
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -95,7 +96,7 @@ def half_product(a: np.ndarray, b: np.ndarray, kind: str = "matmul") -> np.ndarr
     group = hardware.MK2.channel_group("float16")
     out = np.zeros((a.shape[0], b.shape[1]), np.float16)
     for start in range(0, a.shape[1], group):  # each group's products summed exactly, the running sum in fp16
-        out = (out.astype(np.float32) + a32[:, start:start + group] @ b32[start:start + group]).astype(np.float16)
+        out = (out.astype(np.float32) + a32[:, start : start + group] @ b32[start : start + group]).astype(np.float16)
     return out
 
 
@@ -163,6 +164,7 @@ def write(target: np.ndarray, value) -> None:
 def check_partials_type(value, where: str) -> str:
     """Poplar's names for the partials type; anything else is an error naming the option."""
     if value not in PARTIALS_TYPES:
-        raise ValueError(f"{where}: partialsType must be 'float' or 'half' (Poplar's names for float32 and "
-                         f"float16), got {value!r}")
+        raise ValueError(
+            f"{where}: partialsType must be 'float' or 'half' (Poplar's names for float32 and float16), got {value!r}"
+        )
     return value

@@ -1,4 +1,5 @@
 """The Tensor: a numpy array that remembers how it was made, so gradients can flow back."""
+
 from __future__ import annotations
 
 import contextlib
@@ -119,24 +120,49 @@ class Tensor:
                 grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
 
     # Arithmetic delegates to ops; imported late to avoid an import cycle.
-    def __add__(self, other): return _ops().add(self, other)
-    def __radd__(self, other): return _ops().add(other, self)
-    def __sub__(self, other): return _ops().sub(self, other)
-    def __rsub__(self, other): return _ops().sub(other, self)
-    def __mul__(self, other): return _ops().mul(self, other)
-    def __rmul__(self, other): return _ops().mul(other, self)
-    def __truediv__(self, other): return _ops().div(self, other)
-    def __rtruediv__(self, other): return _ops().div(other, self)
-    def __neg__(self): return _ops().neg(self)
-    def __matmul__(self, other): return _ops().matmul(self, other)
+    def __add__(self, other):
+        return _ops().add(self, other)
 
-    def sum(self, axis=None, keepdims=False): return _ops().reduce_sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return _ops().reduce_mean(self, axis, keepdims)
-    def reshape(self, *shape): return _ops().reshape(self, shape[0] if len(shape) == 1 else shape)
+    def __radd__(self, other):
+        return _ops().add(other, self)
+
+    def __sub__(self, other):
+        return _ops().sub(self, other)
+
+    def __rsub__(self, other):
+        return _ops().sub(other, self)
+
+    def __mul__(self, other):
+        return _ops().mul(self, other)
+
+    def __rmul__(self, other):
+        return _ops().mul(other, self)
+
+    def __truediv__(self, other):
+        return _ops().div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops().div(other, self)
+
+    def __neg__(self):
+        return _ops().neg(self)
+
+    def __matmul__(self, other):
+        return _ops().matmul(self, other)
+
+    def sum(self, axis=None, keepdims=False):
+        return _ops().reduce_sum(self, axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return _ops().reduce_mean(self, axis, keepdims)
+
+    def reshape(self, *shape):
+        return _ops().reshape(self, shape[0] if len(shape) == 1 else shape)
 
 
 def _ops():
     from . import ops
+
     return ops
 
 

@@ -12,6 +12,7 @@ Example:
 >>> bsp.Engine(bsp.Repeat(3, step), hardware.MK2.with_tiles(4)).run().totals()
 {'compute': 300, 'sync': 450, 'exchange': 0}
 """
+
 from .compute import VERTEX_OVERHEAD_CYCLES, ComputeSet, tile_cycles_from_vertices
 from .engine import Engine
 from .errors import GraphError, TileOutOfMemoryError
@@ -23,8 +24,27 @@ from .sync import SyncKind
 from .timeline import Timeline
 
 __all__ = [
-    "VERTEX_OVERHEAD_CYCLES", "ComputeSet", "Copy", "DeviceToHost", "Engine", "Exchange", "Execute", "GraphError",
-    "HostToDevice", "IPULinkCopy", "Program", "Repeat", "Sequence", "SyncKind", "TileOutOfMemoryError", "Timeline",
-    "bytes_per_tile", "check_tile_memory", "exchange_from_transfers", "intervals",
-    "linear_elements_per_tile", "linear_tile_of_element", "tile_cycles_from_vertices",
+    "VERTEX_OVERHEAD_CYCLES",
+    "ComputeSet",
+    "Copy",
+    "DeviceToHost",
+    "Engine",
+    "Exchange",
+    "Execute",
+    "GraphError",
+    "HostToDevice",
+    "IPULinkCopy",
+    "Program",
+    "Repeat",
+    "Sequence",
+    "SyncKind",
+    "TileOutOfMemoryError",
+    "Timeline",
+    "bytes_per_tile",
+    "check_tile_memory",
+    "exchange_from_transfers",
+    "intervals",
+    "linear_elements_per_tile",
+    "linear_tile_of_element",
+    "tile_cycles_from_vertices",
 ]

@@ -11,6 +11,7 @@ function returns the outputs with that axis too::
 A field's shape is a string of dimension names ("" = scalar, "n", "m n"), or None for any shape;
 fields that share a name must agree in size, checked when tensors are connected.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,8 +25,10 @@ def _parse_dims(spec, codelet_name, field):
     if spec is None:
         return None
     if not isinstance(spec, str):
-        raise GraphError(f"codelet {codelet_name!r}: field {field!r} shape must be a string of dimension names "
-                         f"like 'n' or 'm n' ('' for a scalar) or None, got {spec!r}")
+        raise GraphError(
+            f"codelet {codelet_name!r}: field {field!r} shape must be a string of dimension names "
+            f"like 'n' or 'm n' ('' for a scalar) or None, got {spec!r}"
+        )
     return tuple(spec.split())
 
 
@@ -64,14 +67,18 @@ class Codelet:
             if dims is None:
                 continue
             if len(dims) != len(shape):
-                raise GraphError(f"{owner}: field {field!r} of codelet {self.name!r} needs {len(dims)} dimension(s) "
-                                 f"({' '.join(dims) or 'a scalar'}) but the tensor connected has shape {shape}")
+                raise GraphError(
+                    f"{owner}: field {field!r} of codelet {self.name!r} needs {len(dims)} dimension(s) "
+                    f"({' '.join(dims) or 'a scalar'}) but the tensor connected has shape {shape}"
+                )
             for dim, size in zip(dims, shape):
                 seen = sizes.setdefault(dim, (size, field))
                 if seen[0] != size:
-                    raise GraphError(f"{owner}: mismatched shapes: field {field!r} has {dim}={size} (shape {shape}) "
-                                     f"but field {seen[1]!r} has {dim}={seen[0]}; connect tensors whose "
-                                     f"'{dim}' dimensions agree")
+                    raise GraphError(
+                        f"{owner}: mismatched shapes: field {field!r} has {dim}={size} (shape {shape}) "
+                        f"but field {seen[1]!r} has {dim}={seen[0]}; connect tensors whose "
+                        f"'{dim}' dimensions agree"
+                    )
 
     def estimate(self, num_elements: int, overhead: int) -> int:
         """Cycles of one vertex: the codelet's ``cycles`` (int or function of the elements it touches),
@@ -88,23 +95,31 @@ class Codelet:
             result = dict(zip(writable, result)) if len(writable) > 1 else {writable[0]: result}
         missing = [field for field in writable if field not in result]
         if missing:
-            raise GraphError(f"codelet {self.name!r} returned no value for field(s) {missing}; return a dict "
-                             f"with keys {writable} or a tuple in that order")
+            raise GraphError(
+                f"codelet {self.name!r} returned no value for field(s) {missing}; return a dict "
+                f"with keys {writable} or a tuple in that order"
+            )
         return {field: self._checked_output(field, result[field], (vertices,) + shapes[field]) for field in writable}
 
     def _checked_output(self, field, value, wanted):
         """The value written to ``field``: numbers of exactly the shape ``wanted`` (no broadcasting, which
         would hide a codelet computing the wrong thing; Poplar's vertices write every element themselves)."""
         if value is None:
-            raise GraphError(f"codelet {self.name!r} returned None for field {field!r}: does the function end "
-                             f"with `return`? It must return an array of shape {wanted} (one row per vertex)")
+            raise GraphError(
+                f"codelet {self.name!r} returned None for field {field!r}: does the function end "
+                f"with `return`? It must return an array of shape {wanted} (one row per vertex)"
+            )
         array = np.asarray(value)
         if array.dtype.kind not in "biuf":
-            raise GraphError(f"codelet {self.name!r}: field {field!r} returned {array.dtype} values, expected "
-                             f"numbers of shape {wanted}")
+            raise GraphError(
+                f"codelet {self.name!r}: field {field!r} returned {array.dtype} values, expected "
+                f"numbers of shape {wanted}"
+            )
         if array.shape != wanted:
-            raise GraphError(f"codelet {self.name!r}: field {field!r} returned shape {array.shape}, expected "
-                             f"{wanted} (one row per vertex)")
+            raise GraphError(
+                f"codelet {self.name!r}: field {field!r} returned shape {array.shape}, expected "
+                f"{wanted} (one row per vertex)"
+            )
         return array
 
 
@@ -142,6 +157,8 @@ def codelet(inputs=None, outputs=None, inouts=None, cycles=None):
     >>> dot
     Codelet('dot', fields=['row', 'vec', 'out'])
     """
+
     def wrap(function):
         return Codelet(function, inputs=inputs, outputs=outputs, inouts=inouts, cycles=cycles)
+
     return wrap

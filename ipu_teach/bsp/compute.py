@@ -5,6 +5,7 @@ A compute set's cost is an array of cycles, shape ``(tiles,)`` (the same on ever
 Per-tile arrays are stored as int32 (a superstep of 2**31 cycles would last over a second), which
 halves the memory traffic of the engine's reductions; pass int32 to skip a conversion.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -66,8 +67,9 @@ class ComputeSet:
     def __post_init__(self):
         cycles = as_per_tile(self.cycles, f"compute set {self.name!r}", "cycles")
         if cycles.ndim not in (1, 2):
-            raise GraphError(f"compute set {self.name!r}: cycles must have shape (tiles,) or (ipus, tiles), "
-                             f"got {cycles.shape}")
+            raise GraphError(
+                f"compute set {self.name!r}: cycles must have shape (tiles,) or (ipus, tiles), got {cycles.shape}"
+            )
         object.__setattr__(self, "cycles", cycles)
 
 

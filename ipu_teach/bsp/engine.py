@@ -4,6 +4,7 @@ Plain numpy in, a :class:`Timeline` out. Per superstep and IPU: ``w`` = slowest 
 cycles, ``l`` = the sync's cycles (plus waiting for the slowest IPU when the sync spans IPUs),
 ``g * max(h)`` = the exchange. Each distinct step is costed once, vectorised over IPUs and tiles.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -66,7 +67,8 @@ class Engine:
         >>> print(bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run().summary())
         superstep                      runs   compute    sync  exchange    cycles
         matmul                           10      2000     150       256      2406
-        total: 24,060 cycles = 18.090 us simulated on GC200 (Mk2) (4 tiles); compute 20,000, sync 1,500, exchange 2,560; tile utilisation 83.1%
+        total: 24,060 cycles = 18.090 us simulated on GC200 (Mk2) (4 tiles); compute 20,000, sync 1,500, exchange
+        2,560; tile utilisation 83.1%
         """
         return self._timeline
 
@@ -97,8 +99,10 @@ class Engine:
     def _check_per_tile(self, array, what):
         tiles = self.spec.tiles
         if array.shape not in ((tiles,), (self.ipus, tiles)):
-            raise GraphError(f"{what}: shape {array.shape} does not fit the device; expected (tiles,) = ({tiles},) "
-                             f"or (ipus, tiles) = ({self.ipus}, {tiles})")
+            raise GraphError(
+                f"{what}: shape {array.shape} does not fit the device; expected (tiles,) = ({tiles},) "
+                f"or (ipus, tiles) = ({self.ipus}, {tiles})"
+            )
 
     def _per_ipu(self, values, what):
         """``values`` (a scalar or one per IPU) as an int64 array of shape (ipus,)."""
@@ -135,8 +139,10 @@ class Engine:
             bandwidth = spec.ipu_link_bytes_per_s * min(links, spec.ipu_links) / spec.ipu_links
             link = self._transfer_cycles(nbytes, bandwidth, spec.ipu_link_latency_s)
             return zeros, self._sync(link, SyncKind.CROSS_IPU), link, "ipu-link", None
-        raise GraphError(f"the bsp Engine cannot run a {type(step).__name__} ({step.label!r}); "
-                         "Poplar-like programs run with bsp.poplar.Engine")
+        raise GraphError(
+            f"the bsp Engine cannot run a {type(step).__name__} ({step.label!r}); "
+            "Poplar-like programs run with bsp.poplar.Engine"
+        )
 
     def _transfer_cycles(self, nbytes, bytes_per_s, latency_s):
         """Cycles per IPU to move ``nbytes`` over a link: latency plus bytes over bandwidth; nothing if no bytes."""
@@ -150,9 +156,18 @@ class Engine:
 
     def _make_timeline(self):
         rows = len(self._labels)
-        stacked = [np.array([cost[i] for cost in self._costs], dtype=np.int64).reshape(rows, self.ipus)
-                   for i in range(3)]
-        return Timeline(spec=self.spec, labels=tuple(self._labels), kinds=tuple(self._kinds),
-                        counts=np.array(self._counts, dtype=np.int64), compute=stacked[0], sync=stacked[1],
-                        exchange=stacked[2], schedule=self._schedule, row_tile_cycles=tuple(self._tile_cycles),
-                        moved_bytes=np.array(self._moved, dtype=np.int64).reshape(rows, self.ipus))
+        stacked = [
+            np.array([cost[i] for cost in self._costs], dtype=np.int64).reshape(rows, self.ipus) for i in range(3)
+        ]
+        return Timeline(
+            spec=self.spec,
+            labels=tuple(self._labels),
+            kinds=tuple(self._kinds),
+            counts=np.array(self._counts, dtype=np.int64),
+            compute=stacked[0],
+            sync=stacked[1],
+            exchange=stacked[2],
+            schedule=self._schedule,
+            row_tile_cycles=tuple(self._tile_cycles),
+            moved_bytes=np.array(self._moved, dtype=np.int64).reshape(rows, self.ipus),
+        )

@@ -1,4 +1,5 @@
 """Errors of the BSP engine: each names the object at fault and says what to change."""
+
 from __future__ import annotations
 
 
@@ -31,4 +32,5 @@ class TileOutOfMemoryError(MemoryError):
         super().__init__(
             f"Out of memory on tile {tile}: {needed:,} bytes needed but only {available:,} bytes of SRAM "
             f"available. Largest tensors on tile {tile}: {tensors}. Spread them over more tiles "
-            f"(map_tensor_linearly), make them smaller, or use more tiles/IPUs.")
+            f"(map_tensor_linearly), make them smaller, or use more tiles/IPUs."
+        )

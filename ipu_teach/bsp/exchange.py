@@ -3,6 +3,7 @@
 The exchange costs ``g * max_t h_t`` cycles where ``h_t`` is the larger of a tile's bytes in and
 out (the BSP h-relation) and ``g`` is 1 / (exchange bytes per cycle per tile).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,11 +39,15 @@ class Exchange:
 
     def __post_init__(self):
         received = as_per_tile(self.received, f"exchange {self.name!r} (received)", "bytes", kinds="iu")
-        sent = np.zeros_like(received) if self.sent is None else as_per_tile(
-            self.sent, f"exchange {self.name!r} (sent)", "bytes", kinds="iu")
+        sent = (
+            np.zeros_like(received)
+            if self.sent is None
+            else as_per_tile(self.sent, f"exchange {self.name!r} (sent)", "bytes", kinds="iu")
+        )
         if received.shape != sent.shape:
-            raise GraphError(f"exchange {self.name!r}: received {received.shape} and sent {sent.shape} "
-                             "must have the same shape")
+            raise GraphError(
+                f"exchange {self.name!r}: received {received.shape} and sent {sent.shape} must have the same shape"
+            )
         object.__setattr__(self, "received", received)
         object.__setattr__(self, "sent", sent)
 
@@ -56,8 +61,9 @@ class Exchange:
         return np.maximum(self.received.max(axis=-1, initial=0), self.sent.max(axis=-1, initial=0))
 
 
-def exchange_from_transfers(src_tiles, dst_tiles, nbytes, num_tiles: int, name: str = "exchange",
-                            elements=None) -> Exchange:
+def exchange_from_transfers(
+    src_tiles, dst_tiles, nbytes, num_tiles: int, name: str = "exchange", elements=None
+) -> Exchange:
     """The Exchange for transfers of ``nbytes[i]`` from ``src_tiles[i]`` to ``dst_tiles[i]`` (vectorised).
 
     The IPU's exchange is receiver-selected: a tile puts a value on the exchange once and every tile that

@@ -12,6 +12,7 @@ Example:
 >>> figure = figures.plot_timeline(timeline)
 >>> plt.close(figure)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -73,13 +74,27 @@ def plot_timeline(timeline, ipu: int = 0, max_supersteps: int = MAX_DRAWN_SUPERS
     drawn = len(intervals["compute"][0])
     plural = "superstep" if drawn == 1 else "supersteps"
     shown = f" (first {drawn} {plural})" if drawn == max_supersteps else f" ({drawn} {plural})"
-    phases.set(yticks=[], xlabel=f"simulated cycles{shown}", xlim=(0, end),
-               title=title or f"BSP supersteps on IPU {ipu} of {timeline.spec.name}")
+    phases.set(
+        yticks=[],
+        xlabel=f"simulated cycles{shown}",
+        xlim=(0, end),
+        title=title or f"BSP supersteps on IPU {ipu} of {timeline.spec.name}",
+    )
     phases.legend(loc="upper right", ncol=3, fontsize="small")
     occupancy = timeline.tile_busy[ipu] / max(timeline.total_cycles(), 1)
-    tiles.bar(np.arange(occupancy.size), occupancy, width=1.0, color=COLOURS["compute"],
-              edgecolor="white" if occupancy.size <= 64 else "none", linewidth=0.5)
-    tiles.set(xlabel="tile", ylabel="busy fraction", ylim=(0, 1),
-              title=f"tile occupancy: {timeline.utilisation():.1%} of tile-cycles spent computing")
+    tiles.bar(
+        np.arange(occupancy.size),
+        occupancy,
+        width=1.0,
+        color=COLOURS["compute"],
+        edgecolor="white" if occupancy.size <= 64 else "none",
+        linewidth=0.5,
+    )
+    tiles.set(
+        xlabel="tile",
+        ylabel="busy fraction",
+        ylim=(0, 1),
+        title=f"tile occupancy: {timeline.utilisation():.1%} of tile-cycles spent computing",
+    )
     figure.tight_layout()
     return figure

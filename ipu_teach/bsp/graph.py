@@ -4,6 +4,7 @@ A :class:`Tensor` is a view (an index array) into a variable's flat storage, so 
 mapped and connected like Poplar tensors. Mapping updates per-tile memory at once and raises
 :class:`TileOutOfMemoryError` when a tile's SRAM would overflow.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,15 +40,18 @@ class Tensor:
 
     @property
     def name(self):
-        whole = self.indices.shape == self.variable.shape and (
-            self.indices.ravel() == np.arange(self.variable.size)).all()
+        whole = (
+            self.indices.shape == self.variable.shape and (self.indices.ravel() == np.arange(self.variable.size)).all()
+        )
         return self.variable.name if whole else f"{self.variable.name}[view {self.shape}]"
 
     def __getitem__(self, key):
         try:
             return Tensor(self.variable, self.indices[key])
         except IndexError as error:
-            raise GraphError(f"tensor {self.name!r} with shape {self.shape}: index {key!r} is invalid ({error})") from None
+            raise GraphError(
+                f"tensor {self.name!r} with shape {self.shape}: index {key!r} is invalid ({error})"
+            ) from None
 
     def reshape(self, *shape):
         try:
@@ -102,8 +106,10 @@ class DataStream:
         self.shape, self.size = (num_elements,), num_elements
 
     def __repr__(self):
-        return f"DataStream({self.name!r}, {'host->device' if self.to_device else 'device->host'}, " \
-               f"{self.num_elements} x {self.dtype})"
+        return (
+            f"DataStream({self.name!r}, {'host->device' if self.to_device else 'device->host'}, "
+            f"{self.num_elements} x {self.dtype})"
+        )
 
 
 class Graph:
@@ -182,7 +188,9 @@ class Graph:
         try:
             initial = np.broadcast_to(np.asarray(value, dtype=dtype), shape).ravel().copy()
         except ValueError:
-            raise GraphError(f"constant {name!r}: value of shape {np.shape(value)} does not fit shape {shape}") from None
+            raise GraphError(
+                f"constant {name!r}: value of shape {np.shape(value)} does not fit shape {shape}"
+            ) from None
         return self._add(dtype, shape, name, initial=initial)
 
     def _check_shape(self, shape, name):
@@ -260,7 +268,8 @@ class Graph:
         variable.tile_of_element, self._bytes = proposed, bytes_now
 
     def get_tile_mapping(self, tensor) -> list:
-        """Returns where the tensor lives: ``[(tile, start, stop), ...]`` runs over its flat elements (``getTileMapping``).
+        """Returns where the tensor lives: ``[(tile, start, stop), ...]`` runs over its flat elements
+        (``getTileMapping``).
 
         Tile -1 marks elements not mapped yet.
 
@@ -390,8 +399,10 @@ class Graph:
     def connect(self, vertex: Vertex, field: str, tensor: Tensor):
         """Connect ``tensor`` to ``field`` of ``vertex``; shapes are checked against the codelet."""
         if field not in vertex.codelet.fields:
-            raise GraphError(f"{vertex.name}: codelet {vertex.codelet.name!r} has no field {field!r}; "
-                             f"its fields are {list(vertex.codelet.fields)}")
+            raise GraphError(
+                f"{vertex.name}: codelet {vertex.codelet.name!r} has no field {field!r}; "
+                f"its fields are {list(vertex.codelet.fields)}"
+            )
         tensor = self._own(tensor)
         shapes = {name: t.shape for name, t in vertex.connections.items()}
         shapes[field] = tensor.shape
@@ -444,4 +455,3 @@ class Graph:
             raise GraphError(f"stream {name!r}: num_elements must be a positive integer, got {num_elements!r}")
         stream = self.streams[name] = DataStream(name, dtype, int(num_elements), to_device)
         return stream
-

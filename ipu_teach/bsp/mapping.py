@@ -3,6 +3,7 @@
 A mapping is an integer array with one tile index per element (flat, row-major), or -1 where an
 element is not mapped yet. Everything here is vectorised over elements and tiles.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,13 +29,15 @@ def check_tiles_in_range(tile_indices, num_tiles: int, what: str) -> np.ndarray:
     tile_indices = tile_indices.astype(np.int64, copy=False)
     bad = (tile_indices < 0) | (tile_indices >= num_tiles)
     if bad.any():
-        raise GraphError(f"{what}: tile {int(tile_indices[bad].flat[0])} is out of range; "
-                         f"this device has tiles 0..{num_tiles - 1}")
+        raise GraphError(
+            f"{what}: tile {int(tile_indices[bad].flat[0])} is out of range; this device has tiles 0..{num_tiles - 1}"
+        )
     return tile_indices
 
 
-def linear_elements_per_tile(num_elements: int, num_tiles: int, grain: int = 1,
-                             min_elements_per_tile: int = 0) -> np.ndarray:
+def linear_elements_per_tile(
+    num_elements: int, num_tiles: int, grain: int = 1, min_elements_per_tile: int = 0
+) -> np.ndarray:
     """Elements per tile, shape ``(num_tiles,)``, of a linear mapping (like ``poputil::mapTensorLinearly``).
 
     The tensor is cut into grains of ``grain`` elements (the last one may be short); each tile gets
@@ -51,8 +54,9 @@ def linear_elements_per_tile(num_elements: int, num_tiles: int, grain: int = 1,
     return np.minimum(starts + per_tile, num_elements) - starts
 
 
-def linear_tile_of_element(num_elements: int, num_tiles: int, grain: int = 1,
-                           min_elements_per_tile: int = 0) -> np.ndarray:
+def linear_tile_of_element(
+    num_elements: int, num_tiles: int, grain: int = 1, min_elements_per_tile: int = 0
+) -> np.ndarray:
     """The tile of each element under :func:`linear_elements_per_tile`, shape ``(num_elements,)``."""
     counts = linear_elements_per_tile(num_elements, num_tiles, grain, min_elements_per_tile)
     return np.repeat(np.arange(num_tiles, dtype=np.int64), counts)

@@ -1,4 +1,5 @@
 """Tile memory: the bytes mapped to each tile against its SRAM, and the out-of-memory error."""
+
 from __future__ import annotations
 
 from typing import Mapping

@@ -20,8 +20,10 @@ Example:
 >>> print(engine.run().summary())
 superstep                      runs   compute    sync  exchange    cycles
 add one                           1        66     150         0       216
-total: 216 cycles = 0.162 us simulated on GC200 (Mk2) (4 tiles); compute 66, sync 150, exchange 0; tile utilisation 30.6%
+total: 216 cycles = 0.162 us simulated on GC200 (Mk2) (4 tiles); compute 66, sync 150, exchange 0; tile utilisation
+30.6%
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,8 +43,24 @@ from .graph import ComputeSet, DataStream, Graph, Tensor, Vertex
 from .mapping import UNMAPPED, check_positive_count
 from .programs import Program, Repeat, Sequence
 
-__all__ = ["IPUModel", "Device", "Graph", "Tensor", "Vertex", "ComputeSet", "DataStream", "Codelet", "codelet",
-           "Execute", "Copy", "Sequence", "Repeat", "Engine", "GraphError", "TileOutOfMemoryError"]
+__all__ = [
+    "IPUModel",
+    "Device",
+    "Graph",
+    "Tensor",
+    "Vertex",
+    "ComputeSet",
+    "DataStream",
+    "Codelet",
+    "codelet",
+    "Execute",
+    "Copy",
+    "Sequence",
+    "Repeat",
+    "Engine",
+    "GraphError",
+    "TileOutOfMemoryError",
+]
 
 
 @dataclass(frozen=True)
@@ -82,8 +100,11 @@ class IPUModel:
 
     def __init__(self, tiles_per_ipu: int = None, num_ipus: int = 1, spec=MK2):
         self.num_ipus = check_positive_count(num_ipus, "IPUModel: num_ipus")
-        self.spec = spec if tiles_per_ipu is None else spec.with_tiles(
-            check_positive_count(tiles_per_ipu, "IPUModel: tiles_per_ipu"))
+        self.spec = (
+            spec
+            if tiles_per_ipu is None
+            else spec.with_tiles(check_positive_count(tiles_per_ipu, "IPUModel: tiles_per_ipu"))
+        )
 
     def create_device(self) -> Device:
         """Returns the simulated device this model describes, for a ``poplar.Graph`` (``createDevice``).
@@ -131,14 +152,20 @@ class Copy(Program):
             if not isinstance(end, (Tensor, DataStream)):
                 raise GraphError(f"Copy copies tensors and data streams, got {type(end).__name__}")
         if isinstance(source, DataStream) and isinstance(destination, DataStream):
-            raise GraphError(f"Copy from stream {source.name!r} to stream {destination.name!r}: one end must be a tensor")
+            raise GraphError(
+                f"Copy from stream {source.name!r} to stream {destination.name!r}: one end must be a tensor"
+            )
         for stream, wanted in ((source, True), (destination, False)):
             if isinstance(stream, DataStream) and stream.to_device != wanted:
-                raise GraphError(f"stream {stream.name!r} goes {'host->device' if stream.to_device else 'device->host'}; "
-                                 f"it cannot be the {'source' if wanted else 'destination'} of this Copy")
+                raise GraphError(
+                    f"stream {stream.name!r} goes {'host->device' if stream.to_device else 'device->host'}; "
+                    f"it cannot be the {'source' if wanted else 'destination'} of this Copy"
+                )
         if not _copy_shapes_agree(source, destination):
-            raise GraphError(f"Copy from {source.name!r} to {destination.name!r}: mismatched shapes "
-                             f"{source.shape} and {destination.shape}")
+            raise GraphError(
+                f"Copy from {source.name!r} to {destination.name!r}: mismatched shapes "
+                f"{source.shape} and {destination.shape}"
+            )
         self.source, self.destination = source, destination
         self.label = label or f"copy {source.name} -> {destination.name}"
 
@@ -183,8 +210,9 @@ class Engine:
         self.graph, self.device = graph, graph.device
         self.programs = list(programs) if isinstance(programs, (list, tuple)) else [programs]
         _check_mapped(graph)
-        self._memory = {v.name: (v.initial.copy() if v.is_constant else np.zeros(v.size, v.dtype))
-                        for v in graph.variables}
+        self._memory = {
+            v.name: (v.initial.copy() if v.is_constant else np.zeros(v.size, v.dtype)) for v in graph.variables
+        }
         self._streams, self._stream_position = {}, {}
         self._actions, self._lowered = {}, {}
         lowered = [self._lower(program) for program in self.programs]
@@ -216,8 +244,10 @@ class Engine:
         try:
             values = np.broadcast_to(np.asarray(values, dtype=tensor.dtype), tensor.shape)
         except ValueError:
-            raise GraphError(f"write_tensor({tensor.name!r}): values of shape {np.shape(values)} do not fit "
-                             f"the tensor's shape {tensor.shape}") from None
+            raise GraphError(
+                f"write_tensor({tensor.name!r}): values of shape {np.shape(values)} do not fit "
+                f"the tensor's shape {tensor.shape}"
+            ) from None
         self._memory[tensor.variable.name][tensor.indices] = values
 
     def read_tensor(self, tensor: Tensor) -> np.ndarray:
@@ -242,8 +272,10 @@ class Engine:
         if stream is None:
             raise GraphError(f"no stream named {name!r}; the graph has {sorted(self.graph.streams)}")
         if not isinstance(buffer, np.ndarray) or buffer.size % stream.num_elements:
-            raise GraphError(f"stream {name!r}: the buffer must be a numpy array holding a whole number of "
-                             f"transfers of {stream.num_elements} elements")
+            raise GraphError(
+                f"stream {name!r}: the buffer must be a numpy array holding a whole number of "
+                f"transfers of {stream.num_elements} elements"
+            )
         self._streams[name], self._stream_position[name] = buffer.reshape(-1), 0
 
     def run(self, program_index: int = 0):
@@ -272,8 +304,9 @@ class Engine:
         {'compute': 66, 'sync': 150, 'exchange': 0}
         """
         if not 0 <= program_index < len(self.programs):
-            raise GraphError(f"Engine.run: program {program_index} does not exist; "
-                             f"this engine has {len(self.programs)} program(s)")
+            raise GraphError(
+                f"Engine.run: program {program_index} does not exist; this engine has {len(self.programs)} program(s)"
+            )
         self._execute(self.programs[program_index])
         self.timeline = self._cost_engines[program_index].run()
         return self.timeline
@@ -319,14 +352,17 @@ class Engine:
         exchange = _input_exchange(self.graph, compute_set.name, groups)
         costed = bsp_programs.Execute(
             CostedComputeSet(compute_set.name, tile_cycles.reshape(self.device.num_ipus, spec.tiles)),
-            exchange=_per_ipu(exchange, self.device))
+            exchange=_per_ipu(exchange, self.device),
+        )
         return costed, lambda: self._run_compute_set(groups)
 
     def _run_compute_set(self, groups):
         results = []
         for group in groups:
-            arguments = {field: self._memory[group.variables[field].name][group.indices[field]]
-                         for field in group.codelet.readable}
+            arguments = {
+                field: self._memory[group.variables[field].name][group.indices[field]]
+                for field in group.codelet.readable
+            }
             shapes = {field: group.indices[field].shape[1:] for field in group.codelet.writable}
             results.append((group, group.codelet.run(arguments, group.size, shapes)))
         for group, outputs in results:  # BSP: every vertex reads before any vertex writes
@@ -336,18 +372,25 @@ class Engine:
     def _lower_copy(self, program):
         source, destination, device = program.source, program.destination, self.device
         if isinstance(source, Tensor) and isinstance(destination, Tensor):
-            transfers = exchange_from_transfers(self.graph.tile_of(source).ravel(),
-                                                self.graph.tile_of(destination).ravel(), source.dtype.itemsize,
-                                                device.num_tiles, name=program.label,
-                                                elements=source.indices.ravel())
-            return (bsp_programs.Copy(_per_ipu(transfers, device)),
-                    lambda: self._store(destination, self._memory[source.variable.name][source.indices]))
+            transfers = exchange_from_transfers(
+                self.graph.tile_of(source).ravel(),
+                self.graph.tile_of(destination).ravel(),
+                source.dtype.itemsize,
+                device.num_tiles,
+                name=program.label,
+                elements=source.indices.ravel(),
+            )
+            return (
+                bsp_programs.Copy(_per_ipu(transfers, device)),
+                lambda: self._store(destination, self._memory[source.variable.name][source.indices]),
+            )
         tensor, stream = (destination, source) if isinstance(source, DataStream) else (source, destination)
         ipu_of_element = self.graph.tile_of(tensor).ravel() // device.tiles_per_ipu
         nbytes = np.bincount(ipu_of_element, minlength=device.num_ipus) * tensor.dtype.itemsize
         if stream.to_device:
             return bsp_programs.HostToDevice(nbytes, label=program.label), lambda: self._store(
-                tensor, self._next_transfer(stream).reshape(tensor.shape))
+                tensor, self._next_transfer(stream).reshape(tensor.shape)
+            )
         return bsp_programs.DeviceToHost(nbytes, label=program.label), lambda: self._send(tensor, stream)
 
     def _store(self, tensor, values):
@@ -356,8 +399,10 @@ class Engine:
     def _transfer_slot(self, stream):
         buffer = self._streams.get(stream.name)
         if buffer is None:
-            raise GraphError(f"stream {stream.name!r} has no host buffer; call engine.connect_stream"
-                             f"({stream.name!r}, array) before running")
+            raise GraphError(
+                f"stream {stream.name!r} has no host buffer; call engine.connect_stream"
+                f"({stream.name!r}, array) before running"
+            )
         start = self._stream_position[stream.name]
         self._stream_position[stream.name] = (start + stream.num_elements) % buffer.size
         return buffer, slice(start, start + stream.num_elements)
@@ -376,8 +421,8 @@ class _VertexGroup:
     """Vertices of one codelet whose fields connect the same variables with the same shapes: one call."""
 
     codelet: Codelet
-    variables: dict   # field -> Variable
-    indices: dict     # field -> (vertices, *field shape) element numbers
+    variables: dict  # field -> Variable
+    indices: dict  # field -> (vertices, *field shape) element numbers
     tiles: np.ndarray
     vertices: tuple
 
@@ -391,26 +436,39 @@ def _group_vertices(compute_set):
     for vertex in compute_set.vertices:
         missing = [field for field in vertex.codelet.fields if field not in vertex.connections]
         if missing:
-            raise GraphError(f"{vertex.name}: field(s) {missing} are not connected; connect a tensor with "
-                             f"graph.connect(vertex, field, tensor) or add_vertex(..., connections={{...}})")
+            raise GraphError(
+                f"{vertex.name}: field(s) {missing} are not connected; connect a tensor with "
+                f"graph.connect(vertex, field, tensor) or add_vertex(..., connections={{...}})"
+            )
         if vertex.tile is None:
-            raise GraphError(f"{vertex.name} has no tile; pass tile= to add_vertex or call graph.set_tile_mapping(vertex, tile)")
-        key = (id(vertex.codelet),) + tuple((field, id(vertex.connections[field].variable),
-                                            vertex.connections[field].shape) for field in vertex.codelet.fields)
+            raise GraphError(
+                f"{vertex.name} has no tile; pass tile= to add_vertex or call graph.set_tile_mapping(vertex, tile)"
+            )
+        key = (id(vertex.codelet),) + tuple(
+            (field, id(vertex.connections[field].variable), vertex.connections[field].shape)
+            for field in vertex.codelet.fields
+        )
         buckets.setdefault(key, []).append(vertex)
-    return [_VertexGroup(codelet=vs[0].codelet,
-                         variables={f: t.variable for f, t in vs[0].connections.items()},
-                         indices={f: np.stack([v.connections[f].indices for v in vs]) for f in vs[0].codelet.fields},
-                         tiles=np.array([v.tile for v in vs], dtype=np.int64), vertices=tuple(vs))
-            for vs in buckets.values()]
+    return [
+        _VertexGroup(
+            codelet=vs[0].codelet,
+            variables={f: t.variable for f, t in vs[0].connections.items()},
+            indices={f: np.stack([v.connections[f].indices for v in vs]) for f in vs[0].codelet.fields},
+            tiles=np.array([v.tile for v in vs], dtype=np.int64),
+            vertices=tuple(vs),
+        )
+        for vs in buckets.values()
+    ]
 
 
 def _check_mapped(graph):
     for variable in graph.variables:
         unmapped = int((variable.tile_of_element == UNMAPPED).sum())
         if unmapped:
-            raise GraphError(f"tensor {variable.name!r} has {unmapped} of {variable.size} elements not mapped to any "
-                             f"tile; call graph.set_tile_mapping or graph.map_tensor_linearly before creating the Engine")
+            raise GraphError(
+                f"tensor {variable.name!r} has {unmapped} of {variable.size} elements not mapped to any "
+                f"tile; call graph.set_tile_mapping or graph.map_tensor_linearly before creating the Engine"
+            )
 
 
 def _tile_of(group, field):
@@ -428,15 +486,19 @@ def _check_writes(compute_set, groups):
             wrong = np.argwhere(owners != vertex_tiles)
             if wrong.size:
                 vertex = group.vertices[wrong[0][0]]
-                raise GraphError(f"{vertex.name} runs on tile {vertex.tile} but writes {field!r} to tensor "
-                                 f"{variable.name!r} held on tile {owners[tuple(wrong[0])]}; a vertex only writes "
-                                 f"its own tile's memory: map that output to tile {vertex.tile} or move the vertex")
+                raise GraphError(
+                    f"{vertex.name} runs on tile {vertex.tile} but writes {field!r} to tensor "
+                    f"{variable.name!r} held on tile {owners[tuple(wrong[0])]}; a vertex only writes "
+                    f"its own tile's memory: map that output to tile {vertex.tile} or move the vertex"
+                )
             written.append((variable.name, group.indices[field].ravel()))
     for name in {name for name, _ in written}:
         elements = np.concatenate([idx for n, idx in written if n == name])
         if np.unique(elements).size != elements.size:
-            raise GraphError(f"compute set {compute_set.name!r}: several vertices write the same elements of "
-                             f"tensor {name!r}; give each vertex its own slice of the output")
+            raise GraphError(
+                f"compute set {compute_set.name!r}: several vertices write the same elements of "
+                f"tensor {name!r}; give each vertex its own slice of the output"
+            )
 
 
 def _input_exchange(graph, name, groups):
@@ -458,8 +520,14 @@ def _input_exchange(graph, name, groups):
         return Exchange(np.zeros(graph.num_tiles, dtype=np.int64), name=name)
     destinations, elements = np.concatenate(destinations), np.concatenate(elements)
     _, first = np.unique(destinations * max(total, 1) + elements, return_index=True)
-    return exchange_from_transfers(np.concatenate(sources)[first], destinations[first],
-                                   np.concatenate(sizes)[first], graph.num_tiles, name=name, elements=elements[first])
+    return exchange_from_transfers(
+        np.concatenate(sources)[first],
+        destinations[first],
+        np.concatenate(sizes)[first],
+        graph.num_tiles,
+        name=name,
+        elements=elements[first],
+    )
 
 
 def _per_ipu(exchange, device):

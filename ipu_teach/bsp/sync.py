@@ -1,4 +1,5 @@
 """The three kinds of sync that end a BSP compute phase, and what each costs on a given IPU."""
+
 from __future__ import annotations
 
 import enum
@@ -13,9 +14,11 @@ class SyncKind(enum.Enum):
 
     def cycles(self, spec) -> int:
         """The sync's cost in cycles on ``spec`` (an IPUSpec)."""
-        return {SyncKind.ON_CHIP: spec.sync_cycles_on_chip,
-                SyncKind.CROSS_IPU: spec.sync_cycles_cross_ipu,
-                SyncKind.HOST: spec.sync_cycles_host}[self]
+        return {
+            SyncKind.ON_CHIP: spec.sync_cycles_on_chip,
+            SyncKind.CROSS_IPU: spec.sync_cycles_cross_ipu,
+            SyncKind.HOST: spec.sync_cycles_host,
+        }[self]
 
     @property
     def is_global(self) -> bool:

@@ -4,6 +4,7 @@ Rows are the distinct supersteps of the program in program order (a loop body ap
 ``counts[r]`` says how many times row ``r`` ran, and ``schedule`` (nested ``(count, items)``
 tuples) gives the execution order, so loops of thousands of steps stay small.
 """
+
 from __future__ import annotations
 
 import functools
@@ -89,6 +90,7 @@ class Timeline:
 
     def execution_order(self):
         """Row indices in the order they ran (loops expanded lazily; use itertools.islice on long runs)."""
+
         def expand(items):
             for item in items:
                 if isinstance(item, tuple):
@@ -97,13 +99,20 @@ class Timeline:
                         yield from expand(body)
                 else:
                     yield item
+
         return expand(self.schedule)
 
     def records(self) -> list:
         """One dict per row: label, kind, count, and per-IPU cycles by category (lists)."""
-        return [{"label": self.labels[r], "kind": self.kinds[r], "count": int(self.counts[r]),
-                 **{name: getattr(self, name)[r].tolist() for name in CATEGORIES}}
-                for r in range(self.rows)]
+        return [
+            {
+                "label": self.labels[r],
+                "kind": self.kinds[r],
+                "count": int(self.counts[r]),
+                **{name: getattr(self, name)[r].tolist() for name in CATEGORIES},
+            }
+            for r in range(self.rows)
+        ]
 
     def summary(self) -> str:
         """Returns a short text table of the supersteps and totals, in simulated cycles.
@@ -119,18 +128,23 @@ class Timeline:
         >>> print(timeline.summary())
         superstep                      runs   compute    sync  exchange    cycles
         matmul                           10      2000     150       256      2406
-        total: 24,060 cycles = 18.090 us simulated on GC200 (Mk2) (4 tiles); compute 20,000, sync 1,500, exchange 2,560; tile utilisation 83.1%
+        total: 24,060 cycles = 18.090 us simulated on GC200 (Mk2) (4 tiles); compute 20,000, sync 1,500, exchange
+        2,560; tile utilisation 83.1%
         """
         lines = [f"{'superstep':<28}{'runs':>7}{'compute':>10}{'sync':>8}{'exchange':>10}{'cycles':>10}"]
         once = self.superstep_cycles()
         ipu = int(np.argmax(self.ipu_cycles())) if self.ipus else 0
         for r in range(self.rows):
-            lines.append(f"{self.labels[r][:27]:<28}{self.counts[r]:>7}{self.compute[r, ipu]:>10}"
-                         f"{self.sync[r, ipu]:>8}{self.exchange[r, ipu]:>10}{once[r]:>10}")
+            lines.append(
+                f"{self.labels[r][:27]:<28}{self.counts[r]:>7}{self.compute[r, ipu]:>10}"
+                f"{self.sync[r, ipu]:>8}{self.exchange[r, ipu]:>10}{once[r]:>10}"
+            )
         totals = self.totals()
-        lines.append(f"total: {self.total_cycles():,} cycles = {self.seconds() * 1e6:,.3f} us simulated on "
-                     f"{self.spec.name}; compute {totals['compute']:,}, sync {totals['sync']:,}, "
-                     f"exchange {totals['exchange']:,}; tile utilisation {self.utilisation():.1%}")
+        lines.append(
+            f"total: {self.total_cycles():,} cycles = {self.seconds() * 1e6:,.3f} us simulated on "
+            f"{self.spec.name}; compute {totals['compute']:,}, sync {totals['sync']:,}, "
+            f"exchange {totals['exchange']:,}; tile utilisation {self.utilisation():.1%}"
+        )
         return "\n".join(lines)
 
     def first_supersteps(self, limit: int) -> list:

@@ -1,7 +1,8 @@
 """Export a Timeline as Chrome-trace JSON (opens in Perfetto or chrome://tracing).
 
 One process per IPU, one thread per phase (sync, exchange, compute); times are simulated
-microseconds at the IPU's clock, rounded to the picosecond. Loops are expanded in execution order up to ``max_supersteps``.
+microseconds at the IPU's clock, rounded to the picosecond. Loops are expanded in execution order up to
+``max_supersteps``.
 
 Example:
 
@@ -11,6 +12,7 @@ Example:
 >>> sorted({event["cat"] for event in trace.chrome_trace_events(timeline) if event["ph"] == "X"})
 ['compute', 'sync']
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +49,15 @@ def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -
     """
     events = []
     for ipu in range(timeline.ipus):
-        events.append({"name": "process_name", "ph": "M", "pid": ipu, "tid": 0,
-                       "args": {"name": f"IPU {ipu} ({timeline.spec.name}, simulated)"}})
+        events.append(
+            {
+                "name": "process_name",
+                "ph": "M",
+                "pid": ipu,
+                "tid": 0,
+                "args": {"name": f"IPU {ipu} ({timeline.spec.name}, simulated)"},
+            }
+        )
         for tid, category in enumerate(PHASE_ORDER):
             events.append({"name": "thread_name", "ph": "M", "pid": ipu, "tid": tid, "args": {"name": category}})
     to_us = 1e6 / timeline.spec.clock_hz
@@ -58,10 +67,18 @@ def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -
             for tid, category in enumerate(PHASE_ORDER):
                 cycles = int(getattr(timeline, category)[row, ipu])
                 if cycles:
-                    events.append({"name": timeline.labels[row], "cat": category, "ph": "X",
-                                   "ts": round(clocks[ipu] * to_us, 6), "dur": round(cycles * to_us, 6),
-                                   "pid": ipu, "tid": tid,
-                                   "args": {"cycles": cycles, "kind": timeline.kinds[row]}})
+                    events.append(
+                        {
+                            "name": timeline.labels[row],
+                            "cat": category,
+                            "ph": "X",
+                            "ts": round(clocks[ipu] * to_us, 6),
+                            "dur": round(cycles * to_us, 6),
+                            "pid": ipu,
+                            "tid": tid,
+                            "args": {"cycles": cycles, "kind": timeline.kinds[row]},
+                        }
+                    )
                 clocks[ipu] += cycles
     return events
 
@@ -92,8 +109,11 @@ def write_chrome_trace(timeline, path, max_supersteps: int = MAX_TRACED_SUPERSTE
     True
     """
     path = os.fspath(path)
-    payload = {"traceEvents": chrome_trace_events(timeline, max_supersteps), "displayTimeUnit": "ns",
-               "otherData": {"simulated": True, "ipu": timeline.spec.name, "total_cycles": timeline.total_cycles()}}
+    payload = {
+        "traceEvents": chrome_trace_events(timeline, max_supersteps),
+        "displayTimeUnit": "ns",
+        "otherData": {"simulated": True, "ipu": timeline.spec.name, "total_cycles": timeline.total_cycles()},
+    }
     with atomic_write(path) as file:
         json.dump(payload, file)
     return path

@@ -10,10 +10,12 @@ install editable, or pass ``--notebooks``).
 JupyterLab runs as a child in its own process group. Stopping ``ipu-teach course`` (Ctrl-C,
 SIGTERM, closing the terminal: SIGHUP) stops JupyterLab, which shuts its kernels down; a server that
 does not stop within ``STOP_SECONDS`` is killed, and what is left of its process group too, so no
-server is left on the port. The port is checked first: a busy ``--port`` is an error that suggests a free one (JupyterLab
+server is left on the port. The port is checked first: a busy ``--port`` is an error that suggests a free one
+(JupyterLab
 is told never to move to another port on its own); without ``--port`` the next free port is used and
 announced.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,14 +44,18 @@ def _is_checkout(folder: Path) -> bool:
 def notebooks_folder(given=None) -> Path:
     """The course's notebooks: the folder given, else the checkout's ``notebooks/`` beside the package."""
     if given is None and not _is_checkout(REPOSITORY):
-        raise SystemExit("ipu-teach course: this ipu-teach is an installed package, which holds the library but "
-                         "not the course notebooks. Get the course with `git clone` of the repository and "
-                         "`pip install -e \".[notebooks]\"` in it, or pass the folder that holds the notebooks "
-                         "with --notebooks")
+        raise SystemExit(
+            "ipu-teach course: this ipu-teach is an installed package, which holds the library but "
+            "not the course notebooks. Get the course with `git clone` of the repository and "
+            '`pip install -e ".[notebooks]"` in it, or pass the folder that holds the notebooks '
+            "with --notebooks"
+        )
     folder = Path(given) if given else REPOSITORY / "notebooks"
     if not (folder / "00_ipu_and_bsp.ipynb").exists():
-        raise SystemExit(f"ipu-teach course: no course notebooks in {folder}; pass the folder that holds them "
-                         "with --notebooks (they are in the repository's notebooks/ folder)")
+        raise SystemExit(
+            f"ipu-teach course: no course notebooks in {folder}; pass the folder that holds them "
+            "with --notebooks (they are in the repository's notebooks/ folder)"
+        )
     return folder
 
 
@@ -86,26 +92,44 @@ def choose_port(asked: int | None) -> int:
     other = free_port_from(start + 1)
     if asked is not None or other is None:
         hint = f"; choose another with --port {other}" if other else "; choose a free one with --port"
-        raise SystemExit(f"ipu-teach course: port {start} on 127.0.0.1 is already in use (another JupyterLab or "
-                         f"ipu-teach course?){hint}")
-    print(f"ipu-teach course: port {start} is in use, so JupyterLab listens on port {other} "
-          "(choose one with --port)", flush=True)
+        raise SystemExit(
+            f"ipu-teach course: port {start} on 127.0.0.1 is already in use (another JupyterLab or "
+            f"ipu-teach course?){hint}"
+        )
+    print(
+        f"ipu-teach course: port {start} is in use, so JupyterLab listens on port {other} (choose one with --port)",
+        flush=True,
+    )
     return other
 
 
 def add_parser(commands):
-    parser = commands.add_parser("course", help="start JupyterLab on the course notebooks (127.0.0.1)",
-                                 description="Start JupyterLab on the course notebooks, listening on 127.0.0.1 only.")
+    parser = commands.add_parser(
+        "course",
+        help="start JupyterLab on the course notebooks (127.0.0.1)",
+        description="Start JupyterLab on the course notebooks, listening on 127.0.0.1 only.",
+    )
     parser.add_argument("--notebooks", help="folder holding the notebooks (default: the repository's notebooks/)")
-    parser.add_argument("--port", type=port_number, default=None,
-                        help=f"port to listen on (default {DEFAULT_PORT}, or the next free one)")
+    parser.add_argument(
+        "--port",
+        type=port_number,
+        default=None,
+        help=f"port to listen on (default {DEFAULT_PORT}, or the next free one)",
+    )
     parser.add_argument("--no-browser", action="store_true", help="do not open a web browser")
     parser.set_defaults(run=run)
 
 
 def command(args, port: int) -> list:
-    cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-           "--ServerApp.port_retries=0", f"--ServerApp.root_dir={notebooks_folder(args.notebooks)}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={notebooks_folder(args.notebooks)}",
+    ]
     if args.no_browser:
         cmd.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:

@@ -1,4 +1,5 @@
 """Argument parsing for ``ipu-teach``; each sub-command lives in its own module."""
+
 import argparse
 
 from . import course, info, run, tour
@@ -6,8 +7,8 @@ from . import course, info, run, tour
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ipu-teach",
-        description="Learn how a Graphcore IPU is programmed, on a simulated IPU (no IPU needed).")
+        prog="ipu-teach", description="Learn how a Graphcore IPU is programmed, on a simulated IPU (no IPU needed)."
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (course, tour, info, run):
         module.add_parser(commands)

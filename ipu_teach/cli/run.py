@@ -1,14 +1,17 @@
 """``ipu-teach run SCRIPT.py [ARGS...]``: run an unchanged TensorFlow 2 Keras script on the simulated IPU."""
+
 import argparse
 
 
 def add_parser(commands):
     parser = commands.add_parser(
-        "run", help="run an unchanged TensorFlow 2 Keras script on the simulated IPU",
+        "run",
+        help="run an unchanged TensorFlow 2 Keras script on the simulated IPU",
         description="Run a TensorFlow 2 Keras script as `python SCRIPT.py ARGS` would, with its imports of "
-                    "tensorflow, tensorflow.keras, tensorflow.python.ipu, tensorflow.python.data and keras "
-                    "resolved to ipu-teach (the table is in the README). A TensorFlow name ipu-teach does not "
-                    "simulate raises an error naming it.")
+        "tensorflow, tensorflow.keras, tensorflow.python.ipu, tensorflow.python.data and keras "
+        "resolved to ipu-teach (the table is in the README). A TensorFlow name ipu-teach does not "
+        "simulate raises an error naming it.",
+    )
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script (its sys.argv[1:])")
     parser.set_defaults(run=run)
@@ -16,4 +19,5 @@ def add_parser(commands):
 
 def run(args) -> int:
     from ..tensorflow.runner import run_script
+
     return run_script(args.script, args.args)

@@ -12,6 +12,7 @@ one at a time and ``batch`` stacks them.
 ``element_spec`` is worked out only when asked for (after ``map``, by calling the function once on
 zeros of the upstream shapes, as TensorFlow traces it), so it never draws from a shuffle or a generator.
 """
+
 import itertools
 import math
 
@@ -50,8 +51,9 @@ class Dataset:
     (``None`` and ``False`` when unbatched), so ``fit`` and the IPU code can check batch divisibility.
     """
 
-    def __init__(self, make_iterator, cardinality, batch_size=None, drop_remainder=False, rows_of=None, spec=None,
-                 options=None):
+    def __init__(
+        self, make_iterator, cardinality, batch_size=None, drop_remainder=False, rows_of=None, spec=None, options=None
+    ):
         """Internal: use ``Dataset.from_tensor_slices`` and the transformations to build datasets.
 
         ``rows_of`` is ``(tensors, make_indices)`` when every element is a row of ``tensors``: then
@@ -75,16 +77,19 @@ class Dataset:
             raise ValueError("Dataset.from_tensor_slices: got an empty tuple or dict; pass at least one array.")
         if len(set(lengths.values())) > 1:
             described = ", ".join(f"{name} has {count}" for name, count in lengths.items())
-            raise ValueError(f"Dataset.from_tensor_slices: all arrays need the same number of rows, but {described}; "
-                             "pass arrays of equal length (e.g. x and y of the same samples).")
+            raise ValueError(
+                f"Dataset.from_tensor_slices: all arrays need the same number of rows, but {described}; "
+                "pass arrays of equal length (e.g. x and y of the same samples)."
+            )
         (count,) = set(lengths.values())
         return _rows_dataset(structure, lambda: iter(range(count)), count)
 
     @staticmethod
     def from_tensors(tensors):
         """A dataset of one element: ``tensors`` itself."""
-        return Dataset.from_tensor_slices(map_structure(lambda array: array[np.newaxis],
-                                                        as_array_structure(tensors, "tensors")))
+        return Dataset.from_tensor_slices(
+            map_structure(lambda array: array[np.newaxis], as_array_structure(tensors, "tensors"))
+        )
 
     @staticmethod
     def range(*args, dtype="int64"):
@@ -106,9 +111,15 @@ class Dataset:
         def generated():
             for element in generator(*call_args):
                 yield generator_module.checked(element, signature)
+
         batch_size = generator_module.fixed_batch_size(signature)
-        return Dataset(generated, UNKNOWN_CARDINALITY, batch_size=batch_size, drop_remainder=batch_size is not None,
-                       spec=lambda: signature)
+        return Dataset(
+            generated,
+            UNKNOWN_CARDINALITY,
+            batch_size=batch_size,
+            drop_remainder=batch_size is not None,
+            spec=lambda: signature,
+        )
 
     @staticmethod
     def zip(datasets):
@@ -119,8 +130,9 @@ class Dataset:
             raise TypeError(f"Dataset.zip: expected a tuple or dict of Datasets, got {datasets!r}")
         counts = [dataset.cardinality() for dataset in leaves]
         finite = [count for count in counts if count >= 0]
-        cardinality = UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else (
-            min(finite) if finite else INFINITE_CARDINALITY)
+        cardinality = (
+            UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else (min(finite) if finite else INFINITE_CARDINALITY)
+        )
         sizes = {(dataset.batch_size, dataset.drop_remainder) for dataset in leaves}
         batch_size, drop_remainder = sizes.pop() if len(sizes) == 1 else (None, False)
 
@@ -131,14 +143,25 @@ class Dataset:
                 if any(leaf is _ENDED for _, leaf in named_leaves(element, "element")):
                     return
                 yield element
-        return Dataset(zipped, cardinality, batch_size, drop_remainder,
-                       spec=lambda: map_structure(lambda dataset: dataset.element_spec, datasets))
+
+        return Dataset(
+            zipped,
+            cardinality,
+            batch_size,
+            drop_remainder,
+            spec=lambda: map_structure(lambda dataset: dataset.element_spec, datasets),
+        )
 
     def _derive(self, make_iterator, cardinality, **settings):
         """A new dataset downstream of this one; it keeps this one's batch settings, element_spec and options
         unless told otherwise."""
-        settings = {"batch_size": self.batch_size, "drop_remainder": self.drop_remainder, "spec": self._spec,
-                    "options": self._options, **settings}
+        settings = {
+            "batch_size": self.batch_size,
+            "drop_remainder": self.drop_remainder,
+            "spec": self._spec,
+            "options": self._options,
+            **settings,
+        }
         return Dataset(make_iterator, cardinality, **settings)
 
     def _reorder(self, transform, cardinality):
@@ -164,28 +187,43 @@ class Dataset:
                     rows = np.asarray(chunk, dtype=np.intp)
                     yield map_structure(lambda array: array[rows], tensors)  # noqa: B023 (called at once)
         else:
+
             def batches():
                 for chunk in ordering.chunks(iter(self), batch_size, drop_remainder):
                     yield stack(chunk)
+
         cardinality = self._cardinality
         if cardinality >= 0:
             cardinality = cardinality // batch_size if drop_remainder else math.ceil(cardinality / batch_size)
         leading = batch_size if drop_remainder else None
-        return self._derive(batches, cardinality, batch_size=batch_size, drop_remainder=drop_remainder,
-                            spec=lambda: map_structure(lambda spec: TensorSpec(
-                                None if spec.shape is None else (leading,) + spec.shape, spec.dtype), self.element_spec))
+        return self._derive(
+            batches,
+            cardinality,
+            batch_size=batch_size,
+            drop_remainder=drop_remainder,
+            spec=lambda: map_structure(
+                lambda spec: TensorSpec(None if spec.shape is None else (leading,) + spec.shape, spec.dtype),
+                self.element_spec,
+            ),
+        )
 
     def unbatch(self):
         """Split every element along its first axis into that many elements."""
+
         def rows():
             for element in self:
                 leaves = [array for _, array in named_leaves(element, "element")]
                 for index in range(len(leaves[0]) if leaves and leaves[0].ndim else 0):
                     yield map_structure(lambda array: array[index], element)  # noqa: B023 (called at once)
-        return Dataset(rows, UNKNOWN_CARDINALITY if self._cardinality != INFINITE_CARDINALITY else self._cardinality,
-                       spec=lambda: map_structure(lambda spec: TensorSpec(
-                           None if spec.shape is None else spec.shape[1:], spec.dtype), self.element_spec),
-                       options=self._options)
+
+        return Dataset(
+            rows,
+            UNKNOWN_CARDINALITY if self._cardinality != INFINITE_CARDINALITY else self._cardinality,
+            spec=lambda: map_structure(
+                lambda spec: TensorSpec(None if spec.shape is None else spec.shape[1:], spec.dtype), self.element_spec
+            ),
+            options=self._options,
+        )
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
         """Shuffle through a buffer of ``buffer_size`` elements, as TensorFlow does (buffer >= data: full shuffle).
@@ -205,7 +243,9 @@ class Dataset:
                 pass_number = next(passes) if reshuffle_each_iteration else 0
                 rng = np.random.default_rng([int(seed), pass_number])
                 return ordering.buffer_shuffle(iter(make_upstream()), buffer_size, rng)
+
             return shuffled
+
         return self._reorder(shuffle_sequence, self._cardinality)
 
     def repeat(self, count=None):
@@ -243,8 +283,9 @@ class Dataset:
         elif cardinality >= 0:
             cardinality = max(0, cardinality - count)
         stop = 0 if count == -1 else None
-        return self._reorder(lambda make_upstream: lambda: itertools.islice(iter(make_upstream()), max(count, 0), stop),
-                             cardinality)
+        return self._reorder(
+            lambda make_upstream: lambda: itertools.islice(iter(make_upstream()), max(count, 0), stop), cardinality
+        )
 
     def cache(self, filename=""):
         """Keep the elements of the first complete pass and replay them on every later pass (a shuffle before
@@ -262,6 +303,7 @@ class Dataset:
                 recorded.append(element)
                 yield element
             kept.append(recorded)  # only a complete pass is kept; a pass cut short starts over next time
+
         return self._derive(cached, self._cardinality)
 
     def concatenate(self, dataset):
@@ -269,8 +311,13 @@ class Dataset:
         if not isinstance(dataset, Dataset):
             raise TypeError(f"Dataset.concatenate: expected a Dataset, got {dataset!r}")
         counts = (self._cardinality, dataset.cardinality())
-        cardinality = (UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else INFINITE_CARDINALITY
-                       if INFINITE_CARDINALITY in counts else sum(counts))
+        cardinality = (
+            UNKNOWN_CARDINALITY
+            if UNKNOWN_CARDINALITY in counts
+            else INFINITE_CARDINALITY
+            if INFINITE_CARDINALITY in counts
+            else sum(counts)
+        )
         return self._derive(lambda: itertools.chain(self, dataset), cardinality)
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None):
@@ -285,8 +332,10 @@ class Dataset:
             for element in self:
                 result = _call(map_func, element)
                 # tf.data reads a list returned by the map function as a tuple of components.
-                yield as_array_structure(tuple(result) if isinstance(result, list) else result,
-                                         "the map function's result")
+                yield as_array_structure(
+                    tuple(result) if isinstance(result, list) else result, "the map function's result"
+                )
+
         return self._derive(mapped, self._cardinality, spec=lambda: traced_spec(map_func, self.element_spec, _call))
 
     def filter(self, predicate):
@@ -300,6 +349,7 @@ class Dataset:
                     raise TypeError(f"Dataset.filter: the predicate must return a single bool, got {verdict!r}.")
                 if verdict:
                     yield element
+
         cardinality = UNKNOWN_CARDINALITY if self._cardinality != 0 else 0
         return self._derive(kept, cardinality)
 
@@ -328,8 +378,15 @@ class Dataset:
         merged = Options()
         merged.merge(self._options)
         merged.merge(options)
-        return Dataset(self._make_iterator, self._cardinality, self.batch_size, self.drop_remainder, self._rows_of,
-                       self._spec, merged)
+        return Dataset(
+            self._make_iterator,
+            self._cardinality,
+            self.batch_size,
+            self.drop_remainder,
+            self._rows_of,
+            self._spec,
+            merged,
+        )
 
     def as_numpy_iterator(self):
         """Iterate as numpy arrays: ipu-teach's elements already are."""
@@ -356,32 +413,64 @@ class Dataset:
 
     def __repr__(self):
         named = {INFINITE_CARDINALITY: "infinite", UNKNOWN_CARDINALITY: "unknown"}
-        return (f"<Dataset cardinality={named.get(self._cardinality, self._cardinality)} "
-                f"batch_size={self.batch_size} drop_remainder={self.drop_remainder}>")
+        return (
+            f"<Dataset cardinality={named.get(self._cardinality, self._cardinality)} "
+            f"batch_size={self.batch_size} drop_remainder={self.drop_remainder}>"
+        )
 
 
 _ENDED = object()  # what an exhausted iterator gives in Dataset.zip
 
 # TensorFlow 2.6's Dataset methods that ipu-teach lacks: using one says so instead of a bare AttributeError.
-_TF_DATASET_METHODS = frozenset((
-    "apply", "bucket_by_sequence_length", "choose_from_datasets", "enumerate", "flat_map", "from_sparse_tensor_slices",
-    "get_single_element", "group_by_window", "interleave", "list_files", "padded_batch", "random", "reduce",
-    "rejection_resample", "sample_from_datasets", "scan", "shard", "snapshot", "take_while", "unique", "window"))
+_TF_DATASET_METHODS = frozenset(
+    (
+        "apply",
+        "bucket_by_sequence_length",
+        "choose_from_datasets",
+        "enumerate",
+        "flat_map",
+        "from_sparse_tensor_slices",
+        "get_single_element",
+        "group_by_window",
+        "interleave",
+        "list_files",
+        "padded_batch",
+        "random",
+        "reduce",
+        "rejection_resample",
+        "sample_from_datasets",
+        "scan",
+        "shard",
+        "snapshot",
+        "take_while",
+        "unique",
+        "window",
+    )
+)
 
 
 def _rows_dataset(tensors, make_indices, cardinality, options=None):
     """An unbatched dataset of copies of the rows ``make_indices()`` picks from every array of ``tensors``."""
+
     def rows():
         for index in make_indices():
             yield map_structure(lambda array: np.array(array[index]), tensors)  # noqa: B023 (called at once)
-    return Dataset(rows, cardinality, rows_of=(tensors, make_indices), options=options,
-                   spec=lambda: map_structure(lambda array: TensorSpec(array.shape[1:], array.dtype), tensors))
+
+    return Dataset(
+        rows,
+        cardinality,
+        rows_of=(tensors, make_indices),
+        options=options,
+        spec=lambda: map_structure(lambda array: TensorSpec(array.shape[1:], array.dtype), tensors),
+    )
 
 
 def _row_count(name, array):
     if array.ndim == 0:
-        raise ValueError(f"Dataset.from_tensor_slices: {name} is a scalar; slicing needs arrays with at least "
-                         "one dimension (wrap single values in a list).")
+        raise ValueError(
+            f"Dataset.from_tensor_slices: {name} is a scalar; slicing needs arrays with at least "
+            "one dimension (wrap single values in a list)."
+        )
     return len(array)
 
 

@@ -3,6 +3,7 @@
 As in TensorFlow, every yielded component is converted to its declared dtype, and a component of
 another structure or shape is an error that says what was expected and what came.
 """
+
 import numpy as np
 
 from .structure import map_structure, named_leaves
@@ -13,15 +14,18 @@ def signature(output_signature, output_types, output_shapes):
     """The TensorSpec structure that describes each element, from either way TensorFlow accepts."""
     if output_signature is not None:
         if output_types is not None or output_shapes is not None:
-            raise TypeError("Dataset.from_generator: give either output_signature or output_types/output_shapes, "
-                            "not both")
+            raise TypeError(
+                "Dataset.from_generator: give either output_signature or output_types/output_shapes, not both"
+            )
         for name, spec in named_leaves(output_signature, "output_signature"):
             if not isinstance(spec, TensorSpec):
                 raise TypeError(f"Dataset.from_generator: {name} must be a tf.TensorSpec, got {spec!r}")
         return output_signature
     if output_types is None:
-        raise TypeError("Dataset.from_generator: describe the elements with output_signature=(tf.TensorSpec(shape, "
-                        "dtype), ...) (or the older output_types=...)")
+        raise TypeError(
+            "Dataset.from_generator: describe the elements with output_signature=(tf.TensorSpec(shape, "
+            "dtype), ...) (or the older output_types=...)"
+        )
     return _legacy_signature(output_types, output_shapes)
 
 
@@ -43,8 +47,10 @@ def checked(element, spec):
             raise TypeError(_structure_error(spec, element))
         array = np.asarray(element, dtype=spec.dtype.dtype)
         if not spec.is_compatible_with(array):
-            raise ValueError(f"`generator` yielded an element of shape {np.shape(array)} where an element of shape "
-                             f"{spec.shape} was expected.")
+            raise ValueError(
+                f"`generator` yielded an element of shape {np.shape(array)} where an element of shape "
+                f"{spec.shape} was expected."
+            )
         return array
     if isinstance(spec, tuple) and isinstance(element, (tuple, list)) and len(element) == len(spec):
         return tuple(checked(item, item_spec) for item, item_spec in zip(element, spec))
@@ -54,8 +60,10 @@ def checked(element, spec):
 
 
 def _structure_error(spec, element):
-    return ("`generator` yielded an element that did not match the expected structure. The expected structure was "
-            f"{map_structure(lambda s: s.dtype, spec)}, but the yielded element was {element!r}.")
+    return (
+        "`generator` yielded an element that did not match the expected structure. The expected structure was "
+        f"{map_structure(lambda s: s.dtype, spec)}, but the yielded element was {element!r}."
+    )
 
 
 def fixed_batch_size(spec):

@@ -3,6 +3,7 @@
 Setting a name TensorFlow 2.6 does not have is an error naming the options that exist, so a typo
 is not silently ignored. Source: ``tf.data.Options`` and its option groups, TensorFlow 2.6 API.
 """
+
 import enum
 
 
@@ -53,15 +54,31 @@ class ThreadingOptions(_Group):
 
 
 class OptimizationOptions(_Group):
-    _names = ("apply_default_optimizations", "autotune", "map_parallelization", "parallel_batch",
-              "map_and_batch_fusion", "map_fusion", "noop_elimination", "shuffle_and_repeat_fusion")
+    _names = (
+        "apply_default_optimizations",
+        "autotune",
+        "map_parallelization",
+        "parallel_batch",
+        "map_and_batch_fusion",
+        "map_fusion",
+        "noop_elimination",
+        "shuffle_and_repeat_fusion",
+    )
 
 
 class Options(_Group):
     """``tf.data.Options()``; pass to ``dataset.with_options(options)``, read back with ``dataset.options()``."""
 
-    _names = ("deterministic", "experimental_deterministic", "experimental_distribute", "experimental_optimization",
-              "experimental_slack", "experimental_threading", "threading", "experimental_external_state_policy")
+    _names = (
+        "deterministic",
+        "experimental_deterministic",
+        "experimental_distribute",
+        "experimental_optimization",
+        "experimental_slack",
+        "experimental_threading",
+        "threading",
+        "experimental_external_state_policy",
+    )
 
     def __init__(self):
         super().__init__()

@@ -1,4 +1,5 @@
 """Reordering a sequence of dataset elements: batching chunks, repeating passes, TensorFlow's buffer shuffle."""
+
 import itertools
 
 import numpy as np

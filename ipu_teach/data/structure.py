@@ -1,4 +1,5 @@
 """Dataset elements are arrays, or tuples / dicts of them (nested): helpers that walk that structure."""
+
 import numpy as np
 
 
@@ -10,8 +11,10 @@ def as_array_structure(value, name):
         return {key: as_array_structure(item, f"{name}[{key!r}]") for key, item in value.items()}
     array = np.asarray(value)
     if array.dtype == object:
-        raise TypeError(f"Dataset: {name} is not a regular numeric array (got {type(value).__name__} "
-                        "that numpy can only hold as objects); pass equal-shaped numbers or arrays.")
+        raise TypeError(
+            f"Dataset: {name} is not a regular numeric array (got {type(value).__name__} "
+            "that numpy can only hold as objects); pass equal-shaped numbers or arrays."
+        )
     return array
 
 
@@ -45,6 +48,8 @@ def stack(elements):
         return {key: stack([element[key] for element in elements]) for key in first}
     shapes = {element.shape for element in elements}
     if len(shapes) > 1:
-        raise ValueError(f"Dataset.batch: elements have different shapes {sorted(shapes)}; batching needs one "
-                         "shape, so .map the elements to a common shape first.")
+        raise ValueError(
+            f"Dataset.batch: elements have different shapes {sorted(shapes)}; batching needs one "
+            "shape, so .map the elements to a common shape first."
+        )
     return np.stack(elements)

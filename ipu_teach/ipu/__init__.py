@@ -21,14 +21,41 @@ Example:
 >>> model.get_ipu_executable("train").seconds_per_execution > 0
 True
 """
-from . import (config, executable_cache, gradient_accumulation, ipu_strategy, keras_extensions, ops, optimizers,
-               pipelining, system, utils)
+
+from . import (
+    config,
+    executable_cache,
+    gradient_accumulation,
+    ipu_strategy,
+    keras_extensions,
+    ops,
+    optimizers,
+    pipelining,
+    system,
+    utils,
+)
 from .ops import pipelining_ops
 from .config import DeviceConnectionType, IPUConfig, SelectionOrder, configure_ipu_system
 from .executor import IPURuleError
 from .ipu_strategy import IPUStrategy
 from .out_of_memory import ModelOutOfMemoryError
 
-__all__ = ["DeviceConnectionType", "IPUConfig", "IPURuleError", "IPUStrategy", "ModelOutOfMemoryError",
-           "SelectionOrder", "config", "configure_ipu_system", "executable_cache", "gradient_accumulation", "ipu_strategy",
-           "ops", "optimizers", "pipelining", "pipelining_ops", "system", "utils"]
+__all__ = [
+    "DeviceConnectionType",
+    "IPUConfig",
+    "IPURuleError",
+    "IPUStrategy",
+    "ModelOutOfMemoryError",
+    "SelectionOrder",
+    "config",
+    "configure_ipu_system",
+    "executable_cache",
+    "gradient_accumulation",
+    "ipu_strategy",
+    "ops",
+    "optimizers",
+    "pipelining",
+    "pipelining_ops",
+    "system",
+    "utils",
+]

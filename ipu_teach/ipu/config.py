@@ -14,6 +14,7 @@ Example:
 >>> ipu.system.current().spec.tiles
 64
 """
+
 from __future__ import annotations
 
 import difflib
@@ -58,8 +59,10 @@ def _ipu_counts(owner, name, value):
     """``auto_select_ipus`` / ``select_ipus``: a whole number, or a list or tuple of them."""
     items = value if isinstance(value, (list, tuple)) else [value]
     if any(isinstance(n, bool) or not isinstance(n, int) for n in items):
-        raise TypeError(f"{owner}.{name} must be a whole number (or a list of them), got {value!r}; "
-                        f"write e.g. {owner}.{name} = {int(value) if isinstance(value, float) else 1}")
+        raise TypeError(
+            f"{owner}.{name} must be a whole number (or a list of them), got {value!r}; "
+            f"write e.g. {owner}.{name} = {int(value) if isinstance(value, float) else 1}"
+        )
     return list(value) if isinstance(value, tuple) else value
 
 
@@ -77,12 +80,16 @@ def _checked(owner, name, default, value):
         takes_bool = hasattr(type(default), "from_bool")  # Graphcore's esr takes True / False too
         if takes_bool and isinstance(value, bool):
             return value
-        raise OptionKindError(f"{owner}.{name} must be an ipu.config.{type(default).__name__} "
-                              f"({', '.join(m.name for m in type(default))}){' or a bool' if takes_bool else ''}, "
-                              f"got {value!r}")
+        raise OptionKindError(
+            f"{owner}.{name} must be an ipu.config.{type(default).__name__} "
+            f"({', '.join(m.name for m in type(default))}){' or a bool' if takes_bool else ''}, "
+            f"got {value!r}"
+        )
     if isinstance(default, dict) and not isinstance(value, dict):
-        raise OptionKindError(f"{owner}.{name} must be a dict of Poplar option names to strings, "
-                              f"e.g. {{'availableMemoryProportion': '0.3'}}, got {value!r}")
+        raise OptionKindError(
+            f"{owner}.{name} must be a dict of Poplar option names to strings, "
+            f"e.g. {{'availableMemoryProportion': '0.3'}}, got {value!r}"
+        )
     if isinstance(default, str) and not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{owner}.{name} must be a string, got {value!r}")
     if default is None and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -134,16 +141,18 @@ class _Options:
         if name not in self._defaults:
             close = difflib.get_close_matches(name, self._defaults, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise AttributeError(f"{owner} has no option {name!r}.{hint} "
-                                 f"Options: {', '.join(sorted(self._defaults))}")
+            raise AttributeError(f"{owner} has no option {name!r}.{hint} Options: {', '.join(sorted(self._defaults))}")
         if name in self._groups:
-            raise AttributeError(f"{owner}.{name} is a group of options: set them one by one "
-                                 f"({owner}.{name}.<option> = ...)")
+            raise AttributeError(
+                f"{owner}.{name} is a group of options: set them one by one ({owner}.{name}.<option> = ...)"
+            )
         object.__setattr__(self, name, _checked(owner, name, self._defaults[name], value))
 
     def as_dict(self) -> dict:
-        return {name: (value.as_dict() if isinstance(value, _Options) else value)
-                for name, value in ((n, getattr(self, n)) for n in self._defaults)}
+        return {
+            name: (value.as_dict() if isinstance(value, _Options) else value)
+            for name, value in ((n, getattr(self, n)) for n in self._defaults)
+        }
 
     def __repr__(self):
         return f"{type(self).__name__}({self.as_dict()})"
@@ -185,8 +194,14 @@ class FloatingPointBehaviourOptions(_Options):
     turns on stochastic rounding (a StochasticRoundingBehaviour, or a bool); ``set_all`` turns on every
     option. The exception flags (inv, div0, oflo, nanoo) are accepted; ipu-teach does not trap on them."""
 
-    _defaults = {"inv": False, "div0": False, "oflo": False, "esr": StochasticRoundingBehaviour.OFF,
-                 "nanoo": False, "set_all": False}
+    _defaults = {
+        "inv": False,
+        "div0": False,
+        "oflo": False,
+        "esr": StochasticRoundingBehaviour.OFF,
+        "nanoo": False,
+        "set_all": False,
+    }
 
 
 class ConvolutionOptions(_Options):
@@ -295,6 +310,7 @@ class IPUConfig(_Options):
         (4, 24, 'IPU-POD16')
         """
         from .system import configure
+
         configure(self)
 
 

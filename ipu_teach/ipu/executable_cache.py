@@ -27,6 +27,7 @@ INFO:ipu_teach:Loaded the executable of `sequential_1` (train) from the executab
 [False, True]
 >>> ipu.executable_cache.disable()
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,8 +40,13 @@ from ..session import on_reset
 from . import messages, poplar_flags
 
 FORMAT = "ipu-teach-executable/1"
-REQUIRED = {"model": str, "mode": str, "compile_seconds": numbers.Real, "compute_sets": numbers.Integral,
-            "cycles_per_execution": numbers.Integral}
+REQUIRED = {
+    "model": str,
+    "mode": str,
+    "compile_seconds": numbers.Real,
+    "compute_sets": numbers.Integral,
+    "cycles_per_execution": numbers.Integral,
+}
 _python_path: list = [None]
 _unwritable: set = set()
 
@@ -94,9 +100,15 @@ def key_of(description: dict) -> str:
 
 def is_valid_entry(entry, key: str) -> bool:
     """An entry this version wrote for ``key``, with every field of the right type."""
-    return (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == key
-            and all(isinstance(entry.get(name), kind) and not isinstance(entry.get(name), bool)
-                    for name, kind in REQUIRED.items()))
+    return (
+        isinstance(entry, dict)
+        and entry.get("format") == FORMAT
+        and entry.get("key") == key
+        and all(
+            isinstance(entry.get(name), kind) and not isinstance(entry.get(name), bool)
+            for name, kind in REQUIRED.items()
+        )
+    )
 
 
 def load(key: str) -> dict | None:
@@ -114,8 +126,7 @@ def load(key: str) -> dict | None:
         entry = error
     if is_valid_entry(entry, key):
         return entry
-    messages.info(f"The executable cache entry {path} is not valid ({_why(entry)}): compiling again and "
-                  "replacing it.")
+    messages.info(f"The executable cache entry {path} is not valid ({_why(entry)}): compiling again and replacing it.")
     return None
 
 
@@ -138,7 +149,9 @@ def store(key: str, entry: dict) -> str | None:
             json.dump({"format": FORMAT, "key": key, **entry}, f, indent=1, sort_keys=True)
     except OSError as error:
         _unwritable.add(folder)
-        messages.warning(f"Cannot write to the executable cache {folder} ({error.strerror or error}): training "
-                         "goes on, but executables will not be cached. Use a folder you can write to.")
+        messages.warning(
+            f"Cannot write to the executable cache {folder} ({error.strerror or error}): training "
+            "goes on, but executables will not be cached. Use a folder you can write to."
+        )
         return None
     return path

@@ -8,6 +8,7 @@ execution costs the host's launch overhead plus the BSP Engine's cycles for stre
 batches in, looping ``steps_per_execution`` steps on the device, all-reducing gradients over
 IPU-Links and updating the weights; the first run of an executable also pays its compile time.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -65,14 +66,18 @@ class PipelinedRun:
         spec = graph.spec
         training = graph.mode == "train"
         micro_batches = accumulation if training else spe
-        schedule = schedules.make_schedule(plan.schedule.name, plan.stages, micro_batches, training=training,
-                                           device_mapping=plan.device_mapping)
+        schedule = schedules.make_schedule(
+            plan.schedule.name, plan.stages, micro_batches, training=training, device_mapping=plan.device_mapping
+        )
         stage_of = {name: stage for name, stage in plan.stage_of_layer.items()}
         last = plan.stages - 1
 
         def seconds(phase, stage):
-            cycles = sum(step.superstep_cycles(spec) for step in graph.steps
-                         if step.phase == phase and stage_of.get(step.scope, last) == stage)
+            cycles = sum(
+                step.superstep_cycles(spec)
+                for step in graph.steps
+                if step.phase == phase and stage_of.get(step.scope, last) == stage
+            )
             return cycles / spec.clock_hz
 
         # Host I/O is not a stage's work: the infeed and outfeed of every micro-batch are host syncs that
@@ -86,16 +91,25 @@ class PipelinedRun:
         for s in range(last):
             outputs = [step.output_bytes for step in graph.forward if stage_of.get(step.scope, last) == s]
             transfer.append(outputs[-1] if outputs else 0)
-        costs = schedules.StageCosts(forward, backward, update if training else None, transfer,
-                                     spec.neighbour_bytes_per_s, spec.ipu_link_latency_s)
+        costs = schedules.StageCosts(
+            forward,
+            backward,
+            update if training else None,
+            transfer,
+            spec.neighbour_bytes_per_s,
+            spec.ipu_link_latency_s,
+        )
         timeline = schedules.time_schedule(schedule, costs, recompute=plan.recompute and training)
         stash = [int(n) for n in schedules.peak_stash(schedule)] if training else [1] * plan.stages
         inputs = [graph.input_bytes] + transfer
         recompute = plan.recompute and training
-        stage_graphs = split_by_stage(graph, plan.stage_of_layer, [1] * plan.stages if recompute else stash,
-                                      stash if recompute else None, inputs)
-        per_batch = [sum(int(m.per_tile.sum()) for m in g.memory if m.category == "activations")
-                     for g in split_by_stage(graph, plan.stage_of_layer, [1] * plan.stages)]
+        stage_graphs = split_by_stage(
+            graph, plan.stage_of_layer, [1] * plan.stages if recompute else stash, stash if recompute else None, inputs
+        )
+        per_batch = [
+            sum(int(m.per_tile.sum()) for m in g.memory if m.category == "activations")
+            for g in split_by_stage(graph, plan.stage_of_layer, [1] * plan.stages)
+        ]
         runs = spe // micro_batches
         seconds_total = runs * (timeline.total + micro_batches * host_io)
         if training and replicas > 1:
@@ -105,8 +119,10 @@ class PipelinedRun:
 
 def host_streams(graph, synthetic=NO_SYNTHETIC_DATA) -> tuple:
     """One step's infeed and outfeed (host syncs and transfers), without those TF_POPLAR_FLAGS made synthetic."""
-    return (() if synthetic.infeed else (bsp.HostToDevice(graph.input_bytes, label="infeed"),),
-            () if synthetic.outfeed else (bsp.DeviceToHost(graph.output_bytes, label="outfeed"),))
+    return (
+        () if synthetic.infeed else (bsp.HostToDevice(graph.input_bytes, label="infeed"),),
+        () if synthetic.outfeed else (bsp.DeviceToHost(graph.output_bytes, label="outfeed"),),
+    )
 
 
 def gradient_groups(gradient_bytes, buffer_bytes) -> list:
@@ -125,12 +141,21 @@ def all_reduce(graph, replicas, buffer_bytes=0) -> bsp.Program:
     """The gradients' all-reduce over ``replicas`` replicas: one ring all-reduce per group of gradients
     (:func:`gradient_groups`), each 2(n-1) steps moving 1/n of its bytes to the next IPU over the IPU-Link
     between neighbours, each step paying the link's latency and a sync of the IPUs."""
-    return bsp.Sequence([bsp.Repeat(2 * (replicas - 1), bsp.IPULinkCopy(bsp.ceil_div(nbytes, replicas),
-                                                                        links=graph.spec.links_between_neighbours,
-                                                                        label=f"gradients/all-reduce:{i}"),
-                                    label="all-reduce")
-                         for i, nbytes in enumerate(gradient_groups(graph.gradient_bytes, buffer_bytes))],
-                        label="all-reduce")
+    return bsp.Sequence(
+        [
+            bsp.Repeat(
+                2 * (replicas - 1),
+                bsp.IPULinkCopy(
+                    bsp.ceil_div(nbytes, replicas),
+                    links=graph.spec.links_between_neighbours,
+                    label=f"gradients/all-reduce:{i}",
+                ),
+                label="all-reduce",
+            )
+            for i, nbytes in enumerate(gradient_groups(graph.gradient_bytes, buffer_bytes))
+        ],
+        label="all-reduce",
+    )
 
 
 def _all_reduce_seconds(graph, spec, replicas, buffer_bytes):
@@ -170,12 +195,14 @@ class IPUExecutor:
             self.executables.clear()
             self.configuration = configuration
         options = options_of(model)
-        self.pipeline = plan = pipelining.plan_for(model, options.pipelining, configuration.num_ipus,
-                                                   configuration.allow_recompute)
+        self.pipeline = plan = pipelining.plan_for(
+            model, options.pipelining, configuration.num_ipus, configuration.allow_recompute
+        )
         if mode == "train":
             pipelining.warn_unused(model, options.pipelining, plan, configuration.num_ipus)
-        replicas, accumulation = preparation.replicas_and_accumulation(model, plan, configuration.num_ipus, mode,
-                                                                       options)
+        replicas, accumulation = preparation.replicas_and_accumulation(
+            model, plan, configuration.num_ipus, mode, options
+        )
         self.replicas, self.accumulation = replicas, accumulation
         self.reduction = options.gradient_accumulation_reduction_method
         batch = preparation.fixed_batch_size(adapter)
@@ -187,37 +214,76 @@ class IPUExecutor:
         self.executable = self._compile(model, mode, x, y, configuration, spe, accumulation)
         # fit validates between epochs: each mode keeps its own executable and layout to return to
         self.prepared[mode] = (self.executable, replicas, accumulation, self.reduction, configuration)
-        return Plan(steps_per_execution=spe, steps=per_replica, replicas=replicas,
-                    epoch_notice=preparation.epoch_notice(model, spe))
+        return Plan(
+            steps_per_execution=spe,
+            steps=per_replica,
+            replicas=replicas,
+            epoch_notice=preparation.epoch_notice(model, spe),
+        )
 
     def _compile(self, model, mode, x, y, configuration, spe, accumulation) -> Executable:
         replicas, plan, io_tiles = self.replicas, self.pipeline, configuration.io_tiles
         if io_tiles.count and plan is not None:
-            raise IPURuleError(f"`{model.name}` is pipelined and IPUConfig.io_tiles asks for {io_tiles.count} I/O tiles: "
-                               "ipu-teach simulates I/O tiles for programs that are not pipelined; set "
-                               "io_tiles.num_io_tiles = 0 for this model")
+            raise IPURuleError(
+                f"`{model.name}` is pipelined and IPUConfig.io_tiles asks for {io_tiles.count} I/O tiles: "
+                "ipu-teach simulates I/O tiles for programs that are not pipelined; set "
+                "io_tiles.num_io_tiles = 0 for this model"
+            )
         spec = io_tiles.compute_spec(configuration.spec)
         stage_options = options_of(model).pipelining if plan is not None else None
-        graph = lower(model, mode, x, y, spec, accumulation=accumulation, replicas=replicas,
-                      options_for=poplar_options.options_for(configuration, plan, stage_options))
+        graph = lower(
+            model,
+            mode,
+            x,
+            y,
+            spec,
+            accumulation=accumulation,
+            replicas=replicas,
+            options_for=poplar_options.options_for(configuration, plan, stage_options),
+        )
         options = capture.engine_options(configuration)
         synthetic = SyntheticData.from_flags()
-        pipelined = None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas,
-                                                                 configuration.cross_replica_sum_buffer_bytes,
-                                                                 synthetic)
-        overflow = next(filter(None, (out_of_memory.find(model, stage_graph) for stage_graph in
-                                      ([graph] if pipelined is None else pipelined.stage_graphs))), None)
+        pipelined = (
+            None
+            if plan is None
+            else PipelinedRun.build(
+                graph, plan, spe, accumulation, replicas, configuration.cross_replica_sum_buffer_bytes, synthetic
+            )
+        )
+        overflow = next(
+            filter(
+                None,
+                (
+                    out_of_memory.find(model, stage_graph)
+                    for stage_graph in ([graph] if pipelined is None else pipelined.stage_graphs)
+                ),
+            ),
+            None,
+        )
         if overflow is not None and not options.allow_out_of_memory:
             raise overflow
-        description = {"graph": graph.signature, "mode": mode, "micro_batch": graph.micro_batch,
-                       "steps_per_execution": spe, "replicas": replicas, "accumulation": accumulation,
-                       "cross_replica_sum_buffer": configuration.cross_replica_sum_buffer_bytes if replicas > 1 else 0,
-                       "ipu": spec.name, "tiles": spec.tiles,
-                       "pipeline": None if plan is None else [
-                           plan.stages, list(plan.device_mapping), plan.schedule.name, plan.recompute,
-                           [plan.stage_of_layer.get(layer.name) for layer in model.layers]],
-                       "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None,
-                       **poplar_options.describe(graph, configuration, stage_options)}
+        description = {
+            "graph": graph.signature,
+            "mode": mode,
+            "micro_batch": graph.micro_batch,
+            "steps_per_execution": spe,
+            "replicas": replicas,
+            "accumulation": accumulation,
+            "cross_replica_sum_buffer": configuration.cross_replica_sum_buffer_bytes if replicas > 1 else 0,
+            "ipu": spec.name,
+            "tiles": spec.tiles,
+            "pipeline": None
+            if plan is None
+            else [
+                plan.stages,
+                list(plan.device_mapping),
+                plan.schedule.name,
+                plan.recompute,
+                [plan.stage_of_layer.get(layer.name) for layer in model.layers],
+            ],
+            "optimizer": _optimizer_structure(model.optimizer) if mode == "train" else None,
+            **poplar_options.describe(graph, configuration, stage_options),
+        }
         if synthetic.active:
             description["synthetic_data"] = synthetic.describe()
         if io_tiles.count:
@@ -228,8 +294,9 @@ class IPUExecutor:
         if key in self.executables:
             return self.executables[key]
         if pipelined is None:
-            program = self._program(graph, spe, accumulation, replicas, configuration.cross_replica_sum_buffer_bytes,
-                                    synthetic, io_tiles)
+            program = self._program(
+                graph, spe, accumulation, replicas, configuration.cross_replica_sum_buffer_bytes, synthetic, io_tiles
+            )
             timeline = bsp.Engine(program, spec, ipus=replicas).run()
             device_seconds = timeline.seconds()
         else:
@@ -239,14 +306,33 @@ class IPUExecutor:
         cached = executable_cache.load(key)
         due = hardware.HOST.executable_load_s if cached else compile_seconds
         if cached:
-            messages.info(f"Loaded the executable of `{model.name}` ({mode}) from the executable cache "
-                          f"({executable_cache.cache_path()}): no compilation needed.")
+            messages.info(
+                f"Loaded the executable of `{model.name}` ({mode}) from the executable cache "
+                f"({executable_cache.cache_path()}): no compilation needed."
+            )
         else:
-            executable_cache.store(key, {"model": model.name, "mode": mode, "compile_seconds": compile_seconds,
-                                         "compute_sets": graph.compute_sets, "cycles_per_execution":
-                                         timeline.total_cycles(), "description": description})
-        executable = Executable(key, graph, timeline, hardware.HOST.execution_overhead_s + device_seconds,
-                                compile_seconds, bool(cached), pipelined, overflow, synthetic)
+            executable_cache.store(
+                key,
+                {
+                    "model": model.name,
+                    "mode": mode,
+                    "compile_seconds": compile_seconds,
+                    "compute_sets": graph.compute_sets,
+                    "cycles_per_execution": timeline.total_cycles(),
+                    "description": description,
+                },
+            )
+        executable = Executable(
+            key,
+            graph,
+            timeline,
+            hardware.HOST.execution_overhead_s + device_seconds,
+            compile_seconds,
+            bool(cached),
+            pipelined,
+            overflow,
+            synthetic,
+        )
         if synthetic.active:
             synthetic.tell(model.name)
         self.executables[key] = executable
@@ -263,8 +349,9 @@ class IPUExecutor:
         if io_tiles is not None and io_tiles.count:
             io_tiles.check_fits(graph.input_bytes + graph.output_bytes, graph.spec)
             step_seconds = bsp.Engine(bsp.Sequence(compute), graph.spec, ipus=replicas).run().seconds()
-            infeed, outfeed = io_tiles.streams(graph, graph.spec, step_seconds, not synthetic.infeed,
-                                               not synthetic.outfeed, replicas)
+            infeed, outfeed = io_tiles.streams(
+                graph, graph.spec, step_seconds, not synthetic.infeed, not synthetic.outfeed, replicas
+            )
         else:
             infeed, outfeed = host_streams(graph, synthetic)
         micro = bsp.Sequence([*infeed, *compute, *outfeed], label="step")
@@ -285,14 +372,19 @@ class IPUExecutor:
         batch = self.executable.graph.micro_batch
         for x, _ in batches:
             if len(x) != batch:
-                raise IPURuleError(f"A batch of {len(x)} samples reached an IPU program compiled for batches of "
-                                   f"{batch}: use Dataset.batch({batch}, drop_remainder=True) or trim the data")
+                raise IPURuleError(
+                    f"A batch of {len(x)} samples reached an IPU program compiled for batches of "
+                    f"{batch}: use Dataset.batch({batch}, drop_remainder=True) or trim the data"
+                )
         if self.executable.synthetic.infeed:
             batches = self._synthetic_batches(batches)
         if self.connection.runs:
             c = self.connection
-            with precision.ipu_numerics(c.matmul_options.partials_type, c.conv_options.partials_type,
-                                        c.rounding_rng if c.stochastic_rounding else None):
+            with precision.ipu_numerics(
+                c.matmul_options.partials_type,
+                c.conv_options.partials_type,
+                c.rounding_rng if c.stochastic_rounding else None,
+            ):
                 results = getattr(self, f"_{mode}")(model, batches)
         else:
             results = self._compile_only(model, mode, batches)
@@ -310,8 +402,10 @@ class IPUExecutor:
         """PRE_COMPILE / NEVER: the program is compiled (and cached) but never runs, as on the real system."""
         if not self._told_compile_only:
             self._told_compile_only = True
-            messages.info(f"device_connection.type is {self.connection.connection.name}: `{model.name}` was compiled "
-                          "but does not run; its weights do not change and its results are zeros.")
+            messages.info(
+                f"device_connection.type is {self.connection.connection.name}: `{model.name}` was compiled "
+                "but does not run; its weights do not change and its results are zeros."
+            )
         if mode == "predict":
             return [np.zeros((len(x),) + tuple(model.output_shape[1:]), dtype=np.float32) for x, _ in batches]
         return [0.0] * len(batches)
@@ -324,13 +418,16 @@ class IPUExecutor:
         for start in range(0, len(batches), per_update):
             gradients = []
             with pooled_moving_statistics():  # one update of the moving statistics, from the global batch
-                for x, y in batches[start:start + per_update]:
+                for x, y in batches[start : start + per_update]:
                     loss, grads, y_pred = model.compute_gradients(x, y)
                     model.update_metrics(loss, y, y_pred)
                     gradients.append(grads)
                     results.append(loss)
-            model.apply_gradients(cross_replica_sum([accumulate(gradients[r::self.replicas], self.reduction)
-                                                     for r in range(self.replicas)]))
+            model.apply_gradients(
+                cross_replica_sum(
+                    [accumulate(gradients[r :: self.replicas], self.reduction) for r in range(self.replicas)]
+                )
+            )
         return results
 
     def _test(self, model, batches):

@@ -19,6 +19,7 @@ Sources: graphcore/tensorflow ``tensorflow/python/ipu/gradient_accumulation.py``
 (``_acc_grad_scale``: the running mean's scales), graphcore/keras ``keras/ipu/extensions/extensions_base.py``
 (``set_gradient_accumulation_options`` and ``set_pipelining_options`` both set the one reduction method).
 """
+
 from enum import Enum
 
 import numpy as np
@@ -38,10 +39,12 @@ class GradientAccumulationReductionMethod(Enum):
             return reduction_method
         if isinstance(reduction_method, str) and reduction_method.upper() in cls.__members__:
             return cls[reduction_method.upper()]
-        raise ValueError(f"gradient_accumulation_reduction_method={reduction_method!r}: cannot parse it as one of "
-                         f"GradientAccumulationReductionMethod. Valid values are: {', '.join(cls.__members__)} "
-                         "(as a string in any case, such as 'sum', or as "
-                         "ipu.optimizers.GradientAccumulationReductionMethod.SUM)")
+        raise ValueError(
+            f"gradient_accumulation_reduction_method={reduction_method!r}: cannot parse it as one of "
+            f"GradientAccumulationReductionMethod. Valid values are: {', '.join(cls.__members__)} "
+            "(as a string in any case, such as 'sum', or as "
+            "ipu.optimizers.GradientAccumulationReductionMethod.SUM)"
+        )
 
 
 def accumulate(micro_batch_gradients, method: GradientAccumulationReductionMethod) -> list:

@@ -13,6 +13,7 @@ what its compute does not hide, plus on-chip copies between the I/O tiles and th
 The streamed tensors must fit in ``io_tile_available_memory_proportion`` of the I/O tiles' memory.
 Reports and the tile-memory explorer show the compute tiles (the program's tiles) only.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -35,14 +36,20 @@ class IOTiles:
         count, place = options.num_io_tiles, options.place_ops_on_io_tiles
         proportion = options.io_tile_available_memory_proportion
         if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < spec.tiles:
-            raise ValueError(f"IPUConfig.io_tiles.num_io_tiles: expected a whole number from 0 to {spec.tiles - 1} "
-                             f"(tiles of the IPU kept for computing: at least one), got {count!r}")
+            raise ValueError(
+                f"IPUConfig.io_tiles.num_io_tiles: expected a whole number from 0 to {spec.tiles - 1} "
+                f"(tiles of the IPU kept for computing: at least one), got {count!r}"
+            )
         if isinstance(proportion, bool) or not isinstance(proportion, (int, float)) or not 0 < proportion <= 1:
-            raise ValueError("IPUConfig.io_tiles.io_tile_available_memory_proportion: expected a number in (0, 1], "
-                             f"got {proportion!r}")
+            raise ValueError(
+                "IPUConfig.io_tiles.io_tile_available_memory_proportion: expected a number in (0, 1], "
+                f"got {proportion!r}"
+            )
         if place and count == 0:
-            raise ValueError("IPUConfig.io_tiles.place_ops_on_io_tiles is True but num_io_tiles is 0: set "
-                             "io_tiles.num_io_tiles (e.g. 32 or 128) to the tiles that should stream data")
+            raise ValueError(
+                "IPUConfig.io_tiles.place_ops_on_io_tiles is True but num_io_tiles is 0: set "
+                "io_tiles.num_io_tiles (e.g. 32 or 128) to the tiles that should stream data"
+            )
         return cls(count if place else 0, float(proportion))
 
     def compute_spec(self, spec):
@@ -51,17 +58,20 @@ class IOTiles:
             return spec
         tiles = spec.tiles - self.count
         note = ("tiles", f"chosen: {self.count} of {spec.tiles} tiles are I/O tiles (IPUConfig.io_tiles)")
-        return replace(spec, name=f"{spec.name}, {tiles} compute tiles", tiles=tiles,
-                       source_notes=spec.source_notes + (note,))
+        return replace(
+            spec, name=f"{spec.name}, {tiles} compute tiles", tiles=tiles, source_notes=spec.source_notes + (note,)
+        )
 
     def check_fits(self, streamed_bytes: int, spec) -> None:
         """The I/O tiles hold one step's streamed tensors, or the program cannot be built."""
         capacity = int(self.count * spec.sram_per_tile * self.memory_proportion)
         if streamed_bytes > capacity:
             needed = bsp.ceil_div(streamed_bytes, int(spec.sram_per_tile * self.memory_proportion))
-            raise ValueError(f"The {self.count} I/O tiles hold {capacity:,} B ({self.memory_proportion:g} of their "
-                             f"memory) but one step streams {streamed_bytes:,} B: set IPUConfig.io_tiles.num_io_tiles "
-                             f"to at least {needed}, or raise io_tile_available_memory_proportion")
+            raise ValueError(
+                f"The {self.count} I/O tiles hold {capacity:,} B ({self.memory_proportion:g} of their "
+                f"memory) but one step streams {streamed_bytes:,} B: set IPUConfig.io_tiles.num_io_tiles "
+                f"to at least {needed}, or raise io_tile_available_memory_proportion"
+            )
 
     def streams(self, graph, spec, step_seconds: float, infeed: bool, outfeed: bool, ipus: int) -> tuple:
         """One step's infeed and outfeed through the I/O tiles: on-chip copies from and to them, and a
@@ -73,8 +83,7 @@ class IOTiles:
         before = [bsp.HostToDevice(late, label="infeed (not hidden by compute)")] if late else []
         if input_bytes:
             before.append(bsp.Copy(self._copy(input_bytes, spec, "infeed (from I/O tiles)", True)))
-        after = ([bsp.Copy(self._copy(output_bytes, spec, "outfeed (to I/O tiles)", False))]
-                 if output_bytes else [])
+        after = [bsp.Copy(self._copy(output_bytes, spec, "outfeed (to I/O tiles)", False))] if output_bytes else []
         return before, after
 
     def _copy(self, nbytes, spec, label, into_compute):
@@ -83,6 +92,6 @@ class IOTiles:
         the exchange costs ``max(nbytes / count, nbytes / compute tiles)`` bytes of h, as it would."""
         compute_side = bsp.linear_elements_per_tile(nbytes, spec.tiles).astype(np.int64)
         io_side = np.zeros(spec.tiles, np.int64)
-        io_side[:min(self.count, spec.tiles)] = bsp.ceil_div(nbytes, self.count)
+        io_side[: min(self.count, spec.tiles)] = bsp.ceil_div(nbytes, self.count)
         received, sent = (compute_side, io_side) if into_compute else (io_side, compute_side)
         return bsp.Exchange(received, sent, name=label)

@@ -10,6 +10,7 @@ Example:
 >>> model.device_executor is not None
 True
 """
+
 import contextlib
 
 from ..keras.engine import device
@@ -79,11 +80,24 @@ class IPUStrategy:
     @property
     def num_replicas_in_sync(self) -> int:
         from .system import current
+
         configuration = current()
         return configuration.num_ipus if configuration else 1
 
 
 # tf.distribute.Strategy's methods and properties (TensorFlow 2.6) that IPUStrategy has there and not here.
-_STRATEGY_API = frozenset(("run", "reduce", "experimental_distribute_dataset", "distribute_datasets_from_function",
-                           "experimental_distribute_datasets_from_function", "experimental_run_v2", "gather",
-                           "extended", "cluster_resolver", "experimental_local_results", "update_config_proto"))
+_STRATEGY_API = frozenset(
+    (
+        "run",
+        "reduce",
+        "experimental_distribute_dataset",
+        "distribute_datasets_from_function",
+        "experimental_distribute_datasets_from_function",
+        "experimental_run_v2",
+        "gather",
+        "extended",
+        "cluster_resolver",
+        "experimental_local_results",
+        "update_config_proto",
+    )
+)

@@ -10,7 +10,8 @@ keras/ipu/extensions/register_extensions.py registers Graphcore's; each model bu
 
 Which models have the methods: every model built after ``ipu_teach.ipu`` is imported, inside an
 ``IPUStrategy`` scope or not. Graphcore's SDK gives them only to models built in the scope (the
-strategy's ``_patch_keras_extension``, graphcore/tensorflow tensorflow/python/ipu/keras_extensions.py); ipu-teach decides where a model runs when it is
+strategy's ``_patch_keras_extension``, graphcore/tensorflow tensorflow/python/ipu/keras_extensions.py); ipu-teach
+decides where a model runs when it is
 *compiled* (``keras.engine.device``), so a model built outside the scope may still be compiled in one,
 and the course sets stage assignments on a model it only inspects (notebook 04). Code written for the
 SDK, which builds its models in the scope, runs unchanged. A model built before the import, or with
@@ -20,6 +21,7 @@ Graphcore has one extension each for Functional, Sequential and subclassed model
 differs only in taking one stage per layer before it is built (``pipelining.set_pipeline_stage_assignment``),
 so one extension serves both.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,7 +42,9 @@ class IPUModelOptions:
     ``_gradient_accumulation_steps_per_replica``, ``_pipelining_*``, ``_infeed_kwargs``...)."""
 
     gradient_accumulation_steps_per_replica: int | None = None
-    gradient_accumulation_reduction_method: GradientAccumulationReductionMethod = GradientAccumulationReductionMethod.SUM
+    gradient_accumulation_reduction_method: GradientAccumulationReductionMethod = (
+        GradientAccumulationReductionMethod.SUM
+    )
     gradient_accumulation_optimizer_kwargs: dict = field(default_factory=dict)
     replicated_metric_reduction_method: str = "mean"
     replication_kwargs: dict = field(default_factory=dict)
@@ -67,8 +71,9 @@ class ModelExtension:
     def __init__(self):
         self._ipu_options = IPUModelOptions()
 
-    def set_gradient_accumulation_options(self, gradient_accumulation_steps_per_replica=None,
-                                          gradient_accumulation_reduction_method="sum", **kwargs):
+    def set_gradient_accumulation_options(
+        self, gradient_accumulation_steps_per_replica=None, gradient_accumulation_reduction_method="sum", **kwargs
+    ):
         """Sets the gradient accumulation options of a non-pipelined model (Graphcore's Keras).
 
         Accumulates the gradients of ``gradient_accumulation_steps_per_replica`` micro-batches before each
@@ -99,12 +104,17 @@ class ModelExtension:
         ...     history = model.fit(x, y, batch_size=4, verbose=0)
         INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
         """
-        keyword_checks.check("set_gradient_accumulation_options", kwargs,
-                             keyword_checks.GRADIENT_ACCUMULATION_KEYWORDS, keyword_checks.GRADIENT_ACCUMULATION_RESERVED)
+        keyword_checks.check(
+            "set_gradient_accumulation_options",
+            kwargs,
+            keyword_checks.GRADIENT_ACCUMULATION_KEYWORDS,
+            keyword_checks.GRADIENT_ACCUMULATION_RESERVED,
+        )
         _check_steps(gradient_accumulation_steps_per_replica)
         options = self._ipu_options
         options.gradient_accumulation_reduction_method = GradientAccumulationReductionMethod.parse(
-            gradient_accumulation_reduction_method)
+            gradient_accumulation_reduction_method
+        )
         options.gradient_accumulation_steps_per_replica = gradient_accumulation_steps_per_replica
         options.gradient_accumulation_optimizer_kwargs = dict(kwargs)
 
@@ -124,8 +134,10 @@ class ModelExtension:
         --use_synthetic_data`` and ``IPUConfig.io_tiles``)."""
         depth = kwargs.get("prefetch_depth")
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-            raise ValueError(f"set_infeed_queue_options: prefetch_depth must be a positive whole number (the batches "
-                             f"Poplar may fetch ahead; default 1), got {depth!r}")
+            raise ValueError(
+                f"set_infeed_queue_options: prefetch_depth must be a positive whole number (the batches "
+                f"Poplar may fetch ahead; default 1), got {depth!r}"
+            )
         self._ipu_options.infeed_queue_options = dict(kwargs)
 
     def set_outfeed_queue_options(self, **kwargs):
@@ -165,21 +177,34 @@ class ModelExtension:
         (False, True, True)
         """
         if mode not in EXECUTABLE_MODES:
-            raise ValueError(f"get_ipu_executable: mode must be one of {', '.join(map(repr, EXECUTABLE_MODES))} "
-                             f"(Keras' mode names for fit, evaluate and predict), got {mode!r}")
+            raise ValueError(
+                f"get_ipu_executable: mode must be one of {', '.join(map(repr, EXECUTABLE_MODES))} "
+                f"(Keras' mode names for fit, evaluate and predict), got {mode!r}"
+            )
         prepared = getattr(self.device_executor, "prepared", None)
         if prepared is None:
-            raise ValueError(f"get_ipu_executable: `{self.name}` has not been compiled for the IPU: create it and call "
-                             "compile inside an IPUStrategy scope, then fit, evaluate or predict")
+            raise ValueError(
+                f"get_ipu_executable: `{self.name}` has not been compiled for the IPU: create it and call "
+                "compile inside an IPUStrategy scope, then fit, evaluate or predict"
+            )
         if mode not in prepared:
             ran = ", ".join(f"{m!r} ({EXECUTABLE_MODES[m]})" for m in prepared) or "none"
-            raise ValueError(f"get_ipu_executable: `{self.name}` has no {mode!r} executable since it was last compiled: "
-                             f"call {EXECUTABLE_MODES[mode]} first (compiled since: {ran})")
+            raise ValueError(
+                f"get_ipu_executable: `{self.name}` has no {mode!r} executable since it was last compiled: "
+                f"call {EXECUTABLE_MODES[mode]} first (compiled since: {ran})"
+            )
         return prepared[mode][0]
 
-    def set_pipelining_options(self, gradient_accumulation_steps_per_replica=None, device_mapping=None,
-                               accumulate_outfeed=None, gradient_accumulation_reduction_method="sum",
-                               pipeline_schedule=None, recomputation_mode=None, **pipelining_kwargs):
+    def set_pipelining_options(
+        self,
+        gradient_accumulation_steps_per_replica=None,
+        device_mapping=None,
+        accumulate_outfeed=None,
+        gradient_accumulation_reduction_method="sum",
+        pipeline_schedule=None,
+        recomputation_mode=None,
+        **pipelining_kwargs,
+    ):
         """Sets the pipelining options of a model whose layers have pipeline stages (Graphcore's Keras).
 
         Each stage runs on its own IPU; micro-batches flow through the stages so the IPUs work at the same
@@ -220,26 +245,37 @@ class ModelExtension:
         >>> model.get_ipu_executable("train").pipeline.costs.stages
         2
         """
-        keyword_checks.check("set_pipelining_options", pipelining_kwargs, keyword_checks.PIPELINING_KEYWORDS,
-                             keyword_checks.PIPELINING_RESERVED)
+        keyword_checks.check(
+            "set_pipelining_options",
+            pipelining_kwargs,
+            keyword_checks.PIPELINING_KEYWORDS,
+            keyword_checks.PIPELINING_RESERVED,
+        )
         _check_steps(gradient_accumulation_steps_per_replica)
         if pipeline_schedule is not None and not isinstance(pipeline_schedule, PipelineSchedule):
-            raise ValueError(f"pipeline_schedule must be an ipu.ops.pipelining_ops.PipelineSchedule "
-                             f"(Grouped, Interleaved or Sequential), got {pipeline_schedule!r}")
+            raise ValueError(
+                f"pipeline_schedule must be an ipu.ops.pipelining_ops.PipelineSchedule "
+                f"(Grouped, Interleaved or Sequential), got {pipeline_schedule!r}"
+            )
         if recomputation_mode is not None and not isinstance(recomputation_mode, RecomputationMode):
-            raise ValueError(f"recomputation_mode must be an ipu.ops.pipelining_ops.RecomputationMode, "
-                             f"got {recomputation_mode!r}")
-        if device_mapping is not None and any(isinstance(d, bool) or not isinstance(d, int) or d < 0
-                                              for d in device_mapping):
+            raise ValueError(
+                f"recomputation_mode must be an ipu.ops.pipelining_ops.RecomputationMode, got {recomputation_mode!r}"
+            )
+        if device_mapping is not None and any(
+            isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in device_mapping
+        ):
             raise ValueError(f"device_mapping must list one IPU index (>= 0) per stage, got {device_mapping!r}")
         options = self._ipu_options
         options.gradient_accumulation_reduction_method = GradientAccumulationReductionMethod.parse(
-            gradient_accumulation_reduction_method)
-        options.pipelining = {"gradient_accumulation_steps_per_replica": gradient_accumulation_steps_per_replica,
-                              "device_mapping": device_mapping,
-                              "pipeline_schedule": pipeline_schedule or PipelineSchedule.Grouped,
-                              "recomputation_mode": recomputation_mode or RecomputationMode.Auto,
-                              **_stage_poplar_options(pipelining_kwargs)}
+            gradient_accumulation_reduction_method
+        )
+        options.pipelining = {
+            "gradient_accumulation_steps_per_replica": gradient_accumulation_steps_per_replica,
+            "device_mapping": device_mapping,
+            "pipeline_schedule": pipeline_schedule or PipelineSchedule.Grouped,
+            "recomputation_mode": recomputation_mode or RecomputationMode.Auto,
+            **_stage_poplar_options(pipelining_kwargs),
+        }
 
     # the pipeline stage assignment (Graphcore's get/set/reset/print_pipeline_stage_assignment...)
     get_pipeline_stage_assignment = pipelining.get_pipeline_stage_assignment

@@ -8,6 +8,7 @@ exchange. Weights, optimizer state and the activations kept for the backward pas
 tiles too, which is where the out-of-memory error comes from. Nothing here is measured on the
 host: cycles and bytes follow from shapes and the hardware spec alone.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -116,8 +117,11 @@ def _vector_step(name, phase, flops, grains, spec, output_bytes=0) -> LoweredSte
     FLOPs at the vector rate plus a vertex's fixed cost; the data is already where it is needed."""
     grains_per_tile = _spread(grains, spec.tiles)
     flops_per_tile = grains_per_tile * (flops / max(grains, 1))
-    cycles = np.where(grains_per_tile > 0, np.ceil(flops_per_tile / spec.vector_flops_per_cycle).astype(np.int64)
-                      + spec.vertex_overhead_cycles, 0)
+    cycles = np.where(
+        grains_per_tile > 0,
+        np.ceil(flops_per_tile / spec.vector_flops_per_cycle).astype(np.int64) + spec.vertex_overhead_cycles,
+        0,
+    )
     return LoweredStep(name, phase, int(flops), cycles, np.zeros(spec.tiles, np.int64), output_bytes)
 
 
@@ -130,16 +134,34 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     steps = []
     for k in range(chosen.serial_split):
         label = name if k == 0 else f"{name}/serial{k}"
-        steps += [LoweredStep(f"{label}/transform", phase, 0, np.zeros(spec.tiles, np.int64),
-                              matrix_plan.per_tile(chosen.transform_bytes, used, spec)),
-                  LoweredStep(label, phase, product.flops // chosen.serial_split,
-                              matrix_plan.per_tile(chosen.compute_cycles, used, spec),
-                              np.zeros(spec.tiles, np.int64), output_bytes if k == 0 else 0,
-                              matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None)]
+        steps += [
+            LoweredStep(
+                f"{label}/transform",
+                phase,
+                0,
+                np.zeros(spec.tiles, np.int64),
+                matrix_plan.per_tile(chosen.transform_bytes, used, spec),
+            ),
+            LoweredStep(
+                label,
+                phase,
+                product.flops // chosen.serial_split,
+                matrix_plan.per_tile(chosen.compute_cycles, used, spec),
+                np.zeros(spec.tiles, np.int64),
+                output_bytes if k == 0 else 0,
+                matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None,
+            ),
+        ]
         if chosen.depth_split > 1:
-            steps.append(LoweredStep(f"{label}/reduce", phase, 0,
-                                     matrix_plan.per_tile(chosen.reduce_cycles, used, spec),
-                                     matrix_plan.per_tile(chosen.reduce_bytes, used, spec)))
+            steps.append(
+                LoweredStep(
+                    f"{label}/reduce",
+                    phase,
+                    0,
+                    matrix_plan.per_tile(chosen.reduce_cycles, used, spec),
+                    matrix_plan.per_tile(chosen.reduce_bytes, used, spec),
+                )
+            )
     return steps
 
 
@@ -150,16 +172,36 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
         return []
     steps = []
     for j, product in enumerate(cost.products):
-        steps += _product_steps(name if j == 0 else f"{name}/product{j}", phase, product, spec, itemsize,
-                                output_bytes if j == 0 else 0, options)
+        steps += _product_steps(
+            name if j == 0 else f"{name}/product{j}",
+            phase,
+            product,
+            spec,
+            itemsize,
+            output_bytes if j == 0 else 0,
+            options,
+        )
     if cost.vector_flops:
-        steps.append(_vector_step(f"{name}/vector" if cost.products else name, phase, cost.vector_flops,
-                                  cost.grains, spec, 0 if cost.products else output_bytes))
+        steps.append(
+            _vector_step(
+                f"{name}/vector" if cost.products else name,
+                phase,
+                cost.vector_flops,
+                cost.grains,
+                spec,
+                0 if cost.products else output_bytes,
+            )
+        )
     return steps
 
 
-def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list, input_stash: list | None = None,
-                   input_bytes: list | None = None) -> list:
+def split_by_stage(
+    graph: "LoweredGraph",
+    stage_of_layer: dict,
+    stash: list,
+    input_stash: list | None = None,
+    input_bytes: list | None = None,
+) -> list:
     """One LoweredGraph per pipeline stage: its steps, its weights, its activations times the number of
     micro-batches the schedule stashes on it (``stash[s]``), and its own code. With recomputation a stage
     keeps one micro-batch's activations (``stash[s]`` 1) and stashes ``input_stash[s]`` copies of its
@@ -173,15 +215,30 @@ def split_by_stage(graph: "LoweredGraph", stage_of_layer: dict, stash: list, inp
     stages = []
     for s in range(last + 1):
         pick = [step for step in graph.steps if stage_of(step.name) == s and step.phase not in ("update", "accumulate")]
-        memory = [replace(m, per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1))
-                  for m in graph.memory if m.category not in hardware.CODE_CATEGORIES + (TEMPORARY,)
-                  and stage_of(m.name) == s]
+        memory = [
+            replace(m, per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1))
+            for m in graph.memory
+            if m.category not in hardware.CODE_CATEGORIES + (TEMPORARY,) and stage_of(m.name) == s
+        ]
         if input_stash[s]:
-            memory.append(MemoryItem(f"stage{s}/stashed inputs", "activations",
-                                     _spread(input_bytes[s], graph.spec.tiles) * input_stash[s]))
-        stages.append(LoweredGraph(graph.mode, graph.spec, graph.micro_batch,
-                                   [p for p in pick if p.phase == "forward"], [p for p in pick if p.phase == "backward"],
-                                   [], memory + _temporary_memory(pick, graph.spec) + _code_memory(pick, graph.spec)))
+            memory.append(
+                MemoryItem(
+                    f"stage{s}/stashed inputs",
+                    "activations",
+                    _spread(input_bytes[s], graph.spec.tiles) * input_stash[s],
+                )
+            )
+        stages.append(
+            LoweredGraph(
+                graph.mode,
+                graph.spec,
+                graph.micro_batch,
+                [p for p in pick if p.phase == "forward"],
+                [p for p in pick if p.phase == "backward"],
+                [],
+                memory + _temporary_memory(pick, graph.spec) + _code_memory(pick, graph.spec),
+            )
+        )
     return stages
 
 
@@ -206,13 +263,23 @@ def _code_memory(steps, spec) -> list:
     vertices = sum((np.minimum(s.cycles > 0, 1) * spec.threads_per_tile for s in steps), np.zeros(spec.tiles, np.int64))
     c = hardware.CODE
     return [
-        MemoryItem("vertexCode", "vertex code", np.where(compute_sets_on_tile > 0, c.vertex_code_bytes, 0)
-                   + compute_sets_on_tile * c.vertex_code_bytes_per_compute_set),
-        MemoryItem("controlCode", "control code", c.control_code_bytes + len(steps) * c.control_code_bytes_per_step
-                   * np.ones(spec.tiles, np.int64)),
-        MemoryItem("internalExchangeCode", "internal exchange code",
-                   exchanges_on_tile * c.exchange_code_bytes_per_exchange
-                   + bsp.ceil_div(received_on_tile, c.received_bytes_per_exchange_code_byte)),
+        MemoryItem(
+            "vertexCode",
+            "vertex code",
+            np.where(compute_sets_on_tile > 0, c.vertex_code_bytes, 0)
+            + compute_sets_on_tile * c.vertex_code_bytes_per_compute_set,
+        ),
+        MemoryItem(
+            "controlCode",
+            "control code",
+            c.control_code_bytes + len(steps) * c.control_code_bytes_per_step * np.ones(spec.tiles, np.int64),
+        ),
+        MemoryItem(
+            "internalExchangeCode",
+            "internal exchange code",
+            exchanges_on_tile * c.exchange_code_bytes_per_exchange
+            + bsp.ceil_div(received_on_tile, c.received_bytes_per_exchange_code_byte),
+        ),
         MemoryItem("hostExchangeCode", "host exchange code", np.full(spec.tiles, c.host_exchange_code_bytes, np.int64)),
         MemoryItem("vertexInstanceState", "vertex instance state", vertices * c.vertex_state_bytes),
         MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
@@ -229,8 +296,11 @@ def _activation_memory(records, steps, spec) -> list:
         if name not in index or nbytes == 0:
             continue
         per = _spread(nbytes, spec.tiles)
-        items.append(MemoryItem(f"{name}/output", "activations", per,
-                                live=(index[name], index.get(f"{name}/grad", index[name] + 1))))
+        items.append(
+            MemoryItem(
+                f"{name}/output", "activations", per, live=(index[name], index.get(f"{name}/grad", index[name] + 1))
+            )
+        )
     return items
 
 
@@ -253,8 +323,10 @@ def _host_itemsize(array) -> int:
 def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
     """One compute set per weight tensor, as each variable's update (or accumulation) is its own op in
     TensorFlow: small tensors leave most tiles idle and pay a sync each."""
-    return [_vector_step(f"{w.name.rsplit(':', 1)[0]}/{what}", phase, flops_per_weight * int(w.size), int(w.size), spec)
-            for w in weights]
+    return [
+        _vector_step(f"{w.name.rsplit(':', 1)[0]}/{what}", phase, flops_per_weight * int(w.size), int(w.size), spec)
+        for w in weights
+    ]
 
 
 def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None) -> LoweredGraph:
@@ -266,10 +338,12 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
             model.compute_gradients(x, y)
         elif mode == "test":
             from ..autograd import no_grad
+
             with no_grad():
                 model.compiled_loss(y, model.call(x, training=False))
         else:
             from ..autograd import no_grad
+
             with no_grad():
                 model.call(x, training=False)
     forward, backward, signature = [], [], []
@@ -278,14 +352,36 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
     position = {layer.name: f"layer{i}" for i, layer in enumerate(model.layers)}
     for i, rec in enumerate(tape):
         label = f"{rec.scope or 'loss'}/{rec.op}"
-        signature.append([rec.op, position.get(rec.scope, rec.scope), [list(s) for s in rec.input_shapes], list(rec.output_shape),
-                          {k: v for k, v in rec.params.items() if isinstance(v, (int, float, str, tuple, bool))}])
+        signature.append(
+            [
+                rec.op,
+                position.get(rec.scope, rec.scope),
+                [list(s) for s in rec.input_shapes],
+                list(rec.output_shape),
+                {k: v for k, v in rec.params.items() if isinstance(v, (int, float, str, tuple, bool))},
+            ]
+        )
         kind = next((p.planner for p in rec.forward.products), "matmul")
-        forward += _steps_for(f"{label}:{i}", "forward", rec.forward, spec, rec.itemsize,
-                              int(np.prod(rec.output_shape)) * rec.itemsize, options_for(rec.scope, "forward", kind))
+        forward += _steps_for(
+            f"{label}:{i}",
+            "forward",
+            rec.forward,
+            spec,
+            rec.itemsize,
+            int(np.prod(rec.output_shape)) * rec.itemsize,
+            options_for(rec.scope, "forward", kind),
+        )
         if mode == "train":
-            backward.append(_steps_for(f"{label}:{i}/grad", "backward", rec.backward, spec, rec.itemsize,
-                                       options=options_for(rec.scope, "backward", kind)))
+            backward.append(
+                _steps_for(
+                    f"{label}:{i}/grad",
+                    "backward",
+                    rec.backward,
+                    spec,
+                    rec.itemsize,
+                    options=options_for(rec.scope, "backward", kind),
+                )
+            )
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
     update, memory = [], _weight_memory(model.weights, spec, 0)
@@ -303,10 +399,20 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
     sample_bytes = int(np.prod(np.shape(x)[1:])) * _host_itemsize(x)
     label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0
     results = int(np.prod(model.output_shape[1:])) * 4 * len(x) if mode == "predict" else 4 * len(model.metrics)
-    return LoweredGraph(mode, spec, len(x), forward, backward if mode == "train" else [], update, memory, signature,
-                        input_bytes=len(x) * (sample_bytes + label_bytes), output_bytes=results,
-                        gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights],
-                        itemsizes=[rec.itemsize for rec in tape])
+    return LoweredGraph(
+        mode,
+        spec,
+        len(x),
+        forward,
+        backward if mode == "train" else [],
+        update,
+        memory,
+        signature,
+        input_bytes=len(x) * (sample_bytes + label_bytes),
+        output_bytes=results,
+        gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights],
+        itemsizes=[rec.itemsize for rec in tape],
+    )
 
 
 class _preserved_state:
@@ -318,9 +424,11 @@ class _preserved_state:
 
     def __enter__(self):
         from ..keras import backend
+
         self.weights = self.model.get_weights()
-        self.generators = [backend.rng()] + [layer._rng for layer in self.model.layers
-                                             if getattr(layer, "_rng", None) is not None]
+        self.generators = [backend.rng()] + [
+            layer._rng for layer in self.model.layers if getattr(layer, "_rng", None) is not None
+        ]
         self.states = [g.bit_generator.state for g in self.generators]
 
     def __exit__(self, *exc):

@@ -24,6 +24,7 @@ In fp16 the AMP runs 4x the fp32 rate (``fp16_flops_per_cycle``) on channel grou
 Every figure comes from the IPU spec (``hardware.py``); see ``lib/poplin/ConvProgramTree.hpp`` for the
 compute sets a real convolution lowers to.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -128,8 +129,9 @@ def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions
     return smallest
 
 
-def _price(product, spec, itemsize, rows_split, cols_split, depth_split, serial=1,
-           options: MatrixOptions = DEFAULT_OPTIONS) -> ProductPlan:
+def _price(
+    product, spec, itemsize, rows_split, cols_split, depth_split, serial=1, options: MatrixOptions = DEFAULT_OPTIONS
+) -> ProductPlan:
     dtype = "float16" if itemsize == 2 else "float32"
     partial_bytes = PARTIAL_BYTES[options.partials_type]
     rows = ceil_div(product.rows, rows_split)
@@ -147,12 +149,22 @@ def _price(product, spec, itemsize, rows_split, cols_split, depth_split, serial=
         reduce_bytes = ceil_div(partials * partial_bytes, tiles)
         reduce_cycles = vector_cycles(ceil_div(partials, tiles), spec)
     temporary = received + rows * cols * partial_bytes + reduce_bytes
-    return ProductPlan(rows_split, cols_split, depth_split, amp <= vector, min(amp, vector), max(received, sent),
-                       reduce_bytes, reduce_cycles, serial, temporary)
+    return ProductPlan(
+        rows_split,
+        cols_split,
+        depth_split,
+        amp <= vector,
+        min(amp, vector),
+        max(received, sent),
+        reduce_bytes,
+        reduce_cycles,
+        serial,
+        temporary,
+    )
 
 
 def per_tile(cycles: int, tiles: int, spec) -> np.ndarray:
     """A per-tile array with ``cycles`` on the first ``tiles`` tiles (the ones the plan uses)."""
     array = np.zeros(spec.tiles, dtype=np.int64)
-    array[:min(tiles, spec.tiles)] = cycles
+    array[: min(tiles, spec.tiles)] = cycles
     return array

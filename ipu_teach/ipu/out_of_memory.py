@@ -1,15 +1,19 @@
 """The out-of-memory error of a lowered model: the worst tile, what fills it, and the usual cures."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..bsp import TileOutOfMemoryError
 
-CURES = ("use a smaller micro-batch (batch_size)", "split the model over IPUs with pipelining (keras.ipu.PipelineStage)",
-         "recompute activations in the backward pass (IPUConfig.allow_recompute = True, with pipelining)",
-         "let convolutions and matmuls use less temporary memory (available_memory_proportion: "
-         "config.matmuls.poplar_options / config.convolutions.poplar_options = {'availableMemoryProportion': '0.3'}, "
-         "default 0.6), at the price of more serial passes")
+CURES = (
+    "use a smaller micro-batch (batch_size)",
+    "split the model over IPUs with pipelining (keras.ipu.PipelineStage)",
+    "recompute activations in the backward pass (IPUConfig.allow_recompute = True, with pipelining)",
+    "let convolutions and matmuls use less temporary memory (available_memory_proportion: "
+    "config.matmuls.poplar_options / config.convolutions.poplar_options = {'availableMemoryProportion': '0.3'}, "
+    "default 0.6), at the price of more serial passes",
+)
 
 
 class ModelOutOfMemoryError(TileOutOfMemoryError):
@@ -44,9 +48,11 @@ class ModelOutOfMemoryError(TileOutOfMemoryError):
         tensors = ", ".join(f"{name} ({nbytes:,} B)" for name, nbytes in variables)
         cures = "; ".join(f"({i}) {c}" for i, c in enumerate(CURES, start=1))
         MemoryError.__init__(
-            self, f"Out of memory: model `{model_name}` needs {needed:,} bytes on tile {tile} but a tile has "
-                  f"{available:,} bytes of SRAM (over by {needed - available:,}). Largest categories on tile {tile}: "
-                  f"{cats}. Largest variables there: {tensors}. To fit: {cures}.")
+            self,
+            f"Out of memory: model `{model_name}` needs {needed:,} bytes on tile {tile} but a tile has "
+            f"{available:,} bytes of SRAM (over by {needed - available:,}). Largest categories on tile {tile}: "
+            f"{cats}. Largest variables there: {tensors}. To fit: {cures}.",
+        )
 
 
 def breakdown(graph, tile: int):
@@ -85,7 +91,10 @@ class CannotRunOutOfMemoryError(ModelOutOfMemoryError):
     """An executable compiled with debug.allowOutOfMemory does not fit: it can be profiled, not run."""
 
     def __init__(self, error: ModelOutOfMemoryError):
-        super().__init__(error.model_name, error.tile, error.needed, error.available, error.categories,
-                         error.variables, error.graph)
-        self.args = ("The program was compiled with debug.allowOutOfMemory so its report shows the overflow, "
-                     "but it cannot run on the IPU. " + error.args[0],)
+        super().__init__(
+            error.model_name, error.tile, error.needed, error.available, error.categories, error.variables, error.graph
+        )
+        self.args = (
+            "The program was compiled with debug.allowOutOfMemory so its report shows the overflow, "
+            "but it cannot run on the IPU. " + error.args[0],
+        )

@@ -8,6 +8,7 @@ construction) or from ``set_pipeline_stage_assignment``. Stage s runs on IPU
 ``device_mapping[s]`` (default s); IPUs beyond one pipeline's replicate it. Training numerics are
 gradient accumulation's: the pipeline changes when each micro-batch runs, not what it computes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -103,8 +104,10 @@ def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
     stages = [getattr(a, "pipeline_stage", a) for a in pipeline_stage_assignment]
     if len(stages) != len(nodes):
         what = "layers" if isinstance(self, Sequential) else "layer calls (in post-order)"
-        raise ValueError(f"set_pipeline_stage_assignment: model `{self.name}` has {len(nodes)} {what}, but "
-                         f"{len(stages)} stages were given; give one stage per {what[:-1] if what == 'layers' else 'call'}")
+        raise ValueError(
+            f"set_pipeline_stage_assignment: model `{self.name}` has {len(nodes)} {what}, but "
+            f"{len(stages)} stages were given; give one stage per {what[:-1] if what == 'layers' else 'call'}"
+        )
     for stage in stages:
         _check_stage(stage)
     for node, stage in zip(nodes, stages):  # an unbuilt Sequential's layers pass their stage to the calls it makes
@@ -189,32 +192,48 @@ def plan_for(model, pipelining_options: dict, num_ipus: int, allow_recompute: bo
         return None
     missing = [t.layer.name for t in nodes if t.pipeline_stage is None]
     if missing:
-        raise ValueError(f"Pipeline stages missing: layer(s) {', '.join(missing)} of model `{model.name}` have no "
-                         "pipeline stage; wrap them in keras.ipu.PipelineStage(n) or call "
-                         "set_pipeline_stage_assignment with a stage for every layer")
+        raise ValueError(
+            f"Pipeline stages missing: layer(s) {', '.join(missing)} of model `{model.name}` have no "
+            "pipeline stage; wrap them in keras.ipu.PipelineStage(n) or call "
+            "set_pipeline_stage_assignment with a stage for every layer"
+        )
     for tensor in nodes:
         for parent in tensor.inputs:
             if parent.pipeline_stage is not None and parent.pipeline_stage > tensor.pipeline_stage:
-                raise ValueError(f"Pipeline stages out of order: layer `{tensor.layer.name}` is in stage "
-                                 f"{tensor.pipeline_stage} but its input comes from `{parent.layer.name}` in stage "
-                                 f"{parent.pipeline_stage}; a layer's stage must be >= the stages of its inputs")
+                raise ValueError(
+                    f"Pipeline stages out of order: layer `{tensor.layer.name}` is in stage "
+                    f"{tensor.pipeline_stage} but its input comes from `{parent.layer.name}` in stage "
+                    f"{parent.pipeline_stage}; a layer's stage must be >= the stages of its inputs"
+                )
     count = max(stages) + 1
     unused = sorted(set(range(count)) - set(stages))
     if unused:
-        raise ValueError(f"Pipeline stages missing: no layer is in stage(s) {unused}; stages must be numbered "
-                         f"0 to {count - 1} without gaps")
+        raise ValueError(
+            f"Pipeline stages missing: no layer is in stage(s) {unused}; stages must be numbered "
+            f"0 to {count - 1} without gaps"
+        )
     mapping = tuple(pipelining_options.get("device_mapping") or range(count))
     if len(mapping) != count:
-        raise ValueError(f"device_mapping {list(mapping)} has {len(mapping)} entries but the model has {count} "
-                         "pipeline stages; give one IPU per stage")
+        raise ValueError(
+            f"device_mapping {list(mapping)} has {len(mapping)} entries but the model has {count} "
+            "pipeline stages; give one IPU per stage"
+        )
     ipus = max(mapping) + 1
     if ipus > num_ipus:
-        raise ValueError(f"The pipeline of model `{model.name}` needs {ipus} IPUs ({count} stages) but only "
-                         f"{num_ipus} are selected; set config.auto_select_ipus = {1 << (ipus - 1).bit_length()}")
+        raise ValueError(
+            f"The pipeline of model `{model.name}` needs {ipus} IPUs ({count} stages) but only "
+            f"{num_ipus} are selected; set config.auto_select_ipus = {1 << (ipus - 1).bit_length()}"
+        )
     stage_of_layer = {t.layer.name: t.pipeline_stage for t in nodes}
-    return PipelinePlan(count, mapping, ipus, stage_of_layer,
-                        pipelining_options.get("pipeline_schedule", PipelineSchedule.Grouped),
-                        bool(allow_recompute), pipelining_options.get("gradient_accumulation_steps_per_replica"))
+    return PipelinePlan(
+        count,
+        mapping,
+        ipus,
+        stage_of_layer,
+        pipelining_options.get("pipeline_schedule", PipelineSchedule.Grouped),
+        bool(allow_recompute),
+        pipelining_options.get("gradient_accumulation_steps_per_replica"),
+    )
 
 
 def warn_unused(model, pipelining_options: dict, plan: PipelinePlan | None, num_ipus: int) -> None:
@@ -224,16 +243,20 @@ def warn_unused(model, pipelining_options: dict, plan: PipelinePlan | None, num_
     3-stage pipeline also leaves the fourth IPU of its device idle)."""
     steps = pipelining_options.get("gradient_accumulation_steps_per_replica")
     if plan is None and steps:
-        messages.warning(f"Model `{model.name}` has pipelining options (gradient_accumulation_steps_per_replica="
-                         f"{steps}) but no pipeline stages, so it is not pipelined and they are ignored: training "
-                         "does not accumulate gradients. Put its layers in keras.ipu.PipelineStage blocks, or call "
-                         f"set_gradient_accumulation_options(gradient_accumulation_steps_per_replica={steps}).")
+        messages.warning(
+            f"Model `{model.name}` has pipelining options (gradient_accumulation_steps_per_replica="
+            f"{steps}) but no pipeline stages, so it is not pipelined and they are ignored: training "
+            "does not accumulate gradients. Put its layers in keras.ipu.PipelineStage blocks, or call "
+            f"set_gradient_accumulation_options(gradient_accumulation_steps_per_replica={steps})."
+        )
     if plan is not None and num_ipus % plan.ipus_per_replica:
         used = num_ipus // plan.ipus_per_replica * plan.ipus_per_replica
-        messages.warning(f"The pipeline of model `{model.name}` runs on {plan.ipus_per_replica} IPUs per replica, so "
-                         f"it uses {used} of the {num_ipus} IPUs selected and {num_ipus - used} stay idle; use "
-                         f"{1 << (plan.ipus_per_replica - 1).bit_length()} stages (or a device_mapping over that "
-                         "many IPUs), or select fewer IPUs.")
+        messages.warning(
+            f"The pipeline of model `{model.name}` runs on {plan.ipus_per_replica} IPUs per replica, so "
+            f"it uses {used} of the {num_ipus} IPUs selected and {num_ipus - used} stay idle; use "
+            f"{1 << (plan.ipus_per_replica - 1).bit_length()} stages (or a device_mapping over that "
+            "many IPUs), or select fewer IPUs."
+        )
 
 
 def check_schedule(plan: PipelinePlan, accumulation: int, training: bool, what: str) -> None:
@@ -245,4 +268,6 @@ def check_schedule(plan: PipelinePlan, accumulation: int, training: bool, what: 
             raise
         raise pipeline_rules.PipelineScheduleError(
             f"In inference the pipeline runs steps_per_execution micro-batches: {error}".replace(
-                "gradient_accumulation_steps_per_replica", "steps_per_execution")) from None
+                "gradient_accumulation_steps_per_replica", "steps_per_execution"
+            )
+        ) from None

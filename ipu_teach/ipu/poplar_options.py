@@ -8,6 +8,7 @@ Graphcore's TensorFlow passes ``IPUConfig.convolutions.poplar_options`` and
 ``ipu/ops/pipelining_ops.py`` ``PipelineStageOptions``). ipu-teach simulates those two options; any
 other is an error that says which are simulated.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,12 +24,15 @@ def parse(options, where: str, base: MatrixOptions = DEFAULT_OPTIONS) -> MatrixO
     if options is None:
         return base
     if not isinstance(options, dict):
-        raise TypeError(f"{where} must be a dict of Poplar options, such as {{'availableMemoryProportion': '0.3'}}, "
-                        f"got {type(options).__name__}")
+        raise TypeError(
+            f"{where} must be a dict of Poplar options, such as {{'availableMemoryProportion': '0.3'}}, "
+            f"got {type(options).__name__}"
+        )
     unknown = sorted(set(options) - set(SIMULATED))
     if unknown:
-        raise ValueError(f"{where}: option(s) {unknown} are not simulated by ipu-teach; it models "
-                         f"{', '.join(SIMULATED)}")
+        raise ValueError(
+            f"{where}: option(s) {unknown} are not simulated by ipu-teach; it models {', '.join(SIMULATED)}"
+        )
     proportion = base.available_memory_proportion
     if "availableMemoryProportion" in options:
         value = options["availableMemoryProportion"]
@@ -37,8 +41,10 @@ def parse(options, where: str, base: MatrixOptions = DEFAULT_OPTIONS) -> MatrixO
         except ValueError:
             proportion = None
         if proportion is None or not 0 < proportion <= 1:
-            raise ValueError(f"{where}['availableMemoryProportion'] must be a proportion of tile memory in (0, 1], "
-                             f"as a string such as '0.3', got {value!r}")
+            raise ValueError(
+                f"{where}['availableMemoryProportion'] must be a proportion of tile memory in (0, 1], "
+                f"as a string such as '0.3', got {value!r}"
+            )
     partials = base.partials_type
     if "partialsType" in options:
         partials = check_partials_type(options["partialsType"], f"{where}['partialsType']")
@@ -78,8 +84,10 @@ class PipelineStageOptions:
         self.slice_options = dict(slice_options or {})
 
     def __repr__(self):
-        return (f"PipelineStageOptions(convolution_options={self.convolution_options}, "
-                f"matmul_options={self.matmul_options})")
+        return (
+            f"PipelineStageOptions(convolution_options={self.convolution_options}, "
+            f"matmul_options={self.matmul_options})"
+        )
 
 
 def check_stage_options(stage_options, what: str) -> list | None:
@@ -89,8 +97,10 @@ def check_stage_options(stage_options, what: str) -> list | None:
     stage_options = list(stage_options)
     for option in stage_options:
         if not isinstance(option, PipelineStageOptions):
-            raise TypeError(f"{what} must be a list of ipu.ops.pipelining_ops.PipelineStageOptions, one per "
-                            f"stage, got an item {option!r}")
+            raise TypeError(
+                f"{what} must be a list of ipu.ops.pipelining_ops.PipelineStageOptions, one per "
+                f"stage, got an item {option!r}"
+            )
     return stage_options
 
 
@@ -98,14 +108,18 @@ def options_for(configuration, plan=None, pipelining: dict | None = None):
     """``(layer, phase, kind) -> MatrixOptions``: the system's options, overridden by the layer's stage's."""
     base = {"conv": configuration.conv_options, "matmul": configuration.matmul_options}
     pipelining = pipelining or {}
-    per_phase = {"forward": pipelining.get("forward_propagation_stages_poplar_options"),
-                 "backward": pipelining.get("backward_propagation_stages_poplar_options")}
+    per_phase = {
+        "forward": pipelining.get("forward_propagation_stages_poplar_options"),
+        "backward": pipelining.get("backward_propagation_stages_poplar_options"),
+    }
     if plan is not None:
         for phase, stages in per_phase.items():
             if stages is not None and len(stages) != plan.stages:
-                raise ValueError(f"set_pipelining_options: {phase}_propagation_stages_poplar_options has "
-                                 f"{len(stages)} entries but the model has {plan.stages} pipeline stages; "
-                                 "give one PipelineStageOptions per stage")
+                raise ValueError(
+                    f"set_pipelining_options: {phase}_propagation_stages_poplar_options has "
+                    f"{len(stages)} entries but the model has {plan.stages} pipeline stages; "
+                    "give one PipelineStageOptions per stage"
+                )
 
     def lookup(layer, phase, kind):
         stages = per_phase.get(phase)

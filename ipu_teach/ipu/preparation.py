@@ -3,6 +3,7 @@ what to change, and the messages Graphcore's Keras prints (graphcore/keras ``ker
 
 Each function takes plain values and either returns what the plan needs or raises :class:`IPURuleError`.
 """
+
 from __future__ import annotations
 
 from . import messages, pipelining, system
@@ -33,18 +34,22 @@ def configured_system():
     """The configuration of ``configure_ipu_system``; without one nothing can run on an IPU."""
     configuration = system.current()
     if configuration is None:
-        raise RuntimeError("The IPU system has not been configured. Before using the model in an IPUStrategy, "
-                           "create an ipu.config.IPUConfig(), set config.auto_select_ipus = 1 and call "
-                           "config.configure_ipu_system()")
+        raise RuntimeError(
+            "The IPU system has not been configured. Before using the model in an IPUStrategy, "
+            "create an ipu.config.IPUConfig(), set config.auto_select_ipus = 1 and call "
+            "config.configure_ipu_system()"
+        )
     return configuration
 
 
 def check_data_shape_known(adapter) -> None:
     """A Python generator gives no shape ahead of time (graphcore/keras keras/ipu/extensions/data_adapter.py)."""
     if adapter.python_input is not None:
-        raise ValueError(f"The provided set of data is of type `{adapter.python_input}` which is not compatible "
-                         "with the IPU's requirement to know the data shape ahead of time. Please use "
-                         "`tf.data.Dataset.from_generator()` to specify the shape of your data.")
+        raise ValueError(
+            f"The provided set of data is of type `{adapter.python_input}` which is not compatible "
+            "with the IPU's requirement to know the data shape ahead of time. Please use "
+            "`tf.data.Dataset.from_generator()` to specify the shape of your data."
+        )
 
 
 def replicas_and_accumulation(model, plan, num_ipus: int, mode: str, options) -> tuple[int, int]:
@@ -57,12 +62,14 @@ def replicas_and_accumulation(model, plan, num_ipus: int, mode: str, options) ->
     if mode != "train":
         return replicas, 1
     if not plan.accumulation:
-        raise IPURuleError(f"Model `{model.name}` is pipelined over {plan.stages} stages, and pipelined "
-                           "training needs gradient accumulation (it keeps the forward and backward passes "
-                           "of each micro-batch on the same weights): call model.set_pipelining_options("
-                           f"gradient_accumulation_steps_per_replica={2 * plan.stages * 4}) (a multiple of "
-                           f"{2 * plan.stages} for the Grouped schedule, of {plan.stages} for Interleaved; "
-                           "the Sequential schedule takes any count, 1 included)")
+        raise IPURuleError(
+            f"Model `{model.name}` is pipelined over {plan.stages} stages, and pipelined "
+            "training needs gradient accumulation (it keeps the forward and backward passes "
+            "of each micro-batch on the same weights): call model.set_pipelining_options("
+            f"gradient_accumulation_steps_per_replica={2 * plan.stages * 4}) (a multiple of "
+            f"{2 * plan.stages} for the Grouped schedule, of {plan.stages} for Interleaved; "
+            "the Sequential schedule takes any count, 1 included)"
+        )
     pipelining.check_schedule(plan, plan.accumulation, True, "gradient_accumulation_steps_per_replica")
     return replicas, plan.accumulation
 
@@ -71,21 +78,28 @@ def fixed_batch_size(adapter) -> int:
     """The one batch size the program is compiled for; every batch must have it."""
     batch = adapter.batch_size
     if batch is None:
-        raise IPURuleError("The IPU needs batched data of a fixed size: call dataset.batch(batch_size, "
-                           "drop_remainder=True) before passing a Dataset")
+        raise IPURuleError(
+            "The IPU needs batched data of a fixed size: call dataset.batch(batch_size, "
+            "drop_remainder=True) before passing a Dataset"
+        )
     if adapter.partial_batch:
         keep = adapter.num_samples - adapter.num_samples % batch
-        raise IPURuleError(f"The data has {adapter.num_samples} samples, which is not divisible by the batch size "
-                           f"{batch}: an IPU program is compiled for one batch shape, so the last partial batch "
-                           f"({adapter.num_samples - keep} samples) cannot run. Keep the first {keep} samples "
-                           f"(x = x[:{keep}], as make_divisible in the tutorial does) or use a Dataset with "
-                           f".batch({batch}, drop_remainder=True)")
+        raise IPURuleError(
+            f"The data has {adapter.num_samples} samples, which is not divisible by the batch size "
+            f"{batch}: an IPU program is compiled for one batch shape, so the last partial batch "
+            f"({adapter.num_samples - keep} samples) cannot run. Keep the first {keep} samples "
+            f"(x = x[:{keep}], as make_divisible in the tutorial does) or use a Dataset with "
+            f".batch({batch}, drop_remainder=True)"
+        )
     if adapter.dataset is not None and not adapter.dataset.drop_remainder and adapter.dataset.cardinality() < 0:
-        raise IPURuleError("The IPU needs every batch to have the same size: use dataset.batch(batch_size, "
-                           "drop_remainder=True)")
+        raise IPURuleError(
+            "The IPU needs every batch to have the same size: use dataset.batch(batch_size, drop_remainder=True)"
+        )
     if adapter.dataset is not None and adapter.dataset.cardinality() == -2:
-        messages.info("The provided set of data has an unknown size. This can result in runtime errors if "
-                      "not enough data is provided during execution.")
+        messages.info(
+            "The provided set of data has an unknown size. This can result in runtime errors if "
+            "not enough data is provided during execution."
+        )
     return batch
 
 
@@ -95,22 +109,30 @@ def steps_per_replica(model, steps, spe: int, replicas: int) -> tuple[int, int |
     if steps is None:
         return spe, None
     if steps < replicas:
-        raise IPURuleError(f"{steps} batches cannot feed {replicas} replicas: each replica needs at least one "
-                           f"batch; use more data or fewer IPUs")
+        raise IPURuleError(
+            f"{steps} batches cannot feed {replicas} replicas: each replica needs at least one "
+            f"batch; use more data or fewer IPUs"
+        )
     if steps % replicas:
-        messages.warning(f"The number of batches ({steps}) is not divisible by the number of replicas "
-                         f"({replicas}); the last {steps % replicas} batch(es) will be dropped.")
+        messages.warning(
+            f"The number of batches ({steps}) is not divisible by the number of replicas "
+            f"({replicas}); the last {steps % replicas} batch(es) will be dropped."
+        )
     per_replica = steps // replicas
     if spe > per_replica:
-        messages.warning(f"The model `{model.name}` was configured with steps_per_execution={spe}, but there "
-                         f"are only {per_replica} steps per replica; steps_per_execution will be truncated "
-                         f"to {per_replica}.")
+        messages.warning(
+            f"The model `{model.name}` was configured with steps_per_execution={spe}, but there "
+            f"are only {per_replica} steps per replica; steps_per_execution will be truncated "
+            f"to {per_replica}."
+        )
         spe = per_replica
     if per_replica % spe:
         divisors = [d for d in range(1, per_replica + 1) if per_replica % d == 0]
-        raise IPURuleError(f"steps_per_execution={spe} must divide the number of steps per epoch per replica "
-                           f"({per_replica} = {steps} batches / {replicas} replica(s)); choose a divisor such "
-                           f"as {', '.join(map(str, divisors[-4:]))}, or trim the data so {spe} divides it")
+        raise IPURuleError(
+            f"steps_per_execution={spe} must divide the number of steps per epoch per replica "
+            f"({per_replica} = {steps} batches / {replicas} replica(s)); choose a divisor such "
+            f"as {', '.join(map(str, divisors[-4:]))}, or trim the data so {spe} divides it"
+        )
     return spe, per_replica
 
 
@@ -120,9 +142,11 @@ def check_steps_per_execution(plan, mode: str, spe: int, accumulation: int) -> N
     if plan is not None and mode != "train":
         pipelining.check_schedule(plan, spe, False, "steps_per_execution")
     if mode == "train" and spe % accumulation:
-        raise IPURuleError(f"steps_per_execution={spe} must be a multiple of "
-                           f"gradient_accumulation_steps_per_replica={accumulation}: every execution must end "
-                           f"with a weight update; use steps_per_execution={accumulation * max(1, spe // accumulation)}")
+        raise IPURuleError(
+            f"steps_per_execution={spe} must be a multiple of "
+            f"gradient_accumulation_steps_per_replica={accumulation}: every execution must end "
+            f"with a weight update; use steps_per_execution={accumulation * max(1, spe // accumulation)}"
+        )
 
 
 def tell_effective_batch(mode: str, batch: int, replicas: int, accumulation: int) -> None:
@@ -130,21 +154,28 @@ def tell_effective_batch(mode: str, batch: int, replicas: int, accumulation: int
     if mode != "train":
         return
     if replicas > 1 and accumulation > 1:
-        messages.info(f"Training is distributed across {replicas} replicas and accumulating {accumulation} "
-                      f"batches per optimizer step, your effective batch size is {batch * replicas * accumulation}.")
+        messages.info(
+            f"Training is distributed across {replicas} replicas and accumulating {accumulation} "
+            f"batches per optimizer step, your effective batch size is {batch * replicas * accumulation}."
+        )
     elif replicas > 1:
-        messages.info(f"Training is distributed across {replicas} replicas, your effective batch size is "
-                      f"{batch * replicas}.")
+        messages.info(
+            f"Training is distributed across {replicas} replicas, your effective batch size is {batch * replicas}."
+        )
     elif accumulation > 1:
-        messages.info(f"Training is accumulating {accumulation} batches per optimizer step, your effective "
-                      f"batch size is {batch * accumulation}.")
+        messages.info(
+            f"Training is accumulating {accumulation} batches per optimizer step, your effective "
+            f"batch size is {batch * accumulation}."
+        )
 
 
 def epoch_notice(model, spe: int):
     """With one step per execution Graphcore's Keras suggests more, once an epoch (None otherwise)."""
     if spe != 1:
         return None
-    notice = (f"The model `{model.name}` has been configured with only 1 steps per execution. Consider "
-              "increasing the value for the `steps_per_execution` argument passed to the `compile()` method "
-              "to improve performance.")
+    notice = (
+        f"The model `{model.name}` has been configured with only 1 steps per execution. Consider "
+        "increasing the value for the `steps_per_execution` argument passed to the `compile()` method "
+        "to improve performance."
+    )
     return lambda: messages.info(notice)

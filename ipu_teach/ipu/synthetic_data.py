@@ -13,6 +13,7 @@ and weights it produces mean nothing, as on the real system. Undefined content i
 repeat; "uniform" is [0, 1) here. Integer inputs (class indices) get the constant, or 0 for a random
 initializer, so that they stay valid class indices (a real IPU would read whatever the memory held).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,8 +42,10 @@ class SyntheticData:
         everything = _switch(flags.get("use_synthetic_data", False))
         categories = _categories(flags.get("synthetic_data_categories"))
         if everything and categories:
-            messages.warning("TF_POPLAR_FLAGS: --synthetic_data_categories is a selective alternative to "
-                             "--use_synthetic_data; with both, every category is synthetic")
+            messages.warning(
+                "TF_POPLAR_FLAGS: --synthetic_data_categories is a selective alternative to "
+                "--use_synthetic_data; with both, every category is synthetic"
+            )
         chosen = set(CATEGORIES) if everything else categories
         initializer = flags.get("synthetic_data_initializer", "")
         initializer = "" if initializer is True else str(initializer)
@@ -50,8 +53,10 @@ class SyntheticData:
             try:
                 float(initializer)
             except ValueError:
-                raise ValueError(f"TF_POPLAR_FLAGS: --synthetic_data_initializer={initializer!r} must be 'uniform', "
-                                 "'normal' or a number") from None
+                raise ValueError(
+                    f"TF_POPLAR_FLAGS: --synthetic_data_initializer={initializer!r} must be 'uniform', "
+                    "'normal' or a number"
+                ) from None
         return cls("infeed" in chosen, "outfeed" in chosen, initializer)
 
     @property
@@ -64,12 +69,21 @@ class SyntheticData:
 
     def tell(self, model_name: str) -> None:
         streams = " and ".join(name for name, on in (("infeed", self.infeed), ("outfeed", self.outfeed)) if on)
-        made = (f"filled with {self.initializer!r}" if self.initializer
-                else "not initialised (undefined on a real IPU, zeros here)")
-        data = (f" `{model_name}` runs on data made on the IPU ({made}), not on your dataset: its losses and "
-                "weights mean nothing." if self.infeed else "")
-        messages.info(f"TF_POPLAR_FLAGS asks for synthetic data: the {streams} of `{model_name}` stay on the IPU, "
-                      f"off the host link.{data} Use it to time the model without host I/O.")
+        made = (
+            f"filled with {self.initializer!r}"
+            if self.initializer
+            else "not initialised (undefined on a real IPU, zeros here)"
+        )
+        data = (
+            f" `{model_name}` runs on data made on the IPU ({made}), not on your dataset: its losses and "
+            "weights mean nothing."
+            if self.infeed
+            else ""
+        )
+        messages.info(
+            f"TF_POPLAR_FLAGS asks for synthetic data: the {streams} of `{model_name}` stay on the IPU, "
+            f"off the host link.{data} Use it to time the model without host I/O."
+        )
 
     def inputs(self, arrays, rng: np.random.Generator):
         """The synthetic version of one batch's arrays, nested as given (lists, tuples, dicts of arrays;
@@ -110,11 +124,15 @@ def _categories(value) -> set:
     if value is None:
         return set()
     if value is True or not str(value).strip():
-        raise ValueError("TF_POPLAR_FLAGS: --synthetic_data_categories needs a comma-separated list of "
-                         f"{', '.join(CATEGORIES)}, e.g. --synthetic_data_categories=infeed,outfeed")
+        raise ValueError(
+            "TF_POPLAR_FLAGS: --synthetic_data_categories needs a comma-separated list of "
+            f"{', '.join(CATEGORIES)}, e.g. --synthetic_data_categories=infeed,outfeed"
+        )
     names = {name.strip() for name in str(value).split(",")}
     unknown = sorted(names - set(CATEGORIES))
     if unknown:
-        raise ValueError(f"TF_POPLAR_FLAGS: unknown synthetic data categor{'ies' if len(unknown) > 1 else 'y'} "
-                         f"{', '.join(map(repr, unknown))}: choose from {', '.join(CATEGORIES)}")
+        raise ValueError(
+            f"TF_POPLAR_FLAGS: unknown synthetic data categor{'ies' if len(unknown) > 1 else 'y'} "
+            f"{', '.join(map(repr, unknown))}: choose from {', '.join(CATEGORIES)}"
+        )
     return names

@@ -17,6 +17,7 @@ ValueError: ...
 >>> ipu.system.current().device_id
 16
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -94,8 +95,10 @@ def _stochastic_rounding(behaviour) -> bool:
     if isinstance(esr, bool):
         esr = StochasticRoundingBehaviour.from_bool(esr)
     if not isinstance(esr, StochasticRoundingBehaviour):
-        raise ValueError("IPUConfig.floating_point_behaviour.esr must be an ipu.config.StochasticRoundingBehaviour "
-                         f"(ON, OFF, REPLICA_IDENTICAL_ONLY) or a bool, got {esr!r}")
+        raise ValueError(
+            "IPUConfig.floating_point_behaviour.esr must be an ipu.config.StochasticRoundingBehaviour "
+            f"(ON, OFF, REPLICA_IDENTICAL_ONLY) or a bool, got {esr!r}"
+        )
     return esr is not StochasticRoundingBehaviour.OFF
 
 
@@ -140,26 +143,34 @@ def _select(config: IPUConfig, total: int):
     if auto_list and select_list:
         raise ValueError("IPUConfig: set either auto_select_ipus or select_ipus, not both")
     if not auto_list and not select_list:
-        raise ValueError("IPUConfig: no IPUs selected; set config.auto_select_ipus = 1 (or the number of IPUs "
-                         "you need) before configure_ipu_system()")
+        raise ValueError(
+            "IPUConfig: no IPUs selected; set config.auto_select_ipus = 1 (or the number of IPUs "
+            "you need) before configure_ipu_system()"
+        )
     table = device_table(total)
     if select_list:
         for device_id in select_list:
             if not isinstance(device_id, int) or not 0 <= device_id < len(table):
-                raise ValueError(f"IPUConfig.select_ipus: device {device_id!r} does not exist; the simulated "
-                                 f"{_system[0]} has device IDs 0 to {len(table) - 1} (see `ipu-teach info`)")
+                raise ValueError(
+                    f"IPUConfig.select_ipus: device {device_id!r} does not exist; the simulated "
+                    f"{_system[0]} has device IDs 0 to {len(table) - 1} (see `ipu-teach info`)"
+                )
         return table[select_list[0]][2], select_list[0]
     for n in auto_list:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"IPUConfig.auto_select_ipus: expected a positive number of IPUs, got {n!r}")
         if not _is_power_of_two(n):
             lower, upper = 1 << (n.bit_length() - 1), 1 << n.bit_length()
-            raise ValueError(f"IPUConfig.auto_select_ipus={n}: multi-IPU devices come in powers of two; "
-                             f"select {lower} or {upper} IPUs")
+            raise ValueError(
+                f"IPUConfig.auto_select_ipus={n}: multi-IPU devices come in powers of two; "
+                f"select {lower} or {upper} IPUs"
+            )
     if sum(auto_list) > total:
-        raise ValueError(f"IPUConfig.auto_select_ipus={auto!r} asks for {sum(auto_list)} IPUs but the simulated "
-                         f"system (an {_system[0]}) has {total}; select fewer IPUs, or a bigger system with "
-                         "ipu.system.use_system('IPU-POD64')")
+        raise ValueError(
+            f"IPUConfig.auto_select_ipus={auto!r} asks for {sum(auto_list)} IPUs but the simulated "
+            f"system (an {_system[0]}) has {total}; select fewer IPUs, or a bigger system with "
+            "ipu.system.use_system('IPU-POD64')"
+        )
     first = auto_list[0]
     device_id = next(i for i, _, size in table if size == first)
     return first, device_id
@@ -168,8 +179,9 @@ def _select(config: IPUConfig, total: int):
 def configure(config: IPUConfig) -> SystemConfiguration:
     version = config.ipu_model.version
     if version not in VERSIONS:
-        raise ValueError(f"IPUConfig.ipu_model.version: unknown IPU version {version!r}; "
-                         f"choose one of {sorted(VERSIONS)}")
+        raise ValueError(
+            f"IPUConfig.ipu_model.version: unknown IPU version {version!r}; choose one of {sorted(VERSIONS)}"
+        )
     spec = VERSIONS[version]
     tiles = config.ipu_model.tiles_per_ipu
     if tiles is not None:
@@ -180,15 +192,25 @@ def configure(config: IPUConfig) -> SystemConfiguration:
     num_ipus, device_id = _select(config, SYSTEMS[_system[0]])
     buffer = config.optimizations.maximum_cross_replica_sum_buffer_size
     if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 0:
-        raise ValueError("IPUConfig.optimizations.maximum_cross_replica_sum_buffer_size: expected a number of "
-                         f"bytes >= 0 (0: all-reduce each gradient on its own), got {buffer!r}")
+        raise ValueError(
+            "IPUConfig.optimizations.maximum_cross_replica_sum_buffer_size: expected a number of "
+            f"bytes >= 0 (0: all-reduce each gradient on its own), got {buffer!r}"
+        )
     configuration = SystemConfiguration(
-        spec, num_ipus, device_id, config.device_connection.type, bool(config.allow_recompute),
-        config.profiling.as_dict(), _system[0], buffer,
+        spec,
+        num_ipus,
+        device_id,
+        config.device_connection.type,
+        bool(config.allow_recompute),
+        config.profiling.as_dict(),
+        _system[0],
+        buffer,
         poplar_options.parse(config.convolutions.poplar_options, "IPUConfig.convolutions.poplar_options"),
         poplar_options.parse(config.matmuls.poplar_options, "IPUConfig.matmuls.poplar_options"),
-        _stochastic_rounding(config.floating_point_behaviour), np.random.default_rng(_rounding_seed[0]),
-        IOTiles.from_config(config.io_tiles, spec))
+        _stochastic_rounding(config.floating_point_behaviour),
+        np.random.default_rng(_rounding_seed[0]),
+        IOTiles.from_config(config.io_tiles, spec),
+    )
     _current[0] = configuration
     return configuration
 

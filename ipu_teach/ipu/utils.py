@@ -2,6 +2,7 @@
 
 Source: graphcore/tensorflow ``tensorflow/python/ipu/utils.py`` (SDK 3.x).
 """
+
 from ..keras import backend
 from . import system
 

@@ -15,10 +15,40 @@ Example:
 >>> model.predict(x, verbose=0).shape
 (8, 3)
 """
-from . import (activations, backend, callbacks, datasets, initializers, ipu, layers, losses, metrics,
-               mixed_precision, models, optimizers, utils)
+
+from . import (
+    activations,
+    backend,
+    callbacks,
+    datasets,
+    initializers,
+    ipu,
+    layers,
+    losses,
+    metrics,
+    mixed_precision,
+    models,
+    optimizers,
+    utils,
+)
 from .layers import Input
 from .models import Model, Sequential
 
-__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "datasets", "initializers",
-           "ipu", "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "utils"]
+__all__ = [
+    "Input",
+    "Model",
+    "Sequential",
+    "activations",
+    "backend",
+    "callbacks",
+    "datasets",
+    "initializers",
+    "ipu",
+    "layers",
+    "losses",
+    "metrics",
+    "mixed_precision",
+    "models",
+    "optimizers",
+    "utils",
+]

@@ -1,17 +1,43 @@
 """Activation functions by Keras name, applied to Tensors."""
+
 from ..autograd import ops
 from ..autograd.ops.gelu import GELU
 
 
-def linear(x): return x
-def relu(x): return ops.ReLU.apply(x)
-def sigmoid(x): return ops.Sigmoid.apply(x)
-def tanh(x): return ops.Tanh.apply(x)
-def softmax(x): return ops.Softmax.apply(x)
-def softplus(x): return ops.Softplus.apply(x)
-def elu(x, alpha=1.0): return ops.ELU.apply(x, alpha=alpha)
-def exponential(x): return ops.Exp.apply(x)
-def gelu(x, approximate=False): return GELU.apply(x, approximate=approximate)
+def linear(x):
+    return x
+
+
+def relu(x):
+    return ops.ReLU.apply(x)
+
+
+def sigmoid(x):
+    return ops.Sigmoid.apply(x)
+
+
+def tanh(x):
+    return ops.Tanh.apply(x)
+
+
+def softmax(x):
+    return ops.Softmax.apply(x)
+
+
+def softplus(x):
+    return ops.Softplus.apply(x)
+
+
+def elu(x, alpha=1.0):
+    return ops.ELU.apply(x, alpha=alpha)
+
+
+def exponential(x):
+    return ops.Exp.apply(x)
+
+
+def gelu(x, approximate=False):
+    return GELU.apply(x, approximate=approximate)
 
 
 _BY_NAME = {f.__name__: f for f in (linear, relu, sigmoid, tanh, softmax, softplus, elu, exponential, gelu)}

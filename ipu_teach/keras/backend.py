@@ -13,6 +13,7 @@ Example:
 >>> keras.layers.Conv2D(1, 3).name
 'conv2d'
 """
+
 import collections
 import re
 

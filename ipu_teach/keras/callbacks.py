@@ -1,5 +1,6 @@
 """Callbacks with Keras' hooks: History, EarlyStopping, ModelCheckpoint, TerminateOnNaN, LambdaCallback,
 LearningRateScheduler, ReduceLROnPlateau and CSVLogger."""
+
 import csv
 import io
 import os
@@ -20,20 +21,47 @@ class Callback:
     def set_params(self, params):
         self.params = params
 
-    def on_train_begin(self, logs=None): pass
-    def on_train_end(self, logs=None): pass
-    def on_epoch_begin(self, epoch, logs=None): pass
-    def on_epoch_end(self, epoch, logs=None): pass
-    def on_train_batch_begin(self, batch, logs=None): pass
-    def on_train_batch_end(self, batch, logs=None): pass
-    def on_test_begin(self, logs=None): pass
-    def on_test_end(self, logs=None): pass
-    def on_test_batch_begin(self, batch, logs=None): pass
-    def on_test_batch_end(self, batch, logs=None): pass
-    def on_predict_begin(self, logs=None): pass
-    def on_predict_end(self, logs=None): pass
-    def on_predict_batch_begin(self, batch, logs=None): pass
-    def on_predict_batch_end(self, batch, logs=None): pass
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
+
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+    def on_train_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_train_batch_end(self, batch, logs=None):
+        pass
+
+    def on_test_begin(self, logs=None):
+        pass
+
+    def on_test_end(self, logs=None):
+        pass
+
+    def on_test_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_test_batch_end(self, batch, logs=None):
+        pass
+
+    def on_predict_begin(self, logs=None):
+        pass
+
+    def on_predict_end(self, logs=None):
+        pass
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_predict_batch_end(self, batch, logs=None):
+        pass
 
 
 class CallbackList:
@@ -54,6 +82,7 @@ class CallbackList:
         def call(*args, **kwargs):
             for cb in self.callbacks:
                 getattr(cb, hook)(*args, **kwargs)
+
         return call
 
 
@@ -91,13 +120,26 @@ def _better(mode, current, best, min_delta=0.0):
 
 
 class EarlyStopping(Callback):
-    def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto", baseline=None,
-                 restore_best_weights=False, start_from_epoch=0):
+    def __init__(
+        self,
+        monitor="val_loss",
+        min_delta=0,
+        patience=0,
+        verbose=0,
+        mode="auto",
+        baseline=None,
+        restore_best_weights=False,
+        start_from_epoch=0,
+    ):
         super().__init__()
         self.monitor, self.patience, self.verbose = monitor, patience, verbose
         self.min_delta = abs(min_delta)
         self.mode = _monitor_mode(mode, monitor)
-        self.baseline, self.restore_best_weights, self.start_from_epoch = baseline, restore_best_weights, start_from_epoch
+        self.baseline, self.restore_best_weights, self.start_from_epoch = (
+            baseline,
+            restore_best_weights,
+            start_from_epoch,
+        )
 
     def on_train_begin(self, logs=None):
         self.wait, self.stopped_epoch, self.best_epoch = 0, 0, 0
@@ -107,8 +149,10 @@ class EarlyStopping(Callback):
     def on_epoch_end(self, epoch, logs=None):
         current = (logs or {}).get(self.monitor)
         if current is None:
-            raise ValueError(f"EarlyStopping: the monitored value {self.monitor!r} is not in the logs; "
-                             f"available: {sorted(logs or {})}. Pass validation data for 'val_*' values")
+            raise ValueError(
+                f"EarlyStopping: the monitored value {self.monitor!r} is not in the logs; "
+                f"available: {sorted(logs or {})}. Pass validation data for 'val_*' values"
+            )
         if epoch < self.start_from_epoch:
             return
         self.wait += 1
@@ -123,7 +167,7 @@ class EarlyStopping(Callback):
             self.model.stop_training = True
             if self.restore_best_weights and self.best_weights is not None:
                 if self.verbose:
-                    print("Restoring model weights from the end of the best epoch: " f"{self.best_epoch + 1}.")
+                    print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
                 self.model.set_weights(self.best_weights)
 
     def on_train_end(self, logs=None):
@@ -135,8 +179,16 @@ class ModelCheckpoint(Callback):
     """Saves the model (``model.save``) or only its weights (npz) after each epoch, or only when the
     monitored value improves. ``filepath`` may hold Keras' fields, e.g. ``"ckpt-{epoch:02d}-{val_loss:.2f}.npz"``."""
 
-    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
-                 mode="auto", save_freq="epoch"):
+    def __init__(
+        self,
+        filepath,
+        monitor="val_loss",
+        verbose=0,
+        save_best_only=False,
+        save_weights_only=False,
+        mode="auto",
+        save_freq="epoch",
+    ):
         super().__init__()
         self.save_weights_only = save_weights_only
         if save_freq != "epoch":
@@ -151,18 +203,24 @@ class ModelCheckpoint(Callback):
         try:
             path = self.filepath.format(epoch=epoch + 1, **logs)
         except KeyError as missing:
-            raise KeyError(f"ModelCheckpoint: cannot fill in filepath {self.filepath!r}: {missing} is not in the "
-                           f"logs; available: {['epoch'] + sorted(logs)}") from None
+            raise KeyError(
+                f"ModelCheckpoint: cannot fill in filepath {self.filepath!r}: {missing} is not in the "
+                f"logs; available: {['epoch'] + sorted(logs)}"
+            ) from None
         if self.save_best_only:
             current = logs.get(self.monitor)
             if current is None:
-                raise ValueError(f"ModelCheckpoint: the monitored value {self.monitor!r} is not in the logs; "
-                                 f"available: {sorted(logs)}")
+                raise ValueError(
+                    f"ModelCheckpoint: the monitored value {self.monitor!r} is not in the logs; "
+                    f"available: {sorted(logs)}"
+                )
             if not _better(self.mode, current, self.best):
                 return
             if self.verbose:
-                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to {current:.5f}, "
-                      f"saving model to {path}")
+                print(
+                    f"\nEpoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to {current:.5f}, "
+                    f"saving model to {path}"
+                )
             self.best = current
         elif self.verbose:
             print(f"\nEpoch {epoch + 1}: saving model to {path}")
@@ -173,11 +231,22 @@ class LambdaCallback(Callback):
     """Keras calls the functions with the logs even when a hook has none: ``on_epoch_*`` and
     ``on_batch_*`` with ``(index, logs)``, ``on_train_*`` with ``(logs)``."""
 
-    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None, on_batch_end=None,
-                 on_train_begin=None, on_train_end=None):
+    def __init__(
+        self,
+        on_epoch_begin=None,
+        on_epoch_end=None,
+        on_batch_begin=None,
+        on_batch_end=None,
+        on_train_begin=None,
+        on_train_end=None,
+    ):
         super().__init__()
-        for hook, fn in (("on_epoch_begin", on_epoch_begin), ("on_epoch_end", on_epoch_end),
-                         ("on_train_batch_begin", on_batch_begin), ("on_train_batch_end", on_batch_end)):
+        for hook, fn in (
+            ("on_epoch_begin", on_epoch_begin),
+            ("on_epoch_end", on_epoch_end),
+            ("on_train_batch_begin", on_batch_begin),
+            ("on_train_batch_end", on_batch_end),
+        ):
             if fn is not None:
                 setattr(self, hook, lambda index, logs=None, fn=fn: fn(index, logs if logs is not None else {}))
         for hook, fn in (("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):
@@ -217,8 +286,17 @@ class ReduceLROnPlateau(Callback):
     """Multiplies the learning rate by ``factor`` when ``monitor`` has not improved for ``patience``
     epochs (never below ``min_lr``), then waits ``cooldown`` epochs before watching again."""
 
-    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto", min_delta=1e-4,
-                 cooldown=0, min_lr=0.0):
+    def __init__(
+        self,
+        monitor="val_loss",
+        factor=0.1,
+        patience=10,
+        verbose=0,
+        mode="auto",
+        min_delta=1e-4,
+        cooldown=0,
+        min_lr=0.0,
+    ):
         super().__init__()
         if factor >= 1.0:
             raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Got {factor}")
@@ -235,8 +313,10 @@ class ReduceLROnPlateau(Callback):
         _learning_rate_logs(self, logs)
         current = logs.get(self.monitor)
         if current is None:
-            print(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not available. "
-                  f"Available metrics are: {','.join(logs)}")
+            print(
+                f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not available. "
+                f"Available metrics are: {','.join(logs)}"
+            )
             return
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
@@ -249,8 +329,10 @@ class ReduceLROnPlateau(Callback):
             if self.wait >= self.patience and optimizer.learning_rate > self.min_lr:
                 optimizer.learning_rate = max(optimizer.learning_rate * self.factor, self.min_lr)
                 if self.verbose:
-                    print(f"\nEpoch {epoch + 1:05d}: ReduceLROnPlateau reducing learning rate to "
-                          f"{optimizer.learning_rate}.")
+                    print(
+                        f"\nEpoch {epoch + 1:05d}: ReduceLROnPlateau reducing learning rate to "
+                        f"{optimizer.learning_rate}."
+                    )
                 self.cooldown_counter, self.wait = self.cooldown, 0
 
 

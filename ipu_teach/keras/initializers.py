@@ -1,4 +1,5 @@
 """Weight initialisers with Keras' names and defaults (kernels glorot-uniform, biases zeros)."""
+
 import numpy as np
 
 from . import backend
@@ -94,17 +95,38 @@ class Orthogonal(RandomNormal):
         return (self.gain * (q.T if rows < cols else q)).reshape(shape).astype(dtype)
 
 
-def GlorotUniform(seed=None): return VarianceScaling(1.0, "fan_avg", "uniform", seed)
-def GlorotNormal(seed=None): return VarianceScaling(1.0, "fan_avg", "truncated_normal", seed)
-def HeUniform(seed=None): return VarianceScaling(2.0, "fan_in", "uniform", seed)
-def HeNormal(seed=None): return VarianceScaling(2.0, "fan_in", "truncated_normal", seed)
-def LecunNormal(seed=None): return VarianceScaling(1.0, "fan_in", "truncated_normal", seed)
+def GlorotUniform(seed=None):
+    return VarianceScaling(1.0, "fan_avg", "uniform", seed)
+
+
+def GlorotNormal(seed=None):
+    return VarianceScaling(1.0, "fan_avg", "truncated_normal", seed)
+
+
+def HeUniform(seed=None):
+    return VarianceScaling(2.0, "fan_in", "uniform", seed)
+
+
+def HeNormal(seed=None):
+    return VarianceScaling(2.0, "fan_in", "truncated_normal", seed)
+
+
+def LecunNormal(seed=None):
+    return VarianceScaling(1.0, "fan_in", "truncated_normal", seed)
 
 
 _BY_NAME = {
-    "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
-    "random_uniform": RandomUniform, "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
-    "he_uniform": HeUniform, "he_normal": HeNormal, "lecun_normal": LecunNormal, "orthogonal": Orthogonal,
+    "zeros": Zeros,
+    "ones": Ones,
+    "constant": Constant,
+    "random_normal": RandomNormal,
+    "random_uniform": RandomUniform,
+    "glorot_uniform": GlorotUniform,
+    "glorot_normal": GlorotNormal,
+    "he_uniform": HeUniform,
+    "he_normal": HeNormal,
+    "lecun_normal": LecunNormal,
+    "orthogonal": Orthogonal,
 }
 
 

@@ -3,12 +3,20 @@
 As in TensorFlow's Keras, a cross-entropy on probabilities that come straight out of a softmax
 (or sigmoid) is computed from the logits underneath, which is exact and numerically stable.
 """
+
 import numpy as np
 
 from ..autograd import Tensor, ops
 
-_CHOICES = ("categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy",
-            "mean_squared_error", "mse", "mean_absolute_error", "mae")
+_CHOICES = (
+    "categorical_crossentropy",
+    "sparse_categorical_crossentropy",
+    "binary_crossentropy",
+    "mean_squared_error",
+    "mse",
+    "mean_absolute_error",
+    "mae",
+)
 
 
 def _labels_as_output(y_true, y_pred: Tensor):
@@ -43,7 +51,9 @@ class Loss:
         per_sample = self.per_sample(np.asarray(y_true), y_pred)
         if sample_weight is not None:
             weights = np.asarray(sample_weight, dtype=per_sample.dtype)
-            per_sample = ops.mul(per_sample, Tensor(weights.reshape(weights.shape + (1,) * (per_sample.ndim - weights.ndim))))
+            per_sample = ops.mul(
+                per_sample, Tensor(weights.reshape(weights.shape + (1,) * (per_sample.ndim - weights.ndim)))
+            )
         if self.reduction == "none":
             return per_sample
         if self.reduction == "sum":
@@ -55,12 +65,17 @@ class Loss:
 
     def check_labels(self, y_shape, output_shape) -> None:
         """Fail before training when labels cannot fit this loss; say what to change."""
-        fits = (int(np.prod(y_shape[1:])) == int(np.prod(output_shape[1:])) if self.labels_take_output_shape
-                else tuple(y_shape[1:]) == tuple(output_shape[1:]))
+        fits = (
+            int(np.prod(y_shape[1:])) == int(np.prod(output_shape[1:]))
+            if self.labels_take_output_shape
+            else tuple(y_shape[1:]) == tuple(output_shape[1:])
+        )
         if not fits:
-            raise ValueError(f"{self.name}: labels of shape {tuple(y_shape)} do not match the model's output "
-                             f"shape {tuple(output_shape)}; the labels need shape (n,) + {tuple(output_shape[1:])}"
-                             + self.hint(output_shape))
+            raise ValueError(
+                f"{self.name}: labels of shape {tuple(y_shape)} do not match the model's output "
+                f"shape {tuple(output_shape)}; the labels need shape (n,) + {tuple(output_shape[1:])}"
+                + self.hint(output_shape)
+            )
 
     def hint(self, output_shape) -> str:
         return ""
@@ -92,8 +107,10 @@ class CategoricalCrossentropy(_CrossEntropy):
         return ops.CategoricalCrossentropyProbs.apply(y_pred, y_true)
 
     def hint(self, output_shape):
-        return (f". For integer class labels use keras.utils.to_categorical(y, {output_shape[-1]}) "
-                f"or loss='sparse_categorical_crossentropy'")
+        return (
+            f". For integer class labels use keras.utils.to_categorical(y, {output_shape[-1]}) "
+            f"or loss='sparse_categorical_crossentropy'"
+        )
 
 
 class SparseCategoricalCrossentropy(_CrossEntropy):
@@ -110,16 +127,19 @@ class SparseCategoricalCrossentropy(_CrossEntropy):
     def check_labels(self, y_shape, output_shape):
         want = tuple(output_shape[1:-1])
         if tuple(y_shape[1:]) not in (want, want + (1,)):
-            raise ValueError(f"{self.name}: expects integer class labels of shape (n,) (one per sample), "
-                             f"got labels of shape {tuple(y_shape)} for a model output of shape {tuple(output_shape)}. "
-                             "For one-hot labels use loss='categorical_crossentropy'")
+            raise ValueError(
+                f"{self.name}: expects integer class labels of shape (n,) (one per sample), "
+                f"got labels of shape {tuple(y_shape)} for a model output of shape {tuple(output_shape)}. "
+                "For one-hot labels use loss='categorical_crossentropy'"
+            )
 
     def check_values(self, y, output_shape):
         classes = output_shape[-1]
         y = np.asarray(y)
         if y.size and (y.dtype.kind == "f" and not np.all(y == np.round(y)) or y.min() < 0 or y.max() >= classes):
-            raise ValueError(f"{self.name}: labels must be integers in [0, {classes}), "
-                             f"got values from {y.min()} to {y.max()}")
+            raise ValueError(
+                f"{self.name}: labels must be integers in [0, {classes}), got values from {y.min()} to {y.max()}"
+            )
 
 
 class BinaryCrossentropy(_CrossEntropy):
@@ -175,14 +195,21 @@ mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
 
 _BY_NAME = {
-    "categorical_crossentropy": CategoricalCrossentropy, "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
-    "binary_crossentropy": BinaryCrossentropy, "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError,
-    "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError,
+    "categorical_crossentropy": CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+    "binary_crossentropy": BinaryCrossentropy,
+    "mean_squared_error": MeanSquaredError,
+    "mse": MeanSquaredError,
+    "mean_absolute_error": MeanAbsoluteError,
+    "mae": MeanAbsoluteError,
 }
-_BY_FUNCTION = {categorical_crossentropy: CategoricalCrossentropy,
-                sparse_categorical_crossentropy: SparseCategoricalCrossentropy,
-                binary_crossentropy: BinaryCrossentropy, mean_squared_error: MeanSquaredError,
-                mean_absolute_error: MeanAbsoluteError}
+_BY_FUNCTION = {
+    categorical_crossentropy: CategoricalCrossentropy,
+    sparse_categorical_crossentropy: SparseCategoricalCrossentropy,
+    binary_crossentropy: BinaryCrossentropy,
+    mean_squared_error: MeanSquaredError,
+    mean_absolute_error: MeanAbsoluteError,
+}
 
 
 def get(identifier) -> Loss:
@@ -195,5 +222,7 @@ def get(identifier) -> Loss:
         loss = _BY_NAME[identifier.lower()]()
         loss.name = identifier.lower()
         return loss
-    raise ValueError(f"Unknown loss function: {identifier!r}. Choose one of {', '.join(_CHOICES)}, "
-                     "or pass a keras.losses object such as keras.losses.CategoricalCrossentropy(from_logits=True)")
+    raise ValueError(
+        f"Unknown loss function: {identifier!r}. Choose one of {', '.join(_CHOICES)}, "
+        "or pass a keras.losses object such as keras.losses.CategoricalCrossentropy(from_logits=True)"
+    )

@@ -1,4 +1,5 @@
 """Metrics: running means over an epoch, as Keras reports them (weighted by samples seen)."""
+
 import numpy as np
 
 
@@ -75,6 +76,7 @@ def _wrapper(fn, default):
     class _Wrapped(MeanMetricWrapper):
         def __init__(self, name=default):
             super().__init__(fn, name)
+
     return _Wrapped
 
 
@@ -84,15 +86,24 @@ BinaryAccuracy = _wrapper(binary_accuracy, "binary_accuracy")
 Accuracy = _wrapper(accuracy, "accuracy")
 MeanSquaredError = _wrapper(mean_squared_error, "mean_squared_error")
 MeanAbsoluteError = _wrapper(mean_absolute_error, "mean_absolute_error")
-for _cls, _name in ((CategoricalAccuracy, "CategoricalAccuracy"), (SparseCategoricalAccuracy, "SparseCategoricalAccuracy"),
-                    (BinaryAccuracy, "BinaryAccuracy"), (Accuracy, "Accuracy"),
-                    (MeanSquaredError, "MeanSquaredError"), (MeanAbsoluteError, "MeanAbsoluteError")):
+for _cls, _name in (
+    (CategoricalAccuracy, "CategoricalAccuracy"),
+    (SparseCategoricalAccuracy, "SparseCategoricalAccuracy"),
+    (BinaryAccuracy, "BinaryAccuracy"),
+    (Accuracy, "Accuracy"),
+    (MeanSquaredError, "MeanSquaredError"),
+    (MeanAbsoluteError, "MeanAbsoluteError"),
+):
     _cls.__name__ = _cls.__qualname__ = _name
 
 _BY_NAME = {
-    "categorical_accuracy": categorical_accuracy, "sparse_categorical_accuracy": sparse_categorical_accuracy,
-    "binary_accuracy": binary_accuracy, "mse": mean_squared_error, "mean_squared_error": mean_squared_error,
-    "mae": mean_absolute_error, "mean_absolute_error": mean_absolute_error,
+    "categorical_accuracy": categorical_accuracy,
+    "sparse_categorical_accuracy": sparse_categorical_accuracy,
+    "binary_accuracy": binary_accuracy,
+    "mse": mean_squared_error,
+    "mean_squared_error": mean_squared_error,
+    "mae": mean_absolute_error,
+    "mean_absolute_error": mean_absolute_error,
 }
 
 
@@ -117,5 +128,7 @@ def get(identifier) -> Metric:
         return MeanMetricWrapper(resolved_accuracy, name=identifier)
     if identifier in _BY_NAME:
         return MeanMetricWrapper(_BY_NAME[identifier], name=identifier)
-    raise ValueError(f"Unknown metric {identifier!r}. Choose one of "
-                     f"{', '.join(['accuracy'] + sorted(_BY_NAME))}, or pass a keras.metrics object")
+    raise ValueError(
+        f"Unknown metric {identifier!r}. Choose one of "
+        f"{', '.join(['accuracy'] + sorted(_BY_NAME))}, or pass a keras.metrics object"
+    )

@@ -1,4 +1,5 @@
 """``keras.Model`` (functional) and ``keras.Sequential``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -151,8 +152,10 @@ class Model(Layer):
             raise ValueError(f"Model '{self.name}' has {len(mine)} weights, but {len(weights)} were given")
         for w, value in zip(mine, weights):
             if np.shape(value) != w.shape:
-                raise ValueError(f"Model '{self.name}': weight {w.name} has shape {w.shape}, "
-                                 f"but the value given has shape {np.shape(value)}")
+                raise ValueError(
+                    f"Model '{self.name}': weight {w.name} has shape {w.shape}, "
+                    f"but the value given has shape {np.shape(value)}"
+                )
         for w, value in zip(mine, weights):
             w.data = np.array(value, dtype=w.dtype)
 
@@ -202,8 +205,10 @@ class Model(Layer):
 
     def ensure_built(self):
         if not self.built:
-            raise ValueError(f"Model '{self.name}' has not been built yet: call it on data, call fit, or give the "
-                             "first layer an input_shape (e.g. Dense(10, input_shape=(784,)))")
+            raise ValueError(
+                f"Model '{self.name}' has not been built yet: call it on data, call fit, or give the "
+                "first layer an input_shape (e.g. Dense(10, input_shape=(784,)))"
+            )
 
     # ----- running -------------------------------------------------------------------------------
     def call(self, inputs, training=False):
@@ -222,7 +227,9 @@ class Model(Layer):
         return outputs[0] if self._single_output else outputs
 
     def __call__(self, inputs, training=None, **kwargs):
-        if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], KerasTensor)):
+        if isinstance(inputs, KerasTensor) or (
+            isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], KerasTensor)
+        ):
             return super().__call__(inputs, training=training)
         self.build_from_data(inputs)
         return self.call(inputs, training=bool(training))
@@ -240,12 +247,24 @@ class Model(Layer):
                 hint = ""
                 if tuple(shape[1:]) + (1,) == tuple(symbolic.shape[1:]):
                     hint = " Add the missing channel axis with np.expand_dims(x, -1)."
-                raise ValueError(f'Input {i} of layer "{self.name}" is incompatible with the layer: expected '
-                                 f"shape={format_shape(symbolic.shape)}, found shape={format_shape(shape)}.{hint}")
+                raise ValueError(
+                    f'Input {i} of layer "{self.name}" is incompatible with the layer: expected '
+                    f"shape={format_shape(symbolic.shape)}, found shape={format_shape(shape)}.{hint}"
+                )
 
     # ----- compile and the steps -----------------------------------------------------------------
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
-                run_eagerly=None, steps_per_execution=1, jit_compile=None, **kwargs):
+    def compile(
+        self,
+        optimizer="rmsprop",
+        loss=None,
+        metrics=None,
+        loss_weights=None,
+        weighted_metrics=None,
+        run_eagerly=None,
+        steps_per_execution=1,
+        jit_compile=None,
+        **kwargs,
+    ):
         """Configures the model for training: optimizer, loss and metrics.
 
         Inside an ``IPUStrategy`` scope, compiling also attaches the model to the simulated IPU;
@@ -293,8 +312,10 @@ class Model(Layer):
 
     def assert_compiled(self, what):
         if not self.compiled:
-            raise RuntimeError(f"You must compile your model before {'training/testing' if what != 'predict' else what}. "
-                               f"Use `model.compile(optimizer, loss)`.")
+            raise RuntimeError(
+                f"You must compile your model before {'training/testing' if what != 'predict' else what}. "
+                f"Use `model.compile(optimizer, loss)`."
+            )
         if self.loss is None and what in ("fit", "evaluate"):
             raise ValueError(f"{what}: the model was compiled without a loss; pass loss=... to compile()")
 
@@ -378,9 +399,26 @@ class Model(Layer):
         return self.device_executor or training.CPUExecutor()
 
     # ----- Keras' public loops -------------------------------------------------------------------
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
-            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
-            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1, **kwargs):
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        verbose="auto",
+        callbacks=None,
+        validation_split=0.0,
+        validation_data=None,
+        shuffle=True,
+        class_weight=None,
+        sample_weight=None,
+        initial_epoch=0,
+        steps_per_epoch=None,
+        validation_steps=None,
+        validation_batch_size=None,
+        validation_freq=1,
+        **kwargs,
+    ):
         """Trains the model for a fixed number of epochs (iterations on a dataset).
 
         On the simulated IPU (a model compiled in an ``IPUStrategy`` scope) the data is cut into executions
@@ -428,12 +466,38 @@ class Model(Layer):
         """
         if kwargs:
             raise TypeError(f"fit() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return training.fit(self, x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
-                            shuffle, class_weight, sample_weight, initial_epoch, steps_per_epoch, validation_steps,
-                            validation_batch_size, validation_freq)
+        return training.fit(
+            self,
+            x,
+            y,
+            batch_size,
+            epochs,
+            verbose,
+            callbacks,
+            validation_split,
+            validation_data,
+            shuffle,
+            class_weight,
+            sample_weight,
+            initial_epoch,
+            steps_per_epoch,
+            validation_steps,
+            validation_batch_size,
+            validation_freq,
+        )
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
-                 callbacks=None, return_dict=False, **kwargs):
+    def evaluate(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        verbose="auto",
+        sample_weight=None,
+        steps=None,
+        callbacks=None,
+        return_dict=False,
+        **kwargs,
+    ):
         """Returns the loss value and metrics values for the model in test mode.
 
         On the simulated IPU it runs the model's "test" executable, compiled for ``steps_per_execution``

@@ -15,6 +15,7 @@ Example:
 >>> keras.optimizers.SGD().slots_per_weight, keras.optimizers.Adam().slots_per_weight
 (0, 2)
 """
+
 import numpy as np
 
 from ..autograd import precision
@@ -31,7 +32,8 @@ class Optimizer:
                 f"{cls.__name__} must declare {' and '.join(missing)}: the IPU model counts slots_per_weight "
                 "copies of each weight as optimizer state in tile memory and charges update_flops_per_weight "
                 "FLOPs per weight to each weight update. Set them as class attributes (Adam: slots_per_weight = 2, "
-                "update_flops_per_weight = 12) or as properties when they depend on the arguments (SGD's momentum).")
+                "update_flops_per_weight = 12) or as properties when they depend on the arguments (SGD's momentum)."
+            )
 
     def __init__(self, learning_rate=0.001, name=None):
         if not float(learning_rate) > 0:
@@ -145,7 +147,7 @@ class Adam(Optimizer):
 
     def update(self, weight, grad):
         t = self.iterations
-        lr_t = self.learning_rate * np.sqrt(1 - self.beta_2 ** t) / (1 - self.beta_1 ** t)
+        lr_t = self.learning_rate * np.sqrt(1 - self.beta_2**t) / (1 - self.beta_1**t)
         m, v = self.slot(weight, 0), self.slot(weight, 1)
         m += (1 - self.beta_1) * (grad - m)
         v += (1 - self.beta_2) * (grad * grad - v)
@@ -189,8 +191,13 @@ class RMSprop(Optimizer):
         weight.data -= step.astype(weight.dtype)
 
     def get_config(self):
-        return {**super().get_config(), "rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon,
-                "centered": self.centered}
+        return {
+            **super().get_config(),
+            "rho": self.rho,
+            "momentum": self.momentum,
+            "epsilon": self.epsilon,
+            "centered": self.centered,
+        }
 
 
 class Adagrad(Optimizer):
@@ -204,7 +211,9 @@ class Adagrad(Optimizer):
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad"):
         super().__init__(learning_rate, name)
         if not initial_accumulator_value >= 0:
-            raise ValueError(f"Adagrad: initial_accumulator_value must be non-negative, got {initial_accumulator_value}")
+            raise ValueError(
+                f"Adagrad: initial_accumulator_value must be non-negative, got {initial_accumulator_value}"
+            )
         self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), epsilon
 
     def update(self, weight, grad):
@@ -213,8 +222,11 @@ class Adagrad(Optimizer):
         weight.data -= (self.learning_rate * grad / (np.sqrt(accumulator) + self.epsilon)).astype(weight.dtype)
 
     def get_config(self):
-        return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon}
+        return {
+            **super().get_config(),
+            "initial_accumulator_value": self.initial_accumulator_value,
+            "epsilon": self.epsilon,
+        }
 
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad}
@@ -225,6 +237,8 @@ def get(identifier) -> Optimizer:
         return identifier
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         return _BY_NAME[identifier.lower()]()
-    raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}. "
-                     f"Choose one of {', '.join(repr(n) for n in _BY_NAME)}, or pass an optimizer object "
-                     "such as keras.optimizers.SGD(learning_rate=0.01)")
+    raise ValueError(
+        f"Could not interpret optimizer identifier: {identifier!r}. "
+        f"Choose one of {', '.join(repr(n) for n in _BY_NAME)}, or pass an optimizer object "
+        "such as keras.optimizers.SGD(learning_rate=0.01)"
+    )

@@ -5,14 +5,16 @@ or a pipe it prints only the finished line. Updates are throttled by progress (n
 clock), so a notebook's output is the same every run. Who measures the time decides what it
 means: ``time_note`` labels it (the simulated IPU says ``simulated``).
 """
+
 import sys
 
 _BAR_WIDTH = 30
 
 
 def format_values(values) -> str:
-    return "".join(f" - {name}: {value:.4f}" if abs(value) > 1e-3 else f" - {name}: {value:.4e}"
-                   for name, value in values)
+    return "".join(
+        f" - {name}: {value:.4f}" if abs(value) > 1e-3 else f" - {name}: {value:.4e}" for name, value in values
+    )
 
 
 def format_duration(seconds: float) -> str:
@@ -94,13 +96,17 @@ class Progbar:
         finished = (self.target is not None and current >= self.target) if finalize is None else finalize
         self._finished = finished
         # verbose 2 estimates only when the epoch ends (TF), so it never sees step 1 alone
-        self.seconds, self.seconds_per_step = elapsed, (
-            self._step_estimate(current, elapsed) if self.verbose != 2 else elapsed / max(current, 1))
+        self.seconds, self.seconds_per_step = (
+            elapsed,
+            (self._step_estimate(current, elapsed) if self.verbose != 2 else elapsed / max(current, 1)),
+        )
         if self.verbose != 1:
             if finished and self.verbose == 2:
                 note = f" {self.time_note}" if self.time_note else ""
-                self.stream.write(f"{current}/{self.target or 'Unknown'} - {format_duration(elapsed)}"
-                                  f"{format_values(values)} - {format_per_step(self.seconds_per_step)}{note}\n")
+                self.stream.write(
+                    f"{current}/{self.target or 'Unknown'} - {format_duration(elapsed)}"
+                    f"{format_values(values)} - {format_per_step(self.seconds_per_step)}{note}\n"
+                )
                 self.stream.flush()
             return
         if not finished and (not self.dynamic or current - self._last_shown < self._every):

@@ -6,6 +6,7 @@ Example:
 array([[0., 1.],
        [1., 0.]], dtype=float32)
 """
+
 import numpy as np
 
 from . import backend
@@ -44,7 +45,9 @@ def to_categorical(y, num_classes=None, dtype="float32"):
     if num_classes is None:
         num_classes = int(y.max()) + 1 if y.size else 0
     if y.size and (y.min() < 0 or y.max() >= num_classes):
-        raise ValueError(f"to_categorical: labels must be in [0, {num_classes}), got values from {y.min()} to {y.max()}")
+        raise ValueError(
+            f"to_categorical: labels must be in [0, {num_classes}), got values from {y.min()} to {y.max()}"
+        )
     out = np.zeros(y.shape + (num_classes,), dtype=dtype)
     np.put_along_axis(out, y[..., None], 1, axis=-1)
     return out

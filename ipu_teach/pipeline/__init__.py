@@ -11,23 +11,71 @@ Example:
     >>> pipeline.summarise(timeline).total_seconds
     57.0
 """
+
 from .actions import Action, Kind, Schedule
 from .figure import Box, gantt_boxes, plot_schedule
 from .grid import text_grid
-from .metrics import (PipelineMetrics, Phases, bubble_fraction, peak_stash, phases, stash_bytes, summarise,
-                      utilisation, utilisation_per_ipu)
-from .rules import (SCHEDULE_NAMES, PipelineScheduleError, accumulation_multiple, check_gradient_accumulation,
-                    display_name, schedule_key)
+from .metrics import (
+    PipelineMetrics,
+    Phases,
+    bubble_fraction,
+    peak_stash,
+    phases,
+    stash_bytes,
+    summarise,
+    utilisation,
+    utilisation_per_ipu,
+)
+from .rules import (
+    SCHEDULE_NAMES,
+    PipelineScheduleError,
+    accumulation_multiple,
+    check_gradient_accumulation,
+    display_name,
+    schedule_key,
+)
 from .schedules import GENERATORS, gpipe, grouped, interleaved, make_schedule, one_f_one_b, sequential
 from .timing import StageCosts, TimedAction, Timeline, time_schedule
 from .trace import chrome_trace, write_chrome_trace
 from .validate import ScheduleError, validate, validate_timeline
 
 __all__ = [
-    "Action", "Box", "GENERATORS", "Kind", "PipelineMetrics", "PipelineScheduleError", "Phases", "SCHEDULE_NAMES",
-    "Schedule", "ScheduleError", "StageCosts", "TimedAction", "Timeline", "accumulation_multiple",
-    "bubble_fraction", "check_gradient_accumulation", "chrome_trace", "display_name", "gantt_boxes", "gpipe",
-    "grouped", "interleaved", "make_schedule", "one_f_one_b", "peak_stash", "phases", "plot_schedule",
-    "schedule_key", "sequential", "stash_bytes", "summarise", "text_grid", "time_schedule", "utilisation",
-    "utilisation_per_ipu", "validate", "validate_timeline", "write_chrome_trace",
+    "Action",
+    "Box",
+    "GENERATORS",
+    "Kind",
+    "PipelineMetrics",
+    "PipelineScheduleError",
+    "Phases",
+    "SCHEDULE_NAMES",
+    "Schedule",
+    "ScheduleError",
+    "StageCosts",
+    "TimedAction",
+    "Timeline",
+    "accumulation_multiple",
+    "bubble_fraction",
+    "check_gradient_accumulation",
+    "chrome_trace",
+    "display_name",
+    "gantt_boxes",
+    "gpipe",
+    "grouped",
+    "interleaved",
+    "make_schedule",
+    "one_f_one_b",
+    "peak_stash",
+    "phases",
+    "plot_schedule",
+    "schedule_key",
+    "sequential",
+    "stash_bytes",
+    "summarise",
+    "text_grid",
+    "time_schedule",
+    "utilisation",
+    "utilisation_per_ipu",
+    "validate",
+    "validate_timeline",
+    "write_chrome_trace",
 ]

@@ -8,6 +8,7 @@ The schedule keeps its actions as numpy columns (one entry per action), so 16 st
 micro-batches (~33,000 actions) are generated, validated and timed without Python loops;
 :meth:`Schedule.actions` turns them into :class:`Action` objects for people to read.
 """
+
 from __future__ import annotations
 
 import enum
@@ -87,33 +88,69 @@ class Schedule:
     slot: np.ndarray
 
     @classmethod
-    def from_columns(cls, name: str, stages: int, micro_batches: int, training: bool, lockstep: bool,
-                     device_mapping: Sequence[int] | None, stage, kind, micro_batch, slot) -> "Schedule":
+    def from_columns(
+        cls,
+        name: str,
+        stages: int,
+        micro_batches: int,
+        training: bool,
+        lockstep: bool,
+        device_mapping: Sequence[int] | None,
+        stage,
+        kind,
+        micro_batch,
+        slot,
+    ) -> "Schedule":
         """Build a schedule from unsorted columns, putting rows in execution order (slot, then F/B/WU)."""
         mapping = check_device_mapping(stages, device_mapping)
         columns = [np.asarray(column, dtype=np.int64).ravel() for column in (stage, kind, micro_batch, slot)]
         if len({column.size for column in columns}) != 1:
-            raise ValueError(f"Schedule {name!r}: the stage, kind, micro_batch and slot columns must have "
-                             f"equal lengths, got {[column.size for column in columns]}.")
+            raise ValueError(
+                f"Schedule {name!r}: the stage, kind, micro_batch and slot columns must have "
+                f"equal lengths, got {[column.size for column in columns]}."
+            )
         stage, kind, micro_batch, slot = columns
         order = np.lexsort((micro_batch, stage, kind, slot))
-        return cls(name, int(stages), int(micro_batches), bool(training), bool(lockstep), mapping,
-                   stage[order], kind[order], micro_batch[order], slot[order])
+        return cls(
+            name,
+            int(stages),
+            int(micro_batches),
+            bool(training),
+            bool(lockstep),
+            mapping,
+            stage[order],
+            kind[order],
+            micro_batch[order],
+            slot[order],
+        )
 
     @classmethod
-    def from_actions(cls, name: str, stages: int, micro_batches: int, actions: Sequence[Action], *,
-                     training: bool = True, lockstep: bool = False,
-                     device_mapping: Sequence[int] | None = None) -> "Schedule":
+    def from_actions(
+        cls,
+        name: str,
+        stages: int,
+        micro_batches: int,
+        actions: Sequence[Action],
+        *,
+        training: bool = True,
+        lockstep: bool = False,
+        device_mapping: Sequence[int] | None = None,
+    ) -> "Schedule":
         """Build a schedule from :class:`Action` objects (their ``ipu`` must match the device mapping)."""
-        columns = [[action.stage for action in actions], [action.kind.code for action in actions],
-                   [NO_MICRO_BATCH if action.micro_batch is None else action.micro_batch for action in actions],
-                   [action.slot for action in actions]]
+        columns = [
+            [action.stage for action in actions],
+            [action.kind.code for action in actions],
+            [NO_MICRO_BATCH if action.micro_batch is None else action.micro_batch for action in actions],
+            [action.slot for action in actions],
+        ]
         schedule = cls.from_columns(name, stages, micro_batches, training, lockstep, device_mapping, *columns)
         for action in actions:
             if 0 <= action.stage < stages and schedule.device_mapping[action.stage] != action.ipu:
-                raise ValueError(f"Action {action.describe()} says IPU {action.ipu}, but the device mapping "
-                                 f"puts stage {action.stage} on IPU {schedule.device_mapping[action.stage]}; "
-                                 "fix the action's ipu or pass a matching device_mapping.")
+                raise ValueError(
+                    f"Action {action.describe()} says IPU {action.ipu}, but the device mapping "
+                    f"puts stage {action.stage} on IPU {schedule.device_mapping[action.stage]}; "
+                    "fix the action's ipu or pass a matching device_mapping."
+                )
         return schedule
 
     def __len__(self) -> int:
@@ -148,8 +185,9 @@ class Schedule:
 
     def action(self, index: int) -> Action:
         """The action in row ``index`` as an :class:`Action`."""
-        return self._make_action(int(self.stage[index]), int(self.kind[index]), int(self.micro_batch[index]),
-                                 int(self.slot[index]))
+        return self._make_action(
+            int(self.stage[index]), int(self.kind[index]), int(self.micro_batch[index]), int(self.slot[index])
+        )
 
     def actions(self) -> Iterator[Action]:
         """All actions in execution order."""
@@ -158,13 +196,20 @@ class Schedule:
 
     def _make_action(self, stage: int, kind: int, micro_batch: int, slot: int) -> Action:
         ipu = self.device_mapping[stage] if 0 <= stage < self.stages else -1
-        return Action(stage=stage, kind=Kind.from_code(kind), slot=slot, ipu=ipu,
-                      micro_batch=None if micro_batch == NO_MICRO_BATCH else micro_batch)
+        return Action(
+            stage=stage,
+            kind=Kind.from_code(kind),
+            slot=slot,
+            ipu=ipu,
+            micro_batch=None if micro_batch == NO_MICRO_BATCH else micro_batch,
+        )
 
     def __repr__(self) -> str:
         mode = "training" if self.training else "inference"
-        return (f"Schedule({self.name!r}, stages={self.stages}, micro_batches={self.micro_batches}, {mode}, "
-                f"{len(self)} actions in {self.slots} slots on {self.ipus} IPUs)")
+        return (
+            f"Schedule({self.name!r}, stages={self.stages}, micro_batches={self.micro_batches}, {mode}, "
+            f"{len(self)} actions in {self.slots} slots on {self.ipus} IPUs)"
+        )
 
 
 def check_device_mapping(stages: int, device_mapping: Sequence[int] | None) -> tuple[int, ...]:
@@ -173,6 +218,8 @@ def check_device_mapping(stages: int, device_mapping: Sequence[int] | None) -> t
         return tuple(range(stages))
     mapping = tuple(int(ipu) for ipu in device_mapping)
     if len(mapping) != stages or any(ipu < 0 for ipu in mapping):
-        raise ValueError(f"device_mapping {list(mapping)} must give one IPU index >= 0 for each of the "
-                         f"{stages} pipeline stages, e.g. {list(range(stages))}.")
+        raise ValueError(
+            f"device_mapping {list(mapping)} must give one IPU index >= 0 for each of the "
+            f"{stages} pipeline stages, e.g. {list(range(stages))}."
+        )
     return mapping

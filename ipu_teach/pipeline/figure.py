@@ -4,6 +4,7 @@
 :func:`plot_schedule` draws exactly those boxes with matplotlib (imported only when drawing),
 labels them with micro-batch numbers and shades the ramp-up and ramp-down phases.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,14 +44,23 @@ class Box:
 def gantt_boxes(timeline: Timeline) -> tuple[Box, ...]:
     """The boxes :func:`plot_schedule` draws, one per action, in execution order."""
     schedule = timeline.schedule
-    columns = zip(schedule.ipu.tolist(), schedule.stage.tolist(), schedule.kind.tolist(),
-                  schedule.micro_batch.tolist(), timeline.start.tolist(), timeline.durations.tolist())
-    return tuple(Box(ipu, stage, Kind.from_code(kind), None if batch == NO_MICRO_BATCH else batch, start, width)
-                 for ipu, stage, kind, batch, start, width in columns)
+    columns = zip(
+        schedule.ipu.tolist(),
+        schedule.stage.tolist(),
+        schedule.kind.tolist(),
+        schedule.micro_batch.tolist(),
+        timeline.start.tolist(),
+        timeline.durations.tolist(),
+    )
+    return tuple(
+        Box(ipu, stage, Kind.from_code(kind), None if batch == NO_MICRO_BATCH else batch, start, width)
+        for ipu, stage, kind, batch, start, width in columns
+    )
 
 
-def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_phases: bool = True,
-                  unit: str = "simulated s"):
+def plot_schedule(
+    timeline: Timeline, ax=None, *, label_limit: int = 400, show_phases: bool = True, unit: str = "simulated s"
+):
     """Draws a timed pipeline schedule as a Gantt chart and returns the matplotlib Figure.
 
     Example:
@@ -83,23 +93,47 @@ def plot_schedule(timeline: Timeline, ax=None, *, label_limit: int = 400, show_p
         chosen = schedule.kind == kind.code
         if chosen.any():
             edges = np.minimum(EDGE_POINTS, EDGE_SHARE * timeline.durations[chosen] * points_per_unit)
-            ax.add_collection(PolyCollection(_rectangles(timeline, chosen), facecolors=colour,
-                                             edgecolors="white", linewidths=edges, gid=f"pipeline-{kind.value}"))
+            ax.add_collection(
+                PolyCollection(
+                    _rectangles(timeline, chosen),
+                    facecolors=colour,
+                    edgecolors="white",
+                    linewidths=edges,
+                    gid=f"pipeline-{kind.value}",
+                )
+            )
     ax.set_xlim(0, total if total > 0 else 1)
     if len(schedule) <= label_limit:
         for box in gantt_boxes(timeline):
             if box.width * points_per_unit >= _text_points(box.label, LABEL_FONT_SIZE) + LABEL_PADDING_POINTS:
-                ax.text(box.start + box.width / 2, box.ipu, box.label, ha="center", va="center",
-                        fontsize=LABEL_FONT_SIZE, color="white", clip_on=True, gid="pipeline-label")
+                ax.text(
+                    box.start + box.width / 2,
+                    box.ipu,
+                    box.label,
+                    ha="center",
+                    va="center",
+                    fontsize=LABEL_FONT_SIZE,
+                    color="white",
+                    clip_on=True,
+                    gid="pipeline-label",
+                )
     ax.set_ylim(schedule.ipus - 0.5, -0.5)  # IPU 0 on top
     ax.set_yticks(range(schedule.ipus), [f"IPU {ipu}" for ipu in range(schedule.ipus)])
     ax.set_xlabel(f"time ({unit})")
     mode = "training" if schedule.training else "inference"
-    ax.set_title(f"{schedule.name} schedule ({mode}): {counted(schedule.stages, 'stage')}, "
-                 f"{counted(schedule.micro_batches, 'micro-batch')}, {format_amount(total)} {unit}, "
-                 f"utilisation {utilisation(timeline):.0%}", fontsize=9, pad=16)
-    ax.legend(handles=[Patch(color=colour, label=kind.name.replace("_", " ").lower())
-                       for kind, colour in COLOURS.items()], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    ax.set_title(
+        f"{schedule.name} schedule ({mode}): {counted(schedule.stages, 'stage')}, "
+        f"{counted(schedule.micro_batches, 'micro-batch')}, {format_amount(total)} {unit}, "
+        f"utilisation {utilisation(timeline):.0%}",
+        fontsize=9,
+        pad=16,
+    )
+    ax.legend(
+        handles=[Patch(color=colour, label=kind.name.replace("_", " ").lower()) for kind, colour in COLOURS.items()],
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        fontsize=7,
+    )
     return ax.figure
 
 
@@ -128,8 +162,9 @@ def _rectangles(timeline: Timeline, chosen: np.ndarray) -> np.ndarray:
     left, right = timeline.start[chosen], timeline.end[chosen]
     ipu = timeline.schedule.ipu[chosen].astype(float)
     top, bottom = ipu - BOX_HEIGHT / 2, ipu + BOX_HEIGHT / 2
-    return np.stack([np.stack(corner, axis=-1) for corner in ((left, top), (right, top), (right, bottom),
-                                                                (left, bottom))], axis=1)
+    return np.stack(
+        [np.stack(corner, axis=-1) for corner in ((left, top), (right, top), (right, bottom), (left, bottom))], axis=1
+    )
 
 
 def _mark_phases(ax, timeline: Timeline) -> None:
@@ -147,8 +182,17 @@ def _mark_phases(ax, timeline: Timeline) -> None:
         x, align = (left + right) / 2, "center"
         if (right - left) * points_per_unit < _text_points(name, PHASE_FONT_SIZE):
             x, align = outside.get(name, (x, align))
-        ax.text(x, 1.0, name, ha=align, va="bottom", fontsize=PHASE_FONT_SIZE, transform=ax.get_xaxis_transform(),
-                clip_on=False, gid=f"phase-name-{name}")
+        ax.text(
+            x,
+            1.0,
+            name,
+            ha=align,
+            va="bottom",
+            fontsize=PHASE_FONT_SIZE,
+            transform=ax.get_xaxis_transform(),
+            clip_on=False,
+            gid=f"phase-name-{name}",
+        )
     for edge in (spans.main_start, spans.main_end):
         if 0 < edge < timeline.total:
             ax.axvline(edge, color="0.3", linestyle="--", linewidth=0.8)

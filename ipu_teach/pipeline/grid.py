@@ -3,6 +3,7 @@
 Actions sharing a cell (Grouped's forward and backward of one step) are joined with ``/``; idle
 cells show ``.``. When several stages share an IPU, labels name the stage (``s1:F0``).
 """
+
 from __future__ import annotations
 
 from .actions import Schedule

@@ -5,6 +5,7 @@ the bubble fraction is the rest. Phases (see :func:`phases`) split the run into 
 ramp-down. The stash of a stage is the number of micro-batches whose forward has run there but
 whose backward has not: their activations must stay in memory until the backward needs them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -88,8 +89,13 @@ def phases(timeline: Timeline) -> Phases:
         main_start = _snap(main_start, timeline.slot_start, timeline.slot_end, at_start=True)
         main_end = _snap(main_end, timeline.slot_start, timeline.slot_end, at_start=False)
     main_start = min(main_start, main_end)
-    return Phases(ramp_up=main_start, main=main_end - main_start, ramp_down=total - main_end,
-                  main_start=main_start, main_end=main_end)
+    return Phases(
+        ramp_up=main_start,
+        main=main_end - main_start,
+        ramp_down=total - main_end,
+        main_start=main_start,
+        main_end=main_end,
+    )
 
 
 def _snap(moment: float, slot_start: np.ndarray, slot_end: np.ndarray, *, at_start: bool) -> float:
@@ -118,8 +124,12 @@ def peak_stash(schedule: Schedule) -> np.ndarray:
     return peak
 
 
-def stash_bytes(schedule: Schedule, activation_bytes: Sequence[float], input_bytes: Sequence[float] | None = None,
-                recompute: bool = False) -> np.ndarray:
+def stash_bytes(
+    schedule: Schedule,
+    activation_bytes: Sequence[float],
+    input_bytes: Sequence[float] | None = None,
+    recompute: bool = False,
+) -> np.ndarray:
     """Peak bytes of stashed activations per stage.
 
     ``activation_bytes[s]``: what stage s keeps of one micro-batch for its backward pass;
@@ -129,16 +139,18 @@ def stash_bytes(schedule: Schedule, activation_bytes: Sequence[float], input_byt
     chosen = input_bytes if recompute else activation_bytes
     name = "input_bytes" if recompute else "activation_bytes"
     if chosen is None:
-        raise ValueError("stash_bytes with recompute=True needs input_bytes: the size of each stage's input "
-                         "for one micro-batch.")
+        raise ValueError(
+            "stash_bytes with recompute=True needs input_bytes: the size of each stage's input for one micro-batch."
+        )
     per_batch = np.asarray(chosen, dtype=float).ravel()
     if per_batch.size != schedule.stages or np.any(per_batch < 0):
         raise ValueError(f"{name} needs {schedule.stages} non-negative numbers (one per stage), got {list(chosen)}.")
     return peak_stash(schedule) * per_batch
 
 
-def summarise(timeline: Timeline, activation_bytes: Sequence[float] | None = None,
-              input_bytes: Sequence[float] | None = None) -> PipelineMetrics:
+def summarise(
+    timeline: Timeline, activation_bytes: Sequence[float] | None = None, input_bytes: Sequence[float] | None = None
+) -> PipelineMetrics:
     """All metrics of a timed schedule; stash bytes only when ``activation_bytes`` are given."""
     schedule = timeline.schedule
     per_ipu = utilisation_per_ipu(timeline)
@@ -146,7 +158,15 @@ def summarise(timeline: Timeline, activation_bytes: Sequence[float] | None = Non
     if activation_bytes is not None:
         stash = tuple(float(b) for b in stash_bytes(schedule, activation_bytes, input_bytes, timeline.recompute))
     return PipelineMetrics(
-        schedule=schedule.name, stages=schedule.stages, micro_batches=schedule.micro_batches, ipus=schedule.ipus,
-        total_seconds=timeline.total, utilisation=float(per_ipu.mean()), bubble_fraction=1.0 - float(per_ipu.mean()),
-        utilisation_per_ipu=tuple(float(u) for u in per_ipu), phases=phases(timeline),
-        peak_stash=tuple(int(n) for n in peak_stash(schedule)), stash_bytes=stash)
+        schedule=schedule.name,
+        stages=schedule.stages,
+        micro_batches=schedule.micro_batches,
+        ipus=schedule.ipus,
+        total_seconds=timeline.total,
+        utilisation=float(per_ipu.mean()),
+        bubble_fraction=1.0 - float(per_ipu.mean()),
+        utilisation_per_ipu=tuple(float(u) for u in per_ipu),
+        phases=phases(timeline),
+        peak_stash=tuple(int(n) for n in peak_stash(schedule)),
+        stash_bytes=stash,
+    )

@@ -9,6 +9,7 @@ A slot formula takes stage and micro-batch index arrays of shape (stages, 1) and
 the forward slots, the backward slots (None in inference) and the weight-update slots (None for the
 default: one step after the last backward in lock-step, else as soon as the stage's backwards are done).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,7 +73,11 @@ def _eager_slots(s, m, stages, micro_batches, training):
 
 REGISTRY: tuple[ScheduleSpec, ...] = (
     ScheduleSpec(
-        "grouped", "Grouped", _grouped_slots, lockstep=True, graphcore=True,
+        "grouped",
+        "Grouped",
+        _grouped_slots,
+        lockstep=True,
+        graphcore=True,
         accumulation=lambda stages, training: 2 * stages if training else stages,
         doc="""Graphcore's default: in each step every IPU runs one forward, then one backward.
 
@@ -81,9 +86,14 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
     stages steps of depth: micro-batch m's forward reaches stage s in step m + s and its backward
     in step m + 2*stages - 1 - s, so stage s stashes activations of 2 * (stages - s) micro-batches.
     Ramp-up and ramp-down last 2 * stages - 1 steps each. In inference: forwards only, step m + s.
-    """),
+    """,
+    ),
     ScheduleSpec(
-        "interleaved", "Interleaved", _alternating_slots, lockstep=True, graphcore=True,
+        "interleaved",
+        "Interleaved",
+        _alternating_slots,
+        lockstep=True,
+        graphcore=True,
         accumulation=lambda stages, training: stages,
         doc="""Graphcore's Interleaved: each IPU alternates one forward and one backward, one per step.
 
@@ -94,30 +104,49 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
     two costs differ. Same per-IPU order as 1F1B, which instead runs event-driven.
     Micro-batch m: forward on stage s in step 2m + s, backward in step 2m + 2*stages - 1 - s.
     In inference there is nothing to interleave: forwards only, step m + s, as Grouped.
-    """),
+    """,
+    ),
     ScheduleSpec(
-        "sequential", "Sequential", _sequential_slots, lockstep=True, graphcore=True,
+        "sequential",
+        "Sequential",
+        _sequential_slots,
+        lockstep=True,
+        graphcore=True,
         doc="""One stage at a time, as a sharded model: micro-batch m runs forward through every stage,
     then backward through every stage, before micro-batch m + 1 starts. No overlap, one activation
     stash per stage; Graphcore uses it for debugging and to recompute on a single IPU.
     Every slot holds one action (the weight updates too), so the total time is the sum of all costs.
-    """),
+    """,
+    ),
     ScheduleSpec(
-        "gpipe", "GPipe", _gpipe_slots, lockstep=False,
+        "gpipe",
+        "GPipe",
+        _gpipe_slots,
+        lockstep=False,
         doc="""GPipe (Huang et al. 2019), for comparison: all forwards, then all backwards, event-driven.
 
     Simple, but every stage stashes all micro-batches before the first backward starts.
-    """),
+    """,
+    ),
     ScheduleSpec(
-        "one_f_one_b", "1F1B", _alternating_slots, lockstep=False, aliases=("1f1b", "pipedream", "pipedream_flush"),
+        "one_f_one_b",
+        "1F1B",
+        _alternating_slots,
+        lockstep=False,
+        aliases=("1f1b", "pipedream", "pipedream_flush"),
         doc="""1F1B (PipeDream-flush, Narayanan et al. 2021), for comparison: event-driven, GPU-style.
 
     Stage s warms up with stages - s forwards, then alternates one forward and one backward, then
     cools down with the remaining backwards. The order is Interleaved's; the difference is timing:
     each action starts as soon as its inputs and its IPU are ready, with no global synchronisation.
-    """),
+    """,
+    ),
     ScheduleSpec(
-        "eager_1f1b", "Eager 1F1B", _eager_slots, lockstep=False, aliases=("eager1f1b",),
+        "eager_1f1b",
+        "Eager 1F1B",
+        _eager_slots,
+        lockstep=False,
+        aliases=("eager1f1b",),
         doc="""Eager 1F1B (Qi et al. 2024, "Pipeline Parallelism with Controllable Memory"; PaddlePaddle offers
     it), for comparison: 1F1B with a longer warm-up, event-driven.
 
@@ -126,7 +155,8 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
     gradient, so a slow link delays the pipeline less than in 1F1B; the price is about twice 1F1B's
     stash (2 * (stages - s) - 1 micro-batches on stage s). The per-IPU order is Grouped's run without
     lock-step. Micro-batch m: forward on stage s in slot 2(m + s), backward in slot 2(m + 2*stages - 1 - s) - 1.
-    """),
+    """,
+    ),
 )
 SPECS: dict[str, ScheduleSpec] = {spec.key: spec for spec in REGISTRY}
 GRAPHCORE_SPECS: tuple[ScheduleSpec, ...] = tuple(spec for spec in REGISTRY if spec.graphcore)

@@ -6,6 +6,7 @@ of stages, Sequential anything. The errors here say what to change, with the num
 The schedules Graphcore does not offer (GPipe, 1F1B, ...) accept any count of at least one.
 The names, aliases and accumulation rules come from :mod:`.registry`.
 """
+
 from __future__ import annotations
 
 import operator
@@ -37,8 +38,9 @@ def schedule_key(schedule: object) -> str:
     text = "_".join(str(getattr(schedule, "name", schedule)).rsplit(".", 1)[-1].lower().replace("-", " ").split())
     key = _ALIASES.get(text, text)
     if key not in SCHEDULE_NAMES:
-        raise PipelineScheduleError(f"Unknown pipeline schedule {schedule!r}; choose one of "
-                                    f"{', '.join(spec.display for spec in REGISTRY)}.")
+        raise PipelineScheduleError(
+            f"Unknown pipeline schedule {schedule!r}; choose one of {', '.join(spec.display for spec in REGISTRY)}."
+        )
     return key
 
 
@@ -85,7 +87,9 @@ def check_gradient_accumulation(schedule: object, stages: int, accumulation: int
     ...     pipeline.check_gradient_accumulation("Grouped", 2, 6)
     ... except pipeline.PipelineScheduleError as error:
     ...     print(error)
-    The Grouped pipeline schedule with 2 stages in training needs gradient_accumulation_steps_per_replica to be a multiple of 4 (2 x 2 stages), but it is 6. Use 4 or 8 or use PipelineSchedule.Interleaved (a multiple of 2) or PipelineSchedule.Sequential (any count).
+    The Grouped pipeline schedule with 2 stages in training needs gradient_accumulation_steps_per_replica to be a
+    multiple of 4 (2 x 2 stages), but it is 6. Use 4 or 8 or use PipelineSchedule.Interleaved (a multiple of 2) or
+    PipelineSchedule.Sequential (any count).
     """
     stages = check_positive("The number of pipeline stages", stages)
     accumulation = check_positive("gradient_accumulation_steps_per_replica", accumulation)
@@ -97,18 +101,24 @@ def check_gradient_accumulation(schedule: object, stages: int, accumulation: int
     why = f"2 x {stages} stages" if multiple == 2 * stages else f"{stages} stages"
     lower = accumulation // multiple * multiple
     options = " or ".join(str(value) for value in (lower, lower + multiple) if value > 0)
-    count = "gradient_accumulation_steps_per_replica" if training else "the number of micro-batches (steps_per_execution)"
+    count = (
+        "gradient_accumulation_steps_per_replica" if training else "the number of micro-batches (steps_per_execution)"
+    )
     raise PipelineScheduleError(
         f"The {name} pipeline schedule with {stages} stages in {mode} needs {count} to be a multiple of "
-        f"{multiple} ({why}), but it is {accumulation}. Use {options}{_alternatives(schedule, stages, training)}.")
+        f"{multiple} ({why}), but it is {accumulation}. Use {options}{_alternatives(schedule, stages, training)}."
+    )
 
 
 def _alternatives(schedule: object, stages: int, training: bool) -> str:
     """The Graphcore schedules after this one in the registry, with the counts they accept."""
     key = schedule_key(schedule)
     keys = [spec.key for spec in GRAPHCORE_SPECS]
-    later = GRAPHCORE_SPECS[keys.index(key) + 1:] if key in keys else ()
-    accepts = [f"PipelineSchedule.{spec.display} ("
-               + ("any count" if spec.accumulation is any_count else f"a multiple of {spec.accumulation(stages, training)}")
-               + ")" for spec in later]
+    later = GRAPHCORE_SPECS[keys.index(key) + 1 :] if key in keys else ()
+    accepts = [
+        f"PipelineSchedule.{spec.display} ("
+        + ("any count" if spec.accumulation is any_count else f"a multiple of {spec.accumulation(stages, training)}")
+        + ")"
+        for spec in later
+    ]
     return " or use " + " or ".join(accepts) if accepts else ""

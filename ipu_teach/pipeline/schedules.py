@@ -7,6 +7,7 @@ every action in a slot with a closed formula on numpy arrays, so large pipelines
 Stage ``s`` runs on IPU ``s`` unless ``device_mapping`` says otherwise. In training each stage ends
 with one weight update, after the backward passes of all micro-batches (gradient accumulation).
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -20,10 +21,12 @@ from .rules import check_gradient_accumulation, check_positive, display_name, sc
 
 def _generator(spec: ScheduleSpec) -> Callable[..., Schedule]:
     """The public generator of a registered schedule, named and documented by its entry."""
-    def generate(stages: int, micro_batches: int, *, training: bool = True,
-                 device_mapping: Sequence[int] | None = None) -> Schedule:
-        return _generate(spec.key, stages, micro_batches, training, device_mapping, spec.slots,
-                         lockstep=spec.lockstep)
+
+    def generate(
+        stages: int, micro_batches: int, *, training: bool = True, device_mapping: Sequence[int] | None = None
+    ) -> Schedule:
+        return _generate(spec.key, stages, micro_batches, training, device_mapping, spec.slots, lockstep=spec.lockstep)
+
     generate.__name__ = generate.__qualname__ = spec.key
     generate.__doc__ = spec.doc
     return generate
@@ -34,11 +37,16 @@ grouped, interleaved, sequential = GENERATORS["grouped"], GENERATORS["interleave
 gpipe, one_f_one_b = GENERATORS["gpipe"], GENERATORS["one_f_one_b"]
 
 
-def make_schedule(schedule: object, stages: int, micro_batches: int, *, training: bool = True,
-                  device_mapping: Sequence[int] | None = None) -> Schedule:
+def make_schedule(
+    schedule: object,
+    stages: int,
+    micro_batches: int,
+    *,
+    training: bool = True,
+    device_mapping: Sequence[int] | None = None,
+) -> Schedule:
     """Generate a schedule by name: ``"Grouped"``, ``PipelineSchedule.Interleaved``, ``"1F1B"``..."""
-    return GENERATORS[schedule_key(schedule)](stages, micro_batches, training=training,
-                                              device_mapping=device_mapping)
+    return GENERATORS[schedule_key(schedule)](stages, micro_batches, training=training, device_mapping=device_mapping)
 
 
 def _generate(key, stages, micro_batches, training, device_mapping, slots, *, lockstep: bool) -> Schedule:
@@ -57,5 +65,6 @@ def _generate(key, stages, micro_batches, training, device_mapping, slots, *, lo
         columns.append((stage_grid, np.full(stage_grid.size, BACKWARD), batch_grid, backward.ravel()))
         columns.append((s[:, 0], np.full(stages, WEIGHT_UPDATE), np.full(stages, NO_MICRO_BATCH), weight_update))
     stage, kind, batch, slot = (np.concatenate(parts) for parts in zip(*columns))
-    return Schedule.from_columns(display_name(key), stages, micro_batches, training, lockstep, device_mapping,
-                                 stage, kind, batch, slot)
+    return Schedule.from_columns(
+        display_name(key), stages, micro_batches, training, lockstep, device_mapping, stage, kind, batch, slot
+    )

@@ -11,6 +11,7 @@ Two ways to run, chosen by ``Schedule.lockstep``:
   every slot, so a slot lasts as long as its busiest IPU plus the longest transfer sent in it;
 * event-driven (GPipe, 1F1B): each action starts once its IPU is free and its inputs have arrived.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -39,27 +40,47 @@ class StageCosts:
 
     def __post_init__(self):
         stages = np.size(self.forward)
-        expected = {"forward": stages, "backward": stages, "weight_update": stages,
-                    "transfer_bytes": max(stages - 1, 0)}
+        expected = {
+            "forward": stages,
+            "backward": stages,
+            "weight_update": stages,
+            "transfer_bytes": max(stages - 1, 0),
+        }
         for name, length in expected.items():
             value = getattr(self, name)
             values = tuple(float(v) for v in (np.zeros(length) if value is None else np.ravel(value)))
             if len(values) != length or not all(np.isfinite(v) and v >= 0 for v in values):
-                raise ValueError(f"StageCosts.{name} needs {length} finite non-negative numbers (one per "
-                                 f"{'stage boundary' if name == 'transfer_bytes' else 'stage'}), got {value!r}.")
+                raise ValueError(
+                    f"StageCosts.{name} needs {length} finite non-negative numbers (one per "
+                    f"{'stage boundary' if name == 'transfer_bytes' else 'stage'}), got {value!r}."
+                )
             object.__setattr__(self, name, values)
         if stages < 1:
             raise ValueError("StageCosts needs the costs of at least one stage.")
         if not self.link_bytes_per_s > 0 or not self.link_latency_s >= 0:
-            raise ValueError(f"StageCosts needs link_bytes_per_s > 0 and link_latency_s >= 0, got "
-                             f"{self.link_bytes_per_s!r} and {self.link_latency_s!r}.")
+            raise ValueError(
+                f"StageCosts needs link_bytes_per_s > 0 and link_latency_s >= 0, got "
+                f"{self.link_bytes_per_s!r} and {self.link_latency_s!r}."
+            )
 
     @classmethod
-    def uniform(cls, stages: int, forward: float = 1.0, backward: float = 2.0, weight_update: float = 0.0,
-                transfer_bytes: float = 0.0, **link) -> "StageCosts":
+    def uniform(
+        cls,
+        stages: int,
+        forward: float = 1.0,
+        backward: float = 2.0,
+        weight_update: float = 0.0,
+        transfer_bytes: float = 0.0,
+        **link,
+    ) -> "StageCosts":
         """Every stage costs the same: handy for the explorer's forward:backward ratio."""
-        return cls(forward=[forward] * stages, backward=[backward] * stages, weight_update=[weight_update] * stages,
-                   transfer_bytes=[transfer_bytes] * (stages - 1), **link)
+        return cls(
+            forward=[forward] * stages,
+            backward=[backward] * stages,
+            weight_update=[weight_update] * stages,
+            transfer_bytes=[transfer_bytes] * (stages - 1),
+            **link,
+        )
 
     @property
     def stages(self) -> int:
@@ -114,17 +135,22 @@ class Timeline:
         return np.bincount(self.schedule.ipu, weights=self.durations, minlength=self.schedule.ipus)
 
     def timed_actions(self) -> Iterator[TimedAction]:
-        return (TimedAction(action, start, end)
-                for action, start, end in zip(self.schedule.actions(), self.start.tolist(), self.end.tolist()))
+        return (
+            TimedAction(action, start, end)
+            for action, start, end in zip(self.schedule.actions(), self.start.tolist(), self.end.tolist())
+        )
 
 
-def time_schedule(schedule: Schedule, costs: StageCosts, *, recompute: bool = False,
-                  lockstep: bool | None = None) -> Timeline:
+def time_schedule(
+    schedule: Schedule, costs: StageCosts, *, recompute: bool = False, lockstep: bool | None = None
+) -> Timeline:
     """Time every action of ``schedule``. ``lockstep`` overrides the schedule's own mode, to ask
     "what if Grouped did not synchronise after every step?"."""
     if costs.stages != schedule.stages:
-        raise ValueError(f"StageCosts has {costs.stages} stages but schedule {schedule.name!r} has "
-                         f"{schedule.stages}; give one cost per stage.")
+        raise ValueError(
+            f"StageCosts has {costs.stages} stages but schedule {schedule.name!r} has "
+            f"{schedule.stages}; give one cost per stage."
+        )
     lockstep = schedule.lockstep if lockstep is None else bool(lockstep)
     durations = _durations(schedule, costs, recompute)
     sent = _transfer_after(schedule, costs)
@@ -156,7 +182,7 @@ def _transfer_after(schedule: Schedule, costs: StageCosts) -> np.ndarray:
     """Seconds of the transfer each action sends: a forward to the next stage, a backward to the previous."""
     boundary = _boundary_seconds(schedule, costs)
     forward_send = boundary[schedule.stage + 1]  # boundary index s + 1 is the link s -> s + 1
-    backward_send = boundary[schedule.stage]     # boundary index s is the link s - 1 -> s
+    backward_send = boundary[schedule.stage]  # boundary index s is the link s - 1 -> s
     return np.select([schedule.kind == FORWARD, schedule.kind == BACKWARD], [forward_send, backward_send], 0.0)
 
 
@@ -191,9 +217,15 @@ def _event_driven(schedule: Schedule, durations: np.ndarray, costs: StageCosts):
     stage_backwards_end = [0.0] * stages
     ipu_free = [0.0] * schedule.ipus
     start = [0.0] * len(schedule)
-    for row, (stage, kind, batch, ipu, duration) in enumerate(zip(
-            schedule.stage.tolist(), schedule.kind.tolist(), schedule.micro_batch.tolist(),
-            schedule.ipu.tolist(), durations.tolist())):
+    for row, (stage, kind, batch, ipu, duration) in enumerate(
+        zip(
+            schedule.stage.tolist(),
+            schedule.kind.tolist(),
+            schedule.micro_batch.tolist(),
+            schedule.ipu.tolist(),
+            durations.tolist(),
+        )
+    ):
         ready = ipu_free[ipu]
         cell = stage * batches + batch
         if kind == FORWARD:

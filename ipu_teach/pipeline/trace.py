@@ -3,6 +3,7 @@
 Open the JSON in https://ui.perfetto.dev or chrome://tracing. Times are *simulated* seconds of the
 cost model, written in microseconds as the format expects; process names say "simulated".
 """
+
 from __future__ import annotations
 
 import json
@@ -35,22 +36,41 @@ def chrome_trace(timelines: Timeline | Sequence[Timeline], max_actions: int = MA
         traced, total = traced + len(shown), total + len(actions)
         mode = "lock-step" if timeline.lockstep else "event-driven"
         cut = f"; first {len(shown):,} of {len(actions):,} actions" if len(shown) < len(actions) else ""
-        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                        "args": {"name": f"pipeline {pid}: {timeline.schedule.name} ({mode}, simulated{cut})"}})
+        events.append(
+            {
+                "ph": "M",
+                "name": "process_name",
+                "pid": pid,
+                "tid": 0,
+                "args": {"name": f"pipeline {pid}: {timeline.schedule.name} ({mode}, simulated{cut})"},
+            }
+        )
         for ipu in range(timeline.schedule.ipus):
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": ipu, "args": {"name": f"IPU {ipu}"}})
         for timed in shown:
             action = timed.action
-            events.append({"ph": "X", "name": str(action), "cat": _CATEGORY[action.kind.value], "pid": pid,
-                           "tid": action.ipu, "ts": timed.start * 1e6, "dur": (timed.end - timed.start) * 1e6,
-                           "args": {"stage": action.stage, "micro_batch": action.micro_batch, "slot": action.slot}})
-    return {"traceEvents": events, "displayTimeUnit": "ms",
-            "otherData": {"simulated": True, "actions_traced": traced, "actions_total": total,
-                          "truncated": traced < total}}
+            events.append(
+                {
+                    "ph": "X",
+                    "name": str(action),
+                    "cat": _CATEGORY[action.kind.value],
+                    "pid": pid,
+                    "tid": action.ipu,
+                    "ts": timed.start * 1e6,
+                    "dur": (timed.end - timed.start) * 1e6,
+                    "args": {"stage": action.stage, "micro_batch": action.micro_batch, "slot": action.slot},
+                }
+            )
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {"simulated": True, "actions_traced": traced, "actions_total": total, "truncated": traced < total},
+    }
 
 
-def write_chrome_trace(path: str | os.PathLike, timelines: Timeline | Sequence[Timeline],
-                       max_actions: int = MAX_TRACED_ACTIONS) -> str:
+def write_chrome_trace(
+    path: str | os.PathLike, timelines: Timeline | Sequence[Timeline], max_actions: int = MAX_TRACED_ACTIONS
+) -> str:
     """Write the trace to ``path`` atomically (a temporary file in the same folder, then a rename); a cut
     trace is also announced in one printed line, so nobody reads a partial trace as the whole run."""
     path = os.fspath(path)
@@ -59,6 +79,8 @@ def write_chrome_trace(path: str | os.PathLike, timelines: Timeline | Sequence[T
         json.dump(trace, stream)
     other = trace["otherData"]
     if other["truncated"]:
-        print(f"Chrome trace {path}: the first {other['actions_traced']:,} of {other['actions_total']:,} actions "
-              f"(cap max_actions={max_actions:,})")
+        print(
+            f"Chrome trace {path}: the first {other['actions_traced']:,} of {other['actions_total']:,} actions "
+            f"(cap max_actions={max_actions:,})"
+        )
     return path

@@ -7,6 +7,7 @@ A dependency across stages needs a strictly later slot (the data crosses an IPU-
 steps); on the same stage the same slot is fine, because actions sharing a slot run in row order.
 Errors name the first violated action (lowest slot) and say what to change. All checks are numpy.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,16 +43,20 @@ def validate_timeline(timeline) -> None:
     if overlap.any():
         first = int(np.argmax(overlap))
         later, earlier = schedule.action(int(order[first + 1])), schedule.action(int(order[first]))
-        raise ScheduleError(f"{later.describe()} starts at {start[order[first + 1]]:.6g} s while "
-                            f"{earlier} is still running on IPU {later.ipu} (until {end[order[first]]:.6g} s): "
-                            "an IPU runs one action at a time.")
+        raise ScheduleError(
+            f"{later.describe()} starts at {start[order[first + 1]]:.6g} s while "
+            f"{earlier} is still running on IPU {later.ipu} (until {end[order[first]]:.6g} s): "
+            "an IPU runs one action at a time."
+        )
     for row, before in _dependency_pairs(schedule):
         late = start[row] < end[before] - _TIME_TOLERANCE
         if late.any():
             first = int(np.argmin(np.where(late, start[row], np.inf)))
             action, needed = schedule.action(int(row[first])), schedule.action(int(before[first]))
-            raise ScheduleError(f"{action.describe()} starts at {start[row[first]]:.6g} s, before {needed} on "
-                                f"stage {needed.stage} ends at {end[before[first]]:.6g} s.")
+            raise ScheduleError(
+                f"{action.describe()} starts at {start[row[first]]:.6g} s, before {needed} on "
+                f"stage {needed.stage} ends at {end[before[first]]:.6g} s."
+            )
 
 
 def _check_columns(schedule: Schedule) -> None:
@@ -61,26 +66,37 @@ def _check_columns(schedule: Schedule) -> None:
         raise ScheduleError(f"{name}: the stage, kind, micro_batch and slot columns must have equal lengths.")
     problems = [
         ((schedule.stage < 0) | (schedule.stage >= schedule.stages), f"uses a stage outside 0..{schedule.stages - 1}"),
-        ((schedule.kind < FORWARD) | (schedule.kind > WEIGHT_UPDATE), "has a kind code that is not F (0), B (1) or WU (2)"),
+        (
+            (schedule.kind < FORWARD) | (schedule.kind > WEIGHT_UPDATE),
+            "has a kind code that is not F (0), B (1) or WU (2)",
+        ),
         (schedule.slot < 0, "has a negative slot"),
-        ((schedule.kind != WEIGHT_UPDATE)
-         & ((schedule.micro_batch < 0) | (schedule.micro_batch >= schedule.micro_batches)),
-         f"uses a micro-batch outside 0..{schedule.micro_batches - 1}"),
-        ((schedule.kind == WEIGHT_UPDATE) & (schedule.micro_batch != NO_MICRO_BATCH),
-         f"gives a weight update a micro-batch (use {NO_MICRO_BATCH}: it covers all of them)"),
+        (
+            (schedule.kind != WEIGHT_UPDATE)
+            & ((schedule.micro_batch < 0) | (schedule.micro_batch >= schedule.micro_batches)),
+            f"uses a micro-batch outside 0..{schedule.micro_batches - 1}",
+        ),
+        (
+            (schedule.kind == WEIGHT_UPDATE) & (schedule.micro_batch != NO_MICRO_BATCH),
+            f"gives a weight update a micro-batch (use {NO_MICRO_BATCH}: it covers all of them)",
+        ),
     ]
     if not schedule.training:
         problems.append((schedule.kind != FORWARD, "is for inference but has a backward or weight update"))
     for bad, what in problems:
         if bad.any():
             row = int(np.argmax(bad))
-            raise ScheduleError(f"{name} {what}: row {row} (stage {schedule.stage[row]}, kind code "
-                                f"{schedule.kind[row]}, micro-batch {schedule.micro_batch[row]}, slot {schedule.slot[row]}).")
+            raise ScheduleError(
+                f"{name} {what}: row {row} (stage {schedule.stage[row]}, kind code "
+                f"{schedule.kind[row]}, micro-batch {schedule.micro_batch[row]}, slot {schedule.slot[row]})."
+            )
     if np.any(np.diff(schedule.slot) < 0):
         row = int(np.argmax(np.diff(schedule.slot) < 0)) + 1
-        raise ScheduleError(f"{name}: rows must be in execution order (slots never decreasing), but "
-                            f"{schedule.action(row).describe()} follows slot {schedule.slot[row - 1]}; "
-                            "build it with Schedule.from_columns or Schedule.from_actions, which sort the rows.")
+        raise ScheduleError(
+            f"{name}: rows must be in execution order (slots never decreasing), but "
+            f"{schedule.action(row).describe()} follows slot {schedule.slot[row - 1]}; "
+            "build it with Schedule.from_columns or Schedule.from_actions, which sort the rows."
+        )
 
 
 def _check_each_action_once(schedule: Schedule) -> None:
@@ -88,7 +104,9 @@ def _check_each_action_once(schedule: Schedule) -> None:
     kinds = (FORWARD, BACKWARD) if schedule.training else (FORWARD,)
     for kind in kinds:
         chosen = schedule.kind == kind
-        counts = np.bincount(schedule.stage[chosen] * batches + schedule.micro_batch[chosen], minlength=stages * batches)
+        counts = np.bincount(
+            schedule.stage[chosen] * batches + schedule.micro_batch[chosen], minlength=stages * batches
+        )
         _report_count(schedule, counts, kind, lambda cell: (cell // batches, cell % batches))
     if schedule.training:
         chosen = schedule.kind == WEIGHT_UPDATE
@@ -102,8 +120,11 @@ def _report_count(schedule: Schedule, counts: np.ndarray, kind: int, cell_to_sta
         return
     stage, batch = cell_to_stage_batch(int(wrong[0]))
     label = {FORWARD: f"F{batch}", BACKWARD: f"B{batch}", WEIGHT_UPDATE: "WU"}[kind]
-    rule = ("every stage runs exactly one weight update, after its backwards" if kind == WEIGHT_UPDATE
-            else "every micro-batch runs its forward and backward exactly once on every stage")
+    rule = (
+        "every stage runs exactly one weight update, after its backwards"
+        if kind == WEIGHT_UPDATE
+        else "every micro-batch runs its forward and backward exactly once on every stage"
+    )
     count = int(counts[wrong[0]])
     found = f"never runs {label}" if count == 0 else f"runs {label} {count} times"
     raise ScheduleError(f"Schedule {schedule.name!r} {found} on stage {stage}: {rule}.")
@@ -136,9 +157,11 @@ def _check_dependencies(schedule: Schedule) -> None:
         if worst is None or slot[rows[first]] < worst[0]:
             action, needed = schedule.action(int(rows[first])), schedule.action(int(before[first]))
             when = "a later slot than" if needed.stage != action.stage else "the same or a later slot than"
-            worst = (slot[rows[first]],
-                     f"Schedule {schedule.name!r}: {action.describe()} must run in {when} {needed} on stage "
-                     f"{needed.stage} (slot {needed.slot}), which it depends on; move it to slot "
-                     f"{needed.slot + int(needed.stage != action.stage)} or later.")
+            worst = (
+                slot[rows[first]],
+                f"Schedule {schedule.name!r}: {action.describe()} must run in {when} {needed} on stage "
+                f"{needed.stage} (slot {needed.slot}), which it depends on; move it to slot "
+                f"{needed.slot + int(needed.stage != action.stage)} or later.",
+            )
     if worst is not None:
         raise ScheduleError(worst[1])

@@ -12,6 +12,7 @@ Example:
 >>> report.compilation.target.numTiles, report.execution.total_cycles()
 (16, 87376)
 """
+
 from .build import build_report
 from .capture import EngineOptions, auto_report, engine_options, last_report_path, written_reports
 from .compare import compare_reports, comparison_rows
@@ -20,6 +21,21 @@ from .report import ProgramVisitor, Report
 from .summary import print_profile_summary, profile_summary
 from .trace import chrome_trace_events, write_chrome_trace
 
-__all__ = ["EngineOptions", "ProgramVisitor", "Report", "auto_report", "build_report", "chrome_trace_events",
-           "compare_reports", "comparison_rows", "engine_options", "last_report_path", "open_report",
-           "print_profile_summary", "profile_summary", "write_chrome_trace", "write_report", "written_reports"]
+__all__ = [
+    "EngineOptions",
+    "ProgramVisitor",
+    "Report",
+    "auto_report",
+    "build_report",
+    "chrome_trace_events",
+    "compare_reports",
+    "comparison_rows",
+    "engine_options",
+    "last_report_path",
+    "open_report",
+    "print_profile_summary",
+    "profile_summary",
+    "write_chrome_trace",
+    "write_report",
+    "written_reports",
+]

@@ -3,14 +3,20 @@
 Nothing is estimated here: memory comes from the lowering's tile mapping (one graph per IPU of a
 replica: the whole model, or one pipeline stage per IPU), execution from the BSP Engine's timeline.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
-PROGRAM_TYPES = {"compute": "OnTileExecute", "exchange": "DoExchange", "host->device": "StreamCopy",
-                 "device->host": "StreamCopy", "ipu-link": "IPULinkCopy"}
+PROGRAM_TYPES = {
+    "compute": "OnTileExecute",
+    "exchange": "DoExchange",
+    "host->device": "StreamCopy",
+    "device->host": "StreamCopy",
+    "ipu-link": "IPULinkCopy",
+}
 
 
 def graphs_per_ipu(executable) -> list:
@@ -21,24 +27,58 @@ def graphs_per_ipu(executable) -> list:
 def build_report(model_name: str, mode: str, executable, configuration, options: dict | None = None) -> Report:
     graphs = graphs_per_ipu(executable)
     spec = graphs[0].spec
-    target = Target(spec.name, len(graphs), max(1, configuration.num_ipus // len(graphs)), spec.tiles,
-                    spec.sram_per_tile, spec.clock_hz)
-    variables = [Variable(m.name, m.category, ipu, np.asarray(m.per_tile, dtype=np.int64), bool(m.always_live),
-                          int(m.live_from), int(m.live_until))
-                 for ipu, graph in enumerate(graphs) for m in graph.memory]
-    compute_sets = [ComputeSet(s.name, ipu, s.phase, int(s.flops), int((s.cycles > 0).sum()),
-                               int((s.cycles > 0).sum()) * spec.threads_per_tile, int(s.cycles.max(initial=0)),
-                               int(s.received.sum()))
-                    for ipu, graph in enumerate(graphs) for s in graph.steps]
+    target = Target(
+        spec.name,
+        len(graphs),
+        max(1, configuration.num_ipus // len(graphs)),
+        spec.tiles,
+        spec.sram_per_tile,
+        spec.clock_hz,
+    )
+    variables = [
+        Variable(
+            m.name,
+            m.category,
+            ipu,
+            np.asarray(m.per_tile, dtype=np.int64),
+            bool(m.always_live),
+            int(m.live_from),
+            int(m.live_until),
+        )
+        for ipu, graph in enumerate(graphs)
+        for m in graph.memory
+    ]
+    compute_sets = [
+        ComputeSet(
+            s.name,
+            ipu,
+            s.phase,
+            int(s.flops),
+            int((s.cycles > 0).sum()),
+            int((s.cycles > 0).sum()) * spec.threads_per_tile,
+            int(s.cycles.max(initial=0)),
+            int(s.received.sum()),
+        )
+        for ipu, graph in enumerate(graphs)
+        for s in graph.steps
+    ]
     timeline = executable.timeline
-    compilation = Compilation(target, variables, [[s.name for s in g.steps] for g in graphs], compute_sets,
-                              program_tree(timeline), np.stack([g.tile_memory() for g in graphs]))
-    return Report(model_name, mode, executable.key, compilation, execution_of(timeline, executable.graph),
-                  dict(options or {}))
+    compilation = Compilation(
+        target,
+        variables,
+        [[s.name for s in g.steps] for g in graphs],
+        compute_sets,
+        program_tree(timeline),
+        np.stack([g.tile_memory() for g in graphs]),
+    )
+    return Report(
+        model_name, mode, executable.key, compilation, execution_of(timeline, executable.graph), dict(options or {})
+    )
 
 
 def program_tree(timeline) -> Program:
     """The program as the engine ran it: Repeat nodes around the steps, in program order."""
+
     def nodes(items):
         for item in items:
             if isinstance(item, tuple):
@@ -46,6 +86,7 @@ def program_tree(timeline) -> Program:
                 yield Program("Repeat", f"Repeat x{count}", count, tuple(nodes(body)))
             else:
                 yield Program(PROGRAM_TYPES.get(timeline.kinds[item], "Program"), timeline.labels[item])
+
     return Program("Sequence", "main", 1, tuple(nodes(timeline.schedule)))
 
 
@@ -58,16 +99,29 @@ def execution_of(timeline, graph) -> Execution:
         for ipu in range(timeline.ipus):
             cycles = tile_cycles[ipu]
             top = int(cycles.max(initial=0))
-            ipus.append(StepIPU(ipu, int(timeline.compute[r, ipu]), int(timeline.sync[r, ipu]),
-                                int(timeline.exchange[r, ipu]), int((cycles > 0).sum()),
-                                float(cycles.mean() / top) if top else 0.0))
+            ipus.append(
+                StepIPU(
+                    ipu,
+                    int(timeline.compute[r, ipu]),
+                    int(timeline.sync[r, ipu]),
+                    int(timeline.exchange[r, ipu]),
+                    int((cycles > 0).sum()),
+                    float(cycles.mean() / top) if top else 0.0,
+                )
+            )
         label = timeline.labels[r]
         lowered = steps_by_name.get(label)
-        steps.append(ExecutionStep(label, timeline.kinds[r], int(timeline.counts[r]), tuple(ipus),
-                                   int(lowered.flops) if lowered is not None else 0,
-                                   _bytes_moved(r, timeline.kinds[r], lowered, timeline)))
-    return Execution(steps, timeline.schedule, timeline.tile_busy.copy(), timeline.spec.clock_hz,
-                     timeline.spec.name)
+        steps.append(
+            ExecutionStep(
+                label,
+                timeline.kinds[r],
+                int(timeline.counts[r]),
+                tuple(ipus),
+                int(lowered.flops) if lowered is not None else 0,
+                _bytes_moved(r, timeline.kinds[r], lowered, timeline),
+            )
+        )
+    return Execution(steps, timeline.schedule, timeline.tile_busy.copy(), timeline.spec.clock_hz, timeline.spec.name)
 
 
 def _bytes_moved(row, kind, lowered, timeline) -> int:

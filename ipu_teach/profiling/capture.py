@@ -5,6 +5,7 @@ Reports are turned on by ``POPLAR_ENGINE_OPTIONS='{"autoReport.all":"true","auto
 by ``IPUConfig().profiling.auto_report = True``, or for a block of code with ``auto_report("./report")``.
 The executor calls ``on_compile`` after each new compilation; it writes one folder per executable.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,16 +20,38 @@ from . import build, files
 # The Poplar engine options the simulator acts on, and the other ones Poplar documents (accepted and
 # ignored here, so a script written for the real system runs); any other name is an error, as Poplar
 # refuses an unrecognised option.
-SIMULATED_OPTIONS = ("autoReport.all", "autoReport.directory", "autoReport.outputGraphProfile",
-                     "autoReport.outputExecutionProfile", "debug.allowOutOfMemory")
-OTHER_POPLAR_OPTIONS = ("autoReport.outputLoweredVars", "autoReport.outputArchive", "autoReport.outputDebugInfo",
-                        "autoReport.outputSerializedGraph", "autoReport.streamAtEachRun",
-                        "autoReport.executionProfileProgramRunCount", "debug.instrument", "debug.instrumentCompute",
-                        "debug.instrumentControlFlow", "debug.instrumentExternalExchange",
-                        "debug.computeInstrumentationLevel", "debug.outputAllSymbols", "debug.retainDebugInformation",
-                        "debug.verify", "debug.runtimeVerify", "profiler.format", "profiler.replicaToProfile",
-                        "profiler.programs", "target.syncReplicasIndependently", "opt.enableMultiAccessCopies",
-                        "opt.maxCopyMergeSize", "exchange.enablePrefetch", "exchange.streamBufferOverlap")
+SIMULATED_OPTIONS = (
+    "autoReport.all",
+    "autoReport.directory",
+    "autoReport.outputGraphProfile",
+    "autoReport.outputExecutionProfile",
+    "debug.allowOutOfMemory",
+)
+OTHER_POPLAR_OPTIONS = (
+    "autoReport.outputLoweredVars",
+    "autoReport.outputArchive",
+    "autoReport.outputDebugInfo",
+    "autoReport.outputSerializedGraph",
+    "autoReport.streamAtEachRun",
+    "autoReport.executionProfileProgramRunCount",
+    "debug.instrument",
+    "debug.instrumentCompute",
+    "debug.instrumentControlFlow",
+    "debug.instrumentExternalExchange",
+    "debug.computeInstrumentationLevel",
+    "debug.outputAllSymbols",
+    "debug.retainDebugInformation",
+    "debug.verify",
+    "debug.runtimeVerify",
+    "profiler.format",
+    "profiler.replicaToProfile",
+    "profiler.programs",
+    "target.syncReplicasIndependently",
+    "opt.enableMultiAccessCopies",
+    "opt.maxCopyMergeSize",
+    "exchange.enablePrefetch",
+    "exchange.streamBufferOverlap",
+)
 _overrides: list = []
 _written: list = []
 
@@ -48,13 +71,18 @@ def _environment_options() -> dict:
     try:
         options = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"POPLAR_ENGINE_OPTIONS is not valid JSON ({error}): write it as "
-                         """'{"autoReport.all":"true","autoReport.directory":"./report"}'""") from None
+        raise ValueError(
+            f"POPLAR_ENGINE_OPTIONS is not valid JSON ({error}): write it as "
+            """'{"autoReport.all":"true","autoReport.directory":"./report"}'"""
+        ) from None
     if not isinstance(options, dict):
         raise ValueError(f"POPLAR_ENGINE_OPTIONS must be a JSON object of option names to values, got {text!r}")
     known_names("POPLAR_ENGINE_OPTIONS", options, SIMULATED_OPTIONS + OTHER_POPLAR_OPTIONS, ValueError)
-    switches = {name: boolean(f"POPLAR_ENGINE_OPTIONS {name!r}", options.get(name, False), words=True)
-                for name in SIMULATED_OPTIONS if name != "autoReport.directory"}
+    switches = {
+        name: boolean(f"POPLAR_ENGINE_OPTIONS {name!r}", options.get(name, False), words=True)
+        for name in SIMULATED_OPTIONS
+        if name != "autoReport.directory"
+    }
     directory = options.get("autoReport.directory")
     if directory is not None and (not isinstance(directory, str) or not directory.strip()):
         raise ValueError(f"POPLAR_ENGINE_OPTIONS 'autoReport.directory' must be a folder name, got {directory!r}")
@@ -149,11 +177,18 @@ def on_compile(model, mode, executable, configuration, options) -> None:
     """Write the report of a newly compiled executable when reports are on."""
     if not options.auto_report:
         return
-    report = build.build_report(model.name, mode, executable, configuration,
-                                {"autoReport.directory": options.directory,
-                                 "autoReport.outputGraphProfile": options.graph_profile,
-                                 "autoReport.outputExecutionProfile": options.execution_profile,
-                                 "debug.allowOutOfMemory": options.allow_out_of_memory})
+    report = build.build_report(
+        model.name,
+        mode,
+        executable,
+        configuration,
+        {
+            "autoReport.directory": options.directory,
+            "autoReport.outputGraphProfile": options.graph_profile,
+            "autoReport.outputExecutionProfile": options.execution_profile,
+            "debug.allowOutOfMemory": options.allow_out_of_memory,
+        },
+    )
     _written.append(files.write_report(report, options.directory))
 
 
@@ -177,7 +212,9 @@ def last_report_path() -> str:
     'report/sequential_train_.../profile.json'
     """
     if not _written:
-        raise LookupError("No report has been written yet: turn reports on (POPLAR_ENGINE_OPTIONS, "
-                          "IPUConfig().profiling.auto_report = True, or `with profiling.auto_report():`) "
-                          "and compile a model")
+        raise LookupError(
+            "No report has been written yet: turn reports on (POPLAR_ENGINE_OPTIONS, "
+            "IPUConfig().profiling.auto_report = True, or `with profiling.auto_report():`) "
+            "and compile a model"
+        )
     return _written[-1]

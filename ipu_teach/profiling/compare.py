@@ -1,4 +1,5 @@
 """Two reports side by side, as PopVision's report comparison: source, target and the difference."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ class Row:
 
 def comparison_rows(source: Report, target: Report) -> list:
     """Memory by category (all IPUs), the fullest tile, the live peak, cycles by phase, utilisation."""
+
     def memory(report, category):
         sums = report.compilation.memory_by_category.get(category)
         return int(sums.sum()) if sums is not None else 0
@@ -31,21 +33,40 @@ def comparison_rows(source: Report, target: Report) -> list:
         c = report.compilation
         return max((p.totalBytes for p in (c.live_peak(i) for i in range(c.target.numIPUs)) if p), default=0)
 
-    categories = list(source.compilation.categories) + [c for c in target.compilation.categories
-                                                        if c not in source.compilation.categories]
-    rows = [Row("memory: total (bytes)", sum(memory(source, c) for c in categories),
-                sum(memory(target, c) for c in categories))]
+    categories = list(source.compilation.categories) + [
+        c for c in target.compilation.categories if c not in source.compilation.categories
+    ]
+    rows = [
+        Row(
+            "memory: total (bytes)",
+            sum(memory(source, c) for c in categories),
+            sum(memory(target, c) for c in categories),
+        )
+    ]
     rows += [Row(f"memory: {c} (bytes)", memory(source, c), memory(target, c)) for c in categories]
-    rows += [Row("memory: fullest tile (bytes)", fullest(source), fullest(target)),
-             Row("memory: tiles out of memory", *(sum(len(r.compilation.out_of_memory_tiles(i))
-                                                      for i in range(r.compilation.target.numIPUs))
-                                                  for r in (source, target))),
-             Row("liveness: live peak (bytes)", peak(source), peak(target)),
-             Row("execution: cycles", source.execution.total_cycles(), target.execution.total_cycles())]
-    rows += [Row(f"execution: {name} cycles", source.execution.totals()[name], target.execution.totals()[name])
-             for name in ("compute", "sync", "exchange")]
-    rows.append(Row("execution: tile utilisation (%)", 100 * source.execution.utilisation(),
-                    100 * target.execution.utilisation()))
+    rows += [
+        Row("memory: fullest tile (bytes)", fullest(source), fullest(target)),
+        Row(
+            "memory: tiles out of memory",
+            *(
+                sum(len(r.compilation.out_of_memory_tiles(i)) for i in range(r.compilation.target.numIPUs))
+                for r in (source, target)
+            ),
+        ),
+        Row("liveness: live peak (bytes)", peak(source), peak(target)),
+        Row("execution: cycles", source.execution.total_cycles(), target.execution.total_cycles()),
+    ]
+    rows += [
+        Row(f"execution: {name} cycles", source.execution.totals()[name], target.execution.totals()[name])
+        for name in ("compute", "sync", "exchange")
+    ]
+    rows.append(
+        Row(
+            "execution: tile utilisation (%)",
+            100 * source.execution.utilisation(),
+            100 * target.execution.utilisation(),
+        )
+    )
     return rows
 
 
@@ -76,8 +97,10 @@ def compare_reports(source: Report, target: Report) -> str:
     """
     rows = comparison_rows(source, target)
     width = max(len(r.name) for r in rows) + 2
-    lines = [f"{'':<{width}}{'source':>16}{'target':>16}{'difference':>16}",
-             f"{'':<{width}}{source.name[:15]:>16}{target.name[:15]:>16}"]
+    lines = [
+        f"{'':<{width}}{'source':>16}{'target':>16}{'difference':>16}",
+        f"{'':<{width}}{source.name[:15]:>16}{target.name[:15]:>16}",
+    ]
     for r in rows:
         fmt = (lambda v: f"{v:,.1f}") if "%" in r.name else (lambda v: f"{int(v):,}")
         sign = "+" if r.difference > 0 else ""

@@ -1,4 +1,5 @@
 """Reports on disk: versioned JSON, written atomically, one folder per executable, opened by path."""
+
 from __future__ import annotations
 
 import json
@@ -18,24 +19,48 @@ FILE_NAME = "profile.json"
 def report_to_dict(report: Report) -> dict:
     c, e = report.compilation, report.execution
     return {
-        "format": FORMAT, "version": VERSION, "simulated": True,
-        "model": report.model, "mode": report.mode, "executable": report.executable, "options": report.options,
+        "format": FORMAT,
+        "version": VERSION,
+        "simulated": True,
+        "model": report.model,
+        "mode": report.mode,
+        "executable": report.executable,
+        "options": report.options,
         "compilation": {
             "target": vars(c.target),
-            "variables": [{"name": v.name, "category": v.category, "ipu": v.ipu, "perTile": v.perTile.tolist(),
-                           "alwaysLive": v.alwaysLive, "liveFrom": v.liveFrom, "liveUntil": v.liveUntil}
-                          for v in c.variables],
+            "variables": [
+                {
+                    "name": v.name,
+                    "category": v.category,
+                    "ipu": v.ipu,
+                    "perTile": v.perTile.tolist(),
+                    "alwaysLive": v.alwaysLive,
+                    "liveFrom": v.liveFrom,
+                    "liveUntil": v.liveUntil,
+                }
+                for v in c.variables
+            ],
             "programSteps": c.programSteps,
             "computeSets": [vars(s) for s in c.computeSets],
             "program": _program_to_dict(c.program),
             "tileTotals": c.tileTotals.tolist(),
         },
         "execution": {
-            "steps": [{"name": s.name, "kind": s.kind, "count": s.count, "flops": s.flops,
-                       "bytesExchanged": s.bytesExchanged, "ipus": [vars(i) for i in s.ipus]} for s in e.steps],
+            "steps": [
+                {
+                    "name": s.name,
+                    "kind": s.kind,
+                    "count": s.count,
+                    "flops": s.flops,
+                    "bytesExchanged": s.bytesExchanged,
+                    "ipus": [vars(i) for i in s.ipus],
+                }
+                for s in e.steps
+            ],
             "schedule": _schedule_to_list(e.schedule),
             "tileBusyCycles": e.tileBusyCycles.tolist(),
-            "clockFrequency": e.clockFrequency, "ipuName": e.ipuName,
+            "clockFrequency": e.clockFrequency,
+            "ipuName": e.ipuName,
         },
     }
 
@@ -53,29 +78,41 @@ def report_from_dict(data: dict, path: str | None = None) -> Report:
     if data.get("format") != FORMAT:
         raise ValueError(f"{where} is not an ipu-teach profile (format {data.get('format')!r}, expected {FORMAT!r})")
     if data.get("version") != VERSION:
-        raise ValueError(f"{where} has format version {data.get('version')!r}; this ipu-teach reads version "
-                         f"{VERSION}: capture the report again with this version")
+        raise ValueError(
+            f"{where} has format version {data.get('version')!r}; this ipu-teach reads version "
+            f"{VERSION}: capture the report again with this version"
+        )
     try:
         report = _report(data, path)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
-        raise bad_file(where, WHAT, f"a part is missing or malformed ({type(error).__name__}: {error})",
-                       REMEDY) from None
+        raise bad_file(
+            where, WHAT, f"a part is missing or malformed ({type(error).__name__}: {error})", REMEDY
+        ) from None
     _check_consistent(report, where)
     return report
 
 
 def _check_consistent(report: Report, where: str) -> None:
     target, execution = report.compilation.target, report.execution
-    problems = [f"{name} is {value!r}, expected a positive number" for name, value in (
-        ("target.clockFrequency", target.clockFrequency), ("execution.clockFrequency", execution.clockFrequency),
-        ("target.numIPUs", target.numIPUs), ("target.tilesPerIPU", target.tilesPerIPU),
-        ("target.bytesPerTile", target.bytesPerTile))
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0]
+    problems = [
+        f"{name} is {value!r}, expected a positive number"
+        for name, value in (
+            ("target.clockFrequency", target.clockFrequency),
+            ("execution.clockFrequency", execution.clockFrequency),
+            ("target.numIPUs", target.numIPUs),
+            ("target.tilesPerIPU", target.tilesPerIPU),
+            ("target.bytesPerTile", target.bytesPerTile),
+        )
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+    ]
     shape = (target.numIPUs, target.tilesPerIPU)
     if not problems and report.compilation.tileTotals.shape != shape:
         problems.append(f"tileTotals has shape {report.compilation.tileTotals.shape}, expected {shape}")
-    misplaced = [v.name for v in report.compilation.variables
-                 if not 0 <= v.ipu < target.numIPUs or v.perTile.shape != (target.tilesPerIPU,)]
+    misplaced = [
+        v.name
+        for v in report.compilation.variables
+        if not 0 <= v.ipu < target.numIPUs or v.perTile.shape != (target.tilesPerIPU,)
+    ]
     if not problems and misplaced:
         problems.append(f"variable {misplaced[0]!r} is not mapped to the tiles of one IPU of the target")
     if problems:
@@ -86,15 +123,40 @@ def _report(data: dict, path) -> Report:
     c, e = data["compilation"], data["execution"]
     compilation = Compilation(
         Target(**c["target"]),
-        [Variable(v["name"], v["category"], v["ipu"], np.asarray(v["perTile"], dtype=np.int64), v["alwaysLive"],
-                  v["liveFrom"], v["liveUntil"]) for v in c["variables"]],
-        [list(names) for names in c["programSteps"]], [ComputeSet(**s) for s in c["computeSets"]],
-        _program_from_dict(c["program"]), np.asarray(c["tileTotals"], dtype=np.int64))
+        [
+            Variable(
+                v["name"],
+                v["category"],
+                v["ipu"],
+                np.asarray(v["perTile"], dtype=np.int64),
+                v["alwaysLive"],
+                v["liveFrom"],
+                v["liveUntil"],
+            )
+            for v in c["variables"]
+        ],
+        [list(names) for names in c["programSteps"]],
+        [ComputeSet(**s) for s in c["computeSets"]],
+        _program_from_dict(c["program"]),
+        np.asarray(c["tileTotals"], dtype=np.int64),
+    )
     execution = Execution(
-        [ExecutionStep(s["name"], s["kind"], s["count"], tuple(StepIPU(**i) for i in s["ipus"]), s["flops"],
-                       s["bytesExchanged"]) for s in e["steps"]],
-        _schedule_from_list(e["schedule"]), np.asarray(e["tileBusyCycles"], dtype=np.int64),
-        e["clockFrequency"], e["ipuName"])
+        [
+            ExecutionStep(
+                s["name"],
+                s["kind"],
+                s["count"],
+                tuple(StepIPU(**i) for i in s["ipus"]),
+                s["flops"],
+                s["bytesExchanged"],
+            )
+            for s in e["steps"]
+        ],
+        _schedule_from_list(e["schedule"]),
+        np.asarray(e["tileBusyCycles"], dtype=np.int64),
+        e["clockFrequency"],
+        e["ipuName"],
+    )
     return Report(data["model"], data["mode"], data["executable"], compilation, execution, data["options"], path)
 
 
@@ -136,8 +198,10 @@ def open_report(path) -> Report:
     if path.is_dir():
         path = path / FILE_NAME
     if not path.exists():
-        raise FileNotFoundError(f"No report at {path}: reports are written as <autoReport.directory>/"
-                                f"<model>_<mode>_<key>/{FILE_NAME} (turn them on with profiling.auto_report)")
+        raise FileNotFoundError(
+            f"No report at {path}: reports are written as <autoReport.directory>/"
+            f"<model>_<mode>_<key>/{FILE_NAME} (turn them on with profiling.auto_report)"
+        )
     with open(path, encoding="utf-8") as file:
         try:
             data = json.load(file)
@@ -147,8 +211,12 @@ def open_report(path) -> Report:
 
 
 def _program_to_dict(program: Program) -> dict:
-    return {"type": program.type, "name": program.name, "count": program.count,
-            "children": [_program_to_dict(child) for child in program.children]}
+    return {
+        "type": program.type,
+        "name": program.name,
+        "count": program.count,
+        "children": [_program_to_dict(child) for child in program.children],
+    }
 
 
 def _program_from_dict(data: dict) -> Program:
@@ -160,5 +228,6 @@ def _schedule_to_list(schedule) -> list:
 
 
 def _schedule_from_list(items) -> tuple:
-    return tuple((int(item[0]), _schedule_from_list(item[1])) if isinstance(item, list) else int(item)
-                 for item in items)
+    return tuple(
+        (int(item[0]), _schedule_from_list(item[1])) if isinstance(item, list) else int(item) for item in items
+    )

@@ -8,6 +8,7 @@ from those on demand, so a report saved as JSON and opened again answers the sam
 Names follow libpva (``report.compilation.target.numTiles``, ``tiles[i].memory.total.includingGaps``,
 ``report.execution.steps``, ``step.ipus[0].cycles``) so the habits carry over to the real tools.
 """
+
 from __future__ import annotations
 
 import functools
@@ -210,7 +211,8 @@ class Compilation:
     def tiles(self) -> list:
         """Every tile of the target (IPU 0's tiles first), each with its memory by category.
 
-        Each ``Tile`` has PopVision's fields: ``memory.total.includingGaps``, ``memory.byCategory``, ``memory.overflow``.
+        Each ``Tile`` has PopVision's fields: ``memory.total.includingGaps``, ``memory.byCategory``,
+        ``memory.overflow``.
 
         Example:
 
@@ -229,8 +231,14 @@ class Compilation:
         by_category = {c: int(sums[ipu, t]) for c, sums in self.memory_by_category.items()}
         total = sum(by_category.values())
         always = int(self.always_live_memory[ipu, t])
-        return Tile(number, ipu, t, TileMemory(MemorySize(total, total), by_category, always, total - always,
-                                               max(0, total - self.target.bytesPerTile)))
+        return Tile(
+            number,
+            ipu,
+            t,
+            TileMemory(
+                MemorySize(total, total), by_category, always, total - always, max(0, total - self.target.bytesPerTile)
+            ),
+        )
 
     def tile_variables(self, ipu: int, tile: int) -> list:
         """Returns the variables on one tile, largest first: ``[(name, category, bytes)]`` (PopVision's Variables tab).
@@ -247,8 +255,7 @@ class Compilation:
         [('vertexCode', 'vertex code', 5632), ('controlCode', 'control code', 1408)]
         """
         self._check_ipu(ipu)
-        found = [(v.name, v.category, int(v.perTile[tile])) for v in self.variables
-                 if v.ipu == ipu and v.perTile[tile]]
+        found = [(v.name, v.category, int(v.perTile[tile])) for v in self.variables if v.ipu == ipu and v.perTile[tile]]
         return sorted(found, key=lambda item: -item[2])
 
     def out_of_memory_tiles(self, ipu: int = 0) -> np.ndarray:
@@ -269,7 +276,8 @@ class Compilation:
         return np.flatnonzero(self.tile_memory(ipu) > self.target.bytesPerTile)
 
     def liveness(self, ipu: int = 0, tile: int | None = None) -> list:
-        """Returns one ``LivenessStep`` per program step of IPU ``ipu``: the bytes live during it (PopVision's liveness).
+        """Returns one ``LivenessStep`` per program step of IPU ``ipu``: the bytes live during it (PopVision's
+        liveness).
 
         Always-live bytes (code, weights) are there throughout; not-always-live ones (activations, temporaries)
         come and go, and their peak is what a smaller micro-batch or recomputation lowers.
@@ -368,17 +376,26 @@ class Execution:
     def category_array(self, category: str) -> np.ndarray:
         """(steps, ipus) cycles of one execution of each step for ``category`` (compute / sync / exchange)."""
         name = {"compute": "computeCycles", "sync": "syncCycles", "exchange": "exchangeCycles"}[category]
-        return np.array([[getattr(ipu, name) for ipu in step.ipus] for step in self.steps],
-                        dtype=np.int64).reshape(len(self.steps), self.numIPUs)
+        return np.array([[getattr(ipu, name) for ipu in step.ipus] for step in self.steps], dtype=np.int64).reshape(
+            len(self.steps), self.numIPUs
+        )
 
     def timeline(self):
         """The execution as a ``bsp.Timeline`` (without per-tile cycles), for traces and pictures."""
         from ..bsp import Timeline
+
         spec = _TraceSpec(self.ipuName, self.clockFrequency, self.tileBusyCycles.shape[1])
-        return Timeline(spec, tuple(s.name for s in self.steps), tuple(s.kind for s in self.steps),
-                        np.array([s.count for s in self.steps], dtype=np.int64), self.category_array("compute"),
-                        self.category_array("sync"), self.category_array("exchange"), self.schedule,
-                        (None,) * len(self.steps))
+        return Timeline(
+            spec,
+            tuple(s.name for s in self.steps),
+            tuple(s.kind for s in self.steps),
+            np.array([s.count for s in self.steps], dtype=np.int64),
+            self.category_array("compute"),
+            self.category_array("sync"),
+            self.category_array("exchange"),
+            self.schedule,
+            (None,) * len(self.steps),
+        )
 
     def total_cycles(self) -> int:
         """Returns the simulated cycles of one execution (``steps_per_execution`` steps), host transfers included.

@@ -1,4 +1,5 @@
 """The execution of a report as a Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing)."""
+
 from __future__ import annotations
 
 from ..bsp import trace as bsp_trace

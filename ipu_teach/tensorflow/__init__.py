@@ -6,19 +6,71 @@
 lacks raises ``NotSimulatedError`` naming it. ``__version__`` is the TensorFlow that Graphcore's
 Poplar SDK 3.x shipped (its wheels are ``tensorflow-2.6.3+gc3.x``), whose API this follows.
 """
+
 import importlib as _importlib
 
 from ..dtypes import DTYPES as _DTYPES, DType, as_dtype
 from ..data.tensor_spec import TensorSpec
 from ..not_simulated import NotSimulatedError, NotSimulatedModule
 from . import config, data, dtypes, math, random
-from .array_ops import (cast, clip_by_value, concat, constant, convert_to_tensor, expand_dims, fill, gather, identity,
-                        one_hot, ones, ones_like, range, rank, reshape, shape, size, squeeze, stack, transpose, where,
-                        zeros, zeros_like)
+from .array_ops import (
+    cast,
+    clip_by_value,
+    concat,
+    constant,
+    convert_to_tensor,
+    expand_dims,
+    fill,
+    gather,
+    identity,
+    one_hot,
+    ones,
+    ones_like,
+    range,
+    rank,
+    reshape,
+    shape,
+    size,
+    squeeze,
+    stack,
+    transpose,
+    where,
+    zeros,
+    zeros_like,
+)
 from .function import function
-from .math import (abs, add, argmax, argmin, divide, equal, exp, greater, less, log, maximum, minimum, multiply,
-                   not_equal, pow, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod,
-                   reduce_sum, round, sigmoid, sign, sqrt, square, subtract, tanh, truediv)
+from .math import (
+    abs,
+    add,
+    argmax,
+    argmin,
+    divide,
+    equal,
+    exp,
+    greater,
+    less,
+    log,
+    maximum,
+    minimum,
+    multiply,
+    not_equal,
+    pow,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_sum,
+    round,
+    sigmoid,
+    sign,
+    sqrt,
+    square,
+    subtract,
+    tanh,
+    truediv,
+)
 from .tensor import EagerTensor as Tensor
 
 __version__ = "2.6.3"
@@ -28,11 +80,47 @@ newaxis = None
 globals().update(_DTYPES)  # tf.float32, tf.int32, ... tf.bool
 
 # TensorFlow 2.6's public modules that ipu-teach does not simulate: using a name in one says which.
-_TF_MODULES = ("audio", "autodiff", "autograph", "bitwise", "compat", "debugging", "distribute", "errors", "estimator",
-               "experimental", "feature_column", "graph_util", "image", "io", "linalg", "lite", "lookup",
-               "mixed_precision", "mlir", "nest", "nn", "profiler", "quantization", "queue", "ragged", "raw_ops",
-               "saved_model", "sets", "signal", "sparse", "strings", "summary", "sysconfig", "test", "tpu", "train",
-               "types", "version", "xla")
+_TF_MODULES = (
+    "audio",
+    "autodiff",
+    "autograph",
+    "bitwise",
+    "compat",
+    "debugging",
+    "distribute",
+    "errors",
+    "estimator",
+    "experimental",
+    "feature_column",
+    "graph_util",
+    "image",
+    "io",
+    "linalg",
+    "lite",
+    "lookup",
+    "mixed_precision",
+    "mlir",
+    "nest",
+    "nn",
+    "profiler",
+    "quantization",
+    "queue",
+    "ragged",
+    "raw_ops",
+    "saved_model",
+    "sets",
+    "signal",
+    "sparse",
+    "strings",
+    "summary",
+    "sysconfig",
+    "test",
+    "tpu",
+    "train",
+    "types",
+    "version",
+    "xla",
+)
 
 
 def __getattr__(name):

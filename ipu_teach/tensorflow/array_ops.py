@@ -1,5 +1,6 @@
 """``tf.cast``, ``tf.constant``, ``tf.reshape``, ``tf.one_hot``... : the array functions input pipelines use,
 on numpy, with TensorFlow's argument names and defaults."""
+
 import numpy as np
 
 from ..dtypes import as_dtype

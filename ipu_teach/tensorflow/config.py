@@ -3,6 +3,7 @@
 As on Graphcore's TensorFlow, the physical IPUs are those of the machine, and a logical IPU device
 (``/device:IPU:0``) exists once ``configure_ipu_system`` has attached some of them.
 """
+
 from collections import namedtuple
 from types import SimpleNamespace
 
@@ -15,7 +16,8 @@ LogicalDevice = namedtuple("LogicalDevice", ["name", "device_type"])
 def list_physical_devices(device_type=None) -> list:
     """The host CPU and every IPU of the simulated machine (none of type GPU)."""
     devices = [PhysicalDevice("/physical_device:CPU:0", "CPU")] + [
-        PhysicalDevice(f"/physical_device:IPU:{index}", "IPU") for index in range(system.SYSTEMS[system.system_name()])]
+        PhysicalDevice(f"/physical_device:IPU:{index}", "IPU") for index in range(system.SYSTEMS[system.system_name()])
+    ]
     return [d for d in devices if device_type is None or d.device_type == str(device_type).upper()]
 
 
@@ -40,5 +42,8 @@ def functions_run_eagerly() -> bool:
     return True
 
 
-experimental = SimpleNamespace(list_physical_devices=list_physical_devices,
-                               list_logical_devices=list_logical_devices, set_memory_growth=set_memory_growth)
+experimental = SimpleNamespace(
+    list_physical_devices=list_physical_devices,
+    list_logical_devices=list_logical_devices,
+    set_memory_growth=set_memory_growth,
+)

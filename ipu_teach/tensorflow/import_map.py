@@ -12,6 +12,7 @@ the ipu-teach module, so that a name ipu-teach lacks fails with ``NotSimulatedEr
 TensorFlow name (``tf.keras.layers.ConvLSTM2D``), also in ``from tensorflow.keras.layers import ConvLSTM2D``.
 ``keras`` is mapped as well: Graphcore's SDK shipped its Keras 2.6 as a separate ``keras`` wheel.
 """
+
 import importlib
 import importlib.abc
 import importlib.util
@@ -67,7 +68,7 @@ def _submodule(owner, leaf):
 
 
 def _children(name):
-    return [key[len(name) + 1:].partition(".")[0] for key in ALIASES if key.startswith(name + ".")]
+    return [key[len(name) + 1 :].partition(".")[0] for key in ALIASES if key.startswith(name + ".")]
 
 
 class TensorFlowModule(types.ModuleType):

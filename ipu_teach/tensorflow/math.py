@@ -1,5 +1,6 @@
 """``tf.math`` (also at the top level: ``tf.divide``, ``tf.reduce_mean``...): elementwise functions and
 reductions on numpy, with TensorFlow's argument names (``axis``, ``keepdims``)."""
+
 import numpy as np
 
 from .tensor import tensor
@@ -14,6 +15,7 @@ def _operand(value):
 def _elementwise(function, doc):
     def apply(x, *args, name=None):
         return tensor(function(_operand(x), *map(_operand, args)))
+
     apply.__doc__ = doc
     return apply
 
@@ -22,6 +24,7 @@ def _reduction(function, doc):
     def reduce(input_tensor, axis=None, keepdims=False, name=None):
         axis = tuple(np.atleast_1d(axis)) if axis is not None else None
         return tensor(function(np.asarray(input_tensor), axis=axis, keepdims=keepdims))
+
     reduce.__doc__ = doc
     return reduce
 

@@ -7,6 +7,7 @@ operation seed and how many times that operation seed was used since ``set_seed`
 after ``set_seed`` repeats them). Without ``set_seed`` the global seed is ipu-teach's fixed default,
 so a script repeats exactly (TensorFlow would differ every run).
 """
+
 import collections
 
 import numpy as np

@@ -5,6 +5,7 @@ on ``sys.path``, inside ``TensorFlowImports`` so its TensorFlow imports give ipu
 status and the traceback of an uncaught exception are Python's (the frames of this runner are left
 out of the traceback); ``sys.argv``, ``sys.path`` and the imports are restored afterwards.
 """
+
 import os
 import runpy
 import sys

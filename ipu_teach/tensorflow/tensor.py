@@ -3,6 +3,7 @@
 Eager TensorFlow tensors are read with ``.numpy()``; ipu-teach's already are numpy arrays, so the
 class only adds that method. Datasets and Keras convert them to plain arrays as they take them in.
 """
+
 import numpy as np
 
 from ..dtypes import as_dtype

@@ -9,6 +9,7 @@ Example:
 >>> view.metrics.total_seconds
 16.0
 """
+
 import importlib
 
 _LAZY = {

@@ -2,6 +2,7 @@
 compute / sync / exchange, the cycles per step, and how evenly the tiles were busy (PopVision's
 Execution Trace). ``plot_execution_trace`` draws the same figure without widgets.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,9 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     (bottom right), all for ``ipu``. Returns a one-line caption."""
     execution = report.execution
     if not 0 <= ipu < execution.numIPUs:
-        raise ValueError(f"plot_execution_trace: IPU {ipu} does not exist; the execution ran on "
-                         f"{execution.numIPUs} IPU(s)")
+        raise ValueError(
+            f"plot_execution_trace: IPU {ipu} does not exist; the execution ran on {execution.numIPUs} IPU(s)"
+        )
     if max_supersteps < 1:
         raise ValueError(f"plot_execution_trace: max_supersteps must be at least 1, got {max_supersteps}")
     timeline = execution.timeline()
@@ -30,8 +32,12 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     intervals = timeline.phase_intervals(ipu, max_supersteps)
     end = draw_phase_bars(trace, intervals)
     drawn = len(intervals["compute"][0])
-    trace.set(yticks=[], xlim=(0, end), xlabel=f"simulated cycles (first {drawn} supersteps)",
-              title=plot_text(f"Execution trace of IPU {ipu} ({execution.ipuName}, simulated)"))
+    trace.set(
+        yticks=[],
+        xlim=(0, end),
+        xlabel=f"simulated cycles (first {drawn} supersteps)",
+        title=plot_text(f"Execution trace of IPU {ipu} ({execution.ipuName}, simulated)"),
+    )
     trace.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)  # beside the bars
 
     per_run = {c: execution.category_array(c)[:, ipu] * timeline.counts for c in PHASE_ORDER}
@@ -41,22 +47,36 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
         values = per_run[category][order]
         steps.barh(np.arange(len(order)), values, left=left, color=COLOURS[category])
         left += values
-    steps.set_yticks(np.arange(len(order)), [plot_text(f"{timeline.labels[r]} x{timeline.counts[r]}") for r in order],
-                     fontsize="x-small")
+    steps.set_yticks(
+        np.arange(len(order)),
+        [plot_text(f"{timeline.labels[r]} x{timeline.counts[r]}") for r in order],
+        fontsize="x-small",
+    )
     steps.invert_yaxis()
     steps.set(xlabel="cycles over the execution", title=f"the {len(order)} costliest steps")
 
     busy = execution.tileBusyCycles[ipu]
     tiles.fill_between(np.arange(busy.size), busy, step="mid", color=COLOURS["compute"], linewidth=0)
     tiles.axhline(busy.mean(), color="black", linestyle="--", linewidth=1)
-    tiles.annotate("mean", (1.0, busy.mean()), xycoords=("axes fraction", "data"), xytext=(2, 0),
-                   textcoords="offset points", va="center", fontsize="x-small")  # a legend would hide the bars
-    tiles.set(xlabel="tile", ylabel="busy cycles",
-              title=f"tile balance {execution.tile_balance(ipu):.1%}, utilisation {execution.utilisation():.1%}")
+    tiles.annotate(
+        "mean",
+        (1.0, busy.mean()),
+        xycoords=("axes fraction", "data"),
+        xytext=(2, 0),
+        textcoords="offset points",
+        va="center",
+        fontsize="x-small",
+    )  # a legend would hide the bars
+    tiles.set(
+        xlabel="tile",
+        ylabel="busy cycles",
+        title=f"tile balance {execution.tile_balance(ipu):.1%}, utilisation {execution.utilisation():.1%}",
+    )
     figure.set_layout_engine("constrained")
     totals = {c: int(per_run[c].sum()) for c in PHASE_ORDER}
-    return (f"IPU {ipu}: {sum(totals.values()):,} cycles per execution (simulated): "
-            + ", ".join(f"{c} {v:,}" for c, v in totals.items()))
+    return f"IPU {ipu}: {sum(totals.values()):,} cycles per execution (simulated): " + ", ".join(
+        f"{c} {v:,}" for c, v in totals.items()
+    )
 
 
 def plot_execution_trace(report, ipu: int = 0, max_supersteps: int = DEFAULT_SUPERSTEPS):
@@ -83,6 +103,7 @@ def plot_execution_trace(report, ipu: int = 0, max_supersteps: int = DEFAULT_SUP
     >>> plt.close(figure)
     """
     import matplotlib.pyplot as plt
+
     figure = plt.figure(figsize=ExecutionTraceView.figure_size)
     draw_execution_trace(figure, report, ipu, max_supersteps)
     return figure
@@ -111,11 +132,14 @@ class ExecutionTraceView(FigureWidget):
 
     def __init__(self, report, max_supersteps: int = DEFAULT_SUPERSTEPS):
         import ipywidgets
+
         self.report = report
-        self.ipu = ipywidgets.Dropdown(options=[(f"IPU {i}", i) for i in range(report.execution.numIPUs)], value=0,
-                                       description="IPU")
-        self.supersteps = ipywidgets.IntSlider(value=max_supersteps, min=1, max=max(400, max_supersteps),
-                                               description="supersteps", continuous_update=False)
+        self.ipu = ipywidgets.Dropdown(
+            options=[(f"IPU {i}", i) for i in range(report.execution.numIPUs)], value=0, description="IPU"
+        )
+        self.supersteps = ipywidgets.IntSlider(
+            value=max_supersteps, min=1, max=max(400, max_supersteps), description="supersteps", continuous_update=False
+        )
         super().__init__([self.ipu, self.supersteps])
 
     def draw(self, figure) -> str:

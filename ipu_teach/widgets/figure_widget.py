@@ -12,6 +12,7 @@ captions are plain text that ``redraw`` escapes in one place before they become 
 ``<img src=x onerror=...>`` must not run in the JupyterLab page, which can drive the kernel), and text
 drawn by matplotlib goes through :func:`plot_text` so a ``$`` is not read as math.
 """
+
 from __future__ import annotations
 
 import base64
@@ -28,6 +29,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 def new_figure(size):
     """A Figure outside pyplot, so redrawing it never displays a second copy in the notebook."""
     from matplotlib.figure import Figure
+
     return Figure(figsize=size)
 
 
@@ -61,6 +63,7 @@ class FigureWidget:
 
     def __init__(self, controls: list):
         import ipywidgets
+
         self.controls = controls
         for control in controls:
             control_layout(control)

@@ -15,6 +15,7 @@ Grouped 16.0
 Interleaved 19.0
 Sequential 26.0
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,8 +52,10 @@ class StashSizes:
         """For costs given as numbers: one micro-batch's activations on a stage count 1; its input,
         one of the several layer outputs a stage keeps, counts ``input_share`` (an assumption)."""
         if not 0 < input_share <= 1:
-            raise ValueError(f"StashSizes.in_activation_units: input_share is the stage input's size relative to "
-                             f"the activations the stage keeps, between 0 (excluded) and 1; got {input_share!r}")
+            raise ValueError(
+                f"StashSizes.in_activation_units: input_share is the stage input's size relative to "
+                f"the activations the stage keeps, between 0 (excluded) and 1; got {input_share!r}"
+            )
         return cls((1.0,) * stages, (float(input_share),) * stages, "micro-batch activations")
 
 
@@ -75,8 +78,16 @@ def uniform_costs(stages: int, ratio: float):
     return pipeline.StageCosts.uniform(stages, forward=1.0, backward=float(ratio), weight_update=1.0)
 
 
-def time_pipeline(schedule="Grouped", stages=4, accumulation=16, ratio=2.0, recompute=False, costs=None,
-                  sizes: StashSizes | None = None, device_mapping: Sequence[int] | None = None) -> PipelineView:
+def time_pipeline(
+    schedule="Grouped",
+    stages=4,
+    accumulation=16,
+    ratio=2.0,
+    recompute=False,
+    costs=None,
+    sizes: StashSizes | None = None,
+    device_mapping: Sequence[int] | None = None,
+) -> PipelineView:
     """Times one weight update's pipeline in training, without drawing it.
 
     The schedule is generated, timed and measured: ``view.metrics`` has the total time, the ramp-up /
@@ -127,13 +138,17 @@ def caption(view: PipelineView, unit: str, stash_unit: str) -> str:
     if view.error:
         return f"Not allowed: {view.error}"
     m = view.metrics
-    per_ipu = "; ".join(f"IPU {i}: busy {u:.0%}, stash {format_amount(s)}"
-                        for i, (u, s) in enumerate(zip(m.utilisation_per_ipu, view.stash_per_ipu)))
-    return (f"{m.schedule}: {counted(m.stages, 'stage')}, {counted(m.micro_batches, 'micro-batch')}; "
-            f"total {format_amount(m.total_seconds)} {unit}; utilisation {m.utilisation:.0%} "
-            f"(bubble {m.bubble_fraction:.0%}); ramp-up {format_amount(m.phases.ramp_up)}, "
-            f"main {format_amount(m.phases.main)}, ramp-down {format_amount(m.phases.ramp_down)} {unit}\n"
-            f"{per_ipu} (stash in {stash_unit}{', inputs only: recomputation' if view.timeline.recompute else ''})")
+    per_ipu = "; ".join(
+        f"IPU {i}: busy {u:.0%}, stash {format_amount(s)}"
+        for i, (u, s) in enumerate(zip(m.utilisation_per_ipu, view.stash_per_ipu))
+    )
+    return (
+        f"{m.schedule}: {counted(m.stages, 'stage')}, {counted(m.micro_batches, 'micro-batch')}; "
+        f"total {format_amount(m.total_seconds)} {unit}; utilisation {m.utilisation:.0%} "
+        f"(bubble {m.bubble_fraction:.0%}); ramp-up {format_amount(m.phases.ramp_up)}, "
+        f"main {format_amount(m.phases.main)}, ramp-down {format_amount(m.phases.ramp_down)} {unit}\n"
+        f"{per_ipu} (stash in {stash_unit}{', inputs only: recomputation' if view.timeline.recompute else ''})"
+    )
 
 
 def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
@@ -144,9 +159,19 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
         ax.set_axis_off()
         return
     height = figure.get_figheight()  # fixed margins in inches: faster to redraw than a layout engine
-    gantt, busy, stash = figure.subplots(1, 3, sharey=True, gridspec_kw={
-        "width_ratios": (7, 1, 1), "wspace": 0.08, "left": 0.06, "right": 0.97,
-        "bottom": 0.75 / height, "top": 1 - 0.75 / height})
+    gantt, busy, stash = figure.subplots(
+        1,
+        3,
+        sharey=True,
+        gridspec_kw={
+            "width_ratios": (7, 1, 1),
+            "wspace": 0.08,
+            "left": 0.06,
+            "right": 0.97,
+            "bottom": 0.75 / height,
+            "top": 1 - 0.75 / height,
+        },
+    )
     pipeline.plot_schedule(view.timeline, ax=gantt, unit=unit)
     gantt.set_gid(GANTT_GID)
     m = view.metrics
@@ -156,21 +181,38 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
     ipus = np.arange(len(view.stash_per_ipu))
     stash_title = "stash\n(" + stash_unit.replace(" ", "\n") + ")"
     for ax, values, title, gid, colour, limit, text in (
-            (busy, m.utilisation_per_ipu, "utilisation", UTILISATION_GID, "0.45", 1.0, "{:.0%}".format),
-            (stash, view.stash_per_ipu, stash_title, STASH_GID, "#8172B3", view.stash_limit, format_amount)):
+        (busy, m.utilisation_per_ipu, "utilisation", UTILISATION_GID, "0.45", 1.0, "{:.0%}".format),
+        (stash, view.stash_per_ipu, stash_title, STASH_GID, "#8172B3", view.stash_limit, format_amount),
+    ):
         ax.set_gid(gid)
         ax.barh(ipus, values, height=BOX_HEIGHT, color=colour)
         for ipu, value in zip(ipus, values):  # a long bar holds its number, a short one has it beside it
             inside = value > INSIDE_THE_BAR_ABOVE * limit
-            ax.text(value, ipu, f" {text(value)} ", va="center", ha="right" if inside else "left", fontsize=7,
-                    color="white" if inside else "black")
+            ax.text(
+                value,
+                ipu,
+                f" {text(value)} ",
+                va="center",
+                ha="right" if inside else "left",
+                fontsize=7,
+                color="white" if inside else "black",
+            )
         ax.set_xlim(0, 1.3 * limit)
         ax.set_title(title, fontsize=8)
         ax.tick_params(labelleft=False, labelsize=7)
 
 
-def draw_pipeline(schedule="Grouped", stages=4, accumulation=16, ratio=2.0, recompute=False, costs=None,
-                  sizes: StashSizes | None = None, unit="units", device_mapping=None):
+def draw_pipeline(
+    schedule="Grouped",
+    stages=4,
+    accumulation=16,
+    ratio=2.0,
+    recompute=False,
+    costs=None,
+    sizes: StashSizes | None = None,
+    unit="units",
+    device_mapping=None,
+):
     """Draws a pipeline's Gantt chart, with each IPU's utilisation and stash: the explorer's figure, without widgets.
 
     Returns the figure and the ``PipelineView`` that was drawn (see ``time_pipeline``), so a notebook can
@@ -224,20 +266,44 @@ class PipelineExplorer(FigureWidget):
 
     figure_size = (11, 4)
 
-    def __init__(self, schedule="Grouped", stages=4, accumulation=16, ratio=2.0, recompute=False, costs=None,
-                 sizes: StashSizes | None = None, unit="units", device_mapping=None):
+    def __init__(
+        self,
+        schedule="Grouped",
+        stages=4,
+        accumulation=16,
+        ratio=2.0,
+        recompute=False,
+        costs=None,
+        sizes: StashSizes | None = None,
+        unit="units",
+        device_mapping=None,
+    ):
         import ipywidgets
+
         if schedule not in SCHEDULES:
             raise ValueError(f"PipelineExplorer: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
         self.costs, self.sizes, self.unit, self.device_mapping = costs, sizes, unit, device_mapping
         self.schedule = ipywidgets.Dropdown(options=SCHEDULES, value=schedule, description="schedule")
-        self.stages = ipywidgets.IntSlider(value=costs.stages if costs else stages, min=1, max=8,
-                                           description="stages", disabled=costs is not None,
-                                           continuous_update=False)
-        self.accumulation = ipywidgets.IntSlider(value=accumulation, min=1, max=64, description="accumulation",
-                                                 continuous_update=False)
-        self.ratio = ipywidgets.FloatSlider(value=ratio, min=0.5, max=4.0, step=0.25, description="bwd : fwd",
-                                            disabled=costs is not None, continuous_update=False)
+        self.stages = ipywidgets.IntSlider(
+            value=costs.stages if costs else stages,
+            min=1,
+            max=8,
+            description="stages",
+            disabled=costs is not None,
+            continuous_update=False,
+        )
+        self.accumulation = ipywidgets.IntSlider(
+            value=accumulation, min=1, max=64, description="accumulation", continuous_update=False
+        )
+        self.ratio = ipywidgets.FloatSlider(
+            value=ratio,
+            min=0.5,
+            max=4.0,
+            step=0.25,
+            description="bwd : fwd",
+            disabled=costs is not None,
+            continuous_update=False,
+        )
         self.recompute = ipywidgets.Checkbox(value=recompute, description="recompute")
         self.view = None
         super().__init__([self.schedule, self.stages, self.accumulation, self.ratio, self.recompute])
@@ -283,29 +349,45 @@ class PipelineExplorer(FigureWidget):
                 pass
         run = getattr(executables.get("train"), "pipeline", None)
         if run is None and any(getattr(e, "pipeline", None) for e in executables.values()):
-            raise ValueError(f"PipelineExplorer.from_model needs the training pipeline of `{name}`, but it has "
-                             "been compiled again since fit (compile starts afresh) and has only run evaluate or "
-                             "predict: call from_model after fit and before compiling the model again")
+            raise ValueError(
+                f"PipelineExplorer.from_model needs the training pipeline of `{name}`, but it has "
+                "been compiled again since fit (compile starts afresh) and has only run evaluate or "
+                "predict: call from_model after fit and before compiling the model again"
+            )
         if run is None:
-            raise ValueError(f"PipelineExplorer.from_model needs a pipelined model that has been trained on the "
-                             f"simulated IPU, and `{name}` has not been: put its layers in "
-                             "keras.ipu.PipelineStage blocks, call set_pipelining_options and fit it inside an "
-                             "IPUStrategy scope first")
+            raise ValueError(
+                f"PipelineExplorer.from_model needs a pipelined model that has been trained on the "
+                f"simulated IPU, and `{name}` has not been: put its layers in "
+                "keras.ipu.PipelineStage blocks, call set_pipelining_options and fit it inside an "
+                "IPUStrategy scope first"
+            )
         c = run.costs
-        costs = pipeline.StageCosts([s * 1e6 for s in c.forward], [s * 1e6 for s in c.backward],
-                                    [s * 1e6 for s in c.weight_update], c.transfer_bytes, c.link_bytes_per_s / 1e6,
-                                    c.link_latency_s * 1e6)
+        costs = pipeline.StageCosts(
+            [s * 1e6 for s in c.forward],
+            [s * 1e6 for s in c.backward],
+            [s * 1e6 for s in c.weight_update],
+            c.transfer_bytes,
+            c.link_bytes_per_s / 1e6,
+            c.link_latency_s * 1e6,
+        )
         kwargs.setdefault("accumulation", run.schedule.micro_batches)
         kwargs.setdefault("recompute", run.timeline.recompute)
         sizes = StashSizes(tuple(map(float, run.activation_bytes)), tuple(map(float, run.input_bytes)), "MB", 1e6)
-        return cls(costs=costs, sizes=sizes, unit="simulated us", device_mapping=run.schedule.device_mapping,
-                   **kwargs)
+        return cls(costs=costs, sizes=sizes, unit="simulated us", device_mapping=run.schedule.device_mapping, **kwargs)
 
     def draw(self, figure) -> str:
         stages = self.costs.stages if self.costs else self.stages.value
         sizes = self.sizes or StashSizes.in_activation_units(stages)
         figure.set_size_inches(self.figure_size_for(stages))
-        self.view = time_pipeline(self.schedule.value, self.stages.value, self.accumulation.value, self.ratio.value,
-                                  self.recompute.value, self.costs, sizes, self.device_mapping)
+        self.view = time_pipeline(
+            self.schedule.value,
+            self.stages.value,
+            self.accumulation.value,
+            self.ratio.value,
+            self.recompute.value,
+            self.costs,
+            sizes,
+            self.device_mapping,
+        )
         draw(figure, self.view, self.unit, sizes.unit)
         return caption(self.view, self.unit, sizes.unit)

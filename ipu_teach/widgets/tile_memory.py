@@ -2,6 +2,7 @@
 details, and the bytes live over the program steps with the peak marked (PopVision's Memory and
 Liveness reports in one picture). ``plot_tile_memory`` draws the same figure without widgets.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,13 @@ from ..hardware import CODE_CATEGORIES
 from .figure_widget import FigureWidget, plot_text
 
 KIB = 1024
-TENSOR_COLOURS = {"variables": "tab:blue", "optimizer state": "tab:cyan", "gradient accumulators": "tab:purple",
-                  "activations": "tab:orange", "temporary memory": "gold"}
+TENSOR_COLOURS = {
+    "variables": "tab:blue",
+    "optimizer state": "tab:cyan",
+    "gradient accumulators": "tab:purple",
+    "activations": "tab:orange",
+    "temporary memory": "gold",
+}
 CODE_COLOURS = dict(zip(CODE_CATEGORIES, ("tab:green", "tab:olive", "tab:brown", "tab:pink", "tab:gray", "tab:red")))
 LIVENESS_SCOPES = ("whole IPU", "selected tile")
 SCALE_TO_DATA_BELOW = 0.4  # below this fraction of the SRAM on the fullest tile, the y axis follows the data
@@ -32,9 +38,16 @@ def _draw_sram_limit(ax, sram_kib: float, fullest_kib: float) -> None:
         ax.set_ylim(0, 1.08 * max(sram_kib, fullest_kib))
         return
     ax.set_ylim(0, 1.25 * max(fullest_kib, 1e-3))
-    ax.annotate(f"SRAM per tile: {sram_kib:,.0f} KiB, off this scale ({fullest_kib / sram_kib:.1%} used at most)",
-                xy=(0.99, 0.97), xycoords="axes fraction", ha="right", va="top", fontsize="small", gid=SRAM_GID,
-                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.6"})
+    ax.annotate(
+        f"SRAM per tile: {sram_kib:,.0f} KiB, off this scale ({fullest_kib / sram_kib:.1%} used at most)",
+        xy=(0.99, 0.97),
+        xycoords="axes fraction",
+        ha="right",
+        va="top",
+        fontsize="small",
+        gid=SRAM_GID,
+        bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.6"},
+    )
 
 
 def _check(report, ipu, tile):
@@ -59,11 +72,19 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     by_category = {c: sums[ipu] for c, sums in compilation.memory_by_category.items()}
     present = {c: v for c, v in by_category.items() if v.any()}  # a legend entry only for what is drawn
     tiles = np.arange(target.tilesPerIPU)
-    every.stackplot(tiles, *[v / KIB for v in present.values()], labels=[plot_text(c) for c in present],
-                    colors=[category_colour(c) for c in present])
+    every.stackplot(
+        tiles,
+        *[v / KIB for v in present.values()],
+        labels=[plot_text(c) for c in present],
+        colors=[category_colour(c) for c in present],
+    )
     every.axvline(tile, color="black", linewidth=0.8, alpha=0.6)
-    every.set(xlim=(0, max(target.tilesPerIPU - 1, 1)), xlabel="tile", ylabel="KiB",
-              title=plot_text(f"Memory of every tile of IPU {ipu} ({target.name}, simulated)"))
+    every.set(
+        xlim=(0, max(target.tilesPerIPU - 1, 1)),
+        xlabel="tile",
+        ylabel="KiB",
+        title=plot_text(f"Memory of every tile of IPU {ipu} ({target.name}, simulated)"),
+    )
     _draw_sram_limit(every, target.bytesPerTile / KIB, totals.max(initial=0) / KIB)
     every.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)
     sram = target.bytesPerTile / KIB
@@ -89,8 +110,12 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     if peak is not None:
         live.plot([peak.index], [peak.totalBytes / unit], "v", color="red", label=f"peak at step {peak.index}")
         caption += f"; live peak of the {liveness_of}: {peak.totalBytes:,} bytes at step {peak.index} `{peak.name}`"
-    live.set(xlabel="program step", ylabel=unit_name, ylim=(0, None),
-             title=f"liveness of the {liveness_of}" + (f" (tile {tile})" if liveness_of != "whole IPU" else ""))
+    live.set(
+        xlabel="program step",
+        ylabel=unit_name,
+        ylim=(0, None),
+        title=f"liveness of the {liveness_of}" + (f" (tile {tile})" if liveness_of != "whole IPU" else ""),
+    )
     live.legend(loc="best", fontsize="x-small")
     figure.tight_layout()
     return caption
@@ -121,6 +146,7 @@ def plot_tile_memory(report, ipu: int = 0, tile: int | None = None, liveness_of:
     >>> plt.close(figure)
     """
     import matplotlib.pyplot as plt
+
     figure = plt.figure(figsize=TileMemoryExplorer.figure_size)
     draw_tile_memory(figure, as_report(report, "plot_tile_memory"), ipu, tile, liveness_of)
     return figure
@@ -133,12 +159,15 @@ def as_report(source, what: str = "TileMemoryExplorer"):
         return source
     if isinstance(source, (str, os.PathLike)):
         from ..profiling import open_report
+
         return open_report(source)
     hint = ""
     if isinstance(source, MemoryError):
-        hint = (" An out-of-memory error holds no report: compile with POPLAR_ENGINE_OPTIONS="
-                "'{\"debug.allowOutOfMemory\": \"true\"}' and reports on, then pass "
-                "profiling.open_report(profiling.last_report_path()).")
+        hint = (
+            " An out-of-memory error holds no report: compile with POPLAR_ENGINE_OPTIONS="
+            '\'{"debug.allowOutOfMemory": "true"}\' and reports on, then pass '
+            "profiling.open_report(profiling.last_report_path())."
+        )
     raise TypeError(f"{what} needs a profiling report or the path of one, got {type(source).__name__}.{hint}")
 
 
@@ -169,14 +198,22 @@ class TileMemoryExplorer(FigureWidget):
 
     def __init__(self, report):
         import ipywidgets
+
         self.report = report = as_report(report)
         target = report.compilation.target
-        self.ipu = ipywidgets.Dropdown(options=[(f"IPU {i}", i) for i in range(target.numIPUs)], value=0,
-                                       description="IPU")
-        self.tile = ipywidgets.IntSlider(value=int(np.argmax(report.compilation.tile_memory(0))), min=0,
-                                         max=target.tilesPerIPU - 1, description="tile", continuous_update=False)
-        self.liveness_of = ipywidgets.Dropdown(options=LIVENESS_SCOPES, value=LIVENESS_SCOPES[0],
-                                               description="liveness of")
+        self.ipu = ipywidgets.Dropdown(
+            options=[(f"IPU {i}", i) for i in range(target.numIPUs)], value=0, description="IPU"
+        )
+        self.tile = ipywidgets.IntSlider(
+            value=int(np.argmax(report.compilation.tile_memory(0))),
+            min=0,
+            max=target.tilesPerIPU - 1,
+            description="tile",
+            continuous_update=False,
+        )
+        self.liveness_of = ipywidgets.Dropdown(
+            options=LIVENESS_SCOPES, value=LIVENESS_SCOPES[0], description="liveness of"
+        )
         super().__init__([self.ipu, self.tile, self.liveness_of])
 
     def draw(self, figure) -> str:

@@ -3,6 +3,7 @@
 Each case is ``(name, fn, inputs, wrt)``: ``fn`` takes Tensors and returns a Tensor, ``inputs`` are
 float32 arrays (or integer labels), ``wrt`` the inputs that take a gradient.
 """
+
 import numpy as np
 
 from ipu_teach.autograd import Tensor, ops
@@ -23,8 +24,10 @@ def _unary(op, x=_m):
 
 def _batch_norm(training):
     def fn(x, gamma, beta):
-        return ops.BatchNorm.apply(x, gamma, beta, Tensor(x.data.mean(axis=(0, 1, 2))), Tensor(x.data.var(axis=(0, 1, 2))),
-                                   training=training)
+        return ops.BatchNorm.apply(
+            x, gamma, beta, Tensor(x.data.mean(axis=(0, 1, 2))), Tensor(x.data.var(axis=(0, 1, 2))), training=training
+        )
+
     return (f"BatchNorm(training={training})", fn, [_x, _channel, _channel * 0.5], (0, 1, 2))
 
 
@@ -33,12 +36,25 @@ CASES = [
     ("Sub", ops.Sub.apply, [_m, _channel], (0, 1)),
     ("Mul", ops.Mul.apply, [_m, _channel], (0, 1)),
     ("Div", ops.Div.apply, [_m, _positive], (0, 1)),
-    _unary(ops.Neg), _unary(ops.Abs), _unary(ops.ReLU), _unary(ops.Sigmoid), _unary(ops.Tanh), _unary(ops.Exp),
-    _unary(ops.Log, _positive), _unary(ops.Softplus), _unary(ops.ELU), _unary(ops.Softmax), _unary(GELU),
+    _unary(ops.Neg),
+    _unary(ops.Abs),
+    _unary(ops.ReLU),
+    _unary(ops.Sigmoid),
+    _unary(ops.Tanh),
+    _unary(ops.Exp),
+    _unary(ops.Log, _positive),
+    _unary(ops.Softplus),
+    _unary(ops.ELU),
+    _unary(ops.Softmax),
+    _unary(GELU),
     ("GELU(approximate=True)", lambda x: GELU.apply(x, approximate=True), [_m], (0,)),
     ("MatMul", ops.MatMul.apply, [_m, _m.T.copy()], (0, 1)),
-    ("Conv2D", lambda x, k, b: ops.Conv2D.apply(x, k, b, strides=(2, 1), padding="same"),
-     [_x, _rng.normal(size=(2, 3, 3, 4)).astype(np.float32), np.zeros(4, dtype=np.float32)], (0, 1, 2)),
+    (
+        "Conv2D",
+        lambda x, k, b: ops.Conv2D.apply(x, k, b, strides=(2, 1), padding="same"),
+        [_x, _rng.normal(size=(2, 3, 3, 4)).astype(np.float32), np.zeros(4, dtype=np.float32)],
+        (0, 1, 2),
+    ),
     ("MaxPool2D", lambda x: ops.MaxPool2D.apply(x, pool_size=(3, 3), strides=(2, 2), padding="same"), [_x], (0,)),
     ("AvgPool2D", lambda x: ops.AvgPool2D.apply(x, pool_size=(2, 2), padding="same"), [_x], (0,)),
     ("Sum", lambda x: ops.Sum.apply(x, axis=1), [_m], (0,)),
@@ -49,7 +65,8 @@ CASES = [
     ("CategoricalCrossentropyProbs", ops.CategoricalCrossentropyProbs.apply, [_positive, _onehot], (0,)),
     ("SigmoidBinaryCrossentropy", ops.SigmoidBinaryCrossentropy.apply, [_m, _onehot], (0,)),
     ("BinaryCrossentropyProbs", ops.BinaryCrossentropyProbs.apply, [_positive, _onehot], (0,)),
-    _batch_norm(True), _batch_norm(False),
+    _batch_norm(True),
+    _batch_norm(False),
     ("LayerNorm", lambda x, g, b: ops.LayerNorm.apply(x, g, b), [_x, _channel, _channel * 0.5], (0, 1, 2)),
     ("Slice", lambda x: ops.Slice.apply(x, axis=1, start=1, stop=3), [_m], (0,)),
     ("Concatenate", lambda a, b: ops.Concatenate.apply(a, b, axis=0), [_m, _positive], (0, 1)),

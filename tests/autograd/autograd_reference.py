@@ -4,6 +4,7 @@
 the padding needed for that, max((out - 1) * stride + window - size, 0), goes half before and the
 rest (the odd one) after.
 """
+
 import math
 
 import numpy as np
@@ -33,8 +34,14 @@ def windows(shape, window, strides, padding):
 
 
 def _empty_output(x, window, strides, padding, channels):
-    return np.zeros((x.shape[0], output_size(x.shape[1], window[0], strides[0], padding),
-                     output_size(x.shape[2], window[1], strides[1], padding), channels))
+    return np.zeros(
+        (
+            x.shape[0],
+            output_size(x.shape[1], window[0], strides[0], padding),
+            output_size(x.shape[2], window[1], strides[1], padding),
+            channels,
+        )
+    )
 
 
 def conv2d(x, kernel, bias, strides, padding):

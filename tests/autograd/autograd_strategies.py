@@ -1,4 +1,5 @@
 """Hypothesis strategies shared by the autograd tests: small shapes, conv and pool geometries."""
+
 from hypothesis import strategies as st
 
 seeds = st.integers(0, 2**32 - 1)
@@ -12,9 +13,17 @@ def conv_geometry(draw):
     padding = draw(paddings)
     kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     low_h, low_w = (kh, kw) if padding == "valid" else (1, 1)
-    return dict(n=draw(st.integers(1, 2)), h=draw(st.integers(low_h, 6)), w=draw(st.integers(low_w, 6)),
-                c=draw(st.integers(1, 2)), kh=kh, kw=kw, filters=draw(st.integers(1, 3)),
-                strides=(draw(st.integers(1, 3)), draw(st.integers(1, 3))), padding=padding)
+    return dict(
+        n=draw(st.integers(1, 2)),
+        h=draw(st.integers(low_h, 6)),
+        w=draw(st.integers(low_w, 6)),
+        c=draw(st.integers(1, 2)),
+        kh=kh,
+        kw=kw,
+        filters=draw(st.integers(1, 3)),
+        strides=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
+        padding=padding,
+    )
 
 
 @st.composite

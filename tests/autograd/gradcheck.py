@@ -5,6 +5,7 @@ The checker contracts the op's output with fixed random weights ``R`` (so that t
 would pass with all-ones weights), runs ``backward(R)`` for the analytic gradients, and compares them
 with ``(L(x + eps) - L(x - eps)) / (2 eps)`` for every element of every input that takes a gradient.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,12 +63,15 @@ def check_gradients(fn, arrays, wrt=None, seed=0):
     analytic = analytic_gradients(fn, arrays, wrt, output_weights)
     for i in wrt:
         assert analytic[i] is not None, f"input {i}: backward produced no gradient"
-        assert analytic[i].shape == arrays[i].shape, f"input {i}: gradient shape {analytic[i].shape} != {arrays[i].shape}"
+        assert analytic[i].shape == arrays[i].shape, (
+            f"input {i}: gradient shape {analytic[i].shape} != {arrays[i].shape}"
+        )
         numeric = numeric_gradient(fn, arrays, i, output_weights)
         np.testing.assert_allclose(analytic[i], numeric, rtol=RTOL, atol=ATOL, err_msg=f"gradient of input {i}")
 
 
 # ----- values that keep central differences away from kinks and ties ---------------------------------
+
 
 def away_from_zero(rng, shape, low=0.1, high=2.0):
     """Values with |x| in [low, high] and random sign: ReLU, Abs and friends are smooth there."""

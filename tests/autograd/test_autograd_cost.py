@@ -1,4 +1,5 @@
 """``record()`` and the costs ops state for the IPU model, against hand-counted FLOPs, bytes and grains."""
+
 import numpy as np
 import pytest
 from autograd_cases import CASE_IDS, CASES
@@ -20,14 +21,22 @@ def _one_record(fn, *inputs):
 def test_matmul_cost_is_2mkn():
     m, k, n = 3, 4, 5
     rec = _one_record(ops.MatMul.apply, np.ones((m, k), np.float32), np.ones((k, n), np.float32))
-    assert rec.forward == OpCost(flops=2 * m * k * n, bytes_in=(m * k + k * n) * F32, bytes_out=m * n * F32, grains=m * n,
-                                 products=(MatrixProduct(m, k, n, k),))
+    assert rec.forward == OpCost(
+        flops=2 * m * k * n,
+        bytes_in=(m * k + k * n) * F32,
+        bytes_out=m * n * F32,
+        grains=m * n,
+        products=(MatrixProduct(m, k, n, k),),
+    )
 
 
 def test_matmul_backward_is_the_two_transposed_products():
     m, k, n = 3, 4, 5
-    rec = _one_record(ops.MatMul.apply, Tensor(np.ones((m, k), np.float32), requires_grad=True),
-                      Tensor(np.ones((k, n), np.float32), requires_grad=True))
+    rec = _one_record(
+        ops.MatMul.apply,
+        Tensor(np.ones((m, k), np.float32), requires_grad=True),
+        Tensor(np.ones((k, n), np.float32), requires_grad=True),
+    )
     assert rec.backward.products == (MatrixProduct(m, n, k, n), MatrixProduct(k, m, n, m))
     assert rec.backward.flops == 2 * (2 * m * k * n) and rec.backward.vector_flops == 0
 
@@ -37,26 +46,38 @@ def test_matmul_cost_counts_leading_axes_as_rows():
     assert rec.forward.flops == 2 * (2 * 3) * 4 * 5
 
 
-@pytest.mark.parametrize("strides, padding, out_hw", [((1, 1), "valid", (4, 4)), ((2, 2), "same", (3, 3)),
-                                                      ((1, 2), "same", (6, 3))])
+@pytest.mark.parametrize(
+    "strides, padding, out_hw", [((1, 1), "valid", (4, 4)), ((2, 2), "same", (3, 3)), ((1, 2), "same", (6, 3))]
+)
 def test_conv2d_cost_is_2_n_ho_wo_cout_kh_kw_cin(strides, padding, out_hw):
     n, h, w, cin, kh, kw, cout = 2, 6, 6, 3, 3, 3, 4
-    x, kernel, bias = np.ones((n, h, w, cin), np.float32), np.ones((kh, kw, cin, cout), np.float32), np.zeros(cout, np.float32)
+    x, kernel, bias = (
+        np.ones((n, h, w, cin), np.float32),
+        np.ones((kh, kw, cin, cout), np.float32),
+        np.zeros(cout, np.float32),
+    )
     rec = _one_record(lambda *a: ops.Conv2D.apply(*a, strides=strides, padding=padding), x, kernel, bias)
     ho, wo = out_hw
     assert rec.output_shape == (n, ho, wo, cout)
     outputs = n * ho * wo * cout
     product = MatrixProduct(n * ho * wo, kh * kw * cin, cout, cin, "conv")
-    assert rec.forward == OpCost(flops=2 * n * ho * wo * cout * kh * kw * cin + outputs,
-                                 bytes_in=(x.size + kernel.size + bias.size) * F32, bytes_out=outputs * F32,
-                                 grains=outputs, products=(product,))
+    assert rec.forward == OpCost(
+        flops=2 * n * ho * wo * cout * kh * kw * cin + outputs,
+        bytes_in=(x.size + kernel.size + bias.size) * F32,
+        bytes_out=outputs * F32,
+        grains=outputs,
+        products=(product,),
+    )
     assert rec.forward.vector_flops == outputs  # the bias add runs on the vector units
 
 
 def test_conv2d_backward_of_a_first_layer_has_no_input_gradient():
     n, h, w, cin, k, cout = 2, 6, 6, 1, 3, 4
-    args = (np.ones((n, h, w, cin), np.float32), Tensor(np.ones((k, k, cin, cout), np.float32), requires_grad=True),
-            Tensor(np.zeros(cout, np.float32), requires_grad=True))
+    args = (
+        np.ones((n, h, w, cin), np.float32),
+        Tensor(np.ones((k, k, cin, cout), np.float32), requires_grad=True),
+        Tensor(np.zeros(cout, np.float32), requires_grad=True),
+    )
     rec = _one_record(ops.Conv2D.apply, *args)
     positions = n * 4 * 4
     assert rec.backward.products == (MatrixProduct(k * k * cin, positions, cout, positions, "conv"),)
@@ -64,7 +85,9 @@ def test_conv2d_backward_of_a_first_layer_has_no_input_gradient():
 
 
 def test_pool_cost_is_one_flop_per_window_cell():
-    rec = _one_record(lambda x: ops.MaxPool2D.apply(x, pool_size=(3, 2), strides=(1, 1)), np.ones((2, 5, 4, 3), np.float32))
+    rec = _one_record(
+        lambda x: ops.MaxPool2D.apply(x, pool_size=(3, 2), strides=(1, 1)), np.ones((2, 5, 4, 3), np.float32)
+    )
     outputs = 2 * 3 * 3 * 3
     assert rec.forward == OpCost(outputs * 6, 2 * 5 * 4 * 3 * F32, outputs * F32, outputs)
 
@@ -81,15 +104,20 @@ def test_softmax_splits_into_one_grain_per_row():
 
 @pytest.mark.parametrize("approximate, forward, backward", [(False, 5, 11), (True, 9, 13)])
 def test_gelu_runs_on_the_vector_units_at_its_stated_flops(approximate, forward, backward):
-    rec = _one_record(lambda x: GELU.apply(x, approximate=approximate), Tensor(np.ones((6, 10), np.float32),
-                                                                               requires_grad=True))
+    rec = _one_record(
+        lambda x: GELU.apply(x, approximate=approximate), Tensor(np.ones((6, 10), np.float32), requires_grad=True)
+    )
     assert rec.forward == OpCost(forward * 60, 60 * F32, 60 * F32, 60) and rec.forward.products == ()
     assert rec.backward == OpCost(backward * 60, 60 * F32, 60 * F32, 60)
 
 
-@pytest.mark.parametrize("approximate, expected", [
-    (False, [-0.00404951, -0.15865529, 0.0, 0.8413447, 2.9959507]),
-    (True, [-0.00363752, -0.15880796, 0.0, 0.841192, 2.9963627])])
+@pytest.mark.parametrize(
+    "approximate, expected",
+    [
+        (False, [-0.00404951, -0.15865529, 0.0, 0.8413447, 2.9959507]),
+        (True, [-0.00363752, -0.15880796, 0.0, 0.841192, 2.9963627]),
+    ],
+)
 def test_gelu_gives_keras_documented_values(approximate, expected):
     """The examples of Keras' ``activations.gelu`` docstring, exact (erf) and tanh-approximated. At -3 Keras
     prints -0.00404951, TensorFlow's float32 erf being 2e-7 off: -3 * Phi(-3) is -0.00404969."""
@@ -117,8 +145,9 @@ def test_backward_cost_scales_with_the_inputs_that_need_gradients():
     assert sum(p.flops for p in first_layer.backward.products) == products  # bias needs no gradient here
     transposed = 2 * (5 * 5) * (3 * 3 * 4) * 2  # the input gradient: a convolution over every input position
     assert sum(p.flops for p in inner_layer.backward.products) == products + transposed
-    matmul = _one_record(ops.MatMul.apply, Tensor(np.ones((2, 3)), requires_grad=True),
-                         Tensor(np.ones((3, 4)), requires_grad=True))
+    matmul = _one_record(
+        ops.MatMul.apply, Tensor(np.ones((2, 3)), requires_grad=True), Tensor(np.ones((3, 4)), requires_grad=True)
+    )
     assert matmul.backward.flops == 2 * matmul.forward.flops
 
 
@@ -172,18 +201,24 @@ def test_every_op_states_a_consistent_cost(name, fn, inputs, wrt):
         assert cost.grains <= max(1, out.data.size)
 
 
-@pytest.mark.parametrize("fn, shapes", [
-    (lambda x: ops.Slice.apply(x, axis=0, start=1, stop=2), [(3, 4)]),
-    (lambda a, b: ops.Concatenate.apply(a, b, axis=1), [(3, 4), (3, 2)]),
-])
+@pytest.mark.parametrize(
+    "fn, shapes",
+    [
+        (lambda x: ops.Slice.apply(x, axis=0, start=1, stop=2), [(3, 4)]),
+        (lambda a, b: ops.Concatenate.apply(a, b, axis=1), [(3, 4), (3, 2)]),
+    ],
+)
 def test_slice_and_concatenate_are_free_views(fn, shapes):
     assert _one_record(fn, *[np.ones(s, np.float32) for s in shapes]).forward == OpCost(0, 0, 0, 1)
 
 
-@pytest.mark.parametrize("fn, out_shape", [
-    (lambda x: ops.Transpose.apply(x, perm=(0, 2, 1)), (2, 4, 3)),
-    (lambda x: ops.Pad.apply(x, pads=((0, 0), (1, 1), (2, 0))), (2, 5, 6)),
-])
+@pytest.mark.parametrize(
+    "fn, out_shape",
+    [
+        (lambda x: ops.Transpose.apply(x, perm=(0, 2, 1)), (2, 4, 3)),
+        (lambda x: ops.Pad.apply(x, pads=((0, 0), (1, 1), (2, 0))), (2, 5, 6)),
+    ],
+)
 def test_transpose_and_pad_are_copies_one_flop_per_output(fn, out_shape):
     n = int(np.prod(out_shape))
     assert _one_record(fn, np.ones((2, 3, 4), np.float32)).forward == OpCost(n, 24 * F32, n * F32, n)

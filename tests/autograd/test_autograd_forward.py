@@ -1,4 +1,5 @@
 """Forward results against loop references, and max-pool's first-maximum gradient routing."""
+
 import autograd_reference as reference
 import numpy as np
 import pytest
@@ -13,15 +14,18 @@ from ipu_teach.autograd.ops.conv import same_padding, window_geometry
 SETTINGS = settings(max_examples=25, deadline=None)
 
 
-@pytest.mark.parametrize("size, window, stride, expected", [
-    (5, 3, 1, (1, 1)),   # odd kernel, stride 1: symmetric
-    (5, 2, 1, (0, 1)),   # even kernel: the extra row goes after
-    (5, 2, 2, (0, 1)),   # 3 outputs need 6 rows
-    (6, 3, 2, (0, 1)),   # 3 outputs need 7 rows
-    (7, 4, 3, (1, 2)),   # 3 outputs need 10 rows
-    (4, 1, 3, (0, 0)),   # windows that skip rows need no padding
-    (2, 5, 1, (2, 2)),   # kernel larger than the input
-])
+@pytest.mark.parametrize(
+    "size, window, stride, expected",
+    [
+        (5, 3, 1, (1, 1)),  # odd kernel, stride 1: symmetric
+        (5, 2, 1, (0, 1)),  # even kernel: the extra row goes after
+        (5, 2, 2, (0, 1)),  # 3 outputs need 6 rows
+        (6, 3, 2, (0, 1)),  # 3 outputs need 7 rows
+        (7, 4, 3, (1, 2)),  # 3 outputs need 10 rows
+        (4, 1, 3, (0, 0)),  # windows that skip rows need no padding
+        (2, 5, 1, (2, 2)),  # kernel larger than the input
+    ],
+)
 def test_same_padding_follows_tensorflow(size, window, stride, expected):
     assert same_padding(size, window, stride) == expected == reference.tf_same_padding(size, window, stride)
 
@@ -42,7 +46,9 @@ def test_conv2d_matches_a_direct_loop(g, seed):
     kernel = rng.normal(size=(g["kh"], g["kw"], g["c"], g["filters"]))
     bias = rng.normal(size=g["filters"])
     got = ops.Conv2D.apply(x, kernel, bias, strides=g["strides"], padding=g["padding"]).data
-    np.testing.assert_allclose(got, reference.conv2d(x, kernel, bias, g["strides"], g["padding"]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        got, reference.conv2d(x, kernel, bias, g["strides"], g["padding"]), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_conv2d_rejects_a_kernel_larger_than_a_valid_input():
@@ -107,8 +113,9 @@ def test_max_pool_backward_with_ties_matches_first_maximum_routing(geometry, dat
     grad = np.random.default_rng(0).uniform(1, 2, size=y.shape)
     y.backward(grad)
     strides = params["strides"] or params["pool_size"]
-    np.testing.assert_allclose(t.grad, reference.max_pool_backward(x, grad, params["pool_size"], strides,
-                                                                   params["padding"]))
+    np.testing.assert_allclose(
+        t.grad, reference.max_pool_backward(x, grad, params["pool_size"], strides, params["padding"])
+    )
 
 
 @SETTINGS
@@ -134,8 +141,7 @@ def test_softmax_cross_entropy_equals_minus_log_probability_of_the_label(n, k, s
     close = dict(rtol=1e-9, atol=1e-12)  # -log(p) for p near 1 magnifies p's rounding
     np.testing.assert_allclose(ops.SparseSoftmaxCrossEntropy.apply(logits, labels).data, expected, **close)
     np.testing.assert_allclose(ops.SoftmaxCrossEntropy.apply(logits, np.eye(k)[labels]).data, expected, **close)
-    np.testing.assert_allclose(ops.CategoricalCrossentropyProbs.apply(probs, np.eye(k)[labels]).data, expected,
-                               **close)
+    np.testing.assert_allclose(ops.CategoricalCrossentropyProbs.apply(probs, np.eye(k)[labels]).data, expected, **close)
     np.testing.assert_allclose(ops.Softmax.apply(logits).data, probs, rtol=1e-12)
 
 
@@ -161,7 +167,8 @@ def test_sigmoid_binary_crossentropy_equals_the_logistic_formula(shape, seed):
 def test_batch_norm_in_training_normalises_each_channel():
     x = np.random.default_rng(0).normal(3.0, 2.0, size=(8, 5, 3))
     axes = (0, 1)
-    y = ops.BatchNorm.apply(x, np.ones(3), np.zeros(3), x.mean(axis=axes), x.var(axis=axes), epsilon=0.0,
-                            training=True).data
+    y = ops.BatchNorm.apply(
+        x, np.ones(3), np.zeros(3), x.mean(axis=axes), x.var(axis=axes), epsilon=0.0, training=True
+    ).data
     np.testing.assert_allclose(y.mean(axis=axes), 0, atol=1e-12)
     np.testing.assert_allclose(y.var(axis=axes), 1, rtol=1e-12)

@@ -1,17 +1,21 @@
 """The split matrix product equals one product, whichever way it splits."""
+
 import numpy as np
 import pytest
 
 from ipu_teach.autograd.ops import gemm
 
 
-@pytest.mark.parametrize("m, k, n, way", [
-    (3, 4, 5, "whole (small)"),
-    (1000, 9, 32, "rows"),
-    (9, 2000, 32, "sum"),
-    (7, 1, 300_000, "rows, one at a time"),
-    (600, 300, 200, "whole (large)"),
-])
+@pytest.mark.parametrize(
+    "m, k, n, way",
+    [
+        (3, 4, 5, "whole (small)"),
+        (1000, 9, 32, "rows"),
+        (9, 2000, 32, "sum"),
+        (7, 1, 300_000, "rows, one at a time"),
+        (600, 300, 200, "whole (large)"),
+    ],
+)
 def test_split_product_equals_the_product(m, k, n, way):
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))

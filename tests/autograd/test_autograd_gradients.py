@@ -1,5 +1,6 @@
 """Every op's backward against central differences in float64, on shapes, strides, pool sizes and
 paddings drawn by hypothesis (values come from a drawn seed, kept clear of kinks and ties)."""
+
 import numpy as np
 import pytest
 from autograd_strategies import conv_geometry, pool_geometry, seeds, shapes
@@ -33,18 +34,31 @@ def test_binary_elementwise_gradients_with_broadcasting(op, pair, seed):
     check_gradients(op.apply, [a, b], seed=seed)
 
 
-@pytest.mark.parametrize("op, values", [
-    (ops.Neg, "normal"), (ops.Abs, "away"), (ops.ReLU, "away"), (ops.Sigmoid, "normal"), (ops.Tanh, "normal"),
-    (ops.Exp, "normal"), (ops.Log, "positive"), (ops.Softplus, "normal"), (ops.ELU, "away"), (ops.Softmax, "normal"),
-    (GELU, "normal"),
-])
+@pytest.mark.parametrize(
+    "op, values",
+    [
+        (ops.Neg, "normal"),
+        (ops.Abs, "away"),
+        (ops.ReLU, "away"),
+        (ops.Sigmoid, "normal"),
+        (ops.Tanh, "normal"),
+        (ops.Exp, "normal"),
+        (ops.Log, "positive"),
+        (ops.Softplus, "normal"),
+        (ops.ELU, "away"),
+        (ops.Softmax, "normal"),
+        (GELU, "normal"),
+    ],
+)
 @SETTINGS
 @given(shape=shapes, seed=seeds)
 def test_unary_gradients(op, values, shape, seed):
     rng = rng_for(seed)
-    x = {"normal": lambda: rng.normal(scale=2.0, size=shape),
-         "away": lambda: away_from_zero(rng, shape),
-         "positive": lambda: rng.uniform(0.2, 3.0, size=shape)}[values]()
+    x = {
+        "normal": lambda: rng.normal(scale=2.0, size=shape),
+        "away": lambda: away_from_zero(rng, shape),
+        "positive": lambda: rng.uniform(0.2, 3.0, size=shape),
+    }[values]()
     check_gradients(op.apply, [x], seed=seed)
 
 
@@ -64,6 +78,7 @@ def test_approximate_gelu_gradient(shape, seed):
 
 # ----- matmul, reductions, reshape -------------------------------------------------------------------
 
+
 @SETTINGS
 @given(batch=st.lists(st.integers(1, 3), min_size=1, max_size=2), k=st.integers(1, 4), n=st.integers(1, 4), seed=seeds)
 def test_matmul_gradients(batch, k, n, seed):
@@ -75,8 +90,14 @@ def test_matmul_gradients(batch, k, n, seed):
 @SETTINGS
 @given(shape=shapes, data=st.data(), keepdims=st.booleans(), seed=seeds)
 def test_reduction_gradients(op, shape, data, keepdims, seed):
-    axes = data.draw(st.one_of(st.none(), st.sets(st.integers(-len(shape), len(shape) - 1), min_size=1)
-                               .filter(lambda s: len({a % len(shape) for a in s}) == len(s)).map(tuple)))
+    axes = data.draw(
+        st.one_of(
+            st.none(),
+            st.sets(st.integers(-len(shape), len(shape) - 1), min_size=1)
+            .filter(lambda s: len({a % len(shape) for a in s}) == len(s))
+            .map(tuple),
+        )
+    )
     x = rng_for(seed).normal(size=shape)
     check_gradients(lambda t: op.apply(t, axis=axes, keepdims=keepdims), [x], seed=seed)
 
@@ -90,6 +111,7 @@ def test_reshape_gradient(shape, seed):
 
 # ----- convolution and pooling -----------------------------------------------------------------------
 
+
 @SETTINGS
 @given(g=conv_geometry(), seed=seeds)
 def test_conv2d_gradients_for_input_kernel_and_bias(g, seed):
@@ -97,8 +119,9 @@ def test_conv2d_gradients_for_input_kernel_and_bias(g, seed):
     x = rng.normal(size=(g["n"], g["h"], g["w"], g["c"]))
     kernel = rng.normal(size=(g["kh"], g["kw"], g["c"], g["filters"]))
     bias = rng.normal(size=(g["filters"],))
-    check_gradients(lambda *t: ops.Conv2D.apply(*t, strides=g["strides"], padding=g["padding"]),
-                    [x, kernel, bias], seed=seed)
+    check_gradients(
+        lambda *t: ops.Conv2D.apply(*t, strides=g["strides"], padding=g["padding"]), [x, kernel, bias], seed=seed
+    )
 
 
 @pytest.mark.parametrize("op", [ops.MaxPool2D, ops.AvgPool2D])
@@ -111,6 +134,7 @@ def test_pool_gradients(op, geometry, seed):
 
 
 # ----- losses (gradients for the predictions; labels take none) ------------------------------------
+
 
 @st.composite
 def batch_and_classes(draw):
@@ -131,8 +155,12 @@ def test_softmax_cross_entropy_gradient(bc, soft, seed):
 def test_sparse_softmax_cross_entropy_gradient(bc, seed):
     rng = rng_for(seed)
     n, k = bc
-    check_gradients(ops.SparseSoftmaxCrossEntropy.apply, [rng.normal(scale=3, size=(n, k)), rng.integers(0, k, n)],
-                    wrt=[0], seed=seed)
+    check_gradients(
+        ops.SparseSoftmaxCrossEntropy.apply,
+        [rng.normal(scale=3, size=(n, k)), rng.integers(0, k, n)],
+        wrt=[0],
+        seed=seed,
+    )
 
 
 @SETTINGS
@@ -151,11 +179,13 @@ def test_binary_crossentropy_gradients(shape, seed):
     rng = rng_for(seed)
     labels = rng.uniform(0, 1, size=shape)
     check_gradients(ops.SigmoidBinaryCrossentropy.apply, [rng.normal(scale=3, size=shape), labels], wrt=[0], seed=seed)
-    check_gradients(ops.BinaryCrossentropyProbs.apply, [rng.uniform(0.05, 0.95, size=shape), labels], wrt=[0],
-                    seed=seed)
+    check_gradients(
+        ops.BinaryCrossentropyProbs.apply, [rng.uniform(0.05, 0.95, size=shape), labels], wrt=[0], seed=seed
+    )
 
 
 # ----- batch normalisation ---------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(shape=st.tuples(st.integers(2, 4), st.integers(1, 3), st.integers(1, 3)), training=st.booleans(), seed=seeds)
@@ -170,11 +200,13 @@ def test_batch_norm_gradients(shape, training, seed):
         mean, var = (x.data.mean(axis=axes), x.data.var(axis=axes)) if training else (moving_mean, moving_var)
         return ops.BatchNorm.apply(x, gamma, beta, Tensor(mean), Tensor(var), training=training)
 
-    check_gradients(batch_norm, [rng.normal(size=shape), rng.normal(size=channels), rng.normal(size=channels)],
-                    seed=seed)
+    check_gradients(
+        batch_norm, [rng.normal(size=shape), rng.normal(size=channels), rng.normal(size=channels)], seed=seed
+    )
 
 
 # ----- a graph: a value used twice, so gradients from both uses must add up ------------------------
+
 
 @SETTINGS
 @given(n=st.integers(1, 3), k=st.integers(1, 3), m=st.integers(1, 3), seed=seeds)

@@ -1,6 +1,7 @@
 """Backward against central differences (float64, hypothesis-drawn shapes) for the ops behind the
 merge, reshaping, embedding and normalisation layers: Slice, Concatenate, Transpose, Pad, Gather
 and LayerNorm."""
+
 import numpy as np
 from autograd_strategies import seeds, shapes
 from gradcheck import check_gradients
@@ -27,7 +28,7 @@ def test_slice_gradient(shape, data, seed):
 def test_concatenate_gradient_splits_back_to_each_input(shape, sizes, data, seed):
     axis = data.draw(st.integers(0, len(shape) - 1))
     rng = np.random.default_rng(seed)
-    arrays = [rng.normal(size=shape[:axis] + (n,) + shape[axis + 1:]) for n in sizes]
+    arrays = [rng.normal(size=shape[:axis] + (n,) + shape[axis + 1 :]) for n in sizes]
     check_gradients(lambda *t: ops.Concatenate.apply(*t, axis=axis), arrays, seed=seed)
 
 
@@ -60,11 +61,15 @@ def test_gather_gradient_adds_repeated_indices(rows, width, index_shape, seed):
 def test_layer_norm_gradients(shape, seed):
     rng = np.random.default_rng(seed)
     features = shape[-1]
-    check_gradients(lambda x, g, b: ops.LayerNorm.apply(x, g, b),
-                    [rng.normal(size=shape), rng.normal(size=features), rng.normal(size=features)], seed=seed)
+    check_gradients(
+        lambda x, g, b: ops.LayerNorm.apply(x, g, b),
+        [rng.normal(size=shape), rng.normal(size=features), rng.normal(size=features)],
+        seed=seed,
+    )
 
 
 def test_gather_rejects_indices_outside_the_table():
     import pytest
+
     with pytest.raises(ValueError, match=r"Gather: indices must be in \[0, 3\), got values from 0 to 3"):
         ops.Gather.apply(np.ones((3, 2)), np.array([0, 3]))

@@ -1,4 +1,5 @@
 """The Tensor and graph machinery: dtypes, broadcasting gradients, no_grad, extreme values, and the checker."""
+
 import importlib
 import inspect
 import pkgutil
@@ -17,9 +18,14 @@ def every_op() -> set:
     names = set()
     for module_info in pkgutil.iter_modules(ops.__path__):
         module = importlib.import_module(f"{ops.__name__}.{module_info.name}")
-        names |= {name for name, value in inspect.getmembers(module, inspect.isclass)
-                  if issubclass(value, Function) and value.__module__ == module.__name__
-                  and not name.startswith("_") and module_info.name != "pointwise"}
+        names |= {
+            name
+            for name, value in inspect.getmembers(module, inspect.isclass)
+            if issubclass(value, Function)
+            and value.__module__ == module.__name__
+            and not name.startswith("_")
+            and module_info.name != "pointwise"
+        }
     return names
 
 
@@ -41,9 +47,17 @@ def test_float32_stays_float32_through_forward_and_backward(name, fn, inputs, wr
         assert tensors[i].grad.shape == inputs[i].shape
 
 
-@pytest.mark.parametrize("expression", [
-    lambda t: t * 0.5, lambda t: 0.5 * t, lambda t: t + 1, lambda t: 2.0 - t, lambda t: t / 3.0, lambda t: 1.0 / (t + 2.0),
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        lambda t: t * 0.5,
+        lambda t: 0.5 * t,
+        lambda t: t + 1,
+        lambda t: 2.0 - t,
+        lambda t: t / 3.0,
+        lambda t: 1.0 / (t + 2.0),
+    ],
+)
 def test_python_numbers_do_not_promote_float32(expression):
     t = Tensor(np.ones((2, 3), dtype=np.float32), requires_grad=True)
     out = expression(t)
@@ -135,10 +149,17 @@ EXTREME = np.array([[1e4, -1e4, 0.0], [-3e4, -3e4, -3e4], [88.0, 89.0, -89.0]], 
 ONE_HOT = np.eye(3, dtype=np.float32)[[1, 0, 2]]
 
 
-@pytest.mark.parametrize("op, labels", [
-    (ops.SoftmaxCrossEntropy, ONE_HOT), (ops.SparseSoftmaxCrossEntropy, np.array([1, 0, 2])),
-    (ops.SigmoidBinaryCrossentropy, ONE_HOT), (ops.Softmax, None), (ops.Sigmoid, None), (ops.Softplus, None),
-])
+@pytest.mark.parametrize(
+    "op, labels",
+    [
+        (ops.SoftmaxCrossEntropy, ONE_HOT),
+        (ops.SparseSoftmaxCrossEntropy, np.array([1, 0, 2])),
+        (ops.SigmoidBinaryCrossentropy, ONE_HOT),
+        (ops.Softmax, None),
+        (ops.Sigmoid, None),
+        (ops.Softplus, None),
+    ],
+)
 def test_extreme_logits_give_finite_values_and_gradients(op, labels):
     x = Tensor(EXTREME, requires_grad=True)
     with np.errstate(over="raise", invalid="raise", divide="raise"):
@@ -164,6 +185,7 @@ def test_probability_losses_at_zero_and_one_are_finite(op):
 
 
 # ----- the checker itself ------------------------------------------------------------------------------
+
 
 class _SquareWithWrongBackward(Function):
     @staticmethod

@@ -1,11 +1,12 @@
 """fp16 arithmetic as the IPU does it: products against a float64 reference, the partials type, and
 stochastic rounding (unbiased, and keeping updates that round-to-nearest loses)."""
+
 import numpy as np
 import pytest
 
 from ipu_teach.autograd import Tensor, ops, precision
 
-FP16_EPS = 2.0 ** -10  # spacing of fp16 numbers in [1, 2)
+FP16_EPS = 2.0**-10  # spacing of fp16 numbers in [1, 2)
 
 
 def test_an_fp16_product_matches_float64_within_fp16_rounding():

@@ -10,6 +10,7 @@ artifacts/screenshots/ (gitignored; CI keeps the folder as an artifact).
 Skipped where Chromium, Voila or Playwright is missing, except in CI (CI=true), where .ci/run
 installs them and a skip would hide a broken set-up.
 """
+
 import json
 import os
 import re
@@ -25,14 +26,21 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 OFFLINE_STYLESHEETS = ("fontawesome-free",)  # Voila's template asks a CDN for icon fonts; we answer locally
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NOTEBOOK_SECONDS = 300  # Voila runs the whole notebook before the page loads: over 120 s for 04 in a busy full suite
 REDRAW_MS = 30_000
 EXPLORER = ".widget-vbox:has(> .widget-image)"  # an explorer: controls, caption and its figure
-CONTROLS = (".widget-dropdown select, .widget-slider .noUi-handle, .widget-checkbox input[type=checkbox]")
+CONTROLS = ".widget-dropdown select, .widget-slider .noUi-handle, .widget-checkbox input[type=checkbox]"
 VIEWPORT = {"width": 1000, "height": 900}  # about a JupyterLab notebook's width on a laptop
 PIXEL_RATIO = 2  # a high-density screen, where a figure drawn at the page's resolution looks blurred
 MIN_TRACK_PX = 120  # a slider track a learner can drag
@@ -61,8 +69,12 @@ def notebooks_with_widgets():
     found = []
     for path in sorted((REPO / "notebooks").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        shown = sum(WIDGET_VIEW in output.get("data", {}) for cell in cells if cell["cell_type"] == "code"
-                    for output in cell.get("outputs", []))
+        shown = sum(
+            WIDGET_VIEW in output.get("data", {})
+            for cell in cells
+            if cell["cell_type"] == "code"
+            for output in cell.get("outputs", [])
+        )
         if shown:
             found.append(pytest.param(path.name, shown, id=path.stem))
     return found
@@ -87,6 +99,7 @@ def browser():
             pytest.fail(f"the browser test cannot run in CI: {reason}")
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield browser
@@ -109,9 +122,21 @@ def voila(tmp_path):
         log = open(tmp_path / "voila.log", "w")
         env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONHASHSEED="0")
         env.pop("MPLBACKEND", None)
-        proc = subprocess.Popen([sys.executable, "-m", "voila", "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
-                                 str(REPO / "notebooks" / notebook)], cwd=REPO / "notebooks", stdout=log,
-                                stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "voila",
+                "--no-browser",
+                f"--port={port}",
+                "--Voila.ip=127.0.0.1",
+                str(REPO / "notebooks" / notebook),
+            ],
+            cwd=REPO / "notebooks",
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         servers.append(proc)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -178,19 +203,24 @@ def _move(control):
 def _wait_for_redraw(image, before, what):
     """Wait until the widget's figure is a new, loaded picture; fail saying which control did nothing."""
     try:
-        image.evaluate("(img, previous) => new Promise((done, fail) => { const t0 = Date.now();"
-                       " (function poll() { if (img.src !== previous && img.complete) done();"
-                       f" else if (Date.now() - t0 > {REDRAW_MS}) fail('no redraw');"
-                       " else setTimeout(poll, 50); })(); })", before)
+        image.evaluate(
+            "(img, previous) => new Promise((done, fail) => { const t0 = Date.now();"
+            " (function poll() { if (img.src !== previous && img.complete) done();"
+            f" else if (Date.now() - t0 > {REDRAW_MS}) fail('no redraw');"
+            " else setTimeout(poll, 50); })(); })",
+            before,
+        )
     except Exception as error:  # Playwright's error says little: say which control did nothing
         raise AssertionError(f"{what} did not redraw its figure: {error}") from None
 
 
 def _label(control):
     """The description shown beside a control, for messages and file names."""
-    text = control.evaluate("e => { const box = e.closest('.widget-inline-hbox, .widget-checkbox');"
-                            " return box ? Array.from(box.querySelectorAll('.widget-label, .widget-label-basic'))"
-                            ".map(label => label.textContent).join(' ') : ''; }")
+    text = control.evaluate(
+        "e => { const box = e.closest('.widget-inline-hbox, .widget-checkbox');"
+        " return box ? Array.from(box.querySelectorAll('.widget-label, .widget-label-basic'))"
+        ".map(label => label.textContent).join(' ') : ''; }"
+    )
     return _slug(text) or "control"
 
 
@@ -238,10 +268,14 @@ def _try_extremes(explorer, where, screenshots):
 def test_every_control_of_every_widget_redraws_its_figure(browser, voila, notebook, explorers):
     page = _offline_page(browser)
     page.goto(voila(notebook), timeout=NOTEBOOK_SECONDS * 1000)
-    page.wait_for_function(f"n => document.querySelectorAll('{EXPLORER}').length >= n", arg=explorers,
-                           timeout=NOTEBOOK_SECONDS * 1000)
-    page.wait_for_function(f"() => Array.from(document.querySelectorAll('{EXPLORER} > .widget-image'))"
-                           ".every(img => img.complete && img.naturalWidth > 0)", timeout=REDRAW_MS)
+    page.wait_for_function(
+        f"n => document.querySelectorAll('{EXPLORER}').length >= n", arg=explorers, timeout=NOTEBOOK_SECONDS * 1000
+    )
+    page.wait_for_function(
+        f"() => Array.from(document.querySelectorAll('{EXPLORER} > .widget-image'))"
+        ".every(img => img.complete && img.naturalWidth > 0)",
+        timeout=REDRAW_MS,
+    )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     stem = Path(notebook).stem
     shown = page.locator(EXPLORER).count()  # at least what the committed outputs show; all are tried
@@ -267,11 +301,13 @@ def test_every_control_of_every_widget_redraws_its_figure(browser, voila, notebo
             changed = image.get_attribute("src")
             undo()  # back where it started, so every control is tried from the notebook's own setting
             _wait_for_redraw(image, changed, f"{notebook}, widget {index}: moving {name} back")
-            assert caption.inner_text() == first_caption, f"{notebook}, widget {index}: {name} moved back " \
-                                                          "does not show the first figure's caption again"
+            assert caption.inner_text() == first_caption, (
+                f"{notebook}, widget {index}: {name} moved back does not show the first figure's caption again"
+            )
         assert moved, f"{notebook}, widget {index} has no control a learner can move"
         _try_extremes(explorer, f"{notebook}, widget {index}", SCREENSHOTS / f"{stem}-widget{index}")
     assert not page.errors, f"{notebook}: the page logged errors: {page.errors}"
-    assert all(any(name in u for name in OFFLINE_STYLESHEETS) for u in page.external), \
+    assert all(any(name in u for name in OFFLINE_STYLESHEETS) for u in page.external), (
         f"{notebook}: the page asked the network for more than Voila's icon fonts: {page.external}"
+    )
     page.close()

@@ -1,4 +1,5 @@
 """The low-level engine: BSP cost per superstep, loops, several IPUs, host and IPU-Link steps, errors."""
+
 import numpy as np
 import pytest
 
@@ -20,8 +21,11 @@ def test_one_superstep_costs_max_w_plus_l_plus_g_max_h():
     h = np.maximum(exchange.received, exchange.sent).max()
     expected = cycles.max() + T.sync_cycles_on_chip + -(-h // T.exchange_bytes_per_cycle)
     assert timeline.total_cycles() == expected
-    assert timeline.totals() == {"compute": cycles.max(), "sync": T.sync_cycles_on_chip,
-                                 "exchange": -(-h // T.exchange_bytes_per_cycle)}
+    assert timeline.totals() == {
+        "compute": cycles.max(),
+        "sync": T.sync_cycles_on_chip,
+        "exchange": -(-h // T.exchange_bytes_per_cycle),
+    }
     assert timeline.seconds() == pytest.approx(expected / T.clock_hz)
     np.testing.assert_array_equal(timeline.tile_busy[0], cycles)
     assert timeline.utilisation() == pytest.approx(cycles.sum() / (T.tiles * expected))
@@ -136,26 +140,43 @@ def test_summary_mentions_simulated_totals():
     assert "matmul" in text and "simulated" in text and "tile utilisation" in text
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: bsp.Engine(bsp.Execute(bsp.ComputeSet("mm", np.ones(5))), T),
-     r"compute set 'mm': shape \(5,\) does not fit the device; expected \(tiles,\) = \(16,\)"),
-    (lambda: bsp.Engine(bsp.Execute(bsp.ComputeSet("mm", np.ones((3, 16)))), T, ipus=2),
-     r"compute set 'mm': shape \(3, 16\) does not fit"),
-    (lambda: bsp.Engine(bsp.Execute(bsp.ComputeSet("mm", np.ones(16)), bsp.Exchange(np.ones(4, int), name="x")), T),
-     r"exchange 'x' of step 'mm': shape \(4,\) does not fit"),
-    (lambda: bsp.ComputeSet("neg", np.array([1, -2])), r"compute set 'neg': cycles must be >= 0"),
-    (lambda: bsp.ComputeSet("flat", np.ones((1, 2, 3))), r"compute set 'flat': cycles must have shape"),
-    (lambda: bsp.ComputeSet("nan", np.array([np.nan])), r"compute set 'nan': cycles must be finite"),
-    (lambda: bsp.Exchange(np.ones(3, int), np.ones(4, int), name="ex"), r"exchange 'ex': received \(3,\) and sent"),
-    (lambda: bsp.Exchange(np.ones(3), name="ex"), r"exchange 'ex' \(received\): bytes must be integers"),
-    (lambda: bsp.Repeat(-1, bsp.HostToDevice(1)), r"Repeat 'repeat': count must be a non-negative integer"),
-    (lambda: bsp.Sequence(bsp.HostToDevice(1), "oops"), r"Sequence 'sequence': expected programs, got str"),
-    (lambda: bsp.Engine(bsp.HostToDevice([1, 2, 3]), T, ipus=2), r"stream 'host->device': 3 values given for 2 IPU"),
-    (lambda: bsp.HostToDevice(-5), r"stream 'host->device': bytes must be a non-negative integer"),
-    (lambda: bsp.Engine(bsp.HostToDevice(1), T, ipus=0), r"Engine: the number of IPUs must be a positive integer, got 0"),
-    (lambda: bsp.Engine("program", T), r"Engine needs a program"),
-    (lambda: bsp.IPULinkCopy(1, links=0), r"IPU-Link copy 'ipu-link copy': links must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (
+            lambda: bsp.Engine(bsp.Execute(bsp.ComputeSet("mm", np.ones(5))), T),
+            r"compute set 'mm': shape \(5,\) does not fit the device; expected \(tiles,\) = \(16,\)",
+        ),
+        (
+            lambda: bsp.Engine(bsp.Execute(bsp.ComputeSet("mm", np.ones((3, 16)))), T, ipus=2),
+            r"compute set 'mm': shape \(3, 16\) does not fit",
+        ),
+        (
+            lambda: bsp.Engine(
+                bsp.Execute(bsp.ComputeSet("mm", np.ones(16)), bsp.Exchange(np.ones(4, int), name="x")), T
+            ),
+            r"exchange 'x' of step 'mm': shape \(4,\) does not fit",
+        ),
+        (lambda: bsp.ComputeSet("neg", np.array([1, -2])), r"compute set 'neg': cycles must be >= 0"),
+        (lambda: bsp.ComputeSet("flat", np.ones((1, 2, 3))), r"compute set 'flat': cycles must have shape"),
+        (lambda: bsp.ComputeSet("nan", np.array([np.nan])), r"compute set 'nan': cycles must be finite"),
+        (lambda: bsp.Exchange(np.ones(3, int), np.ones(4, int), name="ex"), r"exchange 'ex': received \(3,\) and sent"),
+        (lambda: bsp.Exchange(np.ones(3), name="ex"), r"exchange 'ex' \(received\): bytes must be integers"),
+        (lambda: bsp.Repeat(-1, bsp.HostToDevice(1)), r"Repeat 'repeat': count must be a non-negative integer"),
+        (lambda: bsp.Sequence(bsp.HostToDevice(1), "oops"), r"Sequence 'sequence': expected programs, got str"),
+        (
+            lambda: bsp.Engine(bsp.HostToDevice([1, 2, 3]), T, ipus=2),
+            r"stream 'host->device': 3 values given for 2 IPU",
+        ),
+        (lambda: bsp.HostToDevice(-5), r"stream 'host->device': bytes must be a non-negative integer"),
+        (
+            lambda: bsp.Engine(bsp.HostToDevice(1), T, ipus=0),
+            r"Engine: the number of IPUs must be a positive integer, got 0",
+        ),
+        (lambda: bsp.Engine("program", T), r"Engine needs a program"),
+        (lambda: bsp.IPULinkCopy(1, links=0), r"IPU-Link copy 'ipu-link copy': links must be a positive integer"),
+    ],
+)
 def test_bad_input_is_a_clear_error_naming_the_object(make, message):
     with pytest.raises(bsp.GraphError, match=message):
         make()

@@ -1,4 +1,5 @@
 """Timeline pictures and the Chrome-trace export."""
+
 import json
 
 import numpy as np
@@ -29,6 +30,7 @@ def test_phase_intervals_tile_the_time_axis(timeline):
 
 def test_plot_timeline_draws_phases_and_tiles(timeline):
     import matplotlib
+
     matplotlib.use("Agg")
     figure = figures.plot_timeline(timeline, ipu=0)
     phases, tiles = figure.axes

@@ -1,4 +1,5 @@
 """Tile mapping: linear mapping with a grain, bytes per tile, intervals, tile checks, memory."""
+
 import math
 
 import numpy as np
@@ -25,7 +26,10 @@ def test_linear_mapping_covers_every_element_once_in_whole_grains(n, tiles, grai
     assert (starts % grain == 0).all()
     assert ((held % grain == 0) | (starts + held == n)).all()
     # runs are as even as whole grains allow: no tile holds more than ceil(grains / tiles) grains (or the minimum)
-    assert counts.max(initial=0) <= max(math.ceil(math.ceil(n / grain) / tiles), math.ceil(min_per_tile / grain), 1) * grain
+    assert (
+        counts.max(initial=0)
+        <= max(math.ceil(math.ceil(n / grain) / tiles), math.ceil(min_per_tile / grain), 1) * grain
+    )
 
 
 @settings(max_examples=60, deadline=None)

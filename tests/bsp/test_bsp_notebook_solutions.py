@@ -1,4 +1,5 @@
 """The exercise solutions of notebook 00 run and their claims hold."""
+
 import math
 import runpy
 from pathlib import Path

@@ -1,4 +1,5 @@
 """The Poplar-like API: exact numerics, costed exchange, balanced vs imbalanced mappings, every error."""
+
 import numpy as np
 import pytest
 
@@ -41,8 +42,11 @@ def test_matrix_vector_over_tiles_equals_numpy(dtype):
     rows, cols = 12, 7
     graph, (A, x, y), program = matrix_vector(rows, cols, tiles=4, dtype=dtype)
     rng = np.random.default_rng(0)
-    a, v = (rng.integers(-9, 9, (rows, cols)), rng.integers(-9, 9, cols)) if dtype == "int32" else \
-        (rng.standard_normal((rows, cols)).astype(dtype), rng.standard_normal(cols).astype(dtype))
+    a, v = (
+        (rng.integers(-9, 9, (rows, cols)), rng.integers(-9, 9, cols))
+        if dtype == "int32"
+        else (rng.standard_normal((rows, cols)).astype(dtype), rng.standard_normal(cols).astype(dtype))
+    )
     engine = poplar.Engine(graph, program)
     engine.write_tensor(A, a)
     engine.write_tensor(x, v)
@@ -180,30 +184,49 @@ def build_and_run(build):
     poplar.Engine(graph, program)
 
 
-@pytest.mark.parametrize("build, message", [
-    (lambda g, t: g.set_tile_mapping(t, 4), r"tensor 't': tile 4 is out of range; this device has tiles 0\.\.3"),
-    (lambda g, t: g.set_tile_mapping(t[1:], -1), r"tile -1 is out of range"),
-    (lambda g, t: g.add_vertex(g.add_compute_set("c"), add_one, {"x": t}, tile=9),
-     r"vertex 0 \(add_one\) of compute set 'c': tile 9 is out of range"),
-    (lambda g, t: (g.add_variable("float32", (3,), "loose"), poplar.Execute(g.add_compute_set("c")))[1],
-     r"tensor 'loose' has 3 of 3 elements not mapped to any tile"),
-    (lambda g, t: poplar.Execute(_vertex_cs(g, dot, {"row": t, "out": t[0]})),
-     r"vertex 0 \(dot\) of compute set 'cs': field\(s\) \['vec'\] are not connected"),
-    (lambda g, t: _vertex_cs(g, dot, {"row": t, "vec": t[:3]}),
-     r"mismatched shapes: field 'vec' has n=3 \(shape \(3,\)\) but field 'row' has n=4"),
-    (lambda g, t: _vertex_cs(g, dot, {"row": t[0]}), r"field 'row' of codelet 'dot' needs 1 dimension\(s\) \(n\)"),
-    (lambda g, t: _vertex_cs(g, dot, {"rows": t}), r"codelet 'dot' has no field 'rows'; its fields are"),
-    (lambda g, t: poplar.Execute(_vertex_cs(g, add_one, {"x": t}, tile=None)), r"vertex 0 \(add_one\).* has no tile"),
-    (lambda g, t: poplar.Execute(_vertex_cs(g, add_one, {"x": t}, tile=2)),
-     r"runs on tile 2 but writes 'x' to tensor 't' held on tile 0; a vertex only writes its own tile"),
-    (lambda g, t: poplar.Execute(_two_writers(g, t)), r"several vertices write the same elements of tensor 't'"),
-    (lambda g, t: poplar.Copy(t, t[:2]), r"Copy from 't' to 't\[view \(2,\)\]': mismatched shapes \(4,\) and \(2,\)"),
-    (lambda g, t: poplar.Copy(g.add_host_to_device_fifo("in", "float32", 3), t), r"mismatched shapes"),
-    (lambda g, t: poplar.Copy(t, g.add_host_to_device_fifo("in", "float32", 4)), r"stream 'in' goes host->device"),
-    (lambda g, t: t[7], r"tensor 't' with shape \(4,\): index 7 is invalid"),
-    (lambda g, t: g.add_variable("int32", (2,), "t"), r"a tensor named 't' already exists"),
-    (lambda g, t: poplar.Execute("cs"), r"Execute needs a compute set"),
-])
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda g, t: g.set_tile_mapping(t, 4), r"tensor 't': tile 4 is out of range; this device has tiles 0\.\.3"),
+        (lambda g, t: g.set_tile_mapping(t[1:], -1), r"tile -1 is out of range"),
+        (
+            lambda g, t: g.add_vertex(g.add_compute_set("c"), add_one, {"x": t}, tile=9),
+            r"vertex 0 \(add_one\) of compute set 'c': tile 9 is out of range",
+        ),
+        (
+            lambda g, t: (g.add_variable("float32", (3,), "loose"), poplar.Execute(g.add_compute_set("c")))[1],
+            r"tensor 'loose' has 3 of 3 elements not mapped to any tile",
+        ),
+        (
+            lambda g, t: poplar.Execute(_vertex_cs(g, dot, {"row": t, "out": t[0]})),
+            r"vertex 0 \(dot\) of compute set 'cs': field\(s\) \['vec'\] are not connected",
+        ),
+        (
+            lambda g, t: _vertex_cs(g, dot, {"row": t, "vec": t[:3]}),
+            r"mismatched shapes: field 'vec' has n=3 \(shape \(3,\)\) but field 'row' has n=4",
+        ),
+        (lambda g, t: _vertex_cs(g, dot, {"row": t[0]}), r"field 'row' of codelet 'dot' needs 1 dimension\(s\) \(n\)"),
+        (lambda g, t: _vertex_cs(g, dot, {"rows": t}), r"codelet 'dot' has no field 'rows'; its fields are"),
+        (
+            lambda g, t: poplar.Execute(_vertex_cs(g, add_one, {"x": t}, tile=None)),
+            r"vertex 0 \(add_one\).* has no tile",
+        ),
+        (
+            lambda g, t: poplar.Execute(_vertex_cs(g, add_one, {"x": t}, tile=2)),
+            r"runs on tile 2 but writes 'x' to tensor 't' held on tile 0; a vertex only writes its own tile",
+        ),
+        (lambda g, t: poplar.Execute(_two_writers(g, t)), r"several vertices write the same elements of tensor 't'"),
+        (
+            lambda g, t: poplar.Copy(t, t[:2]),
+            r"Copy from 't' to 't\[view \(2,\)\]': mismatched shapes \(4,\) and \(2,\)",
+        ),
+        (lambda g, t: poplar.Copy(g.add_host_to_device_fifo("in", "float32", 3), t), r"mismatched shapes"),
+        (lambda g, t: poplar.Copy(t, g.add_host_to_device_fifo("in", "float32", 4)), r"stream 'in' goes host->device"),
+        (lambda g, t: t[7], r"tensor 't' with shape \(4,\): index 7 is invalid"),
+        (lambda g, t: g.add_variable("int32", (2,), "t"), r"a tensor named 't' already exists"),
+        (lambda g, t: poplar.Execute("cs"), r"Execute needs a compute set"),
+    ],
+)
 def test_bad_graphs_fail_when_built_or_when_the_engine_is_created(build, message):
     with pytest.raises(GraphError, match=message):
         build_and_run(build)
@@ -222,11 +245,14 @@ def _two_writers(graph, t):
     return compute_set
 
 
-@pytest.mark.parametrize("tiles, ipus, message", [
-    (0, 1, r"IPUModel: tiles_per_ipu must be a positive integer, got 0"),
-    (-4, 1, r"IPUModel: tiles_per_ipu must be a positive integer, got -4"),
-    (4, 0, r"IPUModel: num_ipus must be a positive integer, got 0"),
-])
+@pytest.mark.parametrize(
+    "tiles, ipus, message",
+    [
+        (0, 1, r"IPUModel: tiles_per_ipu must be a positive integer, got 0"),
+        (-4, 1, r"IPUModel: tiles_per_ipu must be a positive integer, got -4"),
+        (4, 0, r"IPUModel: num_ipus must be a positive integer, got 0"),
+    ],
+)
 def test_zero_or_negative_tile_counts_are_refused(tiles, ipus, message):
     with pytest.raises(GraphError, match=message):
         poplar.IPUModel(tiles_per_ipu=tiles, num_ipus=ipus)
@@ -241,7 +267,9 @@ def test_runtime_errors_name_the_codelet_or_stream():
     out = graph.add_variable("float32", (4,), "out")
     graph.set_tile_mapping(out, 0)
     engine = poplar.Engine(graph, poplar.Execute(_vertex_cs(graph, wrong_shape, {"a": t, "b": out})))
-    with pytest.raises(GraphError, match=r"codelet 'wrong_shape': field 'b' returned shape \(1, 1, 1\), expected \(1, 4\)"):
+    with pytest.raises(
+        GraphError, match=r"codelet 'wrong_shape': field 'b' returned shape \(1, 1, 1\), expected \(1, 4\)"
+    ):
         engine.run()
     stream = graph.add_host_to_device_fifo("feed", "float32", 4)
     engine = poplar.Engine(graph, poplar.Copy(stream, t))

@@ -1,4 +1,5 @@
 """Property tests of the Poplar-like graph: memory accounting and exchange against brute force."""
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,8 +28,10 @@ def test_bytes_per_tile_sum_to_the_tensor_size_for_any_mapping(tiles, dtype):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, TILES - 1), min_size=6, max_size=6),
-       st.lists(st.tuples(st.integers(0, TILES - 1), st.integers(0, 5), st.integers(1, 6)), min_size=1, max_size=8))
+@given(
+    st.lists(st.integers(0, TILES - 1), min_size=6, max_size=6),
+    st.lists(st.tuples(st.integers(0, TILES - 1), st.integers(0, 5), st.integers(1, 6)), min_size=1, max_size=8),
+)
 def test_exchange_matches_a_brute_force_count(element_tiles, vertices):
     graph = poplar.Graph(poplar.IPUModel(tiles_per_ipu=TILES).create_device())
     data = graph.add_variable("float32", (6,), "data")
@@ -40,7 +43,7 @@ def test_exchange_matches_a_brute_force_count(element_tiles, vertices):
     needed = set()
     for i, (tile, start, length) in enumerate(vertices):
         graph.set_tile_mapping(results[i], tile)
-        graph.add_vertex(compute_set, total, {"a": data[start:start + length], "out": results[i]}, tile=tile)
+        graph.add_vertex(compute_set, total, {"a": data[start : start + length], "out": results[i]}, tile=tile)
         needed |= {(tile, e) for e in range(start, min(start + length, 6)) if element_tiles[e] != tile}
     for tile, _element in needed:
         received[tile] += 4
@@ -51,5 +54,5 @@ def test_exchange_matches_a_brute_force_count(element_tiles, vertices):
     engine.write_tensor(data, values)
     timeline = engine.run()
     assert timeline.exchange[0, 0] == -(-max(received.max(), sent.max()) // 4)
-    expected = [values[start:start + length].sum() for _, start, length in vertices]
+    expected = [values[start : start + length].sum() for _, start, length in vertices]
     np.testing.assert_array_equal(engine.read_tensor(results), expected)

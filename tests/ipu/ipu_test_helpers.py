@@ -1,5 +1,6 @@
 """Small models, data and runners shared by the IPU tests: the same model trained on the CPU and on
 the simulated IPU, from the same seed, so their weights can be compared."""
+
 import re
 
 import numpy as np
@@ -32,8 +33,12 @@ def build(seed=0, hidden=8, new_session=True):
 
 
 def compile_model(model, steps_per_execution=1, learning_rate=LEARNING_RATE):
-    model.compile(keras.optimizers.SGD(learning_rate), "categorical_crossentropy", metrics=["accuracy"],
-                  steps_per_execution=steps_per_execution)
+    model.compile(
+        keras.optimizers.SGD(learning_rate),
+        "categorical_crossentropy",
+        metrics=["accuracy"],
+        steps_per_execution=steps_per_execution,
+    )
     return model
 
 
@@ -56,8 +61,9 @@ def ipu_model(steps_per_execution=1, accumulation=None, seed=0, reduction="sum",
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = build(seed, **kwargs)
         if accumulation:
-            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=accumulation,
-                                                    gradient_accumulation_reduction_method=reduction)
+            model.set_gradient_accumulation_options(
+                gradient_accumulation_steps_per_replica=accumulation, gradient_accumulation_reduction_method=reduction
+            )
         return compile_model(model, steps_per_execution)
 
 

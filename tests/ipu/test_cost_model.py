@@ -1,6 +1,7 @@
 """The cost model's parts, each against what it claims: matrix products planned over the tiles with the
 AMP's channel groups, broadcast exchange, reductions of split sums, one compute set per weight update,
 grouped all-reduces, host I/O outside pipeline stages, and TF's step-time estimate."""
+
 import io
 
 import numpy as np
@@ -27,7 +28,9 @@ def test_one_input_channel_pays_for_a_whole_channel_group():
     one = matrix_plan.amp_cycles(rows=60, depth=9, cols=8, channels=1, spec=MK2)
     eight = matrix_plan.amp_cycles(rows=60, depth=72, cols=8, channels=8, spec=MK2)
     assert one == eight  # same passes (9 positions x 1 group x 1 group), same rows: same cycles
-    assert flops_per_cycle(MatrixProduct(64 * 676, 9, 32, 1)) < flops_per_cycle(MatrixProduct(64 * 121, 288, 64, 32)) / 3
+    assert (
+        flops_per_cycle(MatrixProduct(64 * 676, 9, 32, 1)) < flops_per_cycle(MatrixProduct(64 * 121, 288, 64, 32)) / 3
+    )
 
 
 def test_amp_cycles_count_passes_rows_and_overheads():
@@ -97,8 +100,10 @@ def test_each_weight_is_updated_in_its_own_compute_set():
     assert all(flops[f"{w}/update"] == model.optimizer.update_flops_per_weight * n for w, n in sizes.items())
 
 
-@pytest.mark.parametrize("optimizer, slots, flops", [(keras.optimizers.SGD(), 0, 2), (keras.optimizers.Adam(), 2, 12),
-                                                     (keras.optimizers.Adagrad(), 1, 7)])
+@pytest.mark.parametrize(
+    "optimizer, slots, flops",
+    [(keras.optimizers.SGD(), 0, 2), (keras.optimizers.Adam(), 2, 12), (keras.optimizers.Adagrad(), 1, 7)],
+)
 def test_the_optimizer_is_costed_from_what_it_declares(optimizer, slots, flops):
     """Its state per weight is optimizer state in tile memory, its arithmetic per weight the update compute
     sets: the lowering never names an optimizer, so a new one (Adagrad) is costed as it declares."""
@@ -159,6 +164,7 @@ def test_a_larger_cross_replica_sum_buffer_merges_collectives_and_saves_time():
 def test_the_report_shows_the_bytes_each_all_reduce_moved(buffer):
     """Whatever the grouping, the report's all-reduce steps move every gradient byte once per ring step."""
     from ipu_teach.profiling import build_report
+
     x, y = data(64)
     config = configure(2)
     config.optimizations.maximum_cross_replica_sum_buffer_size = buffer
@@ -177,6 +183,7 @@ def test_host_io_of_a_pipeline_is_not_part_of_a_stage():
     import ipu_teach.keras as keras
     from ipu_teach import ipu
     from ipu_teach.examples import tutorial_model_fn
+
     configure(2)
     x = np.random.default_rng(0).random((64, 28, 28, 1), np.float32)
     y = keras.utils.to_categorical(np.arange(64) % 10, 10)

@@ -1,4 +1,5 @@
 """The gradient reduction methods as Graphcore's Keras has them: names, default, errors and arithmetic."""
+
 import numpy as np
 import pytest
 from ipu_test_helpers import build
@@ -9,10 +10,17 @@ from ipu_teach.ipu.gradient_accumulation import accumulate, cross_replica_sum
 Method = ipu.optimizers.GradientAccumulationReductionMethod
 
 
-@pytest.mark.parametrize("given, expected", [
-    ("sum", Method.SUM), ("SUM", Method.SUM), ("Mean", Method.MEAN), ("running_mean", Method.RUNNING_MEAN),
-    ("RUNNING_MEAN", Method.RUNNING_MEAN), (Method.MEAN, Method.MEAN),
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        ("sum", Method.SUM),
+        ("SUM", Method.SUM),
+        ("Mean", Method.MEAN),
+        ("running_mean", Method.RUNNING_MEAN),
+        ("RUNNING_MEAN", Method.RUNNING_MEAN),
+        (Method.MEAN, Method.MEAN),
+    ],
+)
 def test_methods_are_named_by_the_enum_or_a_string_in_any_case(given, expected):
     assert Method.parse(given) is expected
 
@@ -21,9 +29,11 @@ def test_methods_are_named_by_the_enum_or_a_string_in_any_case(given, expected):
 def test_anything_else_is_refused_with_the_valid_values(given):
     with pytest.raises(ValueError) as error:
         Method.parse(given)
-    assert str(error.value).startswith(f"gradient_accumulation_reduction_method={given!r}: cannot parse it as one "
-                                       "of GradientAccumulationReductionMethod. Valid values are: SUM, MEAN, "
-                                       "RUNNING_MEAN")
+    assert str(error.value).startswith(
+        f"gradient_accumulation_reduction_method={given!r}: cannot parse it as one "
+        "of GradientAccumulationReductionMethod. Valid values are: SUM, MEAN, "
+        "RUNNING_MEAN"
+    )
 
 
 def test_the_enum_is_where_graphcore_keeps_it():
@@ -58,8 +68,7 @@ def test_both_setters_refuse_an_unknown_method_and_keep_the_old_one(setter):
 
 def _micro_batches(count=5, seed=0):
     rng = np.random.default_rng(seed)
-    return [[rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=4).astype(np.float32)]
-            for _ in range(count)]
+    return [[rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=4).astype(np.float32)] for _ in range(count)]
 
 
 def test_sum_adds_the_micro_batches_in_order():

@@ -1,6 +1,7 @@
 """Precision and temporary memory on the simulated IPU: fp16 runs faster on the AMP and halves the
 activations, stochastic rounding follows IPUConfig.floating_point_behaviour.esr, and
 availableMemoryProportion trades a product's temporary memory for serial passes."""
+
 import numpy as np
 import pytest
 
@@ -38,9 +39,15 @@ def fit_conv_model(policy, batch=16):
     keras.backend.clear_session()
     keras.utils.set_random_seed(0)
     with ipu.ipu_strategy.IPUStrategy().scope():
-        model = keras.Sequential([keras.layers.Conv2D(64, 3, activation="relu", input_shape=(16, 16, 32)),
-                                  keras.layers.Conv2D(64, 3), keras.layers.Flatten(),
-                                  keras.layers.Dense(10), keras.layers.Activation("softmax", dtype="float32")])
+        model = keras.Sequential(
+            [
+                keras.layers.Conv2D(64, 3, activation="relu", input_shape=(16, 16, 32)),
+                keras.layers.Conv2D(64, 3),
+                keras.layers.Flatten(),
+                keras.layers.Dense(10),
+                keras.layers.Activation("softmax", dtype="float32"),
+            ]
+        )
         model.compile("sgd", "categorical_crossentropy")
         x = np.random.default_rng(0).normal(size=(batch, 16, 16, 32)).astype(np.float32)
         y = keras.utils.to_categorical(np.arange(batch) % 10, 10)
@@ -56,8 +63,10 @@ def test_fp16_convolutions_are_faster_and_their_activations_take_half_the_memory
     configure()
     fp32 = fit_conv_model("float32")
     fp16 = fit_conv_model("mixed_float16")
-    conv32, conv16 = ([s for s in e.graph.forward if s.name.startswith("conv2d_1/Conv2D") and s.name.count("/") == 1][0]
-                      for e in (fp32, fp16))
+    conv32, conv16 = (
+        [s for s in e.graph.forward if s.name.startswith("conv2d_1/Conv2D") and s.name.count("/") == 1][0]
+        for e in (fp32, fp16)
+    )
     assert conv16.cycles.max() < conv32.cycles.max() / 2
     assert fp16.seconds_per_execution < fp32.seconds_per_execution
     convs32 = [m for m in fp32.graph.memory if m.category == "activations" and "/Conv2D" in m.name]
@@ -94,8 +103,9 @@ def test_a_lower_available_memory_proportion_buys_memory_with_serial_passes():
 def dense_fit(matmul_options=None, tiles=16):
     configure(tiles=tiles, matmul=matmul_options)
     with ipu.ipu_strategy.IPUStrategy().scope():
-        model = keras.Sequential([keras.layers.Dense(512, input_shape=(2048,)),
-                                  keras.layers.Dense(10, activation="softmax")])
+        model = keras.Sequential(
+            [keras.layers.Dense(512, input_shape=(2048,)), keras.layers.Dense(10, activation="softmax")]
+        )
         model.compile("sgd", "categorical_crossentropy")
         x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
         model.fit(x, y, batch_size=32, epochs=1, verbose=0)
@@ -116,7 +126,9 @@ def test_the_out_of_memory_cure_of_available_memory_proportion_works():
 def test_poplar_options_are_checked_as_strings_graphcore_takes():
     with pytest.raises(ValueError, match=r"matmuls.poplar_options\['availableMemoryProportion'\] must be .*'1.5'"):
         configure(matmul={"availableMemoryProportion": "1.5"})
-    with pytest.raises(ValueError, match=r"convolutions.poplar_options: option\(s\) \['useFastPath'\] are not simulated"):
+    with pytest.raises(
+        ValueError, match=r"convolutions.poplar_options: option\(s\) \['useFastPath'\] are not simulated"
+    ):
         configure(conv={"useFastPath": "true"})
     with pytest.raises(ValueError, match="partialsType must be 'float' or 'half'"):
         configure(conv={"partialsType": "float32"})
@@ -141,8 +153,9 @@ def fp16_weights_after_tiny_updates(esr, seed=0):
     ipu.utils.reset_ipu_seed(seed)
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = keras.Sequential([keras.layers.Dense(1, input_shape=(64,), kernel_initializer="ones")])
-        model.compile(mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(1e-2), dynamic=False,
-                                                         initial_scale=1), "mse")
+        model.compile(
+            mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(1e-2), dynamic=False, initial_scale=1), "mse"
+        )
         x = np.full((16, 64), 0.01, np.float32)
         before = model.get_weights()[0].copy()
         model.fit(x, np.zeros((16, 1), np.float32), batch_size=16, epochs=1, verbose=0)
@@ -185,9 +198,10 @@ def test_pipeline_stage_options_set_one_stages_memory_proportion():
             outputs = keras.layers.Dense(10, activation="softmax", name="head")(hidden)
         model = keras.Model(inputs, outputs)
         low = ipu.ops.pipelining_ops.PipelineStageOptions(matmul_options={"availableMemoryProportion": "0.05"})
-        model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
-                                     forward_propagation_stages_poplar_options=[
-                                         low, ipu.ops.pipelining_ops.PipelineStageOptions()])
+        model.set_pipelining_options(
+            gradient_accumulation_steps_per_replica=4,
+            forward_propagation_stages_poplar_options=[low, ipu.ops.pipelining_ops.PipelineStageOptions()],
+        )
         model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
         x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
         model.fit(x, y, batch_size=8, epochs=1, verbose=0)
@@ -195,5 +209,7 @@ def test_pipeline_stage_options_set_one_stages_memory_proportion():
     assert any(name.startswith("big/") and "/serial" in name for name in names)
     assert not any(name.startswith("head/") and "/serial" in name for name in names)
     with pytest.raises(TypeError, match="PipelineStageOptions"):
-        model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
-                                     forward_propagation_stages_poplar_options=[{"availableMemoryProportion": "0.1"}])
+        model.set_pipelining_options(
+            gradient_accumulation_steps_per_replica=4,
+            forward_propagation_stages_poplar_options=[{"availableMemoryProportion": "0.1"}],
+        )

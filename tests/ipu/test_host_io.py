@@ -1,6 +1,7 @@
 """Host I/O on the simulated IPU: synthetic data (TF_POPLAR_FLAGS), I/O tiles (IPUConfig.io_tiles) and
 the infeed queue's prefetch depth. Times are compared with the same model's own timeline, never with
 numbers written down here."""
+
 import numpy as np
 import pytest
 from ipu_test_helpers import assert_same_weights, configure, cpu_model, data, fit, ipu_model
@@ -75,11 +76,14 @@ def test_synthetic_data_is_announced(monkeypatch, capsys):
     assert "TF_POPLAR_FLAGS asks for synthetic data" in said and "losses and weights mean nothing" in said
 
 
-@pytest.mark.parametrize("flags, fragment", [
-    ("--synthetic_data_categories=infeed,weights", "unknown synthetic data category 'weights'"),
-    ("--synthetic_data_categories", "comma-separated list"),
-    ("--use_synthetic_data --synthetic_data_initializer=zeros", "must be 'uniform', 'normal' or a number"),
-])
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        ("--synthetic_data_categories=infeed,weights", "unknown synthetic data category 'weights'"),
+        ("--synthetic_data_categories", "comma-separated list"),
+        ("--use_synthetic_data --synthetic_data_initializer=zeros", "must be 'uniform', 'normal' or a number"),
+    ],
+)
 def test_bad_synthetic_flags_say_what_to_write(monkeypatch, flags, fragment):
     with pytest.raises(ValueError, match=fragment):
         _executable(flags, monkeypatch)

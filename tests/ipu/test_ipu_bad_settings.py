@@ -1,6 +1,7 @@
 """Settings that used to be ignored or misread fail loudly: misspelled keywords and options, booleans
 given as strings, IPU counts that are not whole numbers, TF_POPLAR_FLAGS cut at a space; and the
 executable cache never stops training (a bad entry is a miss, an unwritable folder a warning)."""
+
 import json
 import os
 
@@ -13,18 +14,27 @@ from ipu_teach import ipu, profiling
 # ----- IPUConfig -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("group, name, value, error, message", [
-    (None, "auto_select_ipus", 2.0, TypeError, r"IPUConfig.auto_select_ipus must be a whole number .*"
-                                               r"write e.g. IPUConfig.auto_select_ipus = 2"),
-    (None, "auto_select_ipus", True, TypeError, "must be a whole number"),
-    (None, "select_ipus", "0", TypeError, "IPUConfig.select_ipus must be a whole number"),
-    (None, "allow_recompute", "no", ValueError, r"IPUConfig.allow_recompute must be True or False, got 'no'"),
-    ("profiling", "auto_report", "false", ValueError, r"IPUConfig.profiling.auto_report must be True or False"),
-    ("profiling", "allow_out_of_memory", 1, ValueError, "allow_out_of_memory must be True or False, got 1"),
-    ("device_connection", "type", "always", TypeError, r"must be an ipu.config.DeviceConnectionType \(ALWAYS"),
-    ("ipu_model", "tiles_per_ipu", 4.0, TypeError, "tiles_per_ipu must be a whole number or None, got 4.0"),
-    (None, "profiling", {}, AttributeError, r"IPUConfig.profiling is a group of options: set them one by one"),
-])
+@pytest.mark.parametrize(
+    "group, name, value, error, message",
+    [
+        (
+            None,
+            "auto_select_ipus",
+            2.0,
+            TypeError,
+            r"IPUConfig.auto_select_ipus must be a whole number .*"
+            r"write e.g. IPUConfig.auto_select_ipus = 2",
+        ),
+        (None, "auto_select_ipus", True, TypeError, "must be a whole number"),
+        (None, "select_ipus", "0", TypeError, "IPUConfig.select_ipus must be a whole number"),
+        (None, "allow_recompute", "no", ValueError, r"IPUConfig.allow_recompute must be True or False, got 'no'"),
+        ("profiling", "auto_report", "false", ValueError, r"IPUConfig.profiling.auto_report must be True or False"),
+        ("profiling", "allow_out_of_memory", 1, ValueError, "allow_out_of_memory must be True or False, got 1"),
+        ("device_connection", "type", "always", TypeError, r"must be an ipu.config.DeviceConnectionType \(ALWAYS"),
+        ("ipu_model", "tiles_per_ipu", 4.0, TypeError, "tiles_per_ipu must be a whole number or None, got 4.0"),
+        (None, "profiling", {}, AttributeError, r"IPUConfig.profiling is a group of options: set them one by one"),
+    ],
+)
 def test_ipuconfig_refuses_values_of_the_wrong_kind(group, name, value, error, message):
     config = ipu.config.IPUConfig()
     with pytest.raises(error, match=message):
@@ -36,55 +46,87 @@ def test_ipuconfig_refuses_values_of_the_wrong_kind(group, name, value, error, m
 
 def test_a_misspelled_gradient_accumulation_keyword_is_an_error_naming_the_right_one():
     model = build()
-    with pytest.raises(TypeError, match=r"set_gradient_accumulation_options\(\): unknown keyword argument "
-                                        r"'gradient_accumulation_step_per_replica' \(did you mean "
-                                        r"'gradient_accumulation_steps_per_replica'\?\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"set_gradient_accumulation_options\(\): unknown keyword argument "
+        r"'gradient_accumulation_step_per_replica' \(did you mean "
+        r"'gradient_accumulation_steps_per_replica'\?\)",
+    ):
         model.set_gradient_accumulation_options(gradient_accumulation_step_per_replica=4)
 
 
-@pytest.mark.parametrize("keyword", ["gradient_accumulation_reduction_method", "use_v2_gradient_accumulation_optimizer",
-                                     "offload_weight_update_variables", "replicated_optimizer_state_sharding", "dtype"])
+@pytest.mark.parametrize(
+    "keyword",
+    [
+        "gradient_accumulation_reduction_method",
+        "use_v2_gradient_accumulation_optimizer",
+        "offload_weight_update_variables",
+        "replicated_optimizer_state_sharding",
+        "dtype",
+    ],
+)
 def test_graphcores_gradient_accumulation_keywords_are_all_accepted(keyword):
     build().set_gradient_accumulation_options(**{keyword: "mean" if "reduction" in keyword else False})
 
 
-@pytest.mark.parametrize("method, keyword, message", [
-    ("set_gradient_accumulation_options", "num_mini_batches", "Set the `gradient_accumulation_steps_per_replica` "
-                                                              "argument to `set_gradient_accumulation_options`"),
-    ("set_gradient_accumulation_options", "opt", "automatically wrapped"),
-    ("set_pipelining_options", "gradient_accumulation_count", "Set the `gradient_accumulation_steps_per_replica`"),
-    ("set_pipelining_options", "infeed_queue", "automatically set by Keras"),
-    ("set_pipelining_options", "outfeed_mask", "not compatible with Keras"),
-])
+@pytest.mark.parametrize(
+    "method, keyword, message",
+    [
+        (
+            "set_gradient_accumulation_options",
+            "num_mini_batches",
+            "Set the `gradient_accumulation_steps_per_replica` argument to `set_gradient_accumulation_options`",
+        ),
+        ("set_gradient_accumulation_options", "opt", "automatically wrapped"),
+        ("set_pipelining_options", "gradient_accumulation_count", "Set the `gradient_accumulation_steps_per_replica`"),
+        ("set_pipelining_options", "infeed_queue", "automatically set by Keras"),
+        ("set_pipelining_options", "outfeed_mask", "not compatible with Keras"),
+    ],
+)
 def test_keywords_keras_sets_itself_get_graphcores_messages(method, keyword, message):
     with pytest.raises(ValueError, match=message):
         getattr(build(), method)(**{keyword: 1})
 
 
 def test_a_misspelled_pipelining_keyword_is_an_error():
-    with pytest.raises(TypeError, match=r"unknown keyword argument 'pipeline_shedule' \(did you mean "
-                                        r"'pipeline_schedule'\?\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"unknown keyword argument 'pipeline_shedule' \(did you mean "
+        r"'pipeline_schedule'\?\)",
+    ):
         build().set_pipelining_options(pipeline_shedule=None)
 
 
 # ----- TF_POPLAR_FLAGS -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("flags, expected", [
-    ("--executable_cache_path='/tmp/my cache'", "/tmp/my cache"),
-    ('--show_progress_bar=false --executable_cache_path="/tmp/my \\"odd\\" cache"', '/tmp/my "odd" cache'),
-    ("  --use_ipu_model --executable_cache_path=/tmp/plain  ", "/tmp/plain"),
-])
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ("--executable_cache_path='/tmp/my cache'", "/tmp/my cache"),
+        ('--show_progress_bar=false --executable_cache_path="/tmp/my \\"odd\\" cache"', '/tmp/my "odd" cache'),
+        ("  --use_ipu_model --executable_cache_path=/tmp/plain  ", "/tmp/plain"),
+    ],
+)
 def test_tf_poplar_flags_are_parsed_as_graphcores_tensorflow_parses_them(flags, expected, monkeypatch):
     monkeypatch.setenv("TF_POPLAR_FLAGS", flags)
     assert ipu.executable_cache.cache_path() == expected
 
 
-@pytest.mark.parametrize("flags, message", [
-    ("--executable_cache_path=/tmp/my cache", r"'cache' is not a --flag=value; a value holding spaces must be "
-                                              r"quoted, e.g. --executable_cache_path='/tmp/my cache'"),
-    ("--executable_cache_pth=/tmp/c", r"unknown flag --executable_cache_pth \(did you mean 'executable_cache_path'"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (
+            "--executable_cache_path=/tmp/my cache",
+            r"'cache' is not a --flag=value; a value holding spaces must be "
+            r"quoted, e.g. --executable_cache_path='/tmp/my cache'",
+        ),
+        (
+            "--executable_cache_pth=/tmp/c",
+            r"unknown flag --executable_cache_pth \(did you mean 'executable_cache_path'",
+        ),
+    ],
+)
 def test_bad_tf_poplar_flags_stop_with_what_to_write(flags, message, monkeypatch):
     monkeypatch.setenv("TF_POPLAR_FLAGS", flags)
     with pytest.raises(ValueError, match=message):
@@ -94,12 +136,15 @@ def test_bad_tf_poplar_flags_stop_with_what_to_write(flags, message, monkeypatch
 # ----- POPLAR_ENGINE_OPTIONS -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"autoReport.al": "true"}, r"unknown option 'autoReport.al' \(did you mean 'autoReport.all'\?\)"),
-    ({"autoReport.all": "no"}, r"POPLAR_ENGINE_OPTIONS 'autoReport.all' must be true or false .*got 'no'"),
-    ({"debug.allowOutOfMemory": "1"}, "'debug.allowOutOfMemory' must be true or false"),
-    ({"autoReport.directory": ""}, "'autoReport.directory' must be a folder name"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"autoReport.al": "true"}, r"unknown option 'autoReport.al' \(did you mean 'autoReport.all'\?\)"),
+        ({"autoReport.all": "no"}, r"POPLAR_ENGINE_OPTIONS 'autoReport.all' must be true or false .*got 'no'"),
+        ({"debug.allowOutOfMemory": "1"}, "'debug.allowOutOfMemory' must be true or false"),
+        ({"autoReport.directory": ""}, "'autoReport.directory' must be a folder name"),
+    ],
+)
 def test_bad_poplar_engine_options_are_errors(options, message, monkeypatch):
     monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps(options))
     configure()
@@ -108,8 +153,10 @@ def test_bad_poplar_engine_options_are_errors(options, message, monkeypatch):
 
 
 def test_false_and_poplars_other_options_are_read_as_written(monkeypatch):
-    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps({"autoReport.all": "false", "debug.instrument": "true",
-                                                            "debug.allowOutOfMemory": True}))
+    monkeypatch.setenv(
+        "POPLAR_ENGINE_OPTIONS",
+        json.dumps({"autoReport.all": "false", "debug.instrument": "true", "debug.allowOutOfMemory": True}),
+    )
     configure()
     options = profiling.engine_options(ipu.system.current())
     assert not options.auto_report and options.allow_out_of_memory
@@ -175,6 +222,7 @@ def test_reset_session_resets_every_process_wide_setting(tmp_path):
 
     import ipu_teach.keras as keras
     from ipu_teach.data import Dataset
+
     ipu.system.use_system("IPU-POD64")
     configure(64)
     ipu.executable_cache.enable(tmp_path)
@@ -202,6 +250,7 @@ def test_set_random_seed_also_fixes_unseeded_dataset_shuffles():
     def order(seed):
         keras.utils.set_random_seed(seed)
         return [int(v) for v in Dataset.from_tensor_slices(np.arange(32)).shuffle(32)]
+
     assert order(5) == order(5) and order(5) != order(6)
     with pytest.raises(ValueError, match="the seed must be an integer >= 0, got 1.5"):
         keras.utils.set_random_seed(1.5)
@@ -209,6 +258,7 @@ def test_set_random_seed_also_fixes_unseeded_dataset_shuffles():
 
 def test_clear_session_keeps_the_ipu_runtime_as_graphcores_tensorflow_does(tmp_path):
     import ipu_teach.keras as keras
+
     configure(2)
     ipu.executable_cache.enable(tmp_path)
     keras.layers.Dense(2)

@@ -1,4 +1,5 @@
 """BatchNormalization's moving statistics with replicas end where the CPU with the global batch ends."""
+
 import numpy as np
 from ipu_test_helpers import configure, data
 

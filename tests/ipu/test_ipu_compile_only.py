@@ -1,4 +1,5 @@
 """PRE_COMPILE and NEVER connections compile (and fill the executable cache) but never run."""
+
 import numpy as np
 import pytest
 from ipu_test_helpers import data, ipu_model
@@ -6,8 +7,9 @@ from ipu_test_helpers import data, ipu_model
 from ipu_teach import ipu
 
 
-@pytest.mark.parametrize("connection", [ipu.config.DeviceConnectionType.PRE_COMPILE,
-                                        ipu.config.DeviceConnectionType.NEVER])
+@pytest.mark.parametrize(
+    "connection", [ipu.config.DeviceConnectionType.PRE_COMPILE, ipu.config.DeviceConnectionType.NEVER]
+)
 def test_compile_only_connections_leave_the_weights_alone(connection, tmp_path, capsys):
     config = ipu.config.IPUConfig()
     config.auto_select_ipus = 1

@@ -8,6 +8,7 @@ R*k*b and learning rate
     MEAN, RUNNING_MEAN:  R*lr
 (the gradient of a batch's mean loss is the mean of its micro-batches' gradients). The tests check
 each case to float tolerance, and that the wrong learning rate would be noticed."""
+
 import numpy as np
 import pytest
 from ipu_test_helpers import (
@@ -27,8 +28,11 @@ import ipu_teach.keras as keras
 from ipu_teach import ipu
 
 MICRO_BATCH = 16
-EQUIVALENT_RATE = {"sum": lambda replicas, k: replicas * k, "mean": lambda replicas, k: replicas,
-                   "running_mean": lambda replicas, k: replicas}
+EQUIVALENT_RATE = {
+    "sum": lambda replicas, k: replicas * k,
+    "mean": lambda replicas, k: replicas,
+    "running_mean": lambda replicas, k: replicas,
+}
 
 
 @pytest.mark.parametrize("replicas", [2, 4])
@@ -62,7 +66,8 @@ def test_the_replica_comparison_would_notice_a_different_batch_or_rate(batch, ra
 @pytest.mark.parametrize("reduction", ["sum", "mean", "running_mean"])
 @pytest.mark.parametrize("accumulation,replicas", [(2, 1), (4, 1), (2, 2)])
 def test_gradient_accumulation_of_k_equals_the_cpu_with_batch_r_k_b_and_the_reductions_rate(
-        reduction, accumulation, replicas):
+    reduction, accumulation, replicas
+):
     x, y = data(256)
     configure(replicas)
     on_ipu = ipu_model(steps_per_execution=accumulation, accumulation=accumulation, reduction=reduction)
@@ -111,8 +116,11 @@ def test_evaluate_and_predict_equal_the_cpu(replicas):
     on_cpu = cpu_model()
     fit(on_cpu, x, y, 32, epochs=1)
     on_ipu.set_weights(on_cpu.get_weights())
-    np.testing.assert_allclose(on_ipu.evaluate(x, y, batch_size=MICRO_BATCH, verbose=0),
-                               on_cpu.evaluate(x, y, batch_size=MICRO_BATCH, verbose=0), rtol=1e-6)
+    np.testing.assert_allclose(
+        on_ipu.evaluate(x, y, batch_size=MICRO_BATCH, verbose=0),
+        on_cpu.evaluate(x, y, batch_size=MICRO_BATCH, verbose=0),
+        rtol=1e-6,
+    )
     predicted = on_ipu.predict(x, batch_size=MICRO_BATCH, verbose=0)
     assert predicted.shape == (256, 3)
     np.testing.assert_allclose(predicted, on_cpu.predict(x, batch_size=MICRO_BATCH, verbose=0), rtol=1e-6)
@@ -161,8 +169,9 @@ def test_validation_between_epochs_keeps_training_with_accumulation_and_replicas
     configure(2)
     on_ipu = ipu_model(steps_per_execution=2, accumulation=2)
     keras.utils.set_random_seed(3)
-    history = on_ipu.fit(x, y, batch_size=MICRO_BATCH, epochs=3, shuffle=False, verbose=0,
-                         validation_data=(x[:64], y[:64]))
+    history = on_ipu.fit(
+        x, y, batch_size=MICRO_BATCH, epochs=3, shuffle=False, verbose=0, validation_data=(x[:64], y[:64])
+    )
     on_cpu = cpu_model(learning_rate=4 * LEARNING_RATE)  # 2 replicas x 2 micro-batches, summed
     keras.utils.set_random_seed(3)
     on_cpu.fit(x, y, batch_size=MICRO_BATCH * 4, epochs=3, shuffle=False, verbose=0, validation_data=(x[:64], y[:64]))

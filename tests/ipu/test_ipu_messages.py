@@ -1,4 +1,5 @@
 """Graphcore's INFO and WARNING lines appear when the real system prints them, and not otherwise."""
+
 import pytest
 from ipu_test_helpers import configure, cpu_model, data, ipu_model, lines_with
 
@@ -20,7 +21,9 @@ def test_only_one_step_per_execution_is_noted_before_every_epoch(capsys):
     out = run_fit(capsys, epochs=3)
     notes = lines_with(out, ONLY_ONE_STEP)
     assert len(notes) == 3
-    assert notes[0].startswith("INFO:") and "`steps_per_execution` argument passed to the `compile()` method" in notes[0]
+    assert (
+        notes[0].startswith("INFO:") and "`steps_per_execution` argument passed to the `compile()` method" in notes[0]
+    )
     lines = out.splitlines()
     for epoch in (1, 2, 3):  # each note comes right before its epoch's header
         assert lines[lines.index(f"Epoch {epoch}/3") - 1] == notes[0]
@@ -43,7 +46,8 @@ def test_evaluate_notes_one_step_per_execution_once(capsys):
 def test_two_replicas_report_the_effective_batch_size(capsys):
     out = run_fit(capsys, replicas=2, batch_size=64, steps_per_execution=2)
     assert lines_with(out, DISTRIBUTED) == [
-        "INFO:ipu_teach:Training is distributed across 2 replicas, your effective batch size is 128."]
+        "INFO:ipu_teach:Training is distributed across 2 replicas, your effective batch size is 128."
+    ]
 
 
 def test_one_replica_without_accumulation_says_nothing_about_effective_batch(capsys):
@@ -53,8 +57,7 @@ def test_one_replica_without_accumulation_says_nothing_about_effective_batch(cap
 
 @pytest.mark.parametrize("replicas,accumulation", [(1, 4), (2, 2)])
 def test_accumulation_reports_micro_batch_times_accumulation_times_replicas(capsys, replicas, accumulation):
-    out = run_fit(capsys, replicas=replicas, batch_size=16, steps_per_execution=accumulation,
-                  accumulation=accumulation)
+    out = run_fit(capsys, replicas=replicas, batch_size=16, steps_per_execution=accumulation, accumulation=accumulation)
     [line] = lines_with(out, "effective batch size")
     assert f"{ACCUMULATING} {accumulation} batches per optimizer step" in line
     assert line.endswith(f"your effective batch size is {16 * accumulation * replicas}.")

@@ -1,5 +1,6 @@
 """A batch too big for the tiles' SRAM is a ModelOutOfMemoryError that names the tile, the bytes and
 the cures; allow_out_of_memory compiles it anyway (as debug.allowOutOfMemory does)."""
+
 import pytest
 from ipu_test_helpers import build, compile_model, configure, data, ipu_model
 
@@ -62,8 +63,10 @@ def test_allow_out_of_memory_compiles_the_huge_batch_for_its_report_but_cannot_r
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = compile_model(build(hidden=HIDDEN))
     weights = model.get_weights()
-    with pytest.raises(ipu.out_of_memory.CannotRunOutOfMemoryError, match="compiled with debug.allowOutOfMemory"
-                                                                            ".*cannot run.*smaller micro-batch"):
+    with pytest.raises(
+        ipu.out_of_memory.CannotRunOutOfMemoryError,
+        match="compiled with debug.allowOutOfMemory.*cannot run.*smaller micro-batch",
+    ):
         fit_huge(model)
     executable = model.get_ipu_executable("train")
     assert executable.graph.micro_batch == HUGE_BATCH and executable.compile_seconds > 0

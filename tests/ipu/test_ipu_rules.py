@@ -1,4 +1,5 @@
 """The IPU's Keras rules: each broken rule is an error that says what to change."""
+
 import pytest
 from ipu_test_helpers import configure, data, fit, ipu_model, lines_with
 
@@ -29,8 +30,11 @@ def test_steps_per_execution_must_divide_the_steps_per_replica():
     x, y = data(256)  # 16 batches: 8 per replica on 2 replicas
     configure(2)
     model = ipu_model(steps_per_execution=3)
-    with pytest.raises(ipu.IPURuleError, match=r"steps_per_execution=3 must divide .*\(8 = 16 batches / 2 replica"
-                                               r".*divisor such as 1, 2, 4, 8"):
+    with pytest.raises(
+        ipu.IPURuleError,
+        match=r"steps_per_execution=3 must divide .*\(8 = 16 batches / 2 replica"
+        r".*divisor such as 1, 2, 4, 8",
+    ):
         fit(model, x, y, MICRO_BATCH)
 
 
@@ -45,8 +49,11 @@ def test_steps_per_execution_must_be_a_multiple_of_the_accumulation():
     x, y = data(256)
     configure(1)
     model = ipu_model(steps_per_execution=2, accumulation=4)
-    with pytest.raises(ipu.IPURuleError, match=r"steps_per_execution=2 must be a multiple of "
-                                               r"gradient_accumulation_steps_per_replica=4.*steps_per_execution=4"):
+    with pytest.raises(
+        ipu.IPURuleError,
+        match=r"steps_per_execution=2 must be a multiple of "
+        r"gradient_accumulation_steps_per_replica=4.*steps_per_execution=4",
+    ):
         fit(model, x, y, MICRO_BATCH)
 
 
@@ -74,8 +81,11 @@ def test_auto_select_ipus_must_be_a_power_of_two(count, hint):
 
 
 def test_more_ipus_than_the_system_has_is_refused_with_the_bigger_system_named():
-    with pytest.raises(ValueError, match=r"asks for 32 IPUs but the simulated system \(an IPU-POD16\) has 16.*"
-                                         r"use_system\('IPU-POD64'\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"asks for 32 IPUs but the simulated system \(an IPU-POD16\) has 16.*"
+        r"use_system\('IPU-POD64'\)",
+    ):
         configure(32)
     ipu.system.use_system("IPU-POD64")
     assert configure(32).auto_select_ipus == 32
@@ -104,9 +114,14 @@ def test_auto_select_ipus_and_select_ipus_together_are_refused():
         ipu.config.configure_ipu_system(config)
 
 
-@pytest.mark.parametrize("group,name,close", [(None, "auto_select_ipu", "auto_select_ipus"),
-                                              ("ipu_model", "tiles_per_ipus", "tiles_per_ipu"),
-                                              ("device_connection", "typ", "type")])
+@pytest.mark.parametrize(
+    "group,name,close",
+    [
+        (None, "auto_select_ipu", "auto_select_ipus"),
+        ("ipu_model", "tiles_per_ipus", "tiles_per_ipu"),
+        ("device_connection", "typ", "type"),
+    ],
+)
 def test_an_unknown_ipu_config_option_names_the_closest_one(group, name, close):
     config = ipu.config.IPUConfig()
     target = config if group is None else getattr(config, group)

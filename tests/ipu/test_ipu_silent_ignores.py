@@ -1,5 +1,6 @@
 """What used to be dropped without a word is said: pipelining options on a model without stages, IPUs
 a pipeline leaves idle, and a new configure_ipu_system after the model ran on the old one."""
+
 import pytest
 from ipu_test_helpers import build, compile_model, configure, data, ipu_model
 
@@ -21,8 +22,10 @@ def fit_with_pipelining_options(capsys, ipus, model_fn, accumulation, samples):
 
 def test_pipelining_options_on_a_model_without_stages_are_a_warning(capsys):
     model, out = fit_with_pipelining_options(capsys, 2, build, 8, 128)
-    assert (f"WARNING:ipu_teach:Model `{model.name}` has pipelining options (gradient_accumulation_steps_per_replica=8) "
-            "but no pipeline stages, so it is not pipelined and they are ignored") in out
+    assert (
+        f"WARNING:ipu_teach:Model `{model.name}` has pipelining options (gradient_accumulation_steps_per_replica=8) "
+        "but no pipeline stages, so it is not pipelined and they are ignored"
+    ) in out
     assert "set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=8)" in out
 
 
@@ -37,8 +40,10 @@ def three_stage_model():
 
 def test_a_three_stage_pipeline_on_four_ipus_says_one_stays_idle(capsys):
     model, out = fit_with_pipelining_options(capsys, 4, three_stage_model, 6, 96)
-    assert (f"WARNING:ipu_teach:The pipeline of model `{model.name}` runs on 3 IPUs per replica, so it uses 3 of the "
-            "4 IPUs selected and 1 stay idle; use 4 stages") in out
+    assert (
+        f"WARNING:ipu_teach:The pipeline of model `{model.name}` runs on 3 IPUs per replica, so it uses 3 of the "
+        "4 IPUs selected and 1 stay idle; use 4 stages"
+    ) in out
 
 
 def test_a_new_configuration_replaces_the_old_one_for_a_model_already_run(tmp_path, capsys):
@@ -59,11 +64,14 @@ def test_a_new_configuration_replaces_the_old_one_for_a_model_already_run(tmp_pa
     assert len(profiling.written_reports()) == 1 and list(tmp_path.rglob("profile.json"))
 
 
-@pytest.mark.parametrize("returned, message", [
-    (None, r"codelet 'broken' returned None for field 'out': does the function end with `return`\?"),
-    (0.0, r"codelet 'broken': field 'out' returned shape \(\), expected \(2,\) \(one row per vertex\)"),
-    ("text", r"codelet 'broken': field 'out' returned <U4 values"),
-])
+@pytest.mark.parametrize(
+    "returned, message",
+    [
+        (None, r"codelet 'broken' returned None for field 'out': does the function end with `return`\?"),
+        (0.0, r"codelet 'broken': field 'out' returned shape \(\), expected \(2,\) \(one row per vertex\)"),
+        ("text", r"codelet 'broken': field 'out' returned <U4 values"),
+    ],
+)
 def test_a_codelet_output_of_the_wrong_shape_or_none_is_an_error_not_broadcast(returned, message):
     from ipu_teach.bsp import GraphError, poplar
 

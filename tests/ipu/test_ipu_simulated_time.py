@@ -1,5 +1,6 @@
 """Simulated time: deterministic, labelled, compile time in the first epoch only, and the executable
 cache that saves it, keyed by what really forces a recompile."""
+
 import json
 import os
 import shutil
@@ -101,8 +102,9 @@ def test_without_a_cache_the_second_model_compiles_again(capsys):
     assert not executable.from_cache and not lines_with(out, LOADED)
 
 
-@pytest.mark.parametrize("change", [{"batch_size": 32}, {"steps_per_execution": 8}, {"replicas": 2},
-                                    {"accumulation": 2}, {"hidden": 9}])
+@pytest.mark.parametrize(
+    "change", [{"batch_size": 32}, {"steps_per_execution": 8}, {"replicas": 2}, {"accumulation": 2}, {"hidden": 9}]
+)
 def test_what_forces_a_recompile_is_a_new_cache_entry(capsys, tmp_path, change):
     ipu.executable_cache.enable(tmp_path)
     train(capsys)
@@ -119,7 +121,7 @@ def test_cache_entries_are_json_and_writes_leave_no_temporary_files(capsys, tmp_
     for name in cache_files(tmp_path):
         with open(tmp_path / name, encoding="utf-8") as f:
             entry = json.load(f)
-        assert entry["key"] == name[:-len(".json")] and entry["mode"] == "train"
+        assert entry["key"] == name[: -len(".json")] and entry["mode"] == "train"
         assert entry["compile_seconds"] > 0
 
 

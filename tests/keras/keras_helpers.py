@@ -1,4 +1,5 @@
 """Tiny models and data shared by the Keras tests (kept small so the suite runs in seconds)."""
+
 import numpy as np
 
 import ipu_teach.keras as keras
@@ -31,7 +32,7 @@ def tiny_cnn(classes=3, dropout=None):
 
 # The Graphcore tutorial's vanilla Keras script (seed: keras-tutorial-how-to-run-on-ipu), as a user runs it.
 # The seed's text extraction fused three lines into 'print("\nTraining"), y_train, ...'; restored here.
-TUTORIAL_SCRIPT = '''
+TUTORIAL_SCRIPT = """
 import tensorflow.keras as keras
 import numpy as np
 
@@ -91,7 +92,7 @@ print("\\nTraining")
 history = model.fit(x_train, y_train, epochs=3, batch_size=batch_size)
 
 result = model.evaluate(x_test, y_test, batch_size=batch_size)
-'''
+"""
 
 
 def run_tutorial_script():

@@ -1,4 +1,5 @@
 """Callbacks: Keras' hook order, EarlyStopping, ModelCheckpoint and stopping on a NaN loss."""
+
 import numpy as np
 import pytest
 from keras_helpers import tiny_classification, tiny_dense_model
@@ -29,26 +30,54 @@ def test_hook_order_matches_keras():
     model = compiled()
     model.fit(x, y, batch_size=4, epochs=2, validation_data=(x[:4], y[:4]), verbose=0, callbacks=[recorder])
     validation = [("on_test_begin",), ("on_test_batch_begin", 0), ("on_test_batch_end", 0), ("on_test_end",)]
+
     def epoch(e):
-        return [("on_epoch_begin", e), ("on_train_batch_begin", 0), ("on_train_batch_end", 0),
-                ("on_train_batch_begin", 1), ("on_train_batch_end", 1)] + validation + [("on_epoch_end", e)]
+        return (
+            [
+                ("on_epoch_begin", e),
+                ("on_train_batch_begin", 0),
+                ("on_train_batch_end", 0),
+                ("on_train_batch_begin", 1),
+                ("on_train_batch_end", 1),
+            ]
+            + validation
+            + [("on_epoch_end", e)]
+        )
+
     assert recorder.calls == [("on_train_begin",)] + epoch(0) + epoch(1) + [("on_train_end",)]
     assert recorder.model is model and recorder.params["epochs"] == 2 and recorder.params["steps"] == 2
     recorder.calls.clear()
     model.evaluate(x, y, batch_size=4, verbose=0, callbacks=[recorder])
-    assert recorder.calls == [("on_test_begin",), ("on_test_batch_begin", 0), ("on_test_batch_end", 0),
-                              ("on_test_batch_begin", 1), ("on_test_batch_end", 1), ("on_test_end",)]
+    assert recorder.calls == [
+        ("on_test_begin",),
+        ("on_test_batch_begin", 0),
+        ("on_test_batch_end", 0),
+        ("on_test_batch_begin", 1),
+        ("on_test_batch_end", 1),
+        ("on_test_end",),
+    ]
     recorder.calls.clear()
     model.predict(x, batch_size=8, verbose=0, callbacks=[recorder])
-    assert recorder.calls == [("on_predict_begin",), ("on_predict_batch_begin", 0), ("on_predict_batch_end", 0),
-                              ("on_predict_end",)]
+    assert recorder.calls == [
+        ("on_predict_begin",),
+        ("on_predict_batch_begin", 0),
+        ("on_predict_batch_end", 0),
+        ("on_predict_end",),
+    ]
 
 
 def test_epoch_end_logs_hold_train_and_validation_values():
     x, y = tiny_classification(n=8)
     seen = []
-    compiled().fit(x, y, batch_size=4, epochs=1, validation_data=(x, y), verbose=0,
-                   callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(dict(logs)))])
+    compiled().fit(
+        x,
+        y,
+        batch_size=4,
+        epochs=1,
+        validation_data=(x, y),
+        verbose=0,
+        callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(dict(logs)))],
+    )
     assert sorted(seen[0]) == ["accuracy", "loss", "val_accuracy", "val_loss"]
 
 
@@ -84,6 +113,7 @@ def test_early_stopping_on_accuracy_maximises_and_min_delta_counts():
     class Script(keras.callbacks.Callback):
         def on_epoch_end(self, epoch, logs=None):
             logs["val_accuracy"] = [0.5, 0.6, 0.62, 0.9][epoch]
+
     history = compiled().fit(x, y, batch_size=8, epochs=4, verbose=0, callbacks=[Script(), stopper])
     assert stopper.mode == "max" and history.epoch == [0, 1, 2]
 
@@ -98,11 +128,11 @@ def test_model_checkpoint_save_best_only_with_filename_fields(tmp_path):
     x, y = tiny_classification(n=8)
     model = compiled()
     script = ScriptedLoss([1.0, 0.5, 0.7, 0.4])
-    checkpoint = keras.callbacks.ModelCheckpoint(str(tmp_path / "ckpt-{epoch:02d}-{val_loss:.2f}.npz"),
-                                                 save_best_only=True, save_weights_only=True)
+    checkpoint = keras.callbacks.ModelCheckpoint(
+        str(tmp_path / "ckpt-{epoch:02d}-{val_loss:.2f}.npz"), save_best_only=True, save_weights_only=True
+    )
     model.fit(x, y, batch_size=4, epochs=4, verbose=0, callbacks=[script, checkpoint])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-01-1.00.npz", "ckpt-02-0.50.npz",
-                                                          "ckpt-04-0.40.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-01-1.00.npz", "ckpt-02-0.50.npz", "ckpt-04-0.40.npz"]
     restored = compiled()
     restored.load_weights(tmp_path / "ckpt-02-0.50.npz")
     for a, b in zip(restored.get_weights(), script.snapshots[1]):
@@ -128,8 +158,14 @@ def test_nan_loss_does_not_stop_training_unless_asked(capsys):
     """Keras keeps training on a NaN loss; only TerminateOnNaN stops it."""
     x, y = tiny_classification(n=32)
     batches = []
-    history = _nan_model().fit(x, y, batch_size=8, epochs=3, verbose=0, callbacks=[
-        keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))])
+    history = _nan_model().fit(
+        x,
+        y,
+        batch_size=8,
+        epochs=3,
+        verbose=0,
+        callbacks=[keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))],
+    )
     assert "Invalid loss" not in capsys.readouterr().out
     assert batches == [0, 1, 2, 3] * 3 and history.epoch == [0, 1, 2]
 
@@ -137,8 +173,17 @@ def test_nan_loss_does_not_stop_training_unless_asked(capsys):
 def test_terminate_on_nan_stops_at_the_first_nan_batch_with_keras_message(capsys):
     x, y = tiny_classification(n=32)
     batches = []
-    history = _nan_model().fit(x, y, batch_size=8, epochs=3, verbose=0, callbacks=[
-        keras.callbacks.TerminateOnNaN(), keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))])
+    history = _nan_model().fit(
+        x,
+        y,
+        batch_size=8,
+        epochs=3,
+        verbose=0,
+        callbacks=[
+            keras.callbacks.TerminateOnNaN(),
+            keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b)),
+        ],
+    )
     assert "Batch 0: Invalid loss, terminating training" in capsys.readouterr().out
     assert batches == [0] and history.epoch == [0] and np.isnan(history.history["loss"][0])
 
@@ -173,8 +218,14 @@ def test_lambda_callback_functions_get_keras_arguments():
         on_batch_begin=lambda batch, logs: calls.append(("batch_begin", batch, logs)),
         on_batch_end=lambda batch, logs: calls.append(("batch_end", batch, sorted(logs))),
         on_epoch_end=lambda epoch, logs: calls.append(("epoch_end", epoch, sorted(logs))),
-        on_train_end=lambda logs: calls.append(("train_end", sorted(logs))))
+        on_train_end=lambda logs: calls.append(("train_end", sorted(logs))),
+    )
     compiled().fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[callback])
-    assert calls == [("train_begin", {}), ("epoch_begin", 0, {}), ("batch_begin", 0, {}),
-                     ("batch_end", 0, ["accuracy", "loss"]), ("epoch_end", 0, ["accuracy", "loss"]),
-                     ("train_end", ["accuracy", "loss"])]
+    assert calls == [
+        ("train_begin", {}),
+        ("epoch_begin", 0, {}),
+        ("batch_begin", 0, {}),
+        ("batch_end", 0, ["accuracy", "loss"]),
+        ("epoch_end", 0, ["accuracy", "loss"]),
+        ("train_end", ["accuracy", "loss"]),
+    ]

@@ -1,4 +1,5 @@
 """ipu_teach.data.Dataset as input to fit, evaluate and predict, with tf.data's rules."""
+
 import numpy as np
 import pytest
 from keras_helpers import tiny_classification, tiny_dense_model
@@ -24,10 +25,14 @@ def test_dataset_training_equals_arrays_training():
         np.testing.assert_allclose(h1.history[key], h2.history[key], rtol=1e-6)
     for a, b in zip(by_arrays.get_weights(), by_dataset.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-6)
-    assert by_dataset.evaluate(Dataset.from_tensor_slices((x, y)).batch(7), verbose=0) == \
-        pytest.approx(by_arrays.evaluate(x, y, verbose=0))
-    np.testing.assert_allclose(by_dataset.predict(Dataset.from_tensor_slices(x).batch(7), verbose=0),
-                               by_arrays.predict(x, verbose=0), rtol=1e-6)
+    assert by_dataset.evaluate(Dataset.from_tensor_slices((x, y)).batch(7), verbose=0) == pytest.approx(
+        by_arrays.evaluate(x, y, verbose=0)
+    )
+    np.testing.assert_allclose(
+        by_dataset.predict(Dataset.from_tensor_slices(x).batch(7), verbose=0),
+        by_arrays.predict(x, verbose=0),
+        rtol=1e-6,
+    )
 
 
 def test_dataset_validation_data_and_map():
@@ -94,8 +99,9 @@ def test_steps_per_epoch_shorter_than_dataset_continues_across_epochs_then_warns
     seen = []
     record = keras.callbacks.LambdaCallback(on_batch_begin=lambda b, logs: seen.append(b))
     with pytest.warns(UserWarning, match="ran out of data"):
-        history = model.fit(Dataset.from_tensor_slices((x, y)).batch(4), epochs=4, steps_per_epoch=2, verbose=0,
-                            callbacks=[record])
+        history = model.fit(
+            Dataset.from_tensor_slices((x, y)).batch(4), epochs=4, steps_per_epoch=2, verbose=0, callbacks=[record]
+        )
     assert model.optimizer.iterations == 5  # 2 + 2 + the one batch left of 5
     assert seen == [0, 1, 0, 1, 0]
     assert history.epoch == [0, 1, 2]  # the cut-short epoch still ends; the fourth never starts

@@ -1,4 +1,5 @@
 """Bad input: a clear error, raised before any work is done, naming what to change; inputs untouched."""
+
 import numpy as np
 import pytest
 from keras_helpers import tiny_classification, tiny_cnn, tiny_dense_model
@@ -21,8 +22,11 @@ def test_images_without_channel_axis_get_the_expand_dims_hint():
     model = compiled(tiny_cnn())
     before = model.get_weights()
     x = np.zeros((10, 8, 8), np.float32)
-    with pytest.raises(ValueError, match=r'layer "model".*expected shape=\(None, 8, 8, 1\), '
-                                         r"found shape=\(10, 8, 8\).*np.expand_dims\(x, -1\)"):
+    with pytest.raises(
+        ValueError,
+        match=r'layer "model".*expected shape=\(None, 8, 8, 1\), '
+        r"found shape=\(10, 8, 8\).*np.expand_dims\(x, -1\)",
+    ):
         model.fit(x, np.zeros(10, int), verbose=0)
     with pytest.raises(ValueError, match="np.expand_dims"):
         model.predict(x, verbose=0)
@@ -39,8 +43,11 @@ def test_sparse_labels_with_categorical_loss_suggest_to_categorical():
     x, y = tiny_classification(n=12)
     model = compiled(tiny_dense_model(), "categorical_crossentropy")
     before = model.get_weights()
-    with pytest.raises(ValueError, match=r"categorical_crossentropy.*\(12,\).*to_categorical\(y, 3\)"
-                                         r".*sparse_categorical_crossentropy"):
+    with pytest.raises(
+        ValueError,
+        match=r"categorical_crossentropy.*\(12,\).*to_categorical\(y, 3\)"
+        r".*sparse_categorical_crossentropy",
+    ):
         model.fit(x, y, verbose=0)
     assert_untrained(model, before)
 
@@ -58,12 +65,18 @@ def test_sparse_labels_out_of_range():
         compiled(tiny_dense_model()).fit(x, y + 5, verbose=0)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"optimizer": "adagrad_typo", "loss": "mse"}, r"adagrad_typo.*'sgd', 'adam', 'rmsprop'"),
-    ({"optimizer": "sgd", "loss": "cross_entropy"}, r"cross_entropy.*categorical_crossentropy, "
-                                                    r"sparse_categorical_crossentropy, binary_crossentropy"),
-    ({"optimizer": "sgd", "loss": "mse", "metrics": ["acuracy"]}, r"acuracy.*accuracy.*categorical_accuracy"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"optimizer": "adagrad_typo", "loss": "mse"}, r"adagrad_typo.*'sgd', 'adam', 'rmsprop'"),
+        (
+            {"optimizer": "sgd", "loss": "cross_entropy"},
+            r"cross_entropy.*categorical_crossentropy, "
+            r"sparse_categorical_crossentropy, binary_crossentropy",
+        ),
+        ({"optimizer": "sgd", "loss": "mse", "metrics": ["acuracy"]}, r"acuracy.*accuracy.*categorical_accuracy"),
+    ],
+)
 def test_unknown_names_list_the_choices(kwargs, match):
     with pytest.raises(ValueError, match=match):
         tiny_dense_model().compile(**kwargs)

@@ -1,5 +1,6 @@
 """Keras behaviours users rely on: stop flags per loop, frozen layers, BatchNormalization frozen,
 empty inputs, NaN handling by callbacks, and the learning-rate and CSV callbacks."""
+
 import numpy as np
 import pytest
 from keras_helpers import tiny_classification, tiny_dense_model
@@ -73,14 +74,19 @@ def test_frozen_batch_normalization_runs_in_inference_and_keeps_its_statistics()
     np.testing.assert_allclose(out, (x - mean) / np.sqrt(var + 1e-3) * gamma + beta, rtol=1e-5)
 
 
-@pytest.mark.parametrize("what, call", [
-    ("fit", lambda m, x, y: m.fit(x, y, verbose=0)),
-    ("evaluate", lambda m, x, y: m.evaluate(x, y, verbose=0)),
-])
+@pytest.mark.parametrize(
+    "what, call",
+    [
+        ("fit", lambda m, x, y: m.fit(x, y, verbose=0)),
+        ("evaluate", lambda m, x, y: m.evaluate(x, y, verbose=0)),
+    ],
+)
 def test_empty_inputs_raise_keras_errors(what, call):
     x, y = tiny_classification(n=8)
     function = {"fit": "train_function", "evaluate": "test_function"}[what]
-    with pytest.raises(ValueError, match=rf"Unexpected result of `{function}` \(Empty logs\): {what} was given no data"):
+    with pytest.raises(
+        ValueError, match=rf"Unexpected result of `{function}` \(Empty logs\): {what} was given no data"
+    ):
         call(compiled(), x[:0], y[:0])
 
 
@@ -93,8 +99,13 @@ def test_empty_predict_raises_keras_error():
 def test_learning_rate_scheduler_sets_and_logs_the_rate(capsys):
     x, y = tiny_classification(n=16)
     model = compiled()
-    history = model.fit(x, y, epochs=3, verbose=0, callbacks=[
-        keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.5 / (epoch + 1), verbose=1)])
+    history = model.fit(
+        x,
+        y,
+        epochs=3,
+        verbose=0,
+        callbacks=[keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.5 / (epoch + 1), verbose=1)],
+    )
     assert history.history["lr"] == pytest.approx([0.5, 0.25, 0.5 / 3])
     assert "Epoch 00002: LearningRateScheduler setting learning rate to 0.25." in capsys.readouterr().out
 

@@ -1,4 +1,5 @@
 """Layer behaviour in training and inference: Dropout and BatchNormalization, as Keras runs them."""
+
 import numpy as np
 import pytest
 
@@ -62,15 +63,18 @@ def test_batch_normalization_weights_and_fit_update():
     y = rng.normal(size=(40, 1)).astype(np.float32)
     model = keras.Sequential([keras.layers.BatchNormalization(input_shape=(3,)), keras.layers.Dense(1)])
     bn = model.layers[0]
-    assert [w.name for w in bn.weights] == ["batch_normalization/gamma:0", "batch_normalization/beta:0",
-                                            "batch_normalization/moving_mean:0",
-                                            "batch_normalization/moving_variance:0"]
+    assert [w.name for w in bn.weights] == [
+        "batch_normalization/gamma:0",
+        "batch_normalization/beta:0",
+        "batch_normalization/moving_mean:0",
+        "batch_normalization/moving_variance:0",
+    ]
     assert len(bn.trainable_weights) == 2 and len(bn.non_trainable_weights) == 2
     model.compile("sgd", "mse")
     model.fit(x, y, batch_size=10, epochs=1, verbose=0, shuffle=False)
     expected_mean = np.zeros(3)
     for start in range(0, 40, 10):
-        expected_mean = 0.99 * expected_mean + 0.01 * x[start:start + 10].mean(0)
+        expected_mean = 0.99 * expected_mean + 0.01 * x[start : start + 10].mean(0)
     np.testing.assert_allclose(bn.get_weights()[2], expected_mean, rtol=1e-4)
     before = model.get_weights()
     model.evaluate(x, y, verbose=0)
@@ -79,11 +83,14 @@ def test_batch_normalization_weights_and_fit_update():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("make, shape, expected", [
-    (lambda: keras.layers.Conv2D(4, 3, name="conv"), (None, 28, 28), "expected ndim=4, found ndim=3"),
-    (lambda: keras.layers.MaxPooling2D(name="pool"), (None, 10), "expected ndim=4, found ndim=2"),
-    (lambda: keras.layers.Dense(4, name="fc"), (None,), "expected min_ndim=2, found ndim=1"),
-])
+@pytest.mark.parametrize(
+    "make, shape, expected",
+    [
+        (lambda: keras.layers.Conv2D(4, 3, name="conv"), (None, 28, 28), "expected ndim=4, found ndim=3"),
+        (lambda: keras.layers.MaxPooling2D(name="pool"), (None, 10), "expected ndim=4, found ndim=2"),
+        (lambda: keras.layers.Dense(4, name="fc"), (None,), "expected min_ndim=2, found ndim=1"),
+    ],
+)
 def test_layer_on_wrong_rank_names_layer_expected_and_got(make, shape, expected):
     layer = make()
     with pytest.raises(ValueError, match=expected) as info:
@@ -113,11 +120,13 @@ def test_gelu_by_name_as_keras_and_saved_with_the_model(tmp_path):
     """``activation="gelu"`` is Keras' exact GELU (``activations.gelu(x, approximate=False)``); the name is
     what the saved model records, so a loaded model predicts the same."""
     x = np.array([[-3.0, -1.0, 0.0, 1.0, 3.0]], np.float32)
-    np.testing.assert_allclose(keras.layers.Activation("gelu")(x).data, [[-0.004049694, -0.15865525, 0.0,
-                                                                           0.84134475, 2.9959503]], rtol=1e-6)
+    np.testing.assert_allclose(
+        keras.layers.Activation("gelu")(x).data, [[-0.004049694, -0.15865525, 0.0, 0.84134475, 2.9959503]], rtol=1e-6
+    )
     approximate = keras.activations.gelu(x, approximate=True).data
-    np.testing.assert_allclose(approximate, [[-0.00363752, -0.15880796, 0.0, 0.841192, 2.9963627]], rtol=1e-6,
-                               atol=2e-7)  # at -3, 1 + tanh(...) cancels in float32: Keras' printed value is 1e-7 off too
+    np.testing.assert_allclose(
+        approximate, [[-0.00363752, -0.15880796, 0.0, 0.841192, 2.9963627]], rtol=1e-6, atol=2e-7
+    )  # at -3, 1 + tanh(...) cancels in float32: Keras' printed value is 1e-7 off too
     model = keras.Sequential([keras.layers.Dense(4, activation="gelu", input_shape=(5,))])
     model.save(tmp_path / "gelu.keras")
     loaded = keras.models.load_model(tmp_path / "gelu.keras", compile=False)

@@ -1,5 +1,6 @@
 """Loss and metric values: means over the batch, running means over the epoch weighted by batch size,
 "accuracy" resolved as Keras does, and the softmax output using the logits underneath."""
+
 import numpy as np
 import pytest
 from keras_helpers import tiny_classification, tiny_dense_model
@@ -30,13 +31,21 @@ def test_loss_is_mean_over_batch():
 def test_fit_logs_are_sample_weighted_running_means_with_uneven_last_batch():
     x, y = tiny_classification(n=10)
     model = tiny_dense_model()
-    model.compile(keras.optimizers.SGD(learning_rate=1e-12), "sparse_categorical_crossentropy",
-                  metrics=["accuracy"])  # a learning rate this small leaves the weights as they are
+    model.compile(
+        keras.optimizers.SGD(learning_rate=1e-12), "sparse_categorical_crossentropy", metrics=["accuracy"]
+    )  # a learning rate this small leaves the weights as they are
     batch_logs = []
-    history = model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0, callbacks=[
-        keras.callbacks.LambdaCallback(on_batch_end=lambda batch, logs: batch_logs.append(dict(logs)))])
+    history = model.fit(
+        x,
+        y,
+        batch_size=4,
+        epochs=1,
+        shuffle=False,
+        verbose=0,
+        callbacks=[keras.callbacks.LambdaCallback(on_batch_end=lambda batch, logs: batch_logs.append(dict(logs)))],
+    )
     per_sample = per_sample_crossentropy(model, x, y)
-    batch_means = [per_sample[s:s + 4].mean() for s in (0, 4, 8)]
+    batch_means = [per_sample[s : s + 4].mean() for s in (0, 4, 8)]
     assert history.history["loss"][0] == pytest.approx(per_sample.mean(), rel=1e-5)
     assert abs(np.mean(batch_means) - per_sample.mean()) > 1e-3  # the data tells the two means apart
     assert batch_logs[0]["loss"] == pytest.approx(batch_means[0], rel=1e-5)
@@ -74,29 +83,41 @@ class PlainSparseLoss(keras.losses.Loss):
         pass
 
 
-@pytest.mark.parametrize("loss, units, activation, labels, expected", [
-    ("categorical_crossentropy", 3, "softmax", "one_hot", "categorical"),
-    ("sparse_categorical_crossentropy", 3, "softmax", "sparse", "sparse"),
-    ("sparse_categorical_crossentropy", 3, "softmax", "sparse_column", "sparse"),
-    (PlainSparseLoss(), 3, "softmax", "sparse", "sparse"),
-    ("binary_crossentropy", 1, "sigmoid", "binary", "binary"),
-    ("mse", 1, None, "binary", "binary"),
-    ("binary_crossentropy", 3, "sigmoid", "one_hot", "categorical"),  # TF 2.x: shapes decide, not the loss
-])
+@pytest.mark.parametrize(
+    "loss, units, activation, labels, expected",
+    [
+        ("categorical_crossentropy", 3, "softmax", "one_hot", "categorical"),
+        ("sparse_categorical_crossentropy", 3, "softmax", "sparse", "sparse"),
+        ("sparse_categorical_crossentropy", 3, "softmax", "sparse_column", "sparse"),
+        (PlainSparseLoss(), 3, "softmax", "sparse", "sparse"),
+        ("binary_crossentropy", 1, "sigmoid", "binary", "binary"),
+        ("mse", 1, None, "binary", "binary"),
+        ("binary_crossentropy", 3, "sigmoid", "one_hot", "categorical"),  # TF 2.x: shapes decide, not the loss
+    ],
+)
 def test_accuracy_resolves_as_keras(loss, units, activation, labels, expected):
     x, y = tiny_classification(n=30)
-    y = {"one_hot": keras.utils.to_categorical(y, 3), "sparse": y, "sparse_column": y[:, None],
-         "binary": (y > 0).astype(np.float32)[:, None]}[labels]
+    y = {
+        "one_hot": keras.utils.to_categorical(y, 3),
+        "sparse": y,
+        "sparse_column": y[:, None],
+        "binary": (y > 0).astype(np.float32)[:, None],
+    }[labels]
     model = tiny_dense_model(classes=units, activation=activation)
     model.compile("sgd", loss, metrics=["accuracy"])
     assert model.metrics_names == ["loss", "accuracy"]
     _, accuracy = model.evaluate(x, y, verbose=0)
     pred = model.predict(x, verbose=0)
-    by_hand = {"categorical": lambda: pred.argmax(-1) == y.argmax(-1),
-               "sparse": lambda: pred.argmax(-1) == y.reshape(-1),
-               "binary": lambda: (pred > 0.5) == y}[expected]()
-    others = {"categorical": lambda: (pred > 0.5) == y, "sparse": lambda: (pred > 0.5) == y[..., None],
-              "binary": lambda: pred.argmax(-1) == y.argmax(-1)}[expected]()
+    by_hand = {
+        "categorical": lambda: pred.argmax(-1) == y.argmax(-1),
+        "sparse": lambda: pred.argmax(-1) == y.reshape(-1),
+        "binary": lambda: (pred > 0.5) == y,
+    }[expected]()
+    others = {
+        "categorical": lambda: (pred > 0.5) == y,
+        "sparse": lambda: (pred > 0.5) == y[..., None],
+        "binary": lambda: pred.argmax(-1) == y.argmax(-1),
+    }[expected]()
     assert accuracy == pytest.approx(by_hand.mean())
     assert accuracy != pytest.approx(others.mean())  # the data tells the choices apart
 
@@ -106,8 +127,10 @@ def softmax_and_logits_models(scale):
     rng = np.random.default_rng(5)
     weights = [scale * rng.normal(size=(4, 3)).astype(np.float32), np.zeros(3, np.float32)]
     models = []
-    for activation, loss in (("softmax", keras.losses.CategoricalCrossentropy()),
-                             (None, keras.losses.CategoricalCrossentropy(from_logits=True))):
+    for activation, loss in (
+        ("softmax", keras.losses.CategoricalCrossentropy()),
+        (None, keras.losses.CategoricalCrossentropy(from_logits=True)),
+    ):
         model = keras.Sequential([keras.layers.Dense(3, activation=activation, input_shape=(4,))])
         model.set_weights(weights)
         model.compile(keras.optimizers.SGD(0.1), loss)
@@ -143,6 +166,8 @@ def test_binary_crossentropy_from_sigmoid_equals_from_logits():
     labels = np.array([[1.0], [1.0], [0.0]], dtype=np.float32)
     expected = np.mean(np.logaddexp(0, logits[:, 0].astype(np.float64)) - labels[:, 0] * logits[:, 0])
     from_logits = keras.losses.BinaryCrossentropy(from_logits=True)(labels, Tensor(logits))
-    from_sigmoid = keras.losses.BinaryCrossentropy()(labels, keras.activations.sigmoid(Tensor(logits, requires_grad=True)))
+    from_sigmoid = keras.losses.BinaryCrossentropy()(
+        labels, keras.activations.sigmoid(Tensor(logits, requires_grad=True))
+    )
     assert float(from_logits.data) == pytest.approx(expected, rel=1e-5)
     assert float(from_sigmoid.data) == pytest.approx(expected, rel=1e-5)

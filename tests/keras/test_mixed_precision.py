@@ -1,5 +1,6 @@
 """keras.mixed_precision as Keras has it: policies (global and per layer), fp32 variables for mixed,
 fp16 numerics, and LossScaleOptimizer's static and dynamic loss scaling."""
+
 import numpy as np
 import pytest
 
@@ -51,7 +52,7 @@ def test_compile_wraps_the_optimizer_of_an_fp16_model_in_a_loss_scale_optimizer(
     model = keras.Sequential([keras.layers.Dense(3, input_shape=(4,))])
     model.compile(keras.optimizers.SGD(0.1), "mse")
     assert isinstance(model.optimizer, mixed_precision.LossScaleOptimizer)
-    assert model.optimizer.loss_scale == 2.0 ** 15 and model.optimizer.learning_rate == 0.1
+    assert model.optimizer.loss_scale == 2.0**15 and model.optimizer.learning_rate == 0.1
 
 
 def sgd_step(optimizer, grad, weight=1.0):
@@ -64,11 +65,11 @@ def sgd_step(optimizer, grad, weight=1.0):
 def test_dynamic_loss_scaling_skips_a_step_and_halves_on_overflow():
     optimizer = mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(1.0))
     applied, weight = sgd_step(optimizer, np.inf)
-    assert not applied and weight == 1.0 and optimizer.loss_scale == 2.0 ** 14
+    assert not applied and weight == 1.0 and optimizer.loss_scale == 2.0**14
     applied, weight = sgd_step(optimizer, np.nan)
-    assert not applied and optimizer.loss_scale == 2.0 ** 13
+    assert not applied and optimizer.loss_scale == 2.0**13
     applied, weight = sgd_step(optimizer, 0.25)
-    assert applied and weight == 0.75 and optimizer.loss_scale == 2.0 ** 13
+    assert applied and weight == 0.75 and optimizer.loss_scale == 2.0**13
 
 
 def test_a_skipped_step_still_counts_in_iterations_as_in_keras():
@@ -80,8 +81,7 @@ def test_a_skipped_step_still_counts_in_iterations_as_in_keras():
 
 
 def test_dynamic_loss_scaling_doubles_after_the_growth_steps():
-    optimizer = mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1), initial_scale=8,
-                                                   dynamic_growth_steps=3)
+    optimizer = mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1), initial_scale=8, dynamic_growth_steps=3)
     for _ in range(2):
         sgd_step(optimizer, 0.1)
     assert optimizer.loss_scale == 8 and optimizer.dynamic_counter == 2
@@ -115,7 +115,7 @@ def test_loss_scaling_keeps_gradients_that_underflow_in_fp16():
 
     plain = keras.optimizers.SGD()
     unscaled = kernel_gradient(mixed_precision.LossScaleOptimizer(plain, dynamic=False, initial_scale=1))
-    scaled = kernel_gradient(mixed_precision.LossScaleOptimizer(plain, dynamic=False, initial_scale=2 ** 15))
+    scaled = kernel_gradient(mixed_precision.LossScaleOptimizer(plain, dynamic=False, initial_scale=2**15))
     exact = 2 * (8 * 1e-5) * 1e-5  # d/dw mean((sum w x)^2) with every x = 1e-5, w = 1
     assert np.all(unscaled == 0)
     assert scaled.dtype == np.float32 and np.allclose(scaled, exact, rtol=0.05)

@@ -1,5 +1,6 @@
 """Keras' extension point (``keras.engine.extensions``): an extension registered for a model class gives
 its methods and its own state to every model of that class built afterwards."""
+
 import numpy as np
 import pytest
 
@@ -66,9 +67,12 @@ def test_models_built_before_registration_or_after_unregistration_do_not_have_th
     before = dense_model(name="early")
     extensions.register_model_extension(keras.Model, Greeting)
     try:
-        with pytest.raises(AttributeError, match=r"'Model' object has no attribute 'greet': `greet` comes from "
-                                                 r".*Greeting, registered after model `early` was built; .* build the "
-                                                 "model again"):
+        with pytest.raises(
+            AttributeError,
+            match=r"'Model' object has no attribute 'greet': `greet` comes from "
+            r".*Greeting, registered after model `early` was built; .* build the "
+            "model again",
+        ):
             before.greet("anyone")
         assert dense_model().greet("someone").endswith("greets someone")
     finally:
@@ -85,8 +89,11 @@ def test_an_extension_may_not_hide_a_keras_method():
         def summary(self):
             return "nor this"
 
-    with pytest.raises(ValueError, match="Refit cannot extend Model: fit, summary are already Model's; an extension "
-                                         "adds methods and cannot replace Keras' own, so rename them"):
+    with pytest.raises(
+        ValueError,
+        match="Refit cannot extend Model: fit, summary are already Model's; an extension "
+        "adds methods and cannot replace Keras' own, so rename them",
+    ):
         extensions.register_model_extension(keras.Model, Refit)
     assert Refit not in extensions.extensions_for(keras.Model)
 
@@ -112,8 +119,10 @@ def test_extensions_of_a_class_and_of_its_base_both_apply_and_an_inherited_one_o
 def test_an_announced_name_says_how_to_get_it_and_other_missing_names_stay_plain():
     model = dense_model()
     extensions.announce(["wave_hello"], "the waving package adds it; import it first")
-    with pytest.raises(AttributeError, match="^'Model' object has no attribute 'wave_hello': the waving package "
-                                             "adds it; import it first$"):
+    with pytest.raises(
+        AttributeError,
+        match="^'Model' object has no attribute 'wave_hello': the waving package adds it; import it first$",
+    ):
         model.wave_hello()
     with pytest.raises(AttributeError, match="^'Model' object has no attribute 'no_such_thing'$"):
         model.no_such_thing  # noqa: B018

@@ -1,5 +1,6 @@
 """Two-input, residual and multi-output models; per-output losses, metrics and loss_weights with
 Keras' names; sample and class weights; *_on_batch; whole-model saving."""
+
 import numpy as np
 import pytest
 from keras_helpers import tiny_classification
@@ -20,8 +21,9 @@ def test_multi_output_fit_logs_keras_names_and_weights_the_total():
     x, y = tiny_classification(n=32)
     target = x[:, :1] * 2
     model = two_outputs()
-    model.compile("sgd", loss=["sparse_categorical_crossentropy", "mse"], loss_weights=[1.0, 0.5],
-                  metrics=[["accuracy"], []])
+    model.compile(
+        "sgd", loss=["sparse_categorical_crossentropy", "mse"], loss_weights=[1.0, 0.5], metrics=[["accuracy"], []]
+    )
     history = model.fit(x, [y, target], batch_size=32, epochs=1, verbose=0)
     assert model.metrics_names == ["loss", "dense_2_loss", "dense_3_loss", "dense_2_accuracy"]
     logs = {k: v[0] for k, v in history.history.items()}
@@ -34,8 +36,11 @@ def test_loss_dict_with_an_unknown_output_names_the_outputs():
     model = two_outputs()
     model.compile("sgd", loss={"dense_9": "mse"})
     x, y = tiny_classification(n=8)
-    with pytest.raises(ValueError, match=r"Unknown entries in loss dictionary: \['dense_9'\]. Only expected "
-                                         r"following keys: \['dense_2', 'dense_3'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"Unknown entries in loss dictionary: \['dense_9'\]. Only expected "
+        r"following keys: \['dense_2', 'dense_3'\]",
+    ):
         model.fit(x, [y, y], verbose=0)
 
 
@@ -44,8 +49,9 @@ def test_two_input_model_with_concatenate_multiply_and_average():
     merged = L.Concatenate()([L.Multiply()([a, b]), L.Average()([a, b]), L.Subtract()([a, b])])
     model = keras.Model([a, b], merged)
     xa, xb = np.arange(6, dtype=np.float32).reshape(2, 3), np.full((2, 3), 2, np.float32)
-    np.testing.assert_allclose(model.predict([xa, xb], verbose=0),
-                               np.concatenate([xa * xb, (xa + xb) / 2, xa - xb], axis=1))
+    np.testing.assert_allclose(
+        model.predict([xa, xb], verbose=0), np.concatenate([xa * xb, (xa + xb) / 2, xa - xb], axis=1)
+    )
 
 
 def test_merge_layers_reject_incompatible_shapes():
@@ -60,8 +66,9 @@ def _trained_loss(weights_kind):
     inputs = keras.Input(shape=(4,))
     model = keras.Model(inputs, L.Dense(3, activation="softmax")(inputs))
     model.compile("sgd", "sparse_categorical_crossentropy")
-    kwargs = {"sample": {"sample_weight": (y == 1) * 3.0},
-              "class": {"class_weight": {1: 3.0, 0: 0.0, 2: 0.0}}}[weights_kind]
+    kwargs = {"sample": {"sample_weight": (y == 1) * 3.0}, "class": {"class_weight": {1: 3.0, 0: 0.0, 2: 0.0}}}[
+        weights_kind
+    ]
     return model, model.train_on_batch(x, y, **kwargs), x, y
 
 

@@ -1,5 +1,6 @@
 """The sequence and reshaping layers against independent numpy formulas (TF2's), and the recurrent
 layers' gradients against central differences in float64."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -19,7 +20,7 @@ def lstm_reference(x, kernel, recurrent, bias, units):
     h = c = np.zeros((x.shape[0], units))
     for t in range(x.shape[1]):
         z = x[:, t] @ kernel + h @ recurrent + bias
-        i, f, g, o = (z[:, k * units:(k + 1) * units] for k in range(4))
+        i, f, g, o = (z[:, k * units : (k + 1) * units] for k in range(4))
         c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
         h = sigmoid(o) * np.tanh(c)
     return h
@@ -30,8 +31,8 @@ def gru_reference(x, kernel, recurrent, bias, units):
     for t in range(x.shape[1]):
         xs, rs = x[:, t] @ kernel + bias[0], h @ recurrent + bias[1]
         z = sigmoid(xs[:, :units] + rs[:, :units])
-        r = sigmoid(xs[:, units:2 * units] + rs[:, units:2 * units])
-        hh = np.tanh(xs[:, 2 * units:] + r * rs[:, 2 * units:])
+        r = sigmoid(xs[:, units : 2 * units] + rs[:, units : 2 * units])
+        hh = np.tanh(xs[:, 2 * units :] + r * rs[:, 2 * units :])
         h = z * h + (1 - z) * hh
     return h
 
@@ -54,8 +55,13 @@ def test_lstm_forget_bias_starts_at_one():
 
 
 @settings(max_examples=8, deadline=None)
-@given(layer=st.sampled_from(["LSTM", "GRU"]), steps=st.integers(2, 3), units=st.integers(1, 3),
-       backwards=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@given(
+    layer=st.sampled_from(["LSTM", "GRU"]),
+    steps=st.integers(2, 3),
+    units=st.integers(1, 3),
+    backwards=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_recurrent_gradients_match_central_differences(layer, steps, units, backwards, seed):
     rng = np.random.default_rng(seed)
     rnn = getattr(L, layer)(units, return_sequences=True, go_backwards=backwards)
@@ -79,8 +85,9 @@ def test_conv1d_causal_sees_only_the_past():
 def test_reshaping_layers_match_numpy():
     x = np.arange(2 * 3 * 4 * 2, dtype=np.float32).reshape(2, 3, 4, 2)
     np.testing.assert_array_equal(L.Permute((3, 1, 2))(x).data, x.transpose(0, 3, 1, 2))
-    np.testing.assert_array_equal(L.ZeroPadding2D(((1, 0), (2, 1)))(x).data,
-                                  np.pad(x, ((0, 0), (1, 0), (2, 1), (0, 0))))
+    np.testing.assert_array_equal(
+        L.ZeroPadding2D(((1, 0), (2, 1)))(x).data, np.pad(x, ((0, 0), (1, 0), (2, 1), (0, 0)))
+    )
     np.testing.assert_allclose(L.GlobalAveragePooling2D()(x).data, x.mean(axis=(1, 2)))
     np.testing.assert_array_equal(L.Embedding(5, 2)(np.array([[4, 0]])).shape, (1, 2, 2))
     with pytest.raises(ValueError, match="must be consecutive and start from 1"):

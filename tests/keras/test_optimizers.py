@@ -1,4 +1,5 @@
 """One step of each optimizer on a tiny model equals its Keras update rule computed by hand in numpy."""
+
 import numpy as np
 import pytest
 
@@ -55,7 +56,7 @@ def test_adam():
     v = [np.zeros_like(p) for p in params]
     for t in range(1, 4):
         grads = mse_gradients(x, y, *params)
-        lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+        lr_t = lr * np.sqrt(1 - b2**t) / (1 - b1**t)
         for i, g in enumerate(grads):
             m[i] = b1 * m[i] + (1 - b1) * g
             v[i] = b2 * v[i] + (1 - b2) * g * g
@@ -112,20 +113,33 @@ def test_optimizer_state_is_per_weight_and_counts_iterations():
 
 def test_an_optimizer_must_declare_its_cost_on_the_ipu():
     """No silent default: a subclass that does not say what it keeps and computes per weight is refused."""
-    with pytest.raises(TypeError, match=r"Lion must declare slots_per_weight and update_flops_per_weight: "
-                                        r"the IPU model counts"):
+    with pytest.raises(
+        TypeError,
+        match=r"Lion must declare slots_per_weight and update_flops_per_weight: "
+        r"the IPU model counts",
+    ):
+
         class Lion(keras.optimizers.Optimizer):
             def update(self, weight, grad):
                 weight.data -= self.learning_rate * np.sign(grad)
+
     with pytest.raises(TypeError, match=r"Lion must declare update_flops_per_weight:"):
+
         class Lion(keras.optimizers.Optimizer):  # noqa: F811
             slots_per_weight = 1
 
 
-@pytest.mark.parametrize("optimizer, slots, flops", [
-    (keras.optimizers.SGD(), 0, 2), (keras.optimizers.SGD(momentum=0.9), 1, 4),
-    (keras.optimizers.SGD(momentum=0.9, nesterov=True), 1, 6), (keras.optimizers.Adam(), 2, 12),
-    (keras.optimizers.RMSprop(), 1, 9), (keras.optimizers.RMSprop(momentum=0.5, centered=True), 3, 16)])
+@pytest.mark.parametrize(
+    "optimizer, slots, flops",
+    [
+        (keras.optimizers.SGD(), 0, 2),
+        (keras.optimizers.SGD(momentum=0.9), 1, 4),
+        (keras.optimizers.SGD(momentum=0.9, nesterov=True), 1, 6),
+        (keras.optimizers.Adam(), 2, 12),
+        (keras.optimizers.RMSprop(), 1, 9),
+        (keras.optimizers.RMSprop(momentum=0.5, centered=True), 3, 16),
+    ],
+)
 def test_each_optimizer_declares_its_state_and_update_arithmetic(optimizer, slots, flops):
     assert (optimizer.slots_per_weight, optimizer.update_flops_per_weight) == (slots, flops)
     wrapped = keras.mixed_precision.LossScaleOptimizer(optimizer)
@@ -153,8 +167,12 @@ def test_adagrad_by_name_with_keras_defaults_and_checks():
     model.compile("adagrad", "mse")
     optimizer = model.optimizer
     assert isinstance(optimizer, keras.optimizers.Adagrad)
-    assert optimizer.get_config() == {"name": "Adagrad", "learning_rate": 0.001, "initial_accumulator_value": 0.1,
-                                      "epsilon": 1e-7}
+    assert optimizer.get_config() == {
+        "name": "Adagrad",
+        "learning_rate": 0.001,
+        "initial_accumulator_value": 0.1,
+        "epsilon": 1e-7,
+    }
     assert (optimizer.slots_per_weight, optimizer.update_flops_per_weight) == (1, 7)
     with pytest.raises(ValueError, match=r"Adagrad: initial_accumulator_value must be non-negative, got -1"):
         keras.optimizers.Adagrad(initial_accumulator_value=-1)

@@ -1,4 +1,5 @@
 """The progress bar as fit prints it: clean lines off a terminal, one rewritten line on one."""
+
 import io
 import re
 import sys
@@ -59,7 +60,9 @@ def test_verbose_2_prints_one_line_per_epoch(monkeypatch):
 def test_small_values_use_scientific_notation_like_keras():
     stream = io.StringIO()
     Progbar(2, stream=stream).update(2, [("loss", 0.0004), ("accuracy", 1.0)], elapsed=3.0)
-    assert stream.getvalue() == "2/2 [==============================] - 3s 2s/step - loss: 4.0000e-04 - accuracy: 1.0000\n"
+    assert (
+        stream.getvalue() == "2/2 [==============================] - 3s 2s/step - loss: 4.0000e-04 - accuracy: 1.0000\n"
+    )
 
 
 def test_evaluate_prints_the_tutorial_style_line(monkeypatch):
@@ -70,8 +73,9 @@ def test_evaluate_prints_the_tutorial_style_line(monkeypatch):
     monkeypatch.setattr(sys, "stdout", stream)
     loss, accuracy = model.evaluate(x, y, batch_size=8)
     monkeypatch.undo()
-    assert re.fullmatch(r"3/3 \[={30}\] - " + TIMING + f" - loss: {loss:.4f} - accuracy: {accuracy:.4f}\n",
-                        stream.getvalue())
+    assert re.fullmatch(
+        r"3/3 \[={30}\] - " + TIMING + f" - loss: {loss:.4f} - accuracy: {accuracy:.4f}\n", stream.getvalue()
+    )
 
 
 def test_eta_uses_keras_format_and_a_shorter_line_blanks_the_rest():
@@ -93,5 +97,6 @@ def test_validation_values_end_the_epoch_line_at_verbose_1_and_2(monkeypatch):
     for verbose, stream in ((1, io.StringIO()), (1, Terminal()), (2, Terminal())):
         out = fitted_output(monkeypatch, stream, verbose=verbose, validation_data=(x[:8], y[:8]))
         last = out.split("Epoch 2/2\n")[1].split("\r")[-1]
-        assert re.search(r" - loss: \d\.\d{4} - accuracy: \d\.\d{4} - val_loss: \d\.\d{4} - val_accuracy: \d\.\d{4}",
-                         last), (verbose, last)
+        assert re.search(
+            r" - loss: \d\.\d{4} - accuracy: \d\.\d{4} - val_loss: \d\.\d{4} - val_accuracy: \d\.\d{4}", last
+        ), (verbose, last)

@@ -1,4 +1,5 @@
 """Python generators and keras.utils.Sequence in fit / evaluate / predict follow Keras' rules."""
+
 import numpy as np
 import pytest
 
@@ -20,7 +21,7 @@ def _batches(served=None, forever=False):
         for start in range(0, 64, 16):
             if served is not None:
                 served.append(start)
-            yield X[start:start + 16], Y[start:start + 16]
+            yield X[start : start + 16], Y[start : start + 16]
         if not forever:
             return
 
@@ -34,7 +35,7 @@ class _Batches(keras.utils.Sequence):
 
     def __getitem__(self, index):
         self.visited.append(index)
-        return X[index * 16:(index + 1) * 16], Y[index * 16:(index + 1) * 16]
+        return X[index * 16 : (index + 1) * 16], Y[index * 16 : (index + 1) * 16]
 
     def on_epoch_end(self):
         self.epochs_ended += 1
@@ -61,7 +62,7 @@ def test_a_sequence_is_reshuffled_each_epoch_and_told_when_one_ends():
     sequence = _Batches()
     _model().fit(sequence, epochs=3, verbose=0)
     assert sequence.visited[0] == 0  # batch 0 is read first, to check the data against the model
-    epochs = [sequence.visited[i:i + 4] for i in range(1, 13, 4)]
+    epochs = [sequence.visited[i : i + 4] for i in range(1, 13, 4)]
     assert all(sorted(e) == [0, 1, 2, 3] for e in epochs) and len({tuple(e) for e in epochs}) > 1
     assert sequence.epochs_ended == 3
     sequence.visited.clear()
@@ -75,11 +76,14 @@ def test_evaluate_and_predict_take_them_too():
     assert model.evaluate(_Batches(), verbose=0) == pytest.approx(model.evaluate(X, Y, batch_size=16, verbose=0))
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"y": Y}, "`y` argument is not supported when using python generator"),
-    ({"batch_size": 8}, "The `batch_size` argument must not be specified"),
-    ({"validation_split": 0.2}, "validation_split is only supported for numpy arrays"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"y": Y}, "`y` argument is not supported when using python generator"),
+        ({"batch_size": 8}, "The `batch_size` argument must not be specified"),
+        ({"validation_split": 0.2}, "validation_split is only supported for numpy arrays"),
+    ],
+)
 def test_keras_refuses_what_a_generator_cannot_take(kwargs, message):
     with pytest.raises(ValueError, match=message):
         _model().fit(_batches(), verbose=0, **kwargs)
@@ -94,8 +98,11 @@ def test_the_ipu_refuses_python_inputs_as_graphcores_keras_does(monkeypatch):
         with ipu.ipu_strategy.IPUStrategy().scope():
             model = _model()
             for data in (_batches(), _Batches()):
-                with pytest.raises(ValueError, match="not compatible with the IPU's requirement to know the data "
-                                                     r"shape ahead of time. Please use `tf.data.Dataset.from_generator"):
+                with pytest.raises(
+                    ValueError,
+                    match="not compatible with the IPU's requirement to know the data "
+                    r"shape ahead of time. Please use `tf.data.Dataset.from_generator",
+                ):
                     model.fit(data, verbose=0)
     finally:
         ipu.system.reset()

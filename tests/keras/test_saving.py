@@ -1,4 +1,5 @@
 """Weights: get/set copies, save/load round trip in npz without pickle, clear errors on a mismatch."""
+
 import os
 
 import numpy as np

@@ -1,5 +1,6 @@
 """A weights file may come from someone else: load_weights refuses a wrong or damaged file with a
 clear error naming it, and changes nothing."""
+
 import json
 import zipfile
 

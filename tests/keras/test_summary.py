@@ -1,10 +1,11 @@
 """model.summary(): the TensorFlow 2.x table the Graphcore tutorial prints, and Keras' layer auto-naming."""
+
 import ipu_teach.keras as keras
 from ipu_teach.examples import tutorial_model_fn
 
 # The tutorial's printed table (seed: keras-tutorial-how-to-run-on-ipu), with the rule lines that
 # TensorFlow 2.x prints and the seed's text extraction dropped.
-TUTORIAL_SUMMARY = '''\
+TUTORIAL_SUMMARY = """\
 Model: "model"
 _________________________________________________________________
 Layer (type)                 Output Shape              Param #   
@@ -29,7 +30,7 @@ Total params: 34,826
 Trainable params: 34,826
 Non-trainable params: 0
 _________________________________________________________________
-'''
+"""
 
 
 def tutorial_model():
@@ -55,24 +56,46 @@ def test_second_model_continues_names_and_clear_session_resets_them():
     second = tutorial_model()
     text = summary_text(second)
     assert text.startswith('Model: "model_1"\n')
-    for row in ("input_2 (InputLayer)", "conv2d_2 (Conv2D)", "max_pooling2d_2 (MaxPooling2",
-                "conv2d_3 (Conv2D)", "flatten_1 (Flatten)", "dropout_1 (Dropout)", "dense_1 (Dense)"):
+    for row in (
+        "input_2 (InputLayer)",
+        "conv2d_2 (Conv2D)",
+        "max_pooling2d_2 (MaxPooling2",
+        "conv2d_3 (Conv2D)",
+        "flatten_1 (Flatten)",
+        "dropout_1 (Dropout)",
+        "dense_1 (Dense)",
+    ):
         assert row in text
     keras.backend.clear_session()
     assert summary_text(tutorial_model()) == TUTORIAL_SUMMARY
 
 
 def test_layer_names_follow_keras_snake_case():
-    layers = [keras.layers.MaxPooling2D(), keras.layers.AveragePooling2D(), keras.layers.BatchNormalization(),
-              keras.layers.ReLU(), keras.layers.Dense(1), keras.layers.Dense(1)]
-    assert [layer.name for layer in layers] == ["max_pooling2d", "average_pooling2d", "batch_normalization",
-                                                "re_lu", "dense", "dense_1"]
+    layers = [
+        keras.layers.MaxPooling2D(),
+        keras.layers.AveragePooling2D(),
+        keras.layers.BatchNormalization(),
+        keras.layers.ReLU(),
+        keras.layers.Dense(1),
+        keras.layers.Dense(1),
+    ]
+    assert [layer.name for layer in layers] == [
+        "max_pooling2d",
+        "average_pooling2d",
+        "batch_normalization",
+        "re_lu",
+        "dense",
+        "dense_1",
+    ]
 
 
 def test_sequential_summary_has_no_input_row():
-    model = keras.Sequential([keras.layers.Dense(8, activation="relu", input_shape=(4,)),
-                              keras.layers.Dense(3, activation="softmax")])
-    assert summary_text(model) == '''\
+    model = keras.Sequential(
+        [keras.layers.Dense(8, activation="relu", input_shape=(4,)), keras.layers.Dense(3, activation="softmax")]
+    )
+    assert (
+        summary_text(model)
+        == """\
 Model: "sequential"
 _________________________________________________________________
 Layer (type)                 Output Shape              Param #   
@@ -85,7 +108,8 @@ Total params: 67
 Trainable params: 67
 Non-trainable params: 0
 _________________________________________________________________
-'''
+"""
+    )
     second = keras.Sequential()
     second.add(keras.layers.Dense(2, input_shape=(3,)))
     assert summary_text(second).startswith('Model: "sequential_1"\n')

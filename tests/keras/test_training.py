@@ -1,4 +1,5 @@
 """fit's arguments as Keras reads them: validation, shuffling, seeds, steps_per_epoch, initial_epoch."""
+
 import numpy as np
 import pytest
 from keras_helpers import tiny_classification, tiny_cnn, tiny_dense_model
@@ -78,8 +79,15 @@ def test_steps_per_epoch_limits_the_batches():
     x, y = tiny_classification(n=40)
     model = compiled()
     batches = []
-    model.fit(x, y, batch_size=5, epochs=2, steps_per_epoch=3, verbose=0,
-              callbacks=[keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))])
+    model.fit(
+        x,
+        y,
+        batch_size=5,
+        epochs=2,
+        steps_per_epoch=3,
+        verbose=0,
+        callbacks=[keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(b))],
+    )
     assert batches == [0, 1, 2, 0, 1, 2] and model.optimizer.iterations == 6
 
 

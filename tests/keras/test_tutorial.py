@@ -1,4 +1,5 @@
 """The tutorial's vanilla Keras script runs with only the import changed (on a slice of MNIST, for speed)."""
+
 import re
 
 import numpy as np
@@ -18,6 +19,7 @@ def small_mnist(monkeypatch):
     def first_samples(*args, **kwargs):
         (x_train, y_train), (x_test, y_test) = load(*args, **kwargs)
         return (x_train[:TRAIN], y_train[:TRAIN]), (x_test[:TEST], y_test[:TEST])
+
     monkeypatch.setattr(keras.datasets.mnist, "load_data", first_samples)
 
 

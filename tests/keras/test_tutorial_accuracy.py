@@ -1,4 +1,5 @@
 """The tutorial's accuracy on full MNIST with its settings (SGD, batch 64, 3 epochs): minutes, so marked slow."""
+
 import time
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """The autograd tests' gradient checker, for the layer tests (tests/autograd is not a package)."""
+
 import os
 import sys
 

@@ -1,4 +1,5 @@
 """Chrome-trace export and the Gantt chart follow their inputs."""
+
 import json
 
 import matplotlib
@@ -11,8 +12,10 @@ matplotlib.use("Agg")
 
 
 def _timeline(name="grouped", stages=2, micro_batches=4, **kwargs):
-    return pipeline.time_schedule(pipeline.make_schedule(name, stages, micro_batches, **kwargs),
-                                  pipeline.StageCosts.uniform(stages, 1e-3, 2e-3, weight_update=5e-4))
+    return pipeline.time_schedule(
+        pipeline.make_schedule(name, stages, micro_batches, **kwargs),
+        pipeline.StageCosts.uniform(stages, 1e-3, 2e-3, weight_update=5e-4),
+    )
 
 
 def test_chrome_trace_round_trips_through_a_file(tmp_path):
@@ -50,9 +53,17 @@ def test_drawn_boxes_match_the_timeline_and_carry_micro_batch_labels():
     assert [(box.start, box.start + box.width) for box in boxes] == list(zip(timeline.start, timeline.end))
     figure = pipeline.plot_schedule(timeline)
     backward = next(c for c in figure.axes[0].collections if c.get_gid() == "pipeline-B")
-    drawn = sorted((path.vertices[:, 0].min(), path.vertices[:, 0].max(), np.ptp(path.vertices[:, 1]) / 2 + path.vertices[:, 1].min())
-                   for path in backward.get_paths())
-    expected = sorted((box.start, box.start + box.width, box.ipu) for box in boxes if box.kind is pipeline.Kind.BACKWARD)
+    drawn = sorted(
+        (
+            path.vertices[:, 0].min(),
+            path.vertices[:, 0].max(),
+            np.ptp(path.vertices[:, 1]) / 2 + path.vertices[:, 1].min(),
+        )
+        for path in backward.get_paths()
+    )
+    expected = sorted(
+        (box.start, box.start + box.width, box.ipu) for box in boxes if box.kind is pipeline.Kind.BACKWARD
+    )
     assert np.allclose(drawn, expected)
     texts = [text.get_text() for text in figure.axes[0].texts]
     assert sorted(t for t in texts if t.startswith("F")) == sorted(f"F{m}" for m in range(4) for _ in range(2))
@@ -77,8 +88,12 @@ def test_the_chrome_trace_is_capped_and_says_so(tmp_path, capsys):
     trace = json.loads(open(path).read())
     boxes = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     total = len(list(timeline.timed_actions()))
-    assert len(boxes) == 1000 and trace["otherData"] == {"simulated": True, "actions_traced": 1000,
-                                                         "actions_total": total, "truncated": True}
+    assert len(boxes) == 1000 and trace["otherData"] == {
+        "simulated": True,
+        "actions_traced": 1000,
+        "actions_total": total,
+        "truncated": True,
+    }
     assert f"first 1,000 of {total:,} actions" in trace["traceEvents"][0]["args"]["name"]
     assert f"the first 1,000 of {total:,} actions (cap max_actions=1,000)" in capsys.readouterr().out
     assert max(e["ts"] for e in boxes) < timeline.total * 1e6 / 2  # the first actions in time, not a sample
@@ -100,6 +115,7 @@ def _labels(figure):
 def test_labels_are_drawn_only_in_boxes_wide_enough_for_them():
     timeline = _timeline("one_f_one_b", stages=2, micro_batches=4)
     from matplotlib.figure import Figure
+
     wide, narrow = (Figure(figsize=(width, 2)).add_subplot() for width in (12, 0.8))
     assert len(_labels(pipeline.plot_schedule(timeline, ax=wide))) == len(timeline.schedule)
     assert not _labels(pipeline.plot_schedule(timeline, ax=narrow))  # 0.8 inches: "B0" would spill out
@@ -110,6 +126,7 @@ def test_labels_are_drawn_only_in_boxes_wide_enough_for_them():
 
 def test_a_box_thinner_than_its_white_edge_keeps_its_colour():
     from matplotlib.figure import Figure
+
     timeline = _timeline("sequential", stages=8, micro_batches=64)  # thousands of boxes across a chart
     ax = Figure(figsize=(8, 4)).add_subplot()
     figure = pipeline.plot_schedule(timeline, ax=ax)
@@ -124,6 +141,7 @@ def test_a_box_thinner_than_its_white_edge_keeps_its_colour():
 
 def test_phase_names_too_wide_for_their_phase_stay_above_the_chart():
     from matplotlib.figure import Figure
+
     timeline = _timeline("sequential", stages=8, micro_batches=64)
     ax = Figure(figsize=(8, 4)).add_subplot()
     pipeline.plot_schedule(timeline, ax=ax)
@@ -133,14 +151,18 @@ def test_phase_names_too_wide_for_their_phase_stay_above_the_chart():
     assert (ramp_down.get_position()[0], ramp_down.get_horizontalalignment()) == (timeline.total, "right")
     assert main.get_horizontalalignment() == "center"
     roomy = pipeline.plot_schedule(_timeline(micro_batches=8), ax=Figure(figsize=(12, 2)).add_subplot()).axes[0]
-    assert {t.get_horizontalalignment() for t in roomy.texts if (t.get_gid() or "").startswith("phase-name-")} == \
-        {"center"}
+    assert {t.get_horizontalalignment() for t in roomy.texts if (t.get_gid() or "").startswith("phase-name-")} == {
+        "center"
+    }
 
 
 def test_the_title_counts_in_words_and_writes_large_totals_without_an_exponent():
-    one = pipeline.plot_schedule(pipeline.time_schedule(pipeline.make_schedule("sequential", 1, 1),
-                                                        pipeline.StageCosts.uniform(1, 1.0, 2.0)), unit="units")
+    one = pipeline.plot_schedule(
+        pipeline.time_schedule(pipeline.make_schedule("sequential", 1, 1), pipeline.StageCosts.uniform(1, 1.0, 2.0)),
+        unit="units",
+    )
     assert "1 stage, 1 micro-batch, 3 units" in one.axes[0].get_title()
-    long = pipeline.time_schedule(pipeline.make_schedule("sequential", 8, 64),
-                                  pipeline.StageCosts.uniform(8, 1.0, 4.0, weight_update=1.0))
+    long = pipeline.time_schedule(
+        pipeline.make_schedule("sequential", 8, 64), pipeline.StageCosts.uniform(8, 1.0, 4.0, weight_update=1.0)
+    )
     assert f"{round(long.total, -1):,.0f} units" in pipeline.plot_schedule(long, unit="units").axes[0].get_title()

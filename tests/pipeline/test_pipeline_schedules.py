@@ -1,5 +1,6 @@
 """Every schedule is complete and dependency-ordered for stages 1..8 and many accumulation counts,
 and has the shape Graphcore's descriptions predict (slots, stash, device mapping)."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -29,8 +30,12 @@ def test_every_schedule_validates_and_times_consistently(case, cost_seeds, recom
     schedule = pipeline.validate(pipeline.make_schedule(name, stages, micro_batches, training=training))
     forward, backward, transfer = cost_seeds
     rng = np.random.default_rng(stages * 1000 + micro_batches)
-    costs = pipeline.StageCosts(forward=forward + rng.random(stages), backward=backward + rng.random(stages),
-                                weight_update=rng.random(stages), transfer_bytes=transfer * 1e6 * rng.random(stages - 1))
+    costs = pipeline.StageCosts(
+        forward=forward + rng.random(stages),
+        backward=backward + rng.random(stages),
+        weight_update=rng.random(stages),
+        transfer_bytes=transfer * 1e6 * rng.random(stages - 1),
+    )
     timeline = pipeline.time_schedule(schedule, costs, recompute=recompute)
     pipeline.validate_timeline(timeline)
     expected_actions = stages * micro_batches * (2 if training else 1) + (stages if training else 0)
@@ -108,6 +113,7 @@ def test_device_mapping_places_stages_and_is_checked():
 def test_make_schedule_accepts_graphcore_and_paper_names():
     class PipelineSchedule:  # stands in for ipu.ops.pipelining_ops.PipelineSchedule.Grouped
         name = "Grouped"
+
     assert pipeline.make_schedule(PipelineSchedule(), 2, 4).name == "Grouped"
     assert pipeline.make_schedule("1F1B", 2, 4).name == "1F1B"
     assert pipeline.make_schedule("PipelineSchedule.Interleaved", 2, 4).name == "Interleaved"

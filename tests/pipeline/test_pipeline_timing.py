@@ -1,4 +1,5 @@
 """Timing from the cost model against closed forms, and the metrics the descriptions predict."""
+
 import numpy as np
 import pytest
 
@@ -6,8 +7,9 @@ from ipu_teach import pipeline
 from ipu_teach.pipeline.registry import REGISTRY
 
 
-@pytest.mark.parametrize("stages,micro_batches,forward,backward", [(1, 4, 1.0, 2.0), (4, 16, 1.0, 2.0),
-                                                                   (3, 12, 0.5, 0.5), (8, 32, 2.0, 3.0)])
+@pytest.mark.parametrize(
+    "stages,micro_batches,forward,backward", [(1, 4, 1.0, 2.0), (4, 16, 1.0, 2.0), (3, 12, 0.5, 0.5), (8, 32, 2.0, 3.0)]
+)
 def test_grouped_total_matches_the_closed_form_of_its_steps(stages, micro_batches, forward, backward):
     update = 0.25
     costs = pipeline.StageCosts.uniform(stages, forward, backward, weight_update=update)
@@ -33,8 +35,12 @@ def test_lockstep_adds_the_longest_transfer_to_each_step():
 @pytest.mark.parametrize("stages,micro_batches", [(1, 3), (3, 5), (4, 16)])
 def test_sequential_total_is_the_sum_of_all_costs(stages, micro_batches):
     rng = np.random.default_rng(7)
-    costs = pipeline.StageCosts(forward=rng.random(stages), backward=rng.random(stages),
-                                weight_update=rng.random(stages), transfer_bytes=rng.random(stages - 1) * 1e9)
+    costs = pipeline.StageCosts(
+        forward=rng.random(stages),
+        backward=rng.random(stages),
+        weight_update=rng.random(stages),
+        transfer_bytes=rng.random(stages - 1) * 1e9,
+    )
     timeline = pipeline.time_schedule(pipeline.sequential(stages, micro_batches), costs)
     transfers = 2 * micro_batches * costs.transfer_seconds.sum()
     expected = micro_batches * (sum(costs.forward) + sum(costs.backward)) + sum(costs.weight_update) + transfers
@@ -44,24 +50,28 @@ def test_sequential_total_is_the_sum_of_all_costs(stages, micro_batches):
 
 def test_one_f_one_b_event_driven_total_matches_its_closed_form():
     stages, micro_batches, forward, backward = 4, 16, 1.0, 2.0
-    timeline = pipeline.time_schedule(pipeline.one_f_one_b(stages, micro_batches),
-                                      pipeline.StageCosts.uniform(stages, forward, backward))
+    timeline = pipeline.time_schedule(
+        pipeline.one_f_one_b(stages, micro_batches), pipeline.StageCosts.uniform(stages, forward, backward)
+    )
     assert timeline.total == pytest.approx((micro_batches + stages - 1) * (forward + backward))
 
 
 def test_the_three_graphcore_schedules_differ_as_described():
     stages, micro_batches = 4, 16
     costs = pipeline.StageCosts.uniform(stages, forward=1.0, backward=2.0)
-    metrics = {name: pipeline.summarise(pipeline.time_schedule(pipeline.make_schedule(name, stages, micro_batches), costs))
-               for name in ("grouped", "interleaved", "sequential")}
+    metrics = {
+        name: pipeline.summarise(pipeline.time_schedule(pipeline.make_schedule(name, stages, micro_batches), costs))
+        for name in ("grouped", "interleaved", "sequential")
+    }
     grouped, interleaved, sequential = metrics["grouped"], metrics["interleaved"], metrics["sequential"]
     assert grouped.total_seconds < interleaved.total_seconds < sequential.total_seconds
     assert sequential.peak_stash[0] < interleaved.peak_stash[0] < grouped.peak_stash[0]
     assert interleaved.total_seconds == pytest.approx(stages + (2 * micro_batches + stages - 2) * 2.0)
     # With equal forward and backward costs Interleaved loses nothing to waiting for the slower pass.
     even = pipeline.StageCosts.uniform(stages, forward=1.5, backward=1.5)
-    assert (pipeline.time_schedule(pipeline.interleaved(stages, micro_batches), even).total
-            == pytest.approx(pipeline.time_schedule(pipeline.grouped(stages, micro_batches), even).total))
+    assert pipeline.time_schedule(pipeline.interleaved(stages, micro_batches), even).total == pytest.approx(
+        pipeline.time_schedule(pipeline.grouped(stages, micro_batches), even).total
+    )
 
 
 def test_recomputation_costs_a_forward_per_backward_and_saves_stash_memory():
@@ -90,8 +100,7 @@ def test_stages_on_one_ipu_send_nothing_and_take_turns():
 def test_event_driven_override_never_slower_than_lockstep():
     costs = pipeline.StageCosts(forward=[1, 3, 1], backward=[2, 1, 4])
     schedule = pipeline.grouped(3, 12)
-    assert (pipeline.time_schedule(schedule, costs, lockstep=False).total
-            < pipeline.time_schedule(schedule, costs).total)
+    assert pipeline.time_schedule(schedule, costs, lockstep=False).total < pipeline.time_schedule(schedule, costs).total
 
 
 def test_metrics_summary_is_plain_numbers():
@@ -148,6 +157,7 @@ def test_eager_one_f_one_b_by_hand_on_two_stages():
 @pytest.mark.parametrize("stages, micro_batches", [(3, 6), (4, 16), (8, 32)])
 def test_eager_one_f_one_b_stashes_two_stages_ahead_less_one(stages, micro_batches):
     """Stage s stashes 2 * (stages - s) - 1 micro-batches: between 1F1B's stages - s and Grouped's 2 * (stages - s)."""
-    timeline = pipeline.time_schedule(pipeline.make_schedule("eager_1f1b", stages, micro_batches),
-                                      pipeline.StageCosts.uniform(stages, 1.0, 2.0))
+    timeline = pipeline.time_schedule(
+        pipeline.make_schedule("eager_1f1b", stages, micro_batches), pipeline.StageCosts.uniform(stages, 1.0, 2.0)
+    )
     assert pipeline.summarise(timeline).peak_stash == tuple(2 * (stages - s) - 1 for s in range(stages))

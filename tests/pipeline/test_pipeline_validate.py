@@ -1,4 +1,5 @@
 """The validator catches deliberately broken schedules and names the first offending action."""
+
 import dataclasses
 
 import numpy as np
@@ -15,20 +16,31 @@ def _rebuild(schedule, keep=None, **changes):
         columns[name][row] = value
     if keep is not None:
         columns = {name: column[keep] for name, column in columns.items()}
-    return pipeline.Schedule.from_columns("broken", schedule.stages, schedule.micro_batches, schedule.training,
-                                          schedule.lockstep, schedule.device_mapping, **columns)
+    return pipeline.Schedule.from_columns(
+        "broken",
+        schedule.stages,
+        schedule.micro_batches,
+        schedule.training,
+        schedule.lockstep,
+        schedule.device_mapping,
+        **columns,
+    )
 
 
 def _row(schedule, kind, stage, micro_batch):
-    return int(np.flatnonzero((schedule.kind == kind) & (schedule.stage == stage)
-                              & (schedule.micro_batch == micro_batch))[0])
+    return int(
+        np.flatnonzero((schedule.kind == kind) & (schedule.stage == stage) & (schedule.micro_batch == micro_batch))[0]
+    )
 
 
 def test_backward_before_the_next_stages_backward_is_caught():
     good = pipeline.grouped(2, 4)
     broken = _rebuild(good, slot=(_row(good, BACKWARD, 0, 1), 2))  # B1 on stage 0 before B1 on stage 1 (slot 3)
-    with pytest.raises(pipeline.ScheduleError, match=r"B1 \(backward of micro-batch 1 on stage 0, IPU 0, slot 2\) "
-                                                     r"must run in a later slot than B1 on stage 1 \(slot 3\).*slot 4"):
+    with pytest.raises(
+        pipeline.ScheduleError,
+        match=r"B1 \(backward of micro-batch 1 on stage 0, IPU 0, slot 2\) "
+        r"must run in a later slot than B1 on stage 1 \(slot 3\).*slot 4",
+    ):
         pipeline.validate(broken)
 
 
@@ -58,8 +70,10 @@ def test_missing_and_duplicated_actions_are_caught():
     good = pipeline.gpipe(3, 4)
     missing = np.ones(len(good), bool)
     missing[_row(good, BACKWARD, 2, 1)] = False
-    with pytest.raises(pipeline.ScheduleError, match="never runs B1 on stage 2: every micro-batch runs its forward "
-                                                     "and backward exactly once"):
+    with pytest.raises(
+        pipeline.ScheduleError,
+        match="never runs B1 on stage 2: every micro-batch runs its forward and backward exactly once",
+    ):
         pipeline.validate(_rebuild(good, keep=missing))
     with pytest.raises(pipeline.ScheduleError, match="runs F0 2 times on stage 1"):
         pipeline.validate(_rebuild(good, micro_batch=(_row(good, FORWARD, 1, 3), 0)))

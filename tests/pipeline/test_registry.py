@@ -1,4 +1,5 @@
 """The schedule registry is the one list every other place reads."""
+
 import pytest
 
 from ipu_teach import pipeline
@@ -31,8 +32,9 @@ def test_each_entry_names_generates_and_rules_its_schedule(spec):
 def test_the_rule_message_offers_the_later_graphcore_schedules():
     with pytest.raises(pipeline.PipelineScheduleError) as grouped:
         pipeline.check_gradient_accumulation(PipelineSchedule.Grouped, 3, 5)
-    assert str(grouped.value).endswith("Use 6 or use PipelineSchedule.Interleaved (a multiple of 3) or "
-                                       "PipelineSchedule.Sequential (any count).")
+    assert str(grouped.value).endswith(
+        "Use 6 or use PipelineSchedule.Interleaved (a multiple of 3) or PipelineSchedule.Sequential (any count)."
+    )
     with pytest.raises(pipeline.PipelineScheduleError) as interleaved:
         pipeline.check_gradient_accumulation("interleaved", 3, 5, training=False)
     assert str(interleaved.value).endswith("Use 3 or 6 or use PipelineSchedule.Sequential (any count).")

@@ -1,5 +1,6 @@
 """Pipelining a Keras model on the simulated IPU, as Graphcore's tutorial does: stage assignment, the
 options, the rules and their errors, and numerics equal to gradient accumulation."""
+
 import numpy as np
 import pytest
 
@@ -40,10 +41,15 @@ def two_stage_model(seed=0, dropout=True, stages=(0, 1)):
 
 def compiled(model, accumulation=8, steps_per_execution=8, schedule=Schedule.Grouped, learning_rate=0.1, **options):
     if accumulation:
-        model.set_pipelining_options(gradient_accumulation_steps_per_replica=accumulation,
-                                     pipeline_schedule=schedule, **options)
-    model.compile(keras.optimizers.SGD(learning_rate), "categorical_crossentropy", metrics=["accuracy"],
-                  steps_per_execution=steps_per_execution)
+        model.set_pipelining_options(
+            gradient_accumulation_steps_per_replica=accumulation, pipeline_schedule=schedule, **options
+        )
+    model.compile(
+        keras.optimizers.SGD(learning_rate),
+        "categorical_crossentropy",
+        metrics=["accuracy"],
+        steps_per_execution=steps_per_execution,
+    )
     return model
 
 
@@ -81,7 +87,9 @@ def test_pipelined_training_matches_the_cpu_with_the_effective_batch_and_the_red
     on_pipeline = pipelined(dropout=False, gradient_accumulation_reduction_method=reduction)
     keras.utils.set_random_seed(3)
     on_pipeline.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0)
-    on_cpu = compiled(two_stage_model(dropout=False), accumulation=None, steps_per_execution=1, learning_rate=0.1 * rate)
+    on_cpu = compiled(
+        two_stage_model(dropout=False), accumulation=None, steps_per_execution=1, learning_rate=0.1 * rate
+    )
     on_cpu.fit(x, y, batch_size=BATCH * 8, epochs=2, shuffle=False, verbose=0)
     for a, b in zip(on_pipeline.get_weights(), on_cpu.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -92,10 +100,12 @@ def test_evaluate_and_predict_pipeline_too_and_equal_the_cpu():
     configure(2)
     model = pipelined(dropout=False, steps_per_execution=4)
     cpu = compiled(two_stage_model(dropout=False), accumulation=None, steps_per_execution=1)
-    np.testing.assert_allclose(model.evaluate(x, y, batch_size=BATCH, verbose=0),
-                               cpu.evaluate(x, y, batch_size=BATCH, verbose=0), rtol=1e-6)
-    np.testing.assert_allclose(model.predict(x, batch_size=BATCH, verbose=0), cpu.predict(x, batch_size=BATCH, verbose=0),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        model.evaluate(x, y, batch_size=BATCH, verbose=0), cpu.evaluate(x, y, batch_size=BATCH, verbose=0), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        model.predict(x, batch_size=BATCH, verbose=0), cpu.predict(x, batch_size=BATCH, verbose=0), rtol=1e-6
+    )
     assert model.get_ipu_executable("predict").pipeline is not None
 
 
@@ -104,8 +114,9 @@ def test_ipus_beyond_one_pipeline_replicate_it(capsys):
     model = pipelined()
     x, y = data(4 * BATCH * 8)
     model.fit(x, y, batch_size=BATCH, verbose=0)
-    assert ("distributed across 4 replicas and accumulating 8 batches per optimizer step, "
-            "your effective batch size is 256") in capsys.readouterr().out
+    assert (
+        "distributed across 4 replicas and accumulating 8 batches per optimizer step, your effective batch size is 256"
+    ) in capsys.readouterr().out
 
 
 def test_device_mapping_puts_both_stages_on_one_ipu_and_replicates_over_the_rest(capsys):
@@ -139,8 +150,12 @@ def test_recomputation_lowers_the_first_stages_memory():
             with keras.ipu.PipelineStage(1):
                 h = keras.layers.Dense(CLASSES, activation="softmax")(keras.layers.Flatten()(h))
             model = compiled(keras.Model(inputs, h))
-        model.fit(np.zeros((64, 28, 28, 1), np.float32), np.eye(CLASSES, dtype=np.float32)[np.zeros(64, int)],
-                  batch_size=BATCH, verbose=0)
+        model.fit(
+            np.zeros((64, 28, 28, 1), np.float32),
+            np.eye(CLASSES, dtype=np.float32)[np.zeros(64, int)],
+            batch_size=BATCH,
+            verbose=0,
+        )
         memory[recompute] = model.get_ipu_executable("train").pipeline.stage_graphs[0].tile_memory().sum()
     assert memory[True] < memory[False]
 
@@ -205,10 +220,13 @@ def test_sequential_models_take_one_stage_per_layer():
     assert [a.pipeline_stage for a in model.get_pipeline_stage_assignment()] == [0, 1]
 
 
-@pytest.mark.parametrize("schedule,accumulation,message", [
-    (Schedule.Grouped, 6, r"multiple of 4 \(2 x 2 stages\), but it is 6"),
-    (Schedule.Interleaved, 3, r"multiple of 2 \(2 stages\)|multiple of 2, but it is 3"),
-])
+@pytest.mark.parametrize(
+    "schedule,accumulation,message",
+    [
+        (Schedule.Grouped, 6, r"multiple of 4 \(2 x 2 stages\), but it is 6"),
+        (Schedule.Interleaved, 3, r"multiple of 2 \(2 stages\)|multiple of 2, but it is 3"),
+    ],
+)
 def test_each_schedule_has_its_accumulation_rule(schedule, accumulation, message):
     configure(2)
     model = pipelined(schedule=schedule, accumulation=accumulation, steps_per_execution=accumulation * 2)
@@ -239,9 +257,12 @@ def test_pipelined_fit_needs_gradient_accumulation():
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = compiled(two_stage_model(), accumulation=None)
     x, y = data(BATCH * 8)
-    with pytest.raises(ValueError, match="set_pipelining_options\\(gradient_accumulation_steps_per_replica=16\\) "
-                                         "\\(a multiple of 4 for the Grouped schedule, of 2 for Interleaved; the "
-                                         "Sequential schedule takes any count, 1 included\\)"):
+    with pytest.raises(
+        ValueError,
+        match="set_pipelining_options\\(gradient_accumulation_steps_per_replica=16\\) "
+        "\\(a multiple of 4 for the Grouped schedule, of 2 for Interleaved; the "
+        "Sequential schedule takes any count, 1 included\\)",
+    ):
         model.fit(x, y, batch_size=BATCH, verbose=0)
 
 

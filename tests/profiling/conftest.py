@@ -1,4 +1,5 @@
 """`trained`: the small CNN fitted with reports on (each test starts fresh: see tests/conftest.py)."""
+
 import pytest
 from profiling_helpers import configure, fit
 

@@ -1,4 +1,5 @@
 """Small models on a 16-tile simulated IPU, so every report is built in milliseconds."""
+
 import numpy as np
 
 import ipu_teach.keras as keras
@@ -27,7 +28,9 @@ def small_cnn():
 
 def data(samples=32, shape=(8, 8, 1), classes=3):
     rng = np.random.default_rng(0)
-    return rng.random((samples,) + shape, dtype=np.float32), keras.utils.to_categorical(np.arange(samples) % classes, classes)
+    return rng.random((samples,) + shape, dtype=np.float32), keras.utils.to_categorical(
+        np.arange(samples) % classes, classes
+    )
 
 
 def fit(model_fn=small_cnn, batch_size=8, samples=32, steps_per_execution=2, **fit_options):

@@ -1,4 +1,5 @@
 """Turning reports on as Graphcore does (POPLAR_ENGINE_OPTIONS) and from Python."""
+
 import json
 
 import pytest
@@ -11,8 +12,14 @@ def _reports(folder):
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("profile.json"))
 
 
-@pytest.mark.parametrize("options", [{"autoReport.all": "true"}, {"autoReport.outputGraphProfile": "true"},
-                                     {"autoReport.outputExecutionProfile": "true"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"autoReport.all": "true"},
+        {"autoReport.outputGraphProfile": "true"},
+        {"autoReport.outputExecutionProfile": "true"},
+    ],
+)
 def test_poplar_engine_options_turn_reports_on(options, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps(options))
@@ -22,8 +29,9 @@ def test_poplar_engine_options_turn_reports_on(options, tmp_path, monkeypatch):
 
 
 def test_the_report_directory_option_is_honoured(tmp_path, monkeypatch):
-    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps({"autoReport.all": "true",
-                                                            "autoReport.directory": str(tmp_path / "here")}))
+    monkeypatch.setenv(
+        "POPLAR_ENGINE_OPTIONS", json.dumps({"autoReport.all": "true", "autoReport.directory": str(tmp_path / "here")})
+    )
     configure()
     fit()
     assert len(_reports(tmp_path / "here")) == 1

@@ -1,4 +1,5 @@
 """Reports on disk: one folder per executable, atomic versioned JSON, reopened unchanged."""
+
 import json
 
 import pytest
@@ -10,7 +11,9 @@ from ipu_teach.profiling import files
 def test_json_round_trip_keeps_every_figure(trained):
     model, report = trained
     configuration = ipu.system.current()
-    rebuilt = profiling.build_report(model.name, "train", model.get_ipu_executable("train"), configuration, report.options)
+    rebuilt = profiling.build_report(
+        model.name, "train", model.get_ipu_executable("train"), configuration, report.options
+    )
     assert files.report_to_dict(report) == files.report_to_dict(rebuilt)
     reopened = profiling.open_report(report.path)
     assert files.report_to_dict(reopened) == files.report_to_dict(report)

@@ -1,4 +1,5 @@
 """The exercise solutions of notebook 05 run against the notebook's own helper (taken from the notebook)."""
+
 import json
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Out of memory: the error names the tile, the bytes and the cures; debug.allowOutOfMemory profiles it."""
+
 import json
 
 import numpy as np
@@ -20,8 +21,16 @@ def test_the_error_names_the_worst_tile_the_bytes_the_contents_and_the_cures():
     assert error.available == 624 * 1024 < error.needed
     assert error.categories[0][0] == "activations"
     message = str(error)
-    for needed in (f"tile {error.tile}", f"{error.needed:,} bytes", f"{error.available:,} bytes", "activations",
-                   "smaller micro-batch", "pipelining", "recompute", "available_memory_proportion"):
+    for needed in (
+        f"tile {error.tile}",
+        f"{error.needed:,} bytes",
+        f"{error.available:,} bytes",
+        "activations",
+        "smaller micro-batch",
+        "pipelining",
+        "recompute",
+        "available_memory_proportion",
+    ):
         assert needed in message
 
 
@@ -35,8 +44,10 @@ def test_the_usual_cures_fit(cure):
 
 
 def test_allow_out_of_memory_compiles_writes_the_overflow_and_refuses_to_run(tmp_path, monkeypatch):
-    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps({"autoReport.all": "true", "debug.allowOutOfMemory": "true",
-                                                            "autoReport.directory": str(tmp_path)}))
+    monkeypatch.setenv(
+        "POPLAR_ENGINE_OPTIONS",
+        json.dumps({"autoReport.all": "true", "debug.allowOutOfMemory": "true", "autoReport.directory": str(tmp_path)}),
+    )
     configure()
     with pytest.raises(ipu.ModelOutOfMemoryError, match="compiled with debug.allowOutOfMemory .* cannot run"):
         fit(wide_mlp, batch_size=HUGE_BATCH, samples=HUGE_BATCH, steps_per_execution=1)

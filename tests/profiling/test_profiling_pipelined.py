@@ -1,4 +1,5 @@
 """A pipelined model's report holds one IPU per stage, each with its own tiles, variables and liveness."""
+
 import matplotlib
 
 matplotlib.use("Agg")

@@ -1,4 +1,5 @@
 """The report's figures are derived from the executable and add up (the issue's 'Done when')."""
+
 import numpy as np
 from profiling_helpers import TILES
 
@@ -62,8 +63,11 @@ def test_execution_steps_follow_the_engine_timeline(trained):
         assert step.ipus[0].cycles == timeline.compute[r, 0] + timeline.sync[r, 0] + timeline.exchange[r, 0]
         assert 0.0 <= step.ipus[0].tileBalance <= 1.0
     graph_flops = sum(s.flops for s in executable.graph.steps if s.phase != "update")
-    per_step_flops = sum(s.flops * s.count for s in execution.steps if s.name in
-                         {g.name for g in executable.graph.forward + executable.graph.backward})
+    per_step_flops = sum(
+        s.flops * s.count
+        for s in execution.steps
+        if s.name in {g.name for g in executable.graph.forward + executable.graph.backward}
+    )
     assert per_step_flops == graph_flops * 2  # steps_per_execution=2
     assert np.isclose(execution.utilisation(), timeline.utilisation())
     infeed = next(s for s in execution.steps if s.kind == "host->device")
@@ -109,6 +113,7 @@ def test_program_visitor_walks_the_tree_like_libpva(trained):
 def test_out_of_range_tiles_and_ipus_are_named(trained):
     _, report = trained
     import pytest
+
     with pytest.raises(IndexError, match=f"tile {TILES} does not exist"):
         report.compilation.tile(TILES)
     with pytest.raises(IndexError, match="IPU 1 does not exist"):

@@ -1,5 +1,6 @@
 """A report received from someone else is untrusted: opening it validates it, its names are never
 markup in the widgets' HTML nor math in their figures, and writing one never leaves the report folder."""
+
 import json
 
 import matplotlib
@@ -28,8 +29,9 @@ def saved(report, tmp_path, change):
 def hostile_names(data):
     for variable in data["compilation"]["variables"]:
         variable["name"] = HOSTILE
-    data["compilation"]["programSteps"] = [[HOSTILE + " $\\foo$"] * len(steps)
-                                           for steps in data["compilation"]["programSteps"]]
+    data["compilation"]["programSteps"] = [
+        [HOSTILE + " $\\foo$"] * len(steps) for steps in data["compilation"]["programSteps"]
+    ]
     for step in data["execution"]["steps"]:
         step["name"] = HOSTILE + " $\\frac{$"
     data["execution"]["ipuName"] = "$\\bad$"
@@ -45,14 +47,23 @@ def test_a_hostile_report_is_escaped_in_every_widget_caption_and_drawn_as_text(t
     assert "&lt;img src=x onerror=alert(1)&gt;" in tile_memory.caption.value
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.clear() or d.update(format="ipu-teach-profile", version=1), r"a part is missing or malformed \(KeyError"),
-    (lambda d: d["execution"].update(clockFrequency=0), r"execution.clockFrequency is 0, expected a positive number"),
-    (lambda d: d["compilation"]["target"].update(clockFrequency=0), "target.clockFrequency is 0"),
-    (lambda d: d["compilation"]["target"].update(numIPUs=3), r"tileTotals has shape \(1, 16\), expected \(3, 16\)"),
-    (lambda d: d["compilation"]["variables"][0].update(perTile=[1, 2]), "is not mapped to the tiles of one IPU"),
-    (lambda d: d["execution"]["steps"][0].pop("ipus"), r"KeyError: 'ipus'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda d: d.clear() or d.update(format="ipu-teach-profile", version=1),
+            r"a part is missing or malformed \(KeyError",
+        ),
+        (
+            lambda d: d["execution"].update(clockFrequency=0),
+            r"execution.clockFrequency is 0, expected a positive number",
+        ),
+        (lambda d: d["compilation"]["target"].update(clockFrequency=0), "target.clockFrequency is 0"),
+        (lambda d: d["compilation"]["target"].update(numIPUs=3), r"tileTotals has shape \(1, 16\), expected \(3, 16\)"),
+        (lambda d: d["compilation"]["variables"][0].update(perTile=[1, 2]), "is not mapped to the tiles of one IPU"),
+        (lambda d: d["execution"]["steps"][0].pop("ipus"), r"KeyError: 'ipus'"),
+    ],
+)
 def test_a_damaged_report_is_refused_naming_the_file(trained, tmp_path, change, message):
     _, report = trained
     path = saved(report, tmp_path, change)
@@ -61,8 +72,10 @@ def test_a_damaged_report_is_refused_naming_the_file(trained, tmp_path, change, 
     assert str(path) in str(refused.value) and "capture the report again" in str(refused.value)
 
 
-@pytest.mark.parametrize("content, message", [("null", "it holds null instead of a JSON object"),
-                                              ('{"format": "ipu-teach-prof', "it is not JSON")])
+@pytest.mark.parametrize(
+    "content, message",
+    [("null", "it holds null instead of a JSON object"), ('{"format": "ipu-teach-prof', "it is not JSON")],
+)
 def test_a_report_that_is_null_or_not_json_is_refused(tmp_path, content, message):
     path = tmp_path / "profile.json"
     path.write_text(content)

@@ -1,4 +1,5 @@
 """Reading reports: the text summary, the comparison of two reports, the Chrome trace."""
+
 import json
 
 import numpy as np

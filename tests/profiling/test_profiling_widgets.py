@@ -1,4 +1,5 @@
 """The tile-memory explorer and the execution-trace view: the drawn data follows the controls."""
+
 import matplotlib
 
 matplotlib.use("Agg")

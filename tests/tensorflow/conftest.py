@@ -1,4 +1,5 @@
 """Every test of the tf facade starts as a new process would: no IPUs attached, fresh names, the default seeds."""
+
 import pytest
 
 import ipu_teach.keras as keras

@@ -1,4 +1,5 @@
 """The tf facade: dtypes, array and math functions, random seeds and device queries behave as TensorFlow's."""
+
 import numpy as np
 import pytest
 

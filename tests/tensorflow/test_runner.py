@@ -1,4 +1,5 @@
 """``ipu-teach run``: a script runs as ``python SCRIPT.py`` would run it, with TensorFlow imports mapped."""
+
 import json
 import sys
 
@@ -15,9 +16,12 @@ def _script(tmp_path, text, name="script.py"):
 def test_the_script_runs_as_main_with_its_arguments_and_its_folder_on_the_path(tmp_path):
     (tmp_path / "helper_module_for_run.py").write_text("VALUE = 42\n")
     out = tmp_path / "seen.json"
-    script = _script(tmp_path, "import json, sys, tensorflow as tf\nimport helper_module_for_run\n"
-                               f"json.dump([sys.argv, __name__, tf.__version__, helper_module_for_run.VALUE], "
-                               f"open({str(out)!r}, 'w'))\n")
+    script = _script(
+        tmp_path,
+        "import json, sys, tensorflow as tf\nimport helper_module_for_run\n"
+        f"json.dump([sys.argv, __name__, tf.__version__, helper_module_for_run.VALUE], "
+        f"open({str(out)!r}, 'w'))\n",
+    )
     argv, path = list(sys.argv), list(sys.path)
     assert main.main(["run", str(script), "--epochs", "3", "x"]) == 0
     assert json.loads(out.read_text()) == [[str(script), "--epochs", "3", "x"], "__main__", "2.6.3", 42]
@@ -54,4 +58,5 @@ def test_a_not_simulated_name_stops_the_script_naming_it(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == "started\n"
     assert captured.err.splitlines()[-1].startswith(
-        "ipu_teach.not_simulated.NotSimulatedError: tf.linalg.svd is not simulated by ipu-teach")
+        "ipu_teach.not_simulated.NotSimulatedError: tf.linalg.svd is not simulated by ipu-teach"
+    )

@@ -1,5 +1,6 @@
 """tf.data beyond the basics (zip, skip, take, unbatch, from_generator, element_spec, options) and the
 tf functions a Dataset.map needs, training a model on the CPU."""
+
 import numpy as np
 import tensorflow as tf
 from tensorflow import keras
@@ -39,8 +40,13 @@ def noisy_batches():
         yield rng.uniform(size=(16, 6, 6, 1)), np.eye(3)[rng.integers(0, 3, 16)]
 
 
-extra = tf.data.Dataset.from_generator(noisy_batches, output_signature=(
-    tf.TensorSpec(shape=(16, 6, 6, 1), dtype=tf.float32), tf.TensorSpec(shape=(16, 3), dtype=tf.float32)))
+extra = tf.data.Dataset.from_generator(
+    noisy_batches,
+    output_signature=(
+        tf.TensorSpec(shape=(16, 6, 6, 1), dtype=tf.float32),
+        tf.TensorSpec(shape=(16, 3), dtype=tf.float32),
+    ),
+)
 assert next(iter(extra))[0].dtype == np.float32  # from_generator converts to the declared dtype
 
 model = keras.Sequential([keras.layers.Flatten(input_shape=(6, 6, 1)), keras.layers.Dense(3, activation="softmax")])

@@ -1,5 +1,6 @@
 """A functional model pipelined over two IPUs with PipelineStage, trained and then used for inference,
 on random data from tf.random; imports as Graphcore's model-parallelism tech note writes them."""
+
 import numpy as np
 import tensorflow as tf
 from tensorflow.keras import ipu, layers, optimizers
@@ -36,8 +37,11 @@ strategy = ipu_strategy.IPUStrategy()
 with strategy.scope():
     model = make_model()
     model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
-    model.compile(steps_per_execution=16, optimizer=optimizers.SGD(0.05),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        steps_per_execution=16,
+        optimizer=optimizers.SGD(0.05),
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     history = model.fit(dataset, steps_per_epoch=16, epochs=3, verbose=0)
     print("losses", [round(value, 3) for value in history.history["loss"]])
     assert history.history["loss"][-1] < history.history["loss"][0]

@@ -1,4 +1,5 @@
 """Train a small Sequential classifier on MNIST on one IPU, fed by a tf.data pipeline."""
+
 import tensorflow as tf
 from tensorflow import keras
 from tensorflow.python import ipu
@@ -17,8 +18,10 @@ def make_dataset(x, y, shuffle):
     if shuffle:
         ds = ds.shuffle(len(x), seed=7)
     ds = ds.batch(BATCH, drop_remainder=True)
-    ds = ds.map(lambda images, labels: (tf.cast(images, tf.float32) / 255.0, tf.cast(labels, tf.int32)),
-                num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.map(
+        lambda images, labels: (tf.cast(images, tf.float32) / 255.0, tf.cast(labels, tf.int32)),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
     return ds.cache().prefetch(tf.data.experimental.AUTOTUNE)
 
 
@@ -29,21 +32,29 @@ cfg = ipu.config.IPUConfig()
 cfg.auto_select_ipus = 1
 cfg.selection_order = ipu.config.SelectionOrder.ZIGZAG
 cfg.configure_ipu_system()
-print("IPUs visible:", len(tf.config.list_physical_devices("IPU")),
-      "attached:", len(tf.config.list_logical_devices("IPU")))
+print(
+    "IPUs visible:",
+    len(tf.config.list_physical_devices("IPU")),
+    "attached:",
+    len(tf.config.list_logical_devices("IPU")),
+)
 
 strategy = ipu.ipu_strategy.IPUStrategy()
 with strategy.scope():
     tf.random.set_seed(1)
-    model = keras.Sequential([
-        keras.layers.Flatten(),
-        keras.layers.Dense(64, activation="relu"),
-        keras.layers.Dense(10, activation="softmax"),
-    ])
-    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(),
-                  optimizer=keras.optimizers.SGD(learning_rate=0.1),
-                  metrics=["accuracy"],
-                  steps_per_execution=32)
+    model = keras.Sequential(
+        [
+            keras.layers.Flatten(),
+            keras.layers.Dense(64, activation="relu"),
+            keras.layers.Dense(10, activation="softmax"),
+        ]
+    )
+    model.compile(
+        loss=keras.losses.SparseCategoricalCrossentropy(),
+        optimizer=keras.optimizers.SGD(learning_rate=0.1),
+        metrics=["accuracy"],
+        steps_per_execution=32,
+    )
     history = model.fit(train_ds, steps_per_epoch=128, epochs=2, verbose=2)
     loss, accuracy = model.evaluate(test_ds, verbose=0)
     print(f"test accuracy {accuracy:.2f}")

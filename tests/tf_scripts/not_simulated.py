@@ -1,4 +1,5 @@
 """Uses a TensorFlow function ipu-teach does not simulate: the run must stop naming it."""
+
 import numpy as np
 import tensorflow as tf
 

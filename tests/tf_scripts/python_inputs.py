@@ -1,6 +1,7 @@
 """A script with its own command line: Python generators and keras.utils.Sequence in fit on the CPU,
 and a shaped from_generator dataset on the IPU. Also imports `keras` directly, as Graphcore's SDK
 installed it beside TensorFlow."""
+
 import argparse
 import sys
 
@@ -31,13 +32,14 @@ class Batches(keras.utils.Sequence):
 def batches(batch_size):
     while True:
         for start in range(0, len(X), batch_size):
-            yield X[start:start + batch_size], Y[start:start + batch_size]
+            yield X[start : start + batch_size], Y[start : start + batch_size]
 
 
 def make_model():
     model = keras.Sequential([keras.layers.Dense(2, input_shape=(8,))])
-    model.compile(optimizer=keras.optimizers.SGD(0.1),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.SGD(0.1), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    )
     return model
 
 
@@ -60,8 +62,9 @@ def main(argv):
             model.fit(batches(16), steps_per_epoch=4)
         except ValueError as error:
             print("IPU refuses a generator:", str(error).split(".")[0])
-        shaped = tf.data.Dataset.from_generator(lambda: batches(16), output_signature=(
-            tf.TensorSpec((16, 8), tf.float32), tf.TensorSpec((16,), tf.int32)))
+        shaped = tf.data.Dataset.from_generator(
+            lambda: batches(16), output_signature=(tf.TensorSpec((16, 8), tf.float32), tf.TensorSpec((16,), tf.int32))
+        )
         model.fit(shaped, steps_per_epoch=4, epochs=args.epochs, verbose=0)
     print(f"trained {args.epochs} epoch(s)")
     return 0

@@ -1,5 +1,6 @@
 """Inference with a Sequential model split over two IPUs by set_pipeline_stage_assignment, called
 before the model is built, then predict with steps= on an infinite dataset."""
+
 import numpy as np
 import tensorflow as tf
 from tensorflow.keras import layers

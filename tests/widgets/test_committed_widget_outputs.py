@@ -1,6 +1,7 @@
 """A freshly opened notebook (outputs as committed, no kernel) shows each widget as a picture: the saved
 widget state for JupyterLab and nbconvert's HTML, and a plain image for viewers without widgets (GitHub,
 untrusted notebooks), never the widget's ``VBox(children=...)`` text."""
+
 import base64
 import json
 from pathlib import Path
@@ -14,8 +15,13 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def _widget_outputs(notebook):
-    return [(number, output) for number, cell in enumerate(notebook["cells"]) if cell["cell_type"] == "code"
-            for output in cell.get("outputs", []) if WIDGET_VIEW in output.get("data", {})]
+    return [
+        (number, output)
+        for number, cell in enumerate(notebook["cells"])
+        if cell["cell_type"] == "code"
+        for output in cell.get("outputs", [])
+        if WIDGET_VIEW in output.get("data", {})
+    ]
 
 
 def test_the_course_shows_widgets():

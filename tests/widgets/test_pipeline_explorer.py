@@ -1,4 +1,5 @@
 """The pipeline explorer's drawn data follows its controls (no browser needed)."""
+
 import numpy as np
 import pytest
 
@@ -175,8 +176,9 @@ def test_from_model_stashes_each_stages_real_activations(pipelined_model):
     explorer = PipelineExplorer.from_model(model)
     sizes = explorer.sizes
     # the same bytes as the compiled stages hold: peak stash x one micro-batch's activations
-    for stage_graph, stashed, per_batch in zip(trained.stage_graphs, pipeline.peak_stash(trained.schedule),
-                                               sizes.activations):
+    for stage_graph, stashed, per_batch in zip(
+        trained.stage_graphs, pipeline.peak_stash(trained.schedule), sizes.activations
+    ):
         held = sum(int(m.per_tile.sum()) for m in stage_graph.memory if m.category == "activations")
         assert held == stashed * per_batch
     # stage 0 keeps the 64-wide hidden layer of 8 samples; stage 1 receives exactly that tensor
@@ -189,6 +191,7 @@ def test_from_model_stashes_each_stages_real_activations(pipelined_model):
 
 def test_from_model_refuses_a_model_that_is_not_pipelined():
     import ipu_teach.keras as keras
+
     with pytest.raises(ValueError, match="needs a pipelined model"):
         PipelineExplorer.from_model(keras.Sequential([keras.layers.Dense(2, input_shape=(3,))]))
 
@@ -199,8 +202,9 @@ def test_from_model_after_compiling_again_says_when_to_call_it(pipelined_model):
     model, _ = pipelined_model
     with ipu.ipu_strategy.IPUStrategy().scope():
         model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)  # a fresh executor: no fit yet
-        model.evaluate(np.zeros((32, 8), np.float32), np.eye(2, dtype=np.float32)[np.zeros(32, int)], batch_size=8,
-                       verbose=0)
+        model.evaluate(
+            np.zeros((32, 8), np.float32), np.eye(2, dtype=np.float32)[np.zeros(32, int)], batch_size=8, verbose=0
+        )
     with pytest.raises(ValueError, match="call from_model after fit and before compiling the model again"):
         PipelineExplorer.from_model(model)
 
@@ -225,10 +229,12 @@ def test_get_ipu_executable_keeps_each_modes_executable_and_says_what_is_missing
 def test_get_ipu_executable_of_a_model_not_compiled_for_the_ipu_says_how():
     import ipu_teach.keras as keras
     from ipu_teach import ipu  # noqa: F401  (installs the IPU methods)
+
     model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
     model.compile("sgd", "mse")
-    with pytest.raises(ValueError, match="has not been compiled for the IPU: create it and call compile inside an "
-                                         "IPUStrategy scope"):
+    with pytest.raises(
+        ValueError, match="has not been compiled for the IPU: create it and call compile inside an IPUStrategy scope"
+    ):
         model.get_ipu_executable()
 
 

@@ -6,25 +6,49 @@ Example:
 >>> ops.add(Tensor(np.ones(2, np.float32)), Tensor(np.ones(2, np.float32))).data
 array([2., 2.], dtype=float32)
 """
+
 from .activations import ELU, Exp, Log, ReLU, Sigmoid, Softmax, Softplus, Tanh
 from .conv import Conv2D
 from .elementwise import Abs, Add, Cast, Div, Mul, Neg, Sub
 from .gather import Gather
 from .linalg import MatMul
-from .losses import (BinaryCrossentropyProbs, CategoricalCrossentropyProbs, SigmoidBinaryCrossentropy,
-                     SoftmaxCrossEntropy, SparseSoftmaxCrossEntropy)
+from .losses import (
+    BinaryCrossentropyProbs,
+    CategoricalCrossentropyProbs,
+    SigmoidBinaryCrossentropy,
+    SoftmaxCrossEntropy,
+    SparseSoftmaxCrossEntropy,
+)
 from .normalization import BatchNorm, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
 from .rearrange import Concatenate, Pad, Slice, Transpose
 from .shape import Mean, Reshape, Sum
 
 
-def cast(x, dtype): return Cast.apply(x, dtype=str(dtype))
-def add(a, b): return Add.apply(a, b)
-def sub(a, b): return Sub.apply(a, b)
-def mul(a, b): return Mul.apply(a, b)
-def div(a, b): return Div.apply(a, b)
-def neg(a): return Neg.apply(a)
+def cast(x, dtype):
+    return Cast.apply(x, dtype=str(dtype))
+
+
+def add(a, b):
+    return Add.apply(a, b)
+
+
+def sub(a, b):
+    return Sub.apply(a, b)
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+
+
+def div(a, b):
+    return Div.apply(a, b)
+
+
+def neg(a):
+    return Neg.apply(a)
+
+
 def matmul(a, b):
     """Returns the matrix product ``a @ b`` as a Tensor, recorded for the backward pass (the ``MatMul`` op).
 
@@ -50,8 +74,23 @@ def matmul(a, b):
            [4., 4., 4.]], dtype=float32)
     """
     return MatMul.apply(a, b)
-def reduce_sum(x, axis=None, keepdims=False): return Sum.apply(x, axis=axis, keepdims=keepdims)
-def reduce_mean(x, axis=None, keepdims=False): return Mean.apply(x, axis=axis, keepdims=keepdims)
-def reshape(x, shape): return Reshape.apply(x, shape=tuple(shape))
-def concatenate(tensors, axis=-1): return Concatenate.apply(*tensors, axis=axis)
-def slice_axis(x, start, stop, axis=-1): return Slice.apply(x, axis=axis, start=start, stop=stop)
+
+
+def reduce_sum(x, axis=None, keepdims=False):
+    return Sum.apply(x, axis=axis, keepdims=keepdims)
+
+
+def reduce_mean(x, axis=None, keepdims=False):
+    return Mean.apply(x, axis=axis, keepdims=keepdims)
+
+
+def reshape(x, shape):
+    return Reshape.apply(x, shape=tuple(shape))
+
+
+def concatenate(tensors, axis=-1):
+    return Concatenate.apply(*tensors, axis=axis)
+
+
+def slice_axis(x, start, stop, axis=-1):
+    return Slice.apply(x, axis=axis, start=start, stop=stop)

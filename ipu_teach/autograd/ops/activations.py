@@ -1,4 +1,5 @@
 """Activations, elementwise (softmax works along the last axis)."""
+
 import numpy as np
 
 from ..cost import OpCost

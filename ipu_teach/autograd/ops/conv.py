@@ -3,6 +3,7 @@
 The patches are gathered with one strided copy per kernel offset (kh * kw copies, each
 vectorised), which keeps the innermost axis contiguous and lets BLAS do the arithmetic.
 """
+
 import numpy as np
 
 from ...integers import ceil_div
@@ -34,8 +35,12 @@ def window_geometry(shape, kernel, strides, padding):
 def window_slices(offset_h, offset_w, outs, strides):
     """The strided view that a kernel offset (i, j) sees, for every output position."""
     (ho, wo), (sh, sw) = outs, strides
-    return (slice(None), slice(offset_h, offset_h + sh * (ho - 1) + 1, sh),
-            slice(offset_w, offset_w + sw * (wo - 1) + 1, sw), slice(None))
+    return (
+        slice(None),
+        slice(offset_h, offset_h + sh * (ho - 1) + 1, sh),
+        slice(offset_w, offset_w + sw * (wo - 1) + 1, sw),
+        slice(None),
+    )
 
 
 def pad_nhwc(x, pads, value=0.0):
@@ -46,7 +51,7 @@ def pad_nhwc(x, pads, value=0.0):
 
 def crop_nhwc(x, pads):
     (top, bottom), (left, right) = pads
-    return x[:, top:x.shape[1] - bottom, left:x.shape[2] - right, :]
+    return x[:, top : x.shape[1] - bottom, left : x.shape[2] - right, :]
 
 
 class Conv2D(Function):
@@ -58,8 +63,10 @@ class Conv2D(Function):
             raise ValueError(f"Conv2D: input has {c} channels but the kernel expects {kc}")
         pads, outs = window_geometry(x.shape, (kh, kw), strides, padding)
         if outs[0] < 1 or outs[1] < 1:
-            raise ValueError(f"Conv2D: a {kh}x{kw} kernel does not fit an input of {x.shape[1]}x{x.shape[2]} "
-                             f"with padding {padding!r}; use padding='same' or a smaller kernel")
+            raise ValueError(
+                f"Conv2D: a {kh}x{kw} kernel does not fit an input of {x.shape[1]}x{x.shape[2]} "
+                f"with padding {padding!r}; use padding='same' or a smaller kernel"
+            )
         xp = pad_nhwc(x, pads)
         cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=portable.compute_type(x.dtype))  # one cast
         for i in range(kh):
@@ -119,5 +126,10 @@ class Conv2D(Function):
         if ctx.needs_input_grad[0]:
             products.append(MatrixProduct(int(np.prod(xs)) // channels, kh * kw * filters, channels, filters, "conv"))
         reduction = outputs if ctx.needs_input_grad[2] else 0
-        return OpCost(sum(p.flops for p in products) + reduction, (int(np.prod(xs)) + outputs) * ctx.itemsize,
-                      (int(np.prod(xs)) + int(np.prod(ks))) * ctx.itemsize, outputs, tuple(products))
+        return OpCost(
+            sum(p.flops for p in products) + reduction,
+            (int(np.prod(xs)) + outputs) * ctx.itemsize,
+            (int(np.prod(xs)) + int(np.prod(ks))) * ctx.itemsize,
+            outputs,
+            tuple(products),
+        )

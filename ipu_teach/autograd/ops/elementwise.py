@@ -1,4 +1,5 @@
 """Broadcasting arithmetic: add, subtract, multiply, divide, negate, absolute value."""
+
 import numpy as np
 
 from ..function import Function

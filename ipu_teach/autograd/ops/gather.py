@@ -3,6 +3,7 @@
 Poplar runs it as a multi-slice (forward) and a multi-update-add (backward): moving rows, one
 operation per output element, split into one grain per row looked up.
 """
+
 import numpy as np
 
 from ..cost import OpCost
@@ -14,8 +15,10 @@ class Gather(Function):
     def forward(ctx, table, indices):
         ctx.indices = indices.astype(np.int64)
         if ctx.indices.size and (ctx.indices.min() < 0 or ctx.indices.max() >= table.shape[0]):
-            raise ValueError(f"Gather: indices must be in [0, {table.shape[0]}), got values from "
-                             f"{ctx.indices.min()} to {ctx.indices.max()}")
+            raise ValueError(
+                f"Gather: indices must be in [0, {table.shape[0]}), got values from "
+                f"{ctx.indices.min()} to {ctx.indices.max()}"
+            )
         return table[ctx.indices]
 
     @staticmethod

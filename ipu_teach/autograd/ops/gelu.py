@@ -7,6 +7,7 @@ what Graphcore's popnn ``NonLinearityType::GELU`` computes on the IPU (poplibs `
 Both run on the tiles' vector units: the op declares no matrix products, and states its arithmetic per
 element (erf, exp and tanh count one each, as in the other activations).
 """
+
 import math
 
 import numpy as np

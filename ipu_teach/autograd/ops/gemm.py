@@ -10,6 +10,7 @@ such products into pieces below the threshold runs each piece on the calling thr
 products (where threads pay off) go to BLAS whole. Where the pieces split is fixed by the shapes
 alone, never by the machine.
 """
+
 import numpy as np
 
 from ..precision import half_product
@@ -39,10 +40,10 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         rows = max(1, SINGLE_THREAD_SIZE // (k * n))
         out = np.empty((m, n), dtype=np.result_type(a, b))
         for start in range(0, m, rows):
-            np.matmul(a[start:start + rows], b, out=out[start:start + rows])
+            np.matmul(a[start : start + rows], b, out=out[start : start + rows])
         return out
     depth = max(1, SINGLE_THREAD_SIZE // (m * n))  # split the sum
     out = a[:, :depth] @ b[:depth]
     for start in range(depth, k, depth):
-        out += a[:, start:start + depth] @ b[start:start + depth]
+        out += a[:, start : start + depth] @ b[start : start + depth]
     return out

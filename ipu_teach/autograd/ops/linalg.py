@@ -1,4 +1,5 @@
 """Matrix multiply, the op behind Dense: ``x (..., K) @ w (K, N)``."""
+
 import numpy as np
 
 from ..cost import MatrixProduct, OpCost
@@ -10,8 +11,10 @@ class MatMul(Function):
     @staticmethod
     def forward(ctx, x, w):
         if w.ndim != 2 or x.shape[-1] != w.shape[0]:
-            raise ValueError(f"MatMul: cannot multiply shapes {x.shape} and {w.shape}: "
-                             f"the last axis of the first ({x.shape[-1]}) must equal the first axis of the second")
+            raise ValueError(
+                f"MatMul: cannot multiply shapes {x.shape} and {w.shape}: "
+                f"the last axis of the first ({x.shape[-1]}) must equal the first axis of the second"
+            )
         ctx.save_for_backward(x, w)
         return matmul(x.reshape(-1, x.shape[-1]), w).reshape(x.shape[:-1] + w.shape[1:])
 
@@ -28,8 +31,13 @@ class MatMul(Function):
         (xs, ws), out = ctx.input_shapes, ctx.output_shape
         rows, (depth, cols) = int(np.prod(xs)) // xs[-1], ws
         product = MatrixProduct(rows, depth, cols, depth)
-        return OpCost(product.flops, (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize,
-                      int(np.prod(out)) * ctx.itemsize, int(np.prod(out)), (product,))
+        return OpCost(
+            product.flops,
+            (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize,
+            int(np.prod(out)) * ctx.itemsize,
+            int(np.prod(out)),
+            (product,),
+        )
 
     @classmethod
     def backward_cost(cls, ctx):
@@ -42,5 +50,10 @@ class MatMul(Function):
         if ctx.needs_input_grad[1]:
             products.append(MatrixProduct(depth, rows, cols, rows))
         products = products or [MatrixProduct(rows, cols, depth, cols)]
-        return OpCost(sum(p.flops for p in products), (int(np.prod(xs)) + int(np.prod(out))) * ctx.itemsize,
-                      (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize, int(np.prod(out)), tuple(products))
+        return OpCost(
+            sum(p.flops for p in products),
+            (int(np.prod(xs)) + int(np.prod(out))) * ctx.itemsize,
+            (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize,
+            int(np.prod(out)),
+            tuple(products),
+        )

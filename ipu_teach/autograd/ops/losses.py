@@ -1,5 +1,6 @@
 """Per-sample losses. The softmax and sigmoid ones take logits, which is exact and stable;
 Keras does the same when its output layer is a softmax or sigmoid (see ``keras.losses``)."""
+
 import numpy as np
 
 from ..cost import OpCost
@@ -13,8 +14,12 @@ class _PerSampleLoss(Function):
     @classmethod
     def cost(cls, ctx):
         n = int(np.prod(ctx.input_shapes[0]))
-        return OpCost(5 * n, n * ctx.itemsize * 2, int(np.prod(ctx.output_shape)) * ctx.itemsize,
-                      max(1, int(np.prod(ctx.output_shape))))
+        return OpCost(
+            5 * n,
+            n * ctx.itemsize * 2,
+            int(np.prod(ctx.output_shape)) * ctx.itemsize,
+            max(1, int(np.prod(ctx.output_shape))),
+        )
 
 
 def _softmax(logits):

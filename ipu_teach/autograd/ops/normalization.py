@@ -3,6 +3,7 @@
 The caller passes the mean and variance: the batch's own in training (so they depend on x and
 the backward pass includes that dependence), the moving averages in inference (constants).
 """
+
 import numpy as np
 
 from ..cost import OpCost

@@ -4,6 +4,7 @@ A subclass names its ``function`` and its ``gradient(grad, saved)``; the base cl
 (:class:`SavesOutput`, for tanh or exp, whose derivative is written in y) or the input
 (:class:`SavesInput`, for log or abs, whose derivative is written in x), so the op is two lines.
 """
+
 from ..function import Function
 
 

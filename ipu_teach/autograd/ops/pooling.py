@@ -1,4 +1,5 @@
 """Max and average pooling over NHWC windows, one vectorised pass per window offset."""
+
 import numpy as np
 
 from ..cost import OpCost
@@ -57,7 +58,7 @@ class MaxPool2D(_Pool):
         """Windows that tile the input (the usual case): compare all of them in one broadcast."""
         (ph, pw), (ho, wo) = pool_size, outs
         n, c = xp.shape[0], xp.shape[3]
-        covered = xp[:, :ho * ph, :wo * pw, :]
+        covered = xp[:, : ho * ph, : wo * pw, :]
         is_max = covered.reshape(n, ho, ph, wo, pw, c) == out[:, :, None, :, None, :]
         seen = is_max[:, :, 0, :, 0, :].copy()
         for i, j in MaxPool2D._offsets(pool_size)[1:]:
@@ -69,7 +70,7 @@ class MaxPool2D(_Pool):
         if routed.shape == xp.shape:
             return routed
         dxp = np.zeros(xp.shape, dtype=grad.dtype)
-        dxp[:, :ho * ph, :wo * pw, :] = routed
+        dxp[:, : ho * ph, : wo * pw, :] = routed
         return dxp
 
 

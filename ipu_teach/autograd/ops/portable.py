@@ -17,21 +17,33 @@ this. The switch is ``set_portable_numerics``, or the environment variable IPU_T
 (1/true/yes/on or 0/false/no/off) read when ipu_teach is imported, as TensorFlow offers
 ``enable_op_determinism`` for reproducibility at a cost in speed.
 """
+
 import os
 
 import numpy as np
 
 WIDE = np.float64
 ENVIRONMENT_VARIABLE = "IPU_TEACH_PORTABLE_NUMERICS"
-_SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False,
-                 "off": False, "": False}
+_SWITCH_WORDS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+    "": False,
+}
 
 
 def _from_environment() -> bool:
     value = os.environ.get(ENVIRONMENT_VARIABLE, "")
     if value.strip().lower() not in _SWITCH_WORDS:
-        raise ValueError(f"{ENVIRONMENT_VARIABLE}={value!r} is not a switch: set it to 1 (portable numerics: the "
-                         "same bits on every CPU, about twice as slow) or 0 (off, the default)")
+        raise ValueError(
+            f"{ENVIRONMENT_VARIABLE}={value!r} is not a switch: set it to 1 (portable numerics: the "
+            "same bits on every CPU, about twice as slow) or 0 (off, the default)"
+        )
     return _SWITCH_WORDS[value.strip().lower()]
 
 

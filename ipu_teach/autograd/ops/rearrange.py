@@ -4,6 +4,7 @@ Slicing and concatenating are views in Poplar (a tensor is a list of regions on 
 cost no superstep, like Reshape. Transposing and padding make a new layout: a copy, one operation
 per output element on the vector units (the default cost).
 """
+
 import numpy as np
 
 from ..cost import OpCost

@@ -1,4 +1,5 @@
 """Reductions and reshapes."""
+
 import numpy as np
 
 from ..cost import OpCost

@@ -5,6 +5,7 @@ Example:
 >>> ipu.ops.pipelining_ops.PipelineSchedule.Interleaved.name
 'Interleaved'
 """
+
 from . import pipelining_ops
 
 __all__ = ["pipelining_ops"]

@@ -6,13 +6,18 @@ Example:
 >>> pipelining_ops.PipelineSchedule.Grouped.name, pipelining_ops.RecomputationMode.Auto.name
 ('Grouped', 'Auto')
 """
+
 import enum
 
 from ...pipeline.registry import GRAPHCORE_SPECS
 from ..poplar_options import PipelineStageOptions  # noqa: F401  (Graphcore's name lives here)
 
-PipelineSchedule = enum.Enum("PipelineSchedule", [(spec.display, value) for value, spec in enumerate(GRAPHCORE_SPECS)],
-                             module=__name__, qualname="PipelineSchedule")
+PipelineSchedule = enum.Enum(
+    "PipelineSchedule",
+    [(spec.display, value) for value, spec in enumerate(GRAPHCORE_SPECS)],
+    module=__name__,
+    qualname="PipelineSchedule",
+)
 PipelineSchedule.__doc__ = """The pipeline schedules Graphcore offers, by its names and in its order.
 
 Passed to ``model.set_pipelining_options(pipeline_schedule=...)``; the schedules themselves are in

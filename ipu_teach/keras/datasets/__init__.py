@@ -7,6 +7,7 @@ ipu-teach: MNIST ...
 >>> x_test.shape[1:]
 (28, 28)
 """
+
 from . import mnist
 
 __all__ = ["mnist"]

@@ -24,6 +24,7 @@ ipu-teach: MNIST ...
 >>> x_train.dtype, sorted(set(y_train.tolist()))
 (dtype('uint8'), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
 """
+
 import hashlib
 import os
 import urllib.request
@@ -88,8 +89,9 @@ def load_data(path=DEFAULT_PATH, *, download=False, origin=KERAS_URL, file_hash=
     data = read_mnist_npz(source or BUNDLED_SUBSET)
     train, test = len(data[0][0]), len(data[1][0])
     if source is None:
-        announcement = (f"MNIST subset bundled with ipu-teach ({train:,} train / {test:,} test); "
-                        f"full data: {_HOW_TO_GET_FULL_DATA}")
+        announcement = (
+            f"MNIST subset bundled with ipu-teach ({train:,} train / {test:,} test); full data: {_HOW_TO_GET_FULL_DATA}"
+        )
     else:
         kind = "full MNIST" if (train, test) == FULL_SIZES else "MNIST"
         announcement = f"{kind} from {source}{origin_note} ({train:,} train / {test:,} test)"
@@ -108,8 +110,8 @@ def _choose_source(path, download, origin, file_hash):
         env_file = Path(os.path.expanduser(from_env))
         if not env_file.is_file():
             raise FileNotFoundError(
-                f"{ENV_VAR}={from_env!r} names no file; point it at an mnist.npz "
-                "or unset it to use the bundled subset.")
+                f"{ENV_VAR}={from_env!r} names no file; point it at an mnist.npz or unset it to use the bundled subset."
+            )
         return env_file, f" (named by {ENV_VAR})"
     target = keras_datasets_dir() / os.path.expanduser(path)
     if download:
@@ -118,7 +120,8 @@ def _choose_source(path, download, origin, file_hash):
     if path != DEFAULT_PATH:
         raise FileNotFoundError(
             f"mnist.load_data: path={path!r} is neither an existing file nor in Keras' cache {keras_datasets_dir()}; "
-            "fix the path, pass download=True to fetch it there, or leave path out to use the bundled subset.")
+            "fix the path, pass download=True to fetch it there, or leave path out to use the bundled subset."
+        )
     return None, ""
 
 
@@ -149,9 +152,11 @@ def _is_edited_cache_file(path, expected_sha256, download) -> bool:
         return False
     if download:
         return True
-    raise ValueError(f"{path} in Keras' cache has sha256 {found}, expected {expected_sha256}: it was changed "
-                     "or cut short since it was downloaded. Delete it, or fetch it again with "
-                     "load_data(download=True), or pass the file_hash of the file you meant to put there.")
+    raise ValueError(
+        f"{path} in Keras' cache has sha256 {found}, expected {expected_sha256}: it was changed "
+        "or cut short since it was downloaded. Delete it, or fetch it again with "
+        "load_data(download=True), or pass the file_hash of the file you meant to put there."
+    )
 
 
 def _checked_sha256(file_hash):
@@ -174,8 +179,10 @@ def read_mnist_npz(file, label=None):
     with npz:
         missing = [key for key in KEYS if key not in npz.files]
         if missing:
-            raise ValueError(f"{label} is not an MNIST .npz: it lacks {', '.join(missing)} "
-                             f"(it holds {', '.join(npz.files) or 'nothing'}); expected {', '.join(KEYS)}.")
+            raise ValueError(
+                f"{label} is not an MNIST .npz: it lacks {', '.join(missing)} "
+                f"(it holds {', '.join(npz.files) or 'nothing'}); expected {', '.join(KEYS)}."
+            )
         try:
             arrays = {key: npz[key] for key in KEYS}
         except unreadable as error:
@@ -187,15 +194,20 @@ def read_mnist_npz(file, label=None):
 
 
 def _unreadable_error(label, error):
-    return ValueError(f"{label} is not a readable .npz file ({type(error).__name__}: {error}); "
-                      f"expected Keras' mnist.npz with arrays {', '.join(KEYS)}.")
+    return ValueError(
+        f"{label} is not a readable .npz file ({type(error).__name__}: {error}); "
+        f"expected Keras' mnist.npz with arrays {', '.join(KEYS)}."
+    )
 
 
 def _split_problems(arrays, split):
     """What is wrong with one split's images and labels, as readable phrases (empty when it is fine)."""
     x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
-    problems = [f"{name} has dtype {array.dtype}, expected uint8"
-                for name, array in ((f"x_{split}", x), (f"y_{split}", y)) if array.dtype != np.uint8]
+    problems = [
+        f"{name} has dtype {array.dtype}, expected uint8"
+        for name, array in ((f"x_{split}", x), (f"y_{split}", y))
+        if array.dtype != np.uint8
+    ]
     if x.ndim != 3 or x.shape[1:] != IMAGE_SHAPE:
         problems.append(f"x_{split} has shape {x.shape}, expected (n, 28, 28)")
     if y.ndim != 1:
@@ -213,11 +225,15 @@ def _download(origin, target, expected_sha256):
         received, announced, digest = _stream(origin, out)
         out.flush()
         if announced is not None and received != announced:
-            raise MnistDownloadError(f"download of {origin} stopped after {received:,} of {announced:,} bytes; "
-                                     f"nothing was saved. Try again, or put mnist.npz in {target.parent} by hand.")
+            raise MnistDownloadError(
+                f"download of {origin} stopped after {received:,} of {announced:,} bytes; "
+                f"nothing was saved. Try again, or put mnist.npz in {target.parent} by hand."
+            )
         if digest != expected_sha256:
-            raise MnistDownloadError(f"{origin} has sha256 {digest}, expected {expected_sha256}: the file is corrupt "
-                                     "or not the one expected; nothing was saved (check origin= and file_hash=).")
+            raise MnistDownloadError(
+                f"{origin} has sha256 {digest}, expected {expected_sha256}: the file is corrupt "
+                "or not the one expected; nothing was saved (check origin= and file_hash=)."
+            )
         read_mnist_npz(out.name, label=f"the file downloaded from {origin}")
 
 
@@ -235,5 +251,6 @@ def _stream(origin, out):
     except (HTTPException, OSError) as error:  # URLError, HTTPError and timeouts are OSErrors
         raise MnistDownloadError(
             f"could not download {origin} ({error}); nothing was saved. Without network, "
-            f"{_HOW_TO_GET_FULL_DATA}, or leave download=False to use the bundled subset.") from error
+            f"{_HOW_TO_GET_FULL_DATA}, or leave download=False to use the bundled subset."
+        ) from error
     return received, int(length) if length is not None else None, digest.hexdigest()

@@ -4,6 +4,7 @@ A single-output model reports ``loss`` and each metric by its name. A multi-outp
 as TensorFlow 2's Keras does, the weighted total ``loss``, then ``<output>_loss`` for each output,
 then ``<output>_<metric>``, where ``<output>`` is the name of the layer that makes that output.
 """
+
 import copy
 
 import numpy as np
@@ -30,8 +31,10 @@ def _per_output(value, names, what, default, per_output):
         return [value.get(name, default) for name in names]
     if per_output(value):
         if len(value) != len(names):
-            raise ValueError(f"When passing a list as {what}, it should have one entry per model output. The model "
-                             f"has {len(names)} output(s) ({names}), but you passed {what}={value!r}")
+            raise ValueError(
+                f"When passing a list as {what}, it should have one entry per model output. The model "
+                f"has {len(names)} output(s) ({names}), but you passed {what}={value!r}"
+            )
         return list(value)
     return [value] * len(names)
 
@@ -44,8 +47,8 @@ class CompiledOutputs:
     """Resolved lazily (a Sequential model may be compiled before it knows its output)."""
 
     def __init__(self, loss, loss_weights, metrics):
-        for m in (metrics.values() if isinstance(metrics, dict) else metrics or []):
-            for one in (m if isinstance(m, (list, tuple)) else [m]):
+        for m in metrics.values() if isinstance(metrics, dict) else metrics or []:
+            for one in m if isinstance(m, (list, tuple)) else [m]:
                 if isinstance(one, str):
                     metrics_module.get(one)  # unknown names fail here, at compile, as in Keras
                 elif not isinstance(one, metrics_module.Metric) and not callable(one):
@@ -60,15 +63,26 @@ class CompiledOutputs:
         loss, loss_weights, metrics = self._given
         self.names = [t.layer.name for t in model.outputs] if model.built else ["output"]
         multi = len(self.names) > 1
-        self.losses = [None if given is None else losses_module.get(given) for given in _per_output(loss, self.names, "loss", None, _is_list)]
-        self.weights = [float(w) for w in _per_output(1.0 if loss_weights is None else loss_weights, self.names,
-                                                       "loss_weights", 1.0, _is_list)]
+        self.losses = [
+            None if given is None else losses_module.get(given)
+            for given in _per_output(loss, self.names, "loss", None, _is_list)
+        ]
+        self.weights = [
+            float(w)
+            for w in _per_output(
+                1.0 if loss_weights is None else loss_weights, self.names, "loss_weights", 1.0, _is_list
+            )
+        ]
         self.output_trackers = [metrics_module.Mean(name=f"{name}_loss") for name in self.names] if multi else []
         self.output_metrics = []
-        for name, given in zip(self.names, _per_output(
-                metrics or [], self.names, "metrics", [], lambda v: multi and v and all(_is_list(e) for e in v))):
+        for name, given in zip(
+            self.names,
+            _per_output(
+                metrics or [], self.names, "metrics", [], lambda v: multi and v and all(_is_list(e) for e in v)
+            ),
+        ):
             built = []
-            for m in (given if isinstance(given, (list, tuple)) else [given]):
+            for m in given if isinstance(given, (list, tuple)) else [given]:
                 metric = copy.deepcopy(m) if isinstance(m, metrics_module.Metric) and multi else metrics_module.get(m)
                 if multi:
                     metric.name = f"{name}_{metric.name}"
@@ -109,8 +123,10 @@ class CompiledOutputs:
     def check_labels(self, y, output_shapes) -> None:
         ys = y if isinstance(y, list) else [y]
         if len(ys) != len(self.names):
-            raise ValueError(f"The model has {len(self.names)} outputs ({self.names}) but {len(ys)} label array(s) "
-                             "were given; pass y as a list (one array per output) or a dict keyed by output name")
+            raise ValueError(
+                f"The model has {len(self.names)} outputs ({self.names}) but {len(ys)} label array(s) "
+                "were given; pass y as a list (one array per output) or a dict keyed by output name"
+            )
         for fn, labels, shape in zip(self.losses, ys, output_shapes):
             if fn is not None:
                 fn.check_labels(np.shape(labels), shape)

@@ -2,6 +2,7 @@
 again (``get_config`` / ``from_config``). Every layer records them when constructed, so layers
 (including a user's own) need no hand-written ``get_config``.
 """
+
 import functools
 import inspect
 
@@ -24,6 +25,7 @@ def recording_arguments(init):
                     arguments[name] = value
             self.__dict__["_init_arguments"] = arguments
         init(self, *args, **kwargs)
+
     return __init__
 
 
@@ -41,8 +43,10 @@ def encode(value):
         return {"initializer": type(value).__name__, "config": encode(vars(value))}
     if callable(value) and activations.serialize(value) in activations.names():
         return activations.serialize(value)
-    raise ValueError(f"Cannot save {value!r} in a model's configuration: ipu-teach saves names, numbers and "
-                     "keras initializers; pass an activation or initializer by its name")
+    raise ValueError(
+        f"Cannot save {value!r} in a model's configuration: ipu-teach saves names, numbers and "
+        "keras initializers; pass an activation or initializer by its name"
+    )
 
 
 def decode(value):

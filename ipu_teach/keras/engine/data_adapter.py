@@ -6,6 +6,7 @@ Dataset, an infinite Dataset without ``steps``. The arrays the user passed are n
 A generator is read once: without ``steps`` the first epoch runs until it ends and later epochs find
 it empty (Keras then warns and stops); with ``steps`` every epoch continues where the last stopped.
 """
+
 import itertools
 import types
 import warnings
@@ -48,8 +49,9 @@ def split_element(element, class_weight=None):
 class DataAdapter:
     """Batches of (x, y) for one pass of ``fit``, ``evaluate`` or ``predict``."""
 
-    def __init__(self, x, y=None, batch_size=None, steps=None, shuffle=False, what="fit", sample_weight=None,
-                 class_weight=None):
+    def __init__(
+        self, x, y=None, batch_size=None, steps=None, shuffle=False, what="fit", sample_weight=None, class_weight=None
+    ):
         self.steps_given = steps
         self.class_weight = class_weight
         self.shuffle = shuffle
@@ -65,12 +67,16 @@ class DataAdapter:
             if y is not None:
                 raise ValueError(f"{what}: `y` must not be given when x is a Dataset; the Dataset yields (x, y) pairs")
             if batch_size is not None:
-                raise ValueError(f"{what}: the `batch_size` argument must not be specified when x is a Dataset "
-                                 "(datasets generate batches); use dataset.batch(...) instead")
+                raise ValueError(
+                    f"{what}: the `batch_size` argument must not be specified when x is a Dataset "
+                    "(datasets generate batches); use dataset.batch(...) instead"
+                )
             cardinality = self.dataset.cardinality()
             if cardinality == INFINITE_CARDINALITY and steps is None:
-                raise ValueError(f"{what}: when passing an infinitely repeating dataset, you must specify "
-                                 f"the `{'steps_per_epoch' if what == 'fit' else 'steps'}` argument")
+                raise ValueError(
+                    f"{what}: when passing an infinitely repeating dataset, you must specify "
+                    f"the `{'steps_per_epoch' if what == 'fit' else 'steps'}` argument"
+                )
             self.batch_size = self.dataset.batch_size
             self.num_batches = cardinality if cardinality >= 0 else None
             self.num_samples = None
@@ -84,8 +90,12 @@ class DataAdapter:
         y_sizes = [] if self.y is None else [len(a) for a in self.y] if isinstance(self.y, list) else [len(self.y)]
         if len(set(sizes + y_sizes)) > 1:
             y_line = f"\n  y sizes: {', '.join(map(str, y_sizes))}" if self.y is not None else ""
-            raise ValueError("Data cardinality is ambiguous:\n  x sizes: " + ", ".join(map(str, sizes)) + y_line +
-                             "\nMake sure all arrays contain the same number of samples.")
+            raise ValueError(
+                "Data cardinality is ambiguous:\n  x sizes: "
+                + ", ".join(map(str, sizes))
+                + y_line
+                + "\nMake sure all arrays contain the same number of samples."
+            )
         if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
             raise ValueError(f"{what}: batch_size must be a positive integer, got {batch_size!r}")
         self.batch_size = int(batch_size or 32)
@@ -98,8 +108,10 @@ class DataAdapter:
         if y is not None:
             raise ValueError(f"{what}: `y` argument is not supported when using {kind} as input.")
         if batch_size is not None:
-            raise ValueError(f"{what}: The `batch_size` argument must not be specified for the given input type "
-                             f"({kind}), which yields whole batches; received batch_size={batch_size}.")
+            raise ValueError(
+                f"{what}: The `batch_size` argument must not be specified for the given input type "
+                f"({kind}), which yields whole batches; received batch_size={batch_size}."
+            )
         self.batch_size, self.num_samples = None, None
         if self.sequence is not None:
             self.num_batches = len(self.sequence)
@@ -147,17 +159,23 @@ class DataAdapter:
     def batches(self):
         """The batches of one epoch (at most ``steps``); warns as Keras does when data runs out."""
         source = self._dataset_batches() if self.dataset is not None else self._array_batches()
-        expected = self.steps_given if self.steps_given is not None else (
-            self.num_batches if self._peeked is not None else None)
+        expected = (
+            self.steps_given
+            if self.steps_given is not None
+            else (self.num_batches if self._peeked is not None else None)
+        )
         produced = 0
         for produced, batch in enumerate(source, start=1):
             yield batch
             if self.steps_given is not None and produced >= self.steps_given:
                 return
         if expected is not None and produced < expected:
-            warnings.warn(f"Your input ran out of data; interrupting. Make sure that your dataset can generate "
-                          f"at least `steps` batches (in this case, {expected} batches). You may need to "
-                          "use the repeat() function when building your dataset.", stacklevel=3)
+            warnings.warn(
+                f"Your input ran out of data; interrupting. Make sure that your dataset can generate "
+                f"at least `steps` batches (in this case, {expected} batches). You may need to "
+                "use the repeat() function when building your dataset.",
+                stacklevel=3,
+            )
             self.ran_out = True
         if self._peeked is not None and self.num_batches is None:
             self.num_batches = produced  # a generator's epoch is what its first pass gave, as Keras learns it
@@ -183,7 +201,9 @@ class DataAdapter:
     def _array_batches(self):
         order = backend.rng().permutation(self.num_samples) if self.shuffle else None
         for start in range(0, self.num_samples, self.batch_size):
-            yield self._batch(slice(start, start + self.batch_size) if order is None else order[start:start + self.batch_size])
+            yield self._batch(
+                slice(start, start + self.batch_size) if order is None else order[start : start + self.batch_size]
+            )
 
 
 def _is_generator(x) -> bool:
@@ -194,8 +214,9 @@ def _is_generator(x) -> bool:
 def split_validation(x, y, validation_split):
     """Keras' validation_split: the last fraction of the samples, taken before any shuffling."""
     if isinstance(x, (Dataset, Sequence)) or _is_generator(x):
-        raise ValueError("validation_split is only supported for numpy arrays, not Datasets; "
-                         "pass validation_data=... instead")
+        raise ValueError(
+            "validation_split is only supported for numpy arrays, not Datasets; pass validation_data=... instead"
+        )
     if not 0 < validation_split < 1:
         raise ValueError(f"validation_split must be between 0 and 1, got {validation_split}")
     rows = _rows(x)

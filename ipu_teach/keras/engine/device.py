@@ -1,6 +1,7 @@
 """Where a model's steps run. Keras itself knows only the host CPU; a distribution strategy
 (the IPU's, in ``ipu_teach.ipu``) opens a scope here, and models compiled inside it get the
 strategy's executor. Keeping this a plain stack keeps Keras free of any import of the IPU code."""
+
 import contextlib
 
 _placements: list = []

@@ -23,6 +23,7 @@ extensions when it is built, in a scope or not (see ``ipu_teach.ipu.keras_extens
 A name an extension will provide can be *announced* (``announce``) by the Keras code that knows of it,
 so that a model without it says how to get it instead of a bare AttributeError.
 """
+
 from __future__ import annotations
 
 _registered: dict[type, list[type]] = {}
@@ -39,9 +40,11 @@ def register_model_extension(model_class: type, extension: type) -> None:
     An extension adds methods; it may not hide one the model class has (Keras' ``fit`` stays Keras')."""
     hidden = sorted(name for name in _public_names(extension) if hasattr(model_class, name))
     if hidden:
-        raise ValueError(f"{extension.__qualname__} cannot extend {model_class.__name__}: {', '.join(hidden)} "
-                         f"{'is' if len(hidden) == 1 else 'are'} already {model_class.__name__}'s; an extension adds "
-                         "methods and cannot replace Keras' own, so rename them")
+        raise ValueError(
+            f"{extension.__qualname__} cannot extend {model_class.__name__}: {', '.join(hidden)} "
+            f"{'is' if len(hidden) == 1 else 'are'} already {model_class.__name__}'s; an extension adds "
+            "methods and cannot replace Keras' own, so rename them"
+        )
     extensions = _registered.setdefault(model_class, [])
     if extension not in extensions:
         extensions.append(extension)
@@ -86,8 +89,13 @@ def _compose(model_class: type, extensions: tuple) -> type:
         for extension in extensions:
             extension.__init__(self)
 
-    namespace = {"__init__": __init__, "_extended_model_class": model_class, "__module__": model_class.__module__,
-                 "__qualname__": model_class.__qualname__, "__doc__": model_class.__doc__}
+    namespace = {
+        "__init__": __init__,
+        "_extended_model_class": model_class,
+        "__module__": model_class.__module__,
+        "__qualname__": model_class.__qualname__,
+        "__doc__": model_class.__doc__,
+    }
     return type(model_class.__name__, (model_class, *extensions), namespace)
 
 
@@ -103,9 +111,11 @@ def missing_attribute(model, name: str) -> AttributeError:
     provider = next((e for e in extensions_for(type(model)) if hasattr(e, name)), None)
     if provider is not None:
         built = vars(model).get("name", "this model")
-        message += (f": `{name}` comes from {provider.__module__}.{provider.__qualname__}, registered after model "
-                    f"`{built}` was built; a model gains an extension's methods when it is built, so build the "
-                    "model again")
+        message += (
+            f": `{name}` comes from {provider.__module__}.{provider.__qualname__}, registered after model "
+            f"`{built}` was built; a model gains an extension's methods when it is built, so build the "
+            "model again"
+        )
     elif name in _announced:
         message += f": {_announced[name]}"
     return AttributeError(message)

@@ -1,4 +1,5 @@
 """The functional graph: from output KerasTensors back to the inputs, in execution order."""
+
 from ...autograd.graph_order import post_order
 from ..layers.base import InputLayer, KerasTensor
 
@@ -13,8 +14,10 @@ def check_inputs_reach(inputs, order) -> None:
     given = {id(t) for t in inputs}
     for tensor in order:
         if not tensor.inputs and id(tensor) not in given:
-            raise ValueError(f"Graph disconnected: cannot obtain the value of {tensor} from the model's inputs; "
-                             "pass it in `inputs` of keras.Model(inputs, outputs)")
+            raise ValueError(
+                f"Graph disconnected: cannot obtain the value of {tensor} from the model's inputs; "
+                "pass it in `inputs` of keras.Model(inputs, outputs)"
+            )
 
 
 def layers_in_order(order) -> list:
@@ -33,5 +36,7 @@ def as_list(value) -> list:
     values = list(value)
     for v in values:
         if not isinstance(v, KerasTensor):
-            raise TypeError(f"keras.Model expects KerasTensors (from keras.Input and layer calls), got {type(v).__name__}")
+            raise TypeError(
+                f"keras.Model expects KerasTensors (from keras.Input and layer calls), got {type(v).__name__}"
+            )
     return values

@@ -6,6 +6,7 @@ layers connect; the compile arguments), ``model.weights.npz`` (every weight, in 
 config and weights. Loading makes the layers again, reconnects them, sets the weights and, for a
 compiled model, compiles it and restores the optimizer, so training continues where it stopped.
 """
+
 import io
 import json
 import os
@@ -34,11 +35,22 @@ def _architecture(model) -> dict:
     index = {id(t): i for i, t in enumerate(order)}
     layers = list({id(t.layer): t.layer for t in order}.values())
     layer_index = {id(layer): i for i, layer in enumerate(layers)}
-    return {"class_name": type(model).__name__, "name": model.name,
-            "layers": [{"class_name": type(layer).__name__, "config": layer.get_config() if not isinstance(
-                layer, InputLayer) else {"shape": list(layer.output_shape[1:]), "name": layer.name}} for layer in layers],
-            "tensors": [{"layer": layer_index[id(t.layer)], "inputs": [index[id(p)] for p in t.inputs]} for t in order],
-            "inputs": [index[id(t)] for t in model.inputs], "outputs": [index[id(t)] for t in model.outputs]}
+    return {
+        "class_name": type(model).__name__,
+        "name": model.name,
+        "layers": [
+            {
+                "class_name": type(layer).__name__,
+                "config": layer.get_config()
+                if not isinstance(layer, InputLayer)
+                else {"shape": list(layer.output_shape[1:]), "name": layer.name},
+            }
+            for layer in layers
+        ],
+        "tensors": [{"layer": layer_index[id(t.layer)], "inputs": [index[id(p)] for p in t.inputs]} for t in order],
+        "inputs": [index[id(t)] for t in model.inputs],
+        "outputs": [index[id(t)] for t in model.outputs],
+    }
 
 
 def _compile_arguments(model) -> dict:
@@ -47,22 +59,35 @@ def _compile_arguments(model) -> dict:
             return loss
         loss = losses_module.get(loss)
         return {"class_name": type(loss).__name__, "config": config.encode(vars(loss))}
+
     loss = model.loss
-    loss = ({k: loss_entry(v) for k, v in loss.items()} if isinstance(loss, dict) else
-            [loss_entry(v) for v in loss] if isinstance(loss, (list, tuple)) else loss_entry(loss))
+    loss = (
+        {k: loss_entry(v) for k, v in loss.items()}
+        if isinstance(loss, dict)
+        else [loss_entry(v) for v in loss]
+        if isinstance(loss, (list, tuple))
+        else loss_entry(loss)
+    )
     outputs = model.compiled_outputs
     _, loss_weights, metrics = outputs._given
-    return {"optimizer": {"class_name": type(model.optimizer).__name__, "config": model.optimizer.get_config()},
-            "loss": loss, "loss_weights": loss_weights, "metrics": config.encode(metrics),
-            "steps_per_execution": model.steps_per_execution}
+    return {
+        "optimizer": {"class_name": type(model.optimizer).__name__, "config": model.optimizer.get_config()},
+        "loss": loss,
+        "loss_weights": loss_weights,
+        "metrics": config.encode(metrics),
+        "steps_per_execution": model.steps_per_execution,
+    }
 
 
 def save_model(model, filepath) -> None:
     """Write atomically: a crash mid-write never leaves a half file at ``filepath``."""
     model.ensure_built()
     filepath = os.fspath(filepath)
-    description = {"format": FORMAT, "model": _architecture(model),
-                   "compile": _compile_arguments(model) if model.compiled else None}
+    description = {
+        "format": FORMAT,
+        "model": _architecture(model),
+        "compile": _compile_arguments(model) if model.compiled else None,
+    }
     weights = {f"w{i}": w for i, w in enumerate(model.get_weights())}
     with atomic_write(filepath, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("config.json", json.dumps(description, indent=1))
@@ -115,8 +140,13 @@ def _layer_class(name, custom_objects):
 
 def _rebuild(architecture, custom_objects):
     from ..models import Model, Sequential
-    made = [None if entry["class_name"] == "InputLayer" else _layer_class(entry["class_name"], custom_objects)
-            .from_config(entry["config"]) for entry in architecture["layers"]]
+
+    made = [
+        None
+        if entry["class_name"] == "InputLayer"
+        else _layer_class(entry["class_name"], custom_objects).from_config(entry["config"])
+        for entry in architecture["layers"]
+    ]
     if architecture["class_name"] == "Sequential":
         model = Sequential(name=architecture["name"])
         start = architecture["layers"][0]["config"]
@@ -135,8 +165,9 @@ def _rebuild(architecture, custom_objects):
         tensors.append(layer(given if layer.multi_input else given[0]))
     inputs = [tensors[i] for i in architecture["inputs"]]
     outputs = [tensors[i] for i in architecture["outputs"]]
-    return Model(inputs if len(inputs) > 1 else inputs[0], outputs if len(outputs) > 1 else outputs[0],
-                 name=architecture["name"])
+    return Model(
+        inputs if len(inputs) > 1 else inputs[0], outputs if len(outputs) > 1 else outputs[0], name=architecture["name"]
+    )
 
 
 def _recompile(model, arguments, custom_objects):
@@ -145,13 +176,24 @@ def _recompile(model, arguments, custom_objects):
             return entry
         cls = custom_objects.get(entry["class_name"]) or getattr(losses_module, entry["class_name"])
         return cls(**config.decode(entry["config"]))
+
     loss = arguments["loss"]
-    loss = ({k: loss_of(v) for k, v in loss.items()} if isinstance(loss, dict) and "class_name" not in loss else
-            [loss_of(v) for v in loss] if isinstance(loss, list) else loss_of(loss))
+    loss = (
+        {k: loss_of(v) for k, v in loss.items()}
+        if isinstance(loss, dict) and "class_name" not in loss
+        else [loss_of(v) for v in loss]
+        if isinstance(loss, list)
+        else loss_of(loss)
+    )
     optimizer = arguments["optimizer"]
     optimizer = getattr(optimizers_module, optimizer["class_name"])(**optimizer["config"])
-    model.compile(optimizer, loss, metrics=arguments["metrics"], loss_weights=arguments["loss_weights"],
-                  steps_per_execution=arguments["steps_per_execution"])
+    model.compile(
+        optimizer,
+        loss,
+        metrics=arguments["metrics"],
+        loss_weights=arguments["loss_weights"],
+        steps_per_execution=arguments["steps_per_execution"],
+    )
 
 
 def _restore_optimizer(model, state):

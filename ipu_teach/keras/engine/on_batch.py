@@ -1,5 +1,6 @@
 """``train_on_batch``, ``test_on_batch`` and ``predict_on_batch``: one step on one batch, by the
 model's executor (the host CPU, or the simulated IPU inside an IPUStrategy scope)."""
+
 from .data_adapter import DataAdapter
 from .training import _check_data
 
@@ -10,8 +11,15 @@ def run(model, mode, x, y=None, sample_weight=None, class_weight=None, reset_met
         model.assert_compiled(what)
         y = model.labels_in_output_order(y)
     rows = len(x[0] if isinstance(x, (list, tuple)) else x)
-    adapter = DataAdapter(x, y, max(rows, 1), None, what=what, sample_weight=sample_weight,  # the whole batch
-                          class_weight=class_weight)
+    adapter = DataAdapter(
+        x,
+        y,
+        max(rows, 1),
+        None,
+        what=what,
+        sample_weight=sample_weight,  # the whole batch
+        class_weight=class_weight,
+    )
     _check_data(model, adapter, with_labels=mode != "predict", what=what)
     executor = model.executor()
     executor.prepare(model, mode, adapter)

@@ -1,5 +1,6 @@
 """Sample weights travel with the labels: ``(x, Weighted(y, w))`` is a batch whose samples' losses
 are scaled by ``w``. Keeping them with ``y`` lets every executor pass batches on unchanged."""
+
 import numpy as np
 
 
@@ -38,8 +39,9 @@ def attach(y, sample_weight=None, class_weight=None):
         return y
     sample_weight = np.asarray(sample_weight, dtype=np.float32)
     if sample_weight.shape != (_count(y),):
-        raise ValueError(f"sample_weight must hold one weight per sample, shape ({_count(y)},); "
-                         f"got shape {sample_weight.shape}")
+        raise ValueError(
+            f"sample_weight must hold one weight per sample, shape ({_count(y)},); got shape {sample_weight.shape}"
+        )
     return Weighted(y, sample_weight)
 
 
@@ -49,8 +51,9 @@ def class_weights_of(y, class_weight) -> np.ndarray:
     if isinstance(y, list):
         raise ValueError("`class_weight` is only supported for Models with a single output.")
     if not isinstance(class_weight, dict) or not all(isinstance(k, (int, np.integer)) and k >= 0 for k in class_weight):
-        raise ValueError(f"class_weight must be a dict mapping class indices (integers >= 0) to weights, "
-                         f"got {class_weight!r}")
+        raise ValueError(
+            f"class_weight must be a dict mapping class indices (integers >= 0) to weights, got {class_weight!r}"
+        )
     labels = np.asarray(y)
     classes = labels.argmax(axis=-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(len(labels))
     classes = classes.astype(np.int64)

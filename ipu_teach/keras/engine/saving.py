@@ -6,6 +6,7 @@ model, and that each array has the shape and the kind of weight (``conv2d/kernel
 it goes to. Layer numbers are ignored (``dense_3`` loads into ``dense``): Keras numbers layers per
 session, and loads weights by the model's order as its HDF5 format does.
 """
+
 import json
 import os
 import re
@@ -45,8 +46,12 @@ def _read(filepath):
         raise bad_file(filepath, WHAT, "its metadata (__meta__) is missing or unreadable", REMEDY) from None
     missing = [f"w{i}" for i in range(len(names)) if f"w{i}" not in arrays]
     if missing or len(arrays) != len(names):
-        raise bad_file(filepath, WHAT, f"its metadata lists {len(names)} weights but it holds arrays "
-                                       f"{', '.join(sorted(arrays)) or 'none'}", REMEDY)
+        raise bad_file(
+            filepath,
+            WHAT,
+            f"its metadata lists {len(names)} weights but it holds arrays {', '.join(sorted(arrays)) or 'none'}",
+            REMEDY,
+        )
     return model, names, [arrays[f"w{i}"] for i in range(len(names))]
 
 
@@ -58,17 +63,23 @@ def load_weights(model, filepath) -> None:
     saved_model, names, arrays = _read(filepath)
     weights = model.weights
     if len(arrays) != len(weights):
-        raise ValueError(f"load_weights: {filepath!r} holds {len(arrays)} weights (saved from model "
-                         f"'{saved_model}') but model '{model.name}' has {len(weights)}; "
-                         "the architectures differ")
+        raise ValueError(
+            f"load_weights: {filepath!r} holds {len(arrays)} weights (saved from model "
+            f"'{saved_model}') but model '{model.name}' has {len(weights)}; "
+            "the architectures differ"
+        )
     for weight, array, saved_name in zip(weights, arrays, names):
         if weight_kind(saved_name) != weight_kind(weight.name):
-            raise ValueError(f"load_weights: weight {weight.name} of model '{model.name}' would get the file's "
-                             f"{saved_name} in {filepath!r} (saved from model '{saved_model}'); the architectures "
-                             "differ (layers of another kind or order)")
+            raise ValueError(
+                f"load_weights: weight {weight.name} of model '{model.name}' would get the file's "
+                f"{saved_name} in {filepath!r} (saved from model '{saved_model}'); the architectures "
+                "differ (layers of another kind or order)"
+            )
         if array.shape != weight.shape:
-            raise ValueError(f"load_weights: weight {weight.name} has shape {weight.shape} but the file's "
-                             f"{saved_name} has shape {array.shape}; the architectures differ")
+            raise ValueError(
+                f"load_weights: weight {weight.name} has shape {weight.shape} but the file's "
+                f"{saved_name} has shape {array.shape}; the architectures differ"
+            )
         if array.dtype.kind not in "fiu":
             raise BadFileError(f"{filepath} is not a valid {WHAT}: {saved_name} holds {array.dtype} values; {REMEDY}")
     for weight, array in zip(weights, arrays):

@@ -1,4 +1,5 @@
 """``model.summary()`` in the TensorFlow 2.x layout the Graphcore tutorial prints."""
+
 from ..layers.base import InputLayer, format_shape
 
 
@@ -9,7 +10,7 @@ def print_row(fields, positions, print_fn):
         if i > 0:
             line = line[:-1] + " "
         line += str(field)
-        line = line[:positions[i]]
+        line = line[: positions[i]]
         line += " " * (positions[i] - len(line))
     print_fn(line)
 

@@ -5,6 +5,7 @@ execution: on the host CPU (numpy, wall-clock time) by default, or on the simula
 model was compiled in an ``IPUStrategy`` scope (simulated time). The loop itself does not care
 which: it reports progress and calls callbacks once per execution, as Keras does.
 """
+
 import itertools
 import time
 from dataclasses import dataclass
@@ -71,9 +72,11 @@ def _check_data(model, adapter, with_labels, what):
     x, y = adapter.first_batch()
     if x is None or adapter.num_samples == 0:
         logs = "Empty batch_outputs" if what == "predict" else "Empty logs"
-        raise ValueError(f"Unexpected result of `{_FUNCTION[what]}` ({logs}): {what} was given no data "
-                         f"({'the dataset is empty' if adapter.dataset is not None else 'x has 0 samples'}); "
-                         "pass at least one sample")
+        raise ValueError(
+            f"Unexpected result of `{_FUNCTION[what]}` ({logs}): {what} was given no data "
+            f"({'the dataset is empty' if adapter.dataset is not None else 'x has 0 samples'}); "
+            "pass at least one sample"
+        )
     model.check_input_data(x)
     if with_labels and y is None:
         raise ValueError("fit/evaluate need labels: pass y=... (or a Dataset of (x, y) pairs)")
@@ -81,9 +84,25 @@ def _check_data(model, adapter, with_labels, what):
         model.check_labels(y if adapter.dataset is not None else adapter.y)
 
 
-def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
-        validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
-        steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
+def fit(
+    model,
+    x=None,
+    y=None,
+    batch_size=None,
+    epochs=1,
+    verbose="auto",
+    callbacks=None,
+    validation_split=0.0,
+    validation_data=None,
+    shuffle=True,
+    class_weight=None,
+    sample_weight=None,
+    initial_epoch=0,
+    steps_per_epoch=None,
+    validation_steps=None,
+    validation_batch_size=None,
+    validation_freq=1,
+):
     model.assert_compiled("fit")
     y = model.labels_in_output_order(y)
     val_weight = None
@@ -92,22 +111,38 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
         if sample_weight is not None:
             cut = len(y[0] if isinstance(y, list) else y)
             sample_weight, val_weight = sample_weight[:cut], sample_weight[cut:]
-    adapter = DataAdapter(x, y, batch_size, steps_per_epoch, shuffle=shuffle, what="fit", sample_weight=sample_weight,
-                          class_weight=class_weight)
+    adapter = DataAdapter(
+        x,
+        y,
+        batch_size,
+        steps_per_epoch,
+        shuffle=shuffle,
+        what="fit",
+        sample_weight=sample_weight,
+        class_weight=class_weight,
+    )
     _check_data(model, adapter, with_labels=True, what="fit")
     if validation_data is not None:
         val_x, val_y, given_weight = unpack_validation_data(validation_data)
         val_y, val_weight = model.labels_in_output_order(val_y), val_weight if given_weight is None else given_weight
-        val_batch = validation_batch_size or (None if adapter.dataset is not None or val_y is None else adapter.batch_size)
-        _check_data(model, DataAdapter(val_x, val_y, val_batch, validation_steps, what="fit (validation_data)"),
-                    with_labels=True, what="fit")
+        val_batch = validation_batch_size or (
+            None if adapter.dataset is not None or val_y is None else adapter.batch_size
+        )
+        _check_data(
+            model,
+            DataAdapter(val_x, val_y, val_batch, validation_steps, what="fit (validation_data)"),
+            with_labels=True,
+            what="fit",
+        )
     verbose = _verbosity(verbose)
     executor = model.executor()
     plan = executor.prepare(model, "train", adapter)
 
     history = callbacks_module.History()
     params = {"verbose": verbose, "epochs": epochs, "steps": plan.steps}
-    cbs = callbacks_module.CallbackList(list(callbacks or []) + [history], model, params)  # last, as in Keras: it sees what callbacks log
+    cbs = callbacks_module.CallbackList(
+        list(callbacks or []) + [history], model, params
+    )  # last, as in Keras: it sees what callbacks log
     model.stop_training = False
     cbs.on_train_begin()
     logs = {}
@@ -125,8 +160,13 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
             break
         logs = epoch_logs  # an epoch cut short by the data still ends (validation, callbacks), as in Keras
         if validation_data is not None and (epoch + 1) % validation_freq == 0:
-            val_logs = _evaluate(model, DataAdapter(val_x, val_y, val_batch, validation_steps, what="evaluate",
-                                                    sample_weight=val_weight), verbose=0, callbacks=cbs, in_fit=True)
+            val_logs = _evaluate(
+                model,
+                DataAdapter(val_x, val_y, val_batch, validation_steps, what="evaluate", sample_weight=val_weight),
+                verbose=0,
+                callbacks=cbs,
+                in_fit=True,
+            )
             logs.update({f"val_{k}": v for k, v in val_logs.items()})
         bar.update(done, list(logs.items()), elapsed, finalize=True)  # Keras ends the line with the val_ values
         executor.epoch_timing = (bar.seconds, bar.seconds_per_step)  # what the line showed, for benchmarks
@@ -143,9 +183,11 @@ def fit(model, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callba
 def _run_epoch(model, executor, plan, mode, adapter, bar, cbs, collect=None):
     """One pass over the data, execution by execution; returns the logs (running means), the steps
     done and the time they took. The caller ends the progress line."""
-    hooks = {"train": ("on_train_batch_begin", "on_train_batch_end"),
-             "test": ("on_test_batch_begin", "on_test_batch_end"),
-             "predict": ("on_predict_batch_begin", "on_predict_batch_end")}[mode]
+    hooks = {
+        "train": ("on_train_batch_begin", "on_train_batch_end"),
+        "test": ("on_test_batch_begin", "on_test_batch_end"),
+        "predict": ("on_predict_batch_begin", "on_predict_batch_end"),
+    }[mode]
     batches = adapter.batches()
     if plan.steps is not None:  # batches that do not fill a step of every replica are dropped
         batches = itertools.islice(batches, plan.steps * plan.replicas)
@@ -166,11 +208,21 @@ def _run_epoch(model, executor, plan, mode, adapter, bar, cbs, collect=None):
     return dict(logs), done, elapsed
 
 
-def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", steps=None, callbacks=None,
-             return_dict=False, sample_weight=None):
+def evaluate(
+    model,
+    x=None,
+    y=None,
+    batch_size=None,
+    verbose="auto",
+    steps=None,
+    callbacks=None,
+    return_dict=False,
+    sample_weight=None,
+):
     model.assert_compiled("evaluate")
-    adapter = DataAdapter(x, model.labels_in_output_order(y), batch_size, steps, what="evaluate",
-                          sample_weight=sample_weight)
+    adapter = DataAdapter(
+        x, model.labels_in_output_order(y), batch_size, steps, what="evaluate", sample_weight=sample_weight
+    )
     logs = _evaluate(model, adapter, _verbosity(verbose), callbacks)
     if return_dict:
         return logs
@@ -182,8 +234,11 @@ def _evaluate(model, adapter, verbose, callbacks, in_fit=False):
     _check_data(model, adapter, with_labels=True, what="evaluate")
     executor = model.executor()
     plan = executor.prepare(model, "test", adapter)
-    cbs = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else callbacks_module.CallbackList(
-        callbacks, model, {"verbose": verbose, "steps": plan.steps})  # fit's validation: fit's callbacks see it
+    cbs = (
+        callbacks
+        if isinstance(callbacks, callbacks_module.CallbackList)
+        else callbacks_module.CallbackList(callbacks, model, {"verbose": verbose, "steps": plan.steps})
+    )  # fit's validation: fit's callbacks see it
     model.reset_metrics()
     cbs.on_test_begin()
     if plan.epoch_notice and not in_fit:

@@ -11,6 +11,7 @@ Example:
 >>> [a.pipeline_stage for a in keras.Model(inputs, outputs).get_pipeline_stage_assignment()]
 [0, 1]
 """
+
 from . import model_methods
 from .pipeline_stage import PipelineStage
 

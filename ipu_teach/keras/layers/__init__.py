@@ -8,6 +8,7 @@ Example:
 >>> keras.layers.Dense(10)(keras.layers.Flatten()(y)).shape
 (None, 10)
 """
+
 from .base import Input, InputLayer, KerasTensor, Layer
 from .convolutional import Conv1D, Conv2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax
@@ -23,8 +24,43 @@ from .reshaping import Permute, ZeroPadding2D
 Convolution1D = Conv1D
 Convolution2D = Conv2D
 
-__all__ = ["Activation", "Add", "Average", "AveragePooling2D", "AvgPool2D", "BatchNormalization", "Concatenate",
-           "Conv1D", "Conv2D", "Convolution1D", "Convolution2D", "Dense", "Dropout", "Embedding", "Flatten", "GRU",
-           "GlobalAveragePooling2D", "GlobalAvgPool2D", "Input", "InputLayer", "KerasTensor", "LSTM", "Layer",
-           "LayerNormalization", "MaxPool2D", "MaxPooling2D", "Multiply", "Permute", "ReLU", "Reshape", "Softmax",
-           "Subtract", "ZeroPadding2D", "add", "average", "concatenate", "multiply", "subtract"]
+__all__ = [
+    "Activation",
+    "Add",
+    "Average",
+    "AveragePooling2D",
+    "AvgPool2D",
+    "BatchNormalization",
+    "Concatenate",
+    "Conv1D",
+    "Conv2D",
+    "Convolution1D",
+    "Convolution2D",
+    "Dense",
+    "Dropout",
+    "Embedding",
+    "Flatten",
+    "GRU",
+    "GlobalAveragePooling2D",
+    "GlobalAvgPool2D",
+    "Input",
+    "InputLayer",
+    "KerasTensor",
+    "LSTM",
+    "Layer",
+    "LayerNormalization",
+    "MaxPool2D",
+    "MaxPooling2D",
+    "Multiply",
+    "Permute",
+    "ReLU",
+    "Reshape",
+    "Softmax",
+    "Subtract",
+    "ZeroPadding2D",
+    "add",
+    "average",
+    "concatenate",
+    "multiply",
+    "subtract",
+]

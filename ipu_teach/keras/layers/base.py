@@ -4,6 +4,7 @@ Calling a layer on a ``KerasTensor`` (the result of ``keras.Input``) builds the 
 input, and returns a new ``KerasTensor`` remembering where it came from: that history is the
 functional model's graph.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -63,7 +64,9 @@ class Layer:
 
     # ----- precision -----------------------------------------------------------------------------
     dtype_policy = property(lambda self: self._dtype_policy)
-    compute_dtype = property(lambda self: self._dtype_policy.compute_dtype, doc="""The dtype of the layer's computations.
+    compute_dtype = property(
+        lambda self: self._dtype_policy.compute_dtype,
+        doc="""The dtype of the layer's computations.
 
     The dtype policy's compute dtype: ``"float16"`` under ``mixed_float16``, while the weights stay in
     ``variable_dtype`` (``"float32"``) and are cast for each use, as Keras' mixed precision does. On the
@@ -75,7 +78,8 @@ class Layer:
     'float32'
     >>> keras.layers.Dense(2, dtype="mixed_float16").compute_dtype
     'float16'
-    """)
+    """,
+    )
     variable_dtype = property(lambda self: self._dtype_policy.variable_dtype)
     dtype = variable_dtype  # Keras: a layer's dtype is its variables'
 
@@ -117,8 +121,9 @@ class Layer:
         """
         dtype = dtype or self.variable_dtype
         value = initializers.get(initializer)(tuple(shape), dtype=dtype)
-        weight = Tensor(np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable,
-                        name=f"{self.name}/{name}:0")
+        weight = Tensor(
+            np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable, name=f"{self.name}/{name}:0"
+        )
         self._weights.append(weight)
         self._trainable_flags.append(trainable)
         return weight
@@ -152,8 +157,10 @@ class Layer:
         for w, value in zip(self._weights, weights):
             value = np.asarray(value)
             if value.shape != w.shape:
-                raise ValueError(f"Layer '{self.name}': weight {w.name} has shape {w.shape}, "
-                                 f"but the value given has shape {value.shape}")
+                raise ValueError(
+                    f"Layer '{self.name}': weight {w.name} has shape {w.shape}, "
+                    f"but the value given has shape {value.shape}"
+                )
         for w, value in zip(self._weights, weights):
             w.data = np.array(value, dtype=w.dtype)
 
@@ -169,17 +176,23 @@ class Layer:
         shape = tuple(shape)
         found = f"Full shape received: {format_shape(shape)}"
         if self.ndim is not None and len(shape) != self.ndim:
-            raise ValueError(f'Input {index} of layer "{self.name}" is incompatible with the layer: '
-                             f"expected ndim={self.ndim}, found ndim={len(shape)}. {found}")
+            raise ValueError(
+                f'Input {index} of layer "{self.name}" is incompatible with the layer: '
+                f"expected ndim={self.ndim}, found ndim={len(shape)}. {found}"
+            )
         if self.min_ndim is not None and len(shape) < self.min_ndim:
-            raise ValueError(f'Input {index} of layer "{self.name}" is incompatible with the layer: '
-                             f"expected min_ndim={self.min_ndim}, found ndim={len(shape)}. {found}")
+            raise ValueError(
+                f'Input {index} of layer "{self.name}" is incompatible with the layer: '
+                f"expected min_ndim={self.min_ndim}, found ndim={len(shape)}. {found}"
+            )
         if self.built and self.input_shape is not None and len(shape) == len(self.input_shape):
             for axis, (want, got) in enumerate(zip(self.input_shape, shape)):
                 if axis and want is not None and got is not None and want != got:
-                    raise ValueError(f'Input {index} of layer "{self.name}" is incompatible with the layer: '
-                                     f"expected axis {axis} of input shape to have value {want}, "
-                                     f"but received input with shape {format_shape(shape)}")
+                    raise ValueError(
+                        f'Input {index} of layer "{self.name}" is incompatible with the layer: '
+                        f"expected axis {axis} of input shape to have value {want}, "
+                        f"but received input with shape {format_shape(shape)}"
+                    )
 
     def _ensure_built(self, shape) -> None:
         """``shape`` is one shape, or a list of them for a multi-input layer."""
@@ -187,20 +200,24 @@ class Layer:
             self.check_input(shape)
         if not self.built:
             self.build([tuple(s) for s in shape] if self.multi_input else tuple(shape))
-            self.input_shape = ([(None,) + tuple(s[1:]) for s in shape] if self.multi_input
-                                else (None,) + tuple(shape[1:]))
+            self.input_shape = (
+                [(None,) + tuple(s[1:]) for s in shape] if self.multi_input else (None,) + tuple(shape[1:])
+            )
             self.built = True
 
     def _check_arity(self, inputs) -> None:
         if self.multi_input and not isinstance(inputs, (list, tuple)):
-            raise ValueError(f"Layer '{self.name}' ({type(self).__name__}) should be called on a list of inputs. "
-                             f"Received: inputs={inputs}")
+            raise ValueError(
+                f"Layer '{self.name}' ({type(self).__name__}) should be called on a list of inputs. "
+                f"Received: inputs={inputs}"
+            )
         if not self.multi_input and isinstance(inputs, (list, tuple)):
             raise TypeError(f"Layer '{self.name}' takes one input, got a list of {len(inputs)}")
 
     def __call__(self, inputs, training=None, **kwargs):
-        if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs
-                                                and isinstance(inputs[0], KerasTensor)):
+        if isinstance(inputs, KerasTensor) or (
+            isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], KerasTensor)
+        ):
             return self._call_symbolic(inputs, current_stage())
         if self.multi_input and isinstance(inputs, (list, tuple)):
             tensor = [t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=np.float32)) for t in inputs]

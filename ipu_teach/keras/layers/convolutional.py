@@ -1,4 +1,5 @@
 """Conv2D and Conv1D (channels last, as Keras' default); Conv1D is a Conv2D of height 1."""
+
 import numpy as np
 
 from ...autograd import Tensor, ops
@@ -57,8 +58,19 @@ class Conv2D(Layer):
 
     ndim = 4
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros", data_format=None, **kwargs):
+    def __init__(
+        self,
+        filters,
+        kernel_size,
+        strides=(1, 1),
+        padding="valid",
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        data_format=None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if data_format not in (None, "channels_last"):
             raise ValueError("Conv2D: ipu-teach supports data_format='channels_last' (NHWC) only")
@@ -71,8 +83,9 @@ class Conv2D(Layer):
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
 
     def build(self, input_shape):
-        self.kernel = self.add_weight("kernel", self.kernel_size + (input_shape[-1], self.filters),
-                                      self.kernel_initializer)
+        self.kernel = self.add_weight(
+            "kernel", self.kernel_size + (input_shape[-1], self.filters), self.kernel_initializer
+        )
         self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
 
     def call(self, inputs, training=False):
@@ -87,8 +100,19 @@ class Conv1D(Layer):
 
     ndim = 3
 
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros", data_format=None, **kwargs):
+    def __init__(
+        self,
+        filters,
+        kernel_size,
+        strides=1,
+        padding="valid",
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        data_format=None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if data_format not in (None, "channels_last"):
             raise ValueError("Conv1D: ipu-teach supports data_format='channels_last' only")
@@ -103,8 +127,9 @@ class Conv1D(Layer):
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
 
     def build(self, input_shape):
-        self.kernel = self.add_weight("kernel", (self.kernel_size, input_shape[-1], self.filters),
-                                      self.kernel_initializer)
+        self.kernel = self.add_weight(
+            "kernel", (self.kernel_size, input_shape[-1], self.filters), self.kernel_initializer
+        )
         self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
 
     def call(self, inputs, training=False):

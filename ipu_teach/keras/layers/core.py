@@ -1,4 +1,5 @@
 """Dense, Flatten, Reshape, Dropout and the activation layers."""
+
 import numpy as np
 
 from ...autograd import Tensor, ops
@@ -36,8 +37,15 @@ class Dense(Layer):
 
     min_ndim = 2
 
-    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+    def __init__(
+        self,
+        units,
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
@@ -87,8 +95,10 @@ class Reshape(Layer):
         size, target = int(np.prod(input_shape[1:])), self.target_shape
         known = int(np.prod([d for d in target if d != -1]))
         if (-1 not in target and known != size) or (-1 in target and size % known):
-            raise ValueError(f'Layer "{self.name}": cannot reshape an input of shape {format_shape(input_shape)} '
-                             f"({size} values per sample) to {target}")
+            raise ValueError(
+                f'Layer "{self.name}": cannot reshape an input of shape {format_shape(input_shape)} '
+                f"({size} values per sample) to {target}"
+            )
 
     def call(self, inputs, training=False):
         return ops.reshape(inputs, (inputs.shape[0],) + self.target_shape)
@@ -134,8 +144,11 @@ class Dropout(Layer):
         if not training or self.rate == 0:
             return inputs
         rng = self._rng or backend.rng()
-        shape = inputs.shape if self.noise_shape is None else tuple(
-            n if n is not None else d for n, d in zip(self.noise_shape, inputs.shape))
+        shape = (
+            inputs.shape
+            if self.noise_shape is None
+            else tuple(n if n is not None else d for n, d in zip(self.noise_shape, inputs.shape))
+        )
         keep = (rng.random(shape, dtype=np.float32) >= self.rate) * np.float32(1 / (1 - self.rate))
         return ops.mul(inputs, Tensor(keep.astype(inputs.dtype)))
 

@@ -1,4 +1,5 @@
 """GlobalAveragePooling2D: the mean over height and width of each channel (a Mean op)."""
+
 from ...autograd import ops
 from .base import Layer
 

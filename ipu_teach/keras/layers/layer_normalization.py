@@ -1,4 +1,5 @@
 """LayerNormalization: each sample normalised over its last axis (its own statistics, always)."""
+
 from ...autograd import ops
 from .base import Layer
 
@@ -6,8 +7,16 @@ from .base import Layer
 class LayerNormalization(Layer):
     min_ndim = 2
 
-    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", **kwargs):
+    def __init__(
+        self,
+        axis=-1,
+        epsilon=1e-3,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if axis not in (-1, [-1], (-1,)):
             raise ValueError("LayerNormalization: ipu-teach normalises the last axis only; use axis=-1")

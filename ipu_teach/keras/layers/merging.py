@@ -1,5 +1,6 @@
 """Merge layers: Add, Subtract, Multiply, Average, Concatenate. They take a list of tensors, which is
 how two-input and residual models are built (``Add()([x, shortcut])``)."""
+
 import numpy as np
 
 from ...autograd import ops
@@ -11,13 +12,17 @@ class _Merge(Layer):
 
     def build(self, input_shape):
         if len(input_shape) < 2:
-            raise ValueError(f"A merge layer ({type(self).__name__} '{self.name}') should be called on a list of at "
-                             f"least 2 inputs. Got {len(input_shape)} input(s).")
+            raise ValueError(
+                f"A merge layer ({type(self).__name__} '{self.name}') should be called on a list of at "
+                f"least 2 inputs. Got {len(input_shape)} input(s)."
+            )
         try:
             np.broadcast_shapes(*[tuple(1 if d is None else d for d in s[1:]) for s in input_shape])
         except ValueError:
-            raise ValueError(f"Layer '{self.name}' ({type(self).__name__}): inputs have incompatible shapes. Received "
-                             f"shapes {', '.join(format_shape(s) for s in input_shape)}") from None
+            raise ValueError(
+                f"Layer '{self.name}' ({type(self).__name__}): inputs have incompatible shapes. Received "
+                f"shapes {', '.join(format_shape(s) for s in input_shape)}"
+            ) from None
 
     def call(self, inputs, training=False):
         out = inputs[0]
@@ -37,8 +42,9 @@ class Multiply(_Merge):
 class Subtract(_Merge):
     def build(self, input_shape):
         if len(input_shape) != 2:
-            raise ValueError(f"A `Subtract` layer ('{self.name}') should be called on exactly 2 inputs, "
-                             f"got {len(input_shape)}")
+            raise ValueError(
+                f"A `Subtract` layer ('{self.name}') should be called on exactly 2 inputs, got {len(input_shape)}"
+            )
         super().build(input_shape)
 
     combine = staticmethod(ops.sub)
@@ -60,15 +66,30 @@ class Concatenate(_Merge):
         axis = self.axis % len(input_shape[0])
         others = {tuple(d for a, d in enumerate(s) if a != axis) for s in input_shape}
         if axis == 0 or len({len(s) for s in input_shape}) > 1 or len(others) > 1:
-            raise ValueError(f"A `Concatenate` layer ('{self.name}') requires inputs with matching shapes except for "
-                             f"the concatenation axis. Received: input_shape={[format_shape(s) for s in input_shape]}")
+            raise ValueError(
+                f"A `Concatenate` layer ('{self.name}') requires inputs with matching shapes except for "
+                f"the concatenation axis. Received: input_shape={[format_shape(s) for s in input_shape]}"
+            )
 
     def call(self, inputs, training=False):
         return ops.concatenate(inputs, axis=self.axis)
 
 
-def add(inputs, **kwargs): return Add(**kwargs)(inputs)
-def subtract(inputs, **kwargs): return Subtract(**kwargs)(inputs)
-def multiply(inputs, **kwargs): return Multiply(**kwargs)(inputs)
-def average(inputs, **kwargs): return Average(**kwargs)(inputs)
-def concatenate(inputs, axis=-1, **kwargs): return Concatenate(axis=axis, **kwargs)(inputs)
+def add(inputs, **kwargs):
+    return Add(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    return Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    return Average(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    return Concatenate(axis=axis, **kwargs)(inputs)

@@ -4,6 +4,7 @@ As in TensorFlow 2's Keras, a frozen layer (``trainable=False``) runs in inferen
 ``fit``: it normalises with its moving statistics and leaves them unchanged, which is what
 fine-tuning a pretrained model relies on.
 """
+
 import contextlib
 
 import numpy as np
@@ -39,9 +40,19 @@ def pooled_moving_statistics():
 class BatchNormalization(Layer):
     min_ndim = 2
 
-    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
-                 beta_initializer="zeros", gamma_initializer="ones",
-                 moving_mean_initializer="zeros", moving_variance_initializer="ones", **kwargs):
+    def __init__(
+        self,
+        axis=-1,
+        momentum=0.99,
+        epsilon=1e-3,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        moving_mean_initializer="zeros",
+        moving_variance_initializer="ones",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if axis != -1:
             raise ValueError("BatchNormalization: ipu-teach normalises the last axis (channels) only; use axis=-1")
@@ -73,5 +84,6 @@ class BatchNormalization(Layer):
                 self.update_moving_statistics(mean, var)
         else:
             mean, var = self.moving_mean.data, self.moving_variance.data
-        return ops.BatchNorm.apply(inputs, self.gamma, self.beta, Tensor(mean), Tensor(var),
-                                   epsilon=self.epsilon, training=training)
+        return ops.BatchNorm.apply(
+            inputs, self.gamma, self.beta, Tensor(mean), Tensor(var), epsilon=self.epsilon, training=training
+        )

@@ -1,4 +1,5 @@
 """MaxPooling2D and AveragePooling2D (strides default to the pool size, as in Keras)."""
+
 from ...autograd import ops
 from .base import Layer
 from .convolutional import as_pair, check_padding

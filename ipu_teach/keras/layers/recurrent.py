@@ -5,6 +5,7 @@ The input projection of every timestep is one MatMul over the whole sequence; ea
 the recurrent MatMul of the previous state and splits the gates (Keras' order: LSTM i, f, c, o;
 GRU z, r, h with ``reset_after=True``, TF2's default).
 """
+
 import numpy as np
 
 from ...autograd import ops
@@ -26,9 +27,20 @@ class _RNN(Layer):
     ndim = 3
     gates = 0
 
-    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
-                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 return_sequences=False, return_state=False, go_backwards=False, **kwargs):
+    def __init__(
+        self,
+        units,
+        activation="tanh",
+        recurrent_activation="sigmoid",
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        return_sequences=False,
+        return_state=False,
+        go_backwards=False,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if return_state:
             raise ValueError(f"{type(self).__name__}: ipu-teach layers have one output; use return_state=False")
@@ -53,7 +65,7 @@ class _RNN(Layer):
             projected = ops.add(projected, self.input_bias())
         steps = range(inputs.shape[1])
         state, outputs = None, []
-        for t in (reversed(steps) if self.go_backwards else steps):
+        for t in reversed(steps) if self.go_backwards else steps:
             h, state = self.step(_step_input(projected, t), state)
             outputs.append(ops.reshape(h, (h.shape[0], 1, self.units)))
         return ops.concatenate(outputs, axis=1) if self.return_sequences else h
@@ -77,6 +89,7 @@ class LSTM(_RNN):
         def forget_gate_ones(shape, dtype="float32"):
             u = self.units
             return np.concatenate([base((u,), dtype), np.ones(u, dtype), base((2 * u,), dtype)])
+
         return forget_gate_ones
 
     def input_bias(self):

@@ -1,4 +1,5 @@
 """Permute and ZeroPadding2D: layers that rearrange values (a Transpose and a Pad op)."""
+
 from ...autograd import ops
 from .base import Layer
 
@@ -10,13 +11,17 @@ class Permute(Layer):
         super().__init__(**kwargs)
         self.dims = tuple(int(d) for d in dims)
         if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
-            raise ValueError(f"Invalid permutation argument `dims` for Permute Layer. The set of indices in `dims` "
-                             f"must be consecutive and start from 1. Received dims={dims}")
+            raise ValueError(
+                f"Invalid permutation argument `dims` for Permute Layer. The set of indices in `dims` "
+                f"must be consecutive and start from 1. Received dims={dims}"
+            )
 
     def build(self, input_shape):
         if len(input_shape) != len(self.dims) + 1:
-            raise ValueError(f"Permute '{self.name}': dims={self.dims} needs inputs of {len(self.dims)} axes after "
-                             f"the batch, got shape {tuple(input_shape)}")
+            raise ValueError(
+                f"Permute '{self.name}': dims={self.dims} needs inputs of {len(self.dims)} axes after "
+                f"the batch, got shape {tuple(input_shape)}"
+            )
 
     def call(self, inputs, training=False):
         return ops.Transpose.apply(inputs, perm=(0,) + self.dims)
@@ -35,8 +40,10 @@ class ZeroPadding2D(Layer):
             padding = ((padding, padding), (padding, padding))
         padding = tuple((p, p) if isinstance(p, int) else tuple(p) for p in padding)
         if len(padding) != 2 or any(len(p) != 2 or min(p) < 0 for p in padding):
-            raise ValueError(f"ZeroPadding2D: padding must be an int, a pair of ints or a pair of pairs of "
-                             f"non-negative ints, got {padding!r}")
+            raise ValueError(
+                f"ZeroPadding2D: padding must be an int, a pair of ints or a pair of pairs of "
+                f"non-negative ints, got {padding!r}"
+            )
         self.padding = padding
 
     def call(self, inputs, training=False):

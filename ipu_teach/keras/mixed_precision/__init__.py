@@ -13,6 +13,7 @@ Example:
 ('LossScaleOptimizer', 'float16')
 >>> keras.mixed_precision.set_global_policy("float32")
 """
+
 from .loss_scale_optimizer import LossScaleOptimizer
 from .policy import Policy, global_policy, set_global_policy
 

@@ -6,6 +6,7 @@ Dynamic (the default): start at 2**15; when any gradient is inf or NaN, skip the
 Adam's step count go on); after ``dynamic_growth_steps`` (2000) finite steps in a row, double it. Static
 (``dynamic=False``): a fixed ``initial_scale``, every step applied, as Keras' fixed loss scale does.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -49,21 +50,26 @@ class LossScaleOptimizer(Optimizer):
 
     def __init__(self, inner_optimizer, dynamic=True, initial_scale=None, dynamic_growth_steps=None):
         if not isinstance(inner_optimizer, Optimizer):
-            raise TypeError("LossScaleOptimizer: 'inner_optimizer' must be an instance of keras.optimizers.Optimizer, "
-                            f"but got: {inner_optimizer!r}")
+            raise TypeError(
+                "LossScaleOptimizer: 'inner_optimizer' must be an instance of keras.optimizers.Optimizer, "
+                f"but got: {inner_optimizer!r}"
+            )
         if not dynamic and initial_scale is None:
             raise ValueError('LossScaleOptimizer: "initial_scale" must be specified if "dynamic" is False')
         if not dynamic and dynamic_growth_steps is not None:
-            raise ValueError('LossScaleOptimizer: "dynamic_growth_steps" must be None if "dynamic" is False, '
-                             f"but got: {dynamic_growth_steps}")
-        scale = 2.0 ** 15 if initial_scale is None else float(initial_scale)
+            raise ValueError(
+                'LossScaleOptimizer: "dynamic_growth_steps" must be None if "dynamic" is False, '
+                f"but got: {dynamic_growth_steps}"
+            )
+        scale = 2.0**15 if initial_scale is None else float(initial_scale)
         if not scale >= 1:
             raise ValueError(f"LossScaleOptimizer: initial_scale must be >= 1, got {initial_scale!r}")
         self.inner_optimizer = inner_optimizer
         self.dynamic = bool(dynamic)
         self.initial_scale = scale
-        self.dynamic_growth_steps = (2000 if dynamic_growth_steps is None else int(dynamic_growth_steps)) \
-            if dynamic else None
+        self.dynamic_growth_steps = (
+            (2000 if dynamic_growth_steps is None else int(dynamic_growth_steps)) if dynamic else None
+        )
         self.loss_scale = scale
         self.dynamic_counter = 0
 
@@ -125,5 +131,9 @@ class LossScaleOptimizer(Optimizer):
         return True
 
     def get_config(self) -> dict:
-        return {"inner_optimizer": self.inner_optimizer.get_config(), "dynamic": self.dynamic,
-                "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}
+        return {
+            "inner_optimizer": self.inner_optimizer.get_config(),
+            "dynamic": self.dynamic,
+            "initial_scale": self.initial_scale,
+            "dynamic_growth_steps": self.dynamic_growth_steps,
+        }

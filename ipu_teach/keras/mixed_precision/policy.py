@@ -1,4 +1,5 @@
 """Dtype policies (keras ``mixed_precision/policy.py``): a layer's compute dtype and variable dtype."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,15 +15,18 @@ class Policy:
             name = name.name
         name = getattr(name, "name", name)  # tf.float16 and numpy dtypes name themselves
         if name == "mixed_bfloat16":
-            raise ValueError("Policy 'mixed_bfloat16' is not simulated: the IPU computes in float16 and float32; "
-                             "use 'mixed_float16'")
+            raise ValueError(
+                "Policy 'mixed_bfloat16' is not simulated: the IPU computes in float16 and float32; use 'mixed_float16'"
+            )
         if name == "mixed_float16":
             self._compute, self._variable = "float16", "float32"
         elif isinstance(name, str) and name in _FLOATS:
             self._compute = self._variable = name
         else:
-            raise ValueError(f"Cannot convert value {name!r} to a mixed precision Policy. Valid policies include "
-                             "'mixed_float16' and the name of a float dtype such as 'float32' or 'float16'")
+            raise ValueError(
+                f"Cannot convert value {name!r} to a mixed precision Policy. Valid policies include "
+                "'mixed_float16' and the name of a float dtype such as 'float32' or 'float16'"
+            )
         self._name = name
 
     name = property(lambda self: self._name)

@@ -1,4 +1,5 @@
 """``tf.data``: ipu-teach's Dataset (``ipu_teach.data``), ``AUTOTUNE``, ``Options`` and ``tf.data.experimental``."""
+
 from ...data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from ...data.options import Options
 from . import experimental

@@ -1,4 +1,5 @@
 """``tf.data.experimental``: where TensorFlow 2.6 scripts find ``AUTOTUNE`` and the cardinality constants."""
+
 from ...data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from ...data.options import AutoShardPolicy
 
