@@ -399,138 +399,10 @@ class Model(Layer):
         return self.device_executor or training.CPUExecutor()
 
     # ----- Keras' public loops -------------------------------------------------------------------
-    def fit(
-        self,
-        x=None,
-        y=None,
-        batch_size=None,
-        epochs=1,
-        verbose="auto",
-        callbacks=None,
-        validation_split=0.0,
-        validation_data=None,
-        shuffle=True,
-        class_weight=None,
-        sample_weight=None,
-        initial_epoch=0,
-        steps_per_epoch=None,
-        validation_steps=None,
-        validation_batch_size=None,
-        validation_freq=1,
-        **kwargs,
-    ):
-        """Trains the model for a fixed number of epochs (iterations on a dataset).
-
-        On the simulated IPU (a model compiled in an ``IPUStrategy`` scope) the data is cut into executions
-        of ``steps_per_execution`` batches, so the number of batches must divide into them (Graphcore's
-        rule, with an error that says what to change); replicas, gradient accumulation and pipelining
-        follow ``IPUConfig`` and the model's options. The weights computed are the CPU's.
-
-        Args:
-          x: Input data: a numpy array (or a list of them for several inputs), or a ``Dataset`` of
-            ``(x, y)`` batches.
-          y: Target data, like ``x``; not given when ``x`` is a dataset.
-          batch_size: Integer, the number of samples per gradient update (per replica on the IPU).
-            Default: None, 32.
-          epochs: Integer, the number of epochs to train the model. Default: 1.
-          verbose: ``"auto"``, 0 (silent), 1 (progress bar) or 2 (one line per epoch). Default: ``"auto"``, 1.
-          callbacks: List of ``keras.callbacks.Callback`` instances. Default: None.
-          validation_split: Float between 0 and 1, the fraction of the training data held out for
-            validation (the last samples, before shuffling). Default: 0.
-          validation_data: ``(x_val, y_val)`` to evaluate on at the end of each epoch. Default: None.
-          shuffle: Boolean, whether to shuffle the training data before each epoch. Default: True.
-          class_weight: Optional dict mapping class indices to a weight for the loss. Default: None.
-          sample_weight: Optional numpy array of weights for the training samples. Default: None.
-          initial_epoch: Integer, the epoch at which to start training. Default: 0.
-          steps_per_epoch: Integer or None, the number of batches per epoch. Default: None, the whole data.
-          validation_steps: Integer or None, the number of validation batches. Default: None.
-          validation_batch_size: Integer or None, the validation batch size. Default: None, ``batch_size``.
-          validation_freq: Integer, validate every ``validation_freq`` epochs. Default: 1.
-
-        Returns:
-          A ``History`` object: its ``history`` attribute records the loss and metric values per epoch.
-
-        Raises:
-          RuntimeError: if the model was never compiled.
-          ipu.IPURuleError: on the IPU, if the data does not divide into executions (the message says how).
-
-        Example:
-
-        >>> keras.utils.set_random_seed(0)
-        >>> model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
-        >>> model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
-        >>> x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
-        >>> history = model.fit(x, y, batch_size=4, epochs=2, verbose=0)
-        >>> sorted(history.history), len(history.history["loss"])
-        (['accuracy', 'loss'], 2)
-        """
-        if kwargs:
-            raise TypeError(f"fit() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return training.fit(
-            self,
-            x,
-            y,
-            batch_size,
-            epochs,
-            verbose,
-            callbacks,
-            validation_split,
-            validation_data,
-            shuffle,
-            class_weight,
-            sample_weight,
-            initial_epoch,
-            steps_per_epoch,
-            validation_steps,
-            validation_batch_size,
-            validation_freq,
-        )
-
-    def evaluate(
-        self,
-        x=None,
-        y=None,
-        batch_size=None,
-        verbose="auto",
-        sample_weight=None,
-        steps=None,
-        callbacks=None,
-        return_dict=False,
-        **kwargs,
-    ):
-        """Returns the loss value and metrics values for the model in test mode.
-
-        On the simulated IPU it runs the model's "test" executable, compiled for ``steps_per_execution``
-        batches per execution like ``fit`` (a count larger than the batches available is truncated with a
-        warning, as in Graphcore's Keras).
-
-        Args:
-          x: Input data: a numpy array, a list of them, or a ``Dataset`` of ``(x, y)`` batches.
-          y: Target data, like ``x``; not given when ``x`` is a dataset.
-          batch_size: Integer, the number of samples per batch. Default: None, 32.
-          verbose: ``"auto"``, 0 (silent) or 1 (progress bar). Default: ``"auto"``, 1.
-          sample_weight: Optional numpy array of weights for the test samples. Default: None.
-          steps: Integer or None, the number of batches to evaluate. Default: None, all of them.
-          callbacks: List of ``keras.callbacks.Callback`` instances. Default: None.
-          return_dict: If True, return a dict of names to values instead of a list. Default: False.
-
-        Returns:
-          The scalar test loss (with no metrics), or a list ``[loss, metric, ...]`` in the order of
-          ``model.metrics_names``, or a dict if ``return_dict``.
-
-        Example:
-
-        >>> keras.utils.set_random_seed(0)
-        >>> model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
-        >>> model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
-        >>> x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
-        >>> loss, accuracy = model.evaluate(x, y, batch_size=4, verbose=0)
-        >>> round(accuracy, 2)
-        1.0
-        """
-        if kwargs:
-            raise TypeError(f"evaluate() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return training.evaluate(self, x, y, batch_size, verbose, steps, callbacks, return_dict, sample_weight)
+    # Keras' loops, one function each in engine/training.py with Keras' signatures and docstrings.
+    fit = training.fit
+    evaluate = training.evaluate
+    predict = training.predict
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True, return_dict=False):
         return on_batch.run(self, "train", x, y, sample_weight, class_weight, reset_metrics, return_dict)
@@ -540,11 +412,6 @@ class Model(Layer):
 
     def predict_on_batch(self, x):
         return on_batch.run(self, "predict", x)
-
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, **kwargs):
-        if kwargs:
-            raise TypeError(f"predict() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return training.predict(self, x, batch_size, verbose, steps, callbacks)
 
 
 class Sequential(Model):

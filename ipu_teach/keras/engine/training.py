@@ -103,6 +103,51 @@ def fit(
     validation_batch_size=None,
     validation_freq=1,
 ):
+    """Trains the model for a fixed number of epochs (iterations on a dataset).
+
+    On the simulated IPU (a model compiled in an ``IPUStrategy`` scope) the data is cut into executions
+    of ``steps_per_execution`` batches, so the number of batches must divide into them (Graphcore's
+    rule, with an error that says what to change); replicas, gradient accumulation and pipelining
+    follow ``IPUConfig`` and the model's options. The weights computed are the CPU's.
+
+    Args:
+      x: Input data: a numpy array (or a list of them for several inputs), or a ``Dataset`` of
+        ``(x, y)`` batches.
+      y: Target data, like ``x``; not given when ``x`` is a dataset.
+      batch_size: Integer, the number of samples per gradient update (per replica on the IPU).
+        Default: None, 32.
+      epochs: Integer, the number of epochs to train the model. Default: 1.
+      verbose: ``"auto"``, 0 (silent), 1 (progress bar) or 2 (one line per epoch). Default: ``"auto"``, 1.
+      callbacks: List of ``keras.callbacks.Callback`` instances. Default: None.
+      validation_split: Float between 0 and 1, the fraction of the training data held out for
+        validation (the last samples, before shuffling). Default: 0.
+      validation_data: ``(x_val, y_val)`` to evaluate on at the end of each epoch. Default: None.
+      shuffle: Boolean, whether to shuffle the training data before each epoch. Default: True.
+      class_weight: Optional dict mapping class indices to a weight for the loss. Default: None.
+      sample_weight: Optional numpy array of weights for the training samples. Default: None.
+      initial_epoch: Integer, the epoch at which to start training. Default: 0.
+      steps_per_epoch: Integer or None, the number of batches per epoch. Default: None, the whole data.
+      validation_steps: Integer or None, the number of validation batches. Default: None.
+      validation_batch_size: Integer or None, the validation batch size. Default: None, ``batch_size``.
+      validation_freq: Integer, validate every ``validation_freq`` epochs. Default: 1.
+
+    Returns:
+      A ``History`` object: its ``history`` attribute records the loss and metric values per epoch.
+
+    Raises:
+      RuntimeError: if the model was never compiled.
+      ipu.IPURuleError: on the IPU, if the data does not divide into executions (the message says how).
+
+    Example:
+
+    >>> keras.utils.set_random_seed(0)
+    >>> model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+    >>> model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
+    >>> x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
+    >>> history = model.fit(x, y, batch_size=4, epochs=2, verbose=0)
+    >>> sorted(history.history), len(history.history["loss"])
+    (['accuracy', 'loss'], 2)
+    """
     model.assert_compiled("fit")
     y = model.labels_in_output_order(y)
     val_weight = None
@@ -214,11 +259,41 @@ def evaluate(
     y=None,
     batch_size=None,
     verbose="auto",
+    sample_weight=None,
     steps=None,
     callbacks=None,
     return_dict=False,
-    sample_weight=None,
 ):
+    """Returns the loss value and metrics values for the model in test mode.
+
+    On the simulated IPU it runs the model's "test" executable, compiled for ``steps_per_execution``
+    batches per execution like ``fit`` (a count larger than the batches available is truncated with a
+    warning, as in Graphcore's Keras).
+
+    Args:
+      x: Input data: a numpy array, a list of them, or a ``Dataset`` of ``(x, y)`` batches.
+      y: Target data, like ``x``; not given when ``x`` is a dataset.
+      batch_size: Integer, the number of samples per batch. Default: None, 32.
+      verbose: ``"auto"``, 0 (silent) or 1 (progress bar). Default: ``"auto"``, 1.
+      sample_weight: Optional numpy array of weights for the test samples. Default: None.
+      steps: Integer or None, the number of batches to evaluate. Default: None, all of them.
+      callbacks: List of ``keras.callbacks.Callback`` instances. Default: None.
+      return_dict: If True, return a dict of names to values instead of a list. Default: False.
+
+    Returns:
+      The scalar test loss (with no metrics), or a list ``[loss, metric, ...]`` in the order of
+      ``model.metrics_names``, or a dict if ``return_dict``.
+
+    Example:
+
+    >>> keras.utils.set_random_seed(0)
+    >>> model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+    >>> model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
+    >>> x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
+    >>> loss, accuracy = model.evaluate(x, y, batch_size=4, verbose=0)
+    >>> round(accuracy, 2)
+    1.0
+    """
     model.assert_compiled("evaluate")
     adapter = DataAdapter(
         x, model.labels_in_output_order(y), batch_size, steps, what="evaluate", sample_weight=sample_weight

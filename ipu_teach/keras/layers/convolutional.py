@@ -21,7 +21,52 @@ def check_padding(padding, layer):
     return padding
 
 
-class Conv2D(Layer):
+class _Convolution(Layer):
+    """What Keras' convolutions share (Keras has the same ``Conv`` base): the filters, activation, bias and
+    initializers, and the channels-last check; each subclass reads its own window sizes and padding."""
+
+    paddings = ("valid", "same")
+
+    def __init__(
+        self,
+        filters,
+        kernel_size,
+        strides=1,
+        padding="valid",
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        data_format=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{name}: ipu-teach supports data_format='channels_last' only (channels on the last axis)")
+        self.filters = int(filters)
+        self.kernel_size, self.strides = self.window(kernel_size, strides)
+        self.padding = str(padding).lower()
+        if self.padding not in self.paddings:
+            choices = ", ".join(repr(p) for p in self.paddings[:-1]) + f" or {self.paddings[-1]!r}"
+            raise ValueError(f"{name}: padding must be {choices}, got {padding!r}")
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+
+    def window(self, kernel_size, strides) -> tuple:
+        """The kernel size and strides, checked, in this layer's form."""
+        raise NotImplementedError
+
+    def add_kernel_and_bias(self, kernel_shape):
+        self.kernel = self.add_weight("kernel", kernel_shape, self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
+
+    def bias_or_zeros(self):
+        return self.bias if self.bias is not None else Tensor(np.zeros(self.filters, dtype=np.float32))
+
+
+class Conv2D(_Convolution):
     """2D convolution layer (e.g. spatial convolution over images), channels last (NHWC).
 
     The layer convolves a ``kernel_size`` window of ``filters`` kernels over inputs of shape
@@ -58,79 +103,32 @@ class Conv2D(Layer):
 
     ndim = 4
 
-    def __init__(
-        self,
-        filters,
-        kernel_size,
-        strides=(1, 1),
-        padding="valid",
-        activation=None,
-        use_bias=True,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        data_format=None,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        if data_format not in (None, "channels_last"):
-            raise ValueError("Conv2D: ipu-teach supports data_format='channels_last' (NHWC) only")
-        self.filters = int(filters)
-        self.kernel_size = as_pair(kernel_size, "Conv2D kernel_size")
-        self.strides = as_pair(strides, "Conv2D strides")
-        self.padding = check_padding(padding, "Conv2D")
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+    def window(self, kernel_size, strides):
+        return as_pair(kernel_size, "Conv2D kernel_size"), as_pair(strides, "Conv2D strides")
 
     def build(self, input_shape):
-        self.kernel = self.add_weight(
-            "kernel", self.kernel_size + (input_shape[-1], self.filters), self.kernel_initializer
-        )
-        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
+        self.add_kernel_and_bias(self.kernel_size + (input_shape[-1], self.filters))
 
     def call(self, inputs, training=False):
-        bias = self.bias if self.bias is not None else Tensor(np.zeros(self.filters, dtype=np.float32))
-        y = ops.Conv2D.apply(inputs, self.kernel, bias, strides=self.strides, padding=self.padding)
+        y = ops.Conv2D.apply(inputs, self.kernel, self.bias_or_zeros(), strides=self.strides, padding=self.padding)
         return self.activation(y)
 
 
-class Conv1D(Layer):
+class Conv1D(_Convolution):
     """Sequences (batch, steps, channels): the Conv2D op on a height-1 image, so its gradient and IPU
     cost are the convolution's. ``padding='causal'`` pads the start only (output t sees inputs <= t)."""
 
     ndim = 3
+    paddings = ("valid", "same", "causal")
 
-    def __init__(
-        self,
-        filters,
-        kernel_size,
-        strides=1,
-        padding="valid",
-        activation=None,
-        use_bias=True,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        data_format=None,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        if data_format not in (None, "channels_last"):
-            raise ValueError("Conv1D: ipu-teach supports data_format='channels_last' only")
-        self.filters = int(filters)
-        self.kernel_size = as_pair((1, _single(kernel_size, "Conv1D kernel_size")), "Conv1D kernel_size")[1]
-        self.strides = as_pair((1, _single(strides, "Conv1D strides")), "Conv1D strides")[1]
-        self.padding = str(padding).lower()
-        if self.padding not in ("valid", "same", "causal"):
-            raise ValueError(f"Conv1D: padding must be 'valid', 'same' or 'causal', got {padding!r}")
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+    def window(self, kernel_size, strides):
+        return (
+            as_pair((1, _single(kernel_size, "Conv1D kernel_size")), "Conv1D kernel_size")[1],
+            as_pair((1, _single(strides, "Conv1D strides")), "Conv1D strides")[1],
+        )
 
     def build(self, input_shape):
-        self.kernel = self.add_weight(
-            "kernel", (self.kernel_size, input_shape[-1], self.filters), self.kernel_initializer
-        )
-        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
+        self.add_kernel_and_bias((self.kernel_size, input_shape[-1], self.filters))
 
     def call(self, inputs, training=False):
         n, steps, channels = inputs.shape
@@ -139,8 +137,7 @@ class Conv1D(Layer):
         if padding == "causal":
             image, padding = ops.Pad.apply(image, pads=((0, 0), (0, 0), (self.kernel_size - 1, 0), (0, 0))), "valid"
         kernel = ops.reshape(self.kernel, (1,) + self.kernel.shape)
-        bias = self.bias if self.bias is not None else Tensor(np.zeros(self.filters, dtype=np.float32))
-        y = ops.Conv2D.apply(image, kernel, bias, strides=(1, self.strides), padding=padding)
+        y = ops.Conv2D.apply(image, kernel, self.bias_or_zeros(), strides=(1, self.strides), padding=padding)
         return self.activation(ops.reshape(y, (n, y.shape[2], self.filters)))
 
 
