@@ -48,6 +48,16 @@ class Node:
         self.function, self.ctx, self.inputs = function, ctx, inputs
 
 
+def _operator(op_name: str, reflected: bool = False):
+    """A Tensor operator method that applies ``ops.<op_name>`` (to ``other, self`` when ``reflected``)."""
+
+    def method(self, other):
+        op = getattr(_ops(), op_name)
+        return op(other, self) if reflected else op(self, other)
+
+    return method
+
+
 class Tensor:
     """An array with an optional gradient and a link to the op that produced it: the autograd's value.
 
@@ -119,30 +129,11 @@ class Tensor:
                 key = id(parent)
                 grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
 
-    # Arithmetic delegates to ops; imported late to avoid an import cycle.
-    def __add__(self, other):
-        return _ops().add(self, other)
-
-    def __radd__(self, other):
-        return _ops().add(other, self)
-
-    def __sub__(self, other):
-        return _ops().sub(self, other)
-
-    def __rsub__(self, other):
-        return _ops().sub(other, self)
-
-    def __mul__(self, other):
-        return _ops().mul(self, other)
-
-    def __rmul__(self, other):
-        return _ops().mul(other, self)
-
-    def __truediv__(self, other):
-        return _ops().div(self, other)
-
-    def __rtruediv__(self, other):
-        return _ops().div(other, self)
+    # Arithmetic delegates to ops (imported late, to avoid an import cycle); the reflected forms swap operands.
+    __add__, __radd__ = _operator("add"), _operator("add", reflected=True)
+    __sub__, __rsub__ = _operator("sub"), _operator("sub", reflected=True)
+    __mul__, __rmul__ = _operator("mul"), _operator("mul", reflected=True)
+    __truediv__, __rtruediv__ = _operator("div"), _operator("div", reflected=True)
 
     def __neg__(self):
         return _ops().neg(self)
