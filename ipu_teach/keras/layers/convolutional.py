@@ -14,11 +14,13 @@ def as_pair(value, what):
     return tuple(int(v) for v in pair)
 
 
-def check_padding(padding, layer):
-    padding = str(padding).lower()
-    if padding not in ("valid", "same"):
-        raise ValueError(f"{layer}: padding must be 'valid' or 'same', got {padding!r}")
-    return padding
+def check_padding(padding, layer, allowed=("valid", "same")):
+    """``padding`` in lower case, if ``layer`` takes it (Keras' names are case-insensitive)."""
+    checked = str(padding).lower()
+    if checked not in allowed:
+        choices = ", ".join(repr(p) for p in allowed[:-1]) + f" or {allowed[-1]!r}"
+        raise ValueError(f"{layer}: padding must be {choices}, got {padding!r}")
+    return checked
 
 
 class _Convolution(Layer):
@@ -46,10 +48,7 @@ class _Convolution(Layer):
             raise ValueError(f"{name}: ipu-teach supports data_format='channels_last' only (channels on the last axis)")
         self.filters = int(filters)
         self.kernel_size, self.strides = self.window(kernel_size, strides)
-        self.padding = str(padding).lower()
-        if self.padding not in self.paddings:
-            choices = ", ".join(repr(p) for p in self.paddings[:-1]) + f" or {self.paddings[-1]!r}"
-            raise ValueError(f"{name}: padding must be {choices}, got {padding!r}")
+        self.padding = check_padding(padding, name, self.paddings)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
