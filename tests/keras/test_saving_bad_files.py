@@ -1,7 +1,11 @@
 """A weights file may come from someone else: load_weights refuses a wrong or damaged file with a
 clear error naming it, and changes nothing."""
 
+import contextlib
+import io
 import json
+import os
+import tracemalloc
 import zipfile
 
 import numpy as np
@@ -54,7 +58,7 @@ def test_an_npz_without_metadata_is_refused(saved):
 def test_metadata_listing_arrays_that_are_not_there_is_refused(saved):
     meta = {"model": "m", "names": ["dense/kernel:0", "dense/bias:0"], "shapes": [[4, 8], [8]]}
     np.savez(saved, __meta__=np.array(json.dumps(meta)), w0=np.zeros((4, 8), np.float32))
-    refused(saved, "its metadata lists 2 weights but it holds arrays w0")
+    refused(saved, "its metadata lists 2 weights but it holds arrays 'w0'")
 
 
 def test_saved_weight_names_are_compared_with_the_models(tmp_path):
@@ -82,3 +86,116 @@ def test_a_zip_that_is_not_numpy_is_refused(saved):
     with zipfile.ZipFile(saved, "w") as archive:
         archive.writestr("readme.txt", "hello")
     refused(saved, "is not a valid weights file")
+
+
+# ----- declared sizes are checked before anything is read (issue 19) -----------------------------------
+
+
+def npy_header(shape, descr="<f8") -> bytes:
+    """The header of a ``.npy`` file holding an array of ``shape`` (its data not included)."""
+    stream = io.BytesIO()
+    np.lib.format.write_array_header_1_0(stream, {"descr": descr, "fortran_order": False, "shape": shape})
+    return stream.getvalue()
+
+
+def write_bomb(archive, entry, shape):
+    """An honest ``.npy`` of zeros of ``shape``, compressed as it is written: megabytes of data, a few KiB on disk."""
+    with archive.open(entry, "w", force_zip64=True) as member:
+        member.write(npy_header(shape))
+        zeros = bytes(2**20)
+        for _ in range(np.prod(shape) * 8 // len(zeros)):
+            member.write(zeros)
+
+
+def weights_file(path, arrays, names=("dense/kernel:0", "dense/bias:0", "dense_1/kernel:0", "dense_1/bias:0")):
+    """A weights file whose entries are ``arrays``: {entry: ndarray, or a shape to write as a zip bomb}."""
+    meta = {"model": "m", "names": list(names), "shapes": []}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("__meta__.npy", npy_bytes(np.array(json.dumps(meta))))
+        for entry, array in arrays.items():
+            if isinstance(array, tuple):
+                write_bomb(archive, f"{entry}.npy", array)
+            else:
+                archive.writestr(f"{entry}.npy", npy_bytes(array))
+    return path
+
+
+def npy_bytes(array) -> bytes:
+    stream = io.BytesIO()
+    np.save(stream, array)
+    return stream.getvalue()
+
+
+def peak_bytes(action) -> int:
+    """The most memory Python and numpy held at once while ``action()`` ran (it may raise)."""
+    tracemalloc.start()
+    try:
+        with contextlib.suppress(Exception):
+            action()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_zip_bomb_is_refused_from_its_header_before_its_data_is_read(tmp_path):
+    good = tiny_dense_model().get_weights()
+    path = weights_file(tmp_path / "bomb.npz", {"w0": (2**23,), "w1": good[1], "w2": good[2], "w3": good[3]})
+    assert path.stat().st_size < 2**17  # 64 MiB of zeros in a file of a few KiB
+    message = refused(
+        path,
+        r"weight dense_\d+/kernel:0 has shape \(4, 8\) but dense/kernel:0 in .* has shape \(8388608,\)",
+        ValueError,
+    )
+    assert "the architectures differ" in message
+    assert peak_bytes(lambda: tiny_dense_model().load_weights(path)) < 2**20
+
+
+def test_a_header_declaring_2_to_the_40_elements_is_refused_not_a_memory_error(tmp_path):
+    path = tmp_path / "huge.npz"
+    weights_file(path, dict(zip(["w0", "w1", "w2", "w3"], tiny_dense_model().get_weights())))
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.writestr("w4.npy", npy_header((2**40,)))
+    message = refused(path, r"its entry 'w4.npy' declares 128 bytes but its header describes 8,796,093,022,336")
+    assert r"shape (1099511627776,)" in message
+
+
+@pytest.mark.parametrize("value, dtype", [(1 + 2j, "complex64"), ("1.5", "<U3"), (True, "bool")])
+def test_weights_that_are_not_real_numbers_are_refused_before_reading(tmp_path, value, dtype):
+    good = tiny_dense_model().get_weights()
+    bad = np.full(good[1].shape, value)
+    bad = bad.astype(dtype)
+    path = weights_file(tmp_path / "odd.npz", {"w0": good[0], "w1": bad, "w2": good[2], "w3": good[3]})
+    refused(path, rf"dense/bias:0 holds {np.dtype(dtype)} values, not real numbers")
+
+
+def test_an_error_about_20000_unexpected_entries_lists_a_few(tmp_path):
+    path = tmp_path / "many.npz"
+    meta = {"model": "m", "names": ["dense/kernel:0"], "shapes": [[4, 8]]}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("__meta__.npy", npy_bytes(np.array(json.dumps(meta))))
+        entry = npy_bytes(np.zeros(1, np.float32))
+        for i in range(20_000):
+            archive.writestr(f"w{i}.npy", entry)
+    message = refused(
+        path, r"its metadata lists 1 weights but it holds arrays 'w0', 'w1', 'w2', 'w3', 'w4' and 19,995 more"
+    )
+    assert len(message) < 300
+
+
+@pytest.mark.parametrize("make", ["fifo", "device"])
+def test_a_fifo_or_a_device_is_refused_without_reading(tmp_path, make):
+    path = tmp_path / "weights.npz"
+    if make == "fifo":
+        os.mkfifo(path)  # opening it for reading the usual way would wait for a writer forever
+    else:
+        path.symlink_to("/dev/zero")
+    refused(path, r"it is (a FIFO \(named pipe\)|a device), not a regular file")
+
+
+def test_a_symlink_to_a_weights_file_loads(saved, tmp_path):
+    link = tmp_path / "link.npz"
+    link.symlink_to(saved)
+    direct, linked = tiny_dense_model(), tiny_dense_model()
+    direct.load_weights(saved)
+    linked.load_weights(link)
+    assert all(np.array_equal(a, b) for a, b in zip(direct.get_weights(), linked.get_weights()))
