@@ -19,12 +19,17 @@ import re
 
 
 class BadFileError(ValueError):
-    """A file that is missing pieces, corrupt or of another kind; the message names the file."""
+    """A file that is missing pieces, corrupt or of another kind; the message names the file, and
+    ``problem`` says what is wrong with it in a few words."""
+
+    def __init__(self, message: str, problem: str = ""):
+        super().__init__(message)
+        self.problem = problem or message
 
 
 def bad_file(path, what: str, problem: str, remedy: str) -> BadFileError:
     """``BadFileError("<path> is not a valid <what>: <problem>; <remedy>")``."""
-    return BadFileError(f"{os.fspath(path)} is not a valid {what}: {problem}; {remedy}")
+    return BadFileError(f"{os.fspath(path)} is not a valid {what}: {problem}; {remedy}", problem)
 
 
 def few(names, shown: int = 5) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_write
+from ..untrusted import read_json
 from ..validation import bad_file, safe_file_name
 from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
@@ -65,6 +66,8 @@ def report_to_dict(report: Report) -> dict:
     }
 
 
+MAX_REPORT_BYTES = 128 * 2**20
+"""A report of the tutorial's model pipelined over 2 IPUs is 0.4 MiB; a larger file is refused unread."""
 WHAT = "ipu-teach profile report"
 REMEDY = "open a profile.json written by ipu-teach (capture the report again if it was changed or cut short)"
 
@@ -184,6 +187,8 @@ def open_report(path) -> Report:
 
     Raises:
       FileNotFoundError: if there is no report there (the message says where reports are written).
+      BadFileError: if it is not a report ipu-teach wrote: not a regular file, over
+        ``MAX_REPORT_BYTES``, not JSON, nested deeper than 100, or with parts missing or impossible.
 
     Example:
 
@@ -202,12 +207,7 @@ def open_report(path) -> Report:
             f"No report at {path}: reports are written as <autoReport.directory>/"
             f"<model>_<mode>_<key>/{FILE_NAME} (turn them on with profiling.auto_report)"
         )
-    with open(path, encoding="utf-8") as file:
-        try:
-            data = json.load(file)
-        except ValueError as error:
-            raise bad_file(path, WHAT, f"it is not JSON ({error})", REMEDY) from None
-    return report_from_dict(data, str(path))
+    return report_from_dict(read_json(path, WHAT, REMEDY, MAX_REPORT_BYTES), str(path))
 
 
 def _program_to_dict(program: Program) -> dict:

@@ -4,7 +4,6 @@ clear error naming it, and changes nothing."""
 import contextlib
 import io
 import json
-import os
 import tracemalloc
 import zipfile
 
@@ -183,10 +182,10 @@ def test_an_error_about_20000_unexpected_entries_lists_a_few(tmp_path):
 
 
 @pytest.mark.parametrize("make", ["fifo", "device"])
-def test_a_fifo_or_a_device_is_refused_without_reading(tmp_path, make):
+def test_a_fifo_or_a_device_is_refused_without_reading(tmp_path, make, fifo):
     path = tmp_path / "weights.npz"
     if make == "fifo":
-        os.mkfifo(path)  # opening it for reading the usual way would wait for a writer forever
+        fifo(path)  # opening it for reading the usual way would wait for a writer forever
     else:
         path.symlink_to("/dev/zero")
     refused(path, r"it is (a FIFO \(named pipe\)|a device), not a regular file")

@@ -95,3 +95,28 @@ def test_a_model_name_never_writes_a_report_outside_its_folder(tmp_path, name):
     written = [p.resolve() for p in tmp_path.rglob("profile.json")]
     assert len(written) == 1 and (tmp_path / "reports").resolve() in written[0].parents
     assert written[0].parent.parent == (tmp_path / "reports").resolve()
+
+
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        ("deep JSON", "its JSON nests 100,001 levels deep, more than the 100 allowed"),
+        ("FIFO", r"it is a FIFO \(named pipe\), not a regular file"),
+        ("symlink to /dev/zero", "it is a device, not a regular file"),
+        ("over the size limit", "it holds 134,217,729 bytes, more than the 134,217,728 allowed"),
+    ],
+)
+def test_a_report_deep_a_fifo_a_device_or_too_big_is_refused_unread(tmp_path, fifo, kind, message):
+    path = tmp_path / "profile.json"
+    if kind == "deep JSON":
+        path.write_text('{"format": "ipu-teach-profile", "version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    elif kind == "FIFO":
+        fifo(path)
+    elif kind == "symlink to /dev/zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with open(path, "wb") as sparse:  # no disk used
+            sparse.truncate(profiling.files.MAX_REPORT_BYTES + 1)
+    with pytest.raises(BadFileError, match=message) as refused:
+        profiling.open_report(path)
+    assert str(path) in str(refused.value) and "capture the report again" in str(refused.value)
