@@ -103,6 +103,8 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     target = os.path.realpath(path)  # through symbolic links: the link stays, its target gets the data
     folder = os.path.dirname(target)
+    if not os.path.isdir(folder):  # only a link can lead here: the folder of ``path`` was just made
+        raise FileNotFoundError(f"cannot write {path}: it is a symbolic link to {target}, whose folder does not exist")
     remove_stale_temporaries(folder)
     try:
         kept_permissions = stat.S_IMODE(os.stat(target).st_mode)

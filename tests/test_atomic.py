@@ -4,6 +4,7 @@ are kept, and data is synced before rename. Replacing a file keeps its permissio
 symbolic link; hard links keep the old contents under their other names, as the module says."""
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -154,6 +155,17 @@ def test_a_symbolic_link_is_written_through_to_its_target(tmp_path):
     assert target.read_bytes() == b"new" and link.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.keras", "store"]
     assert [p.name for p in (tmp_path / "store").iterdir()] == ["model-v2.keras"]
+
+
+@posix_only
+def test_a_link_into_a_missing_folder_is_an_error_naming_the_link_and_its_target(tmp_path):
+    link = tmp_path / "latest.keras"
+    link.symlink_to(tmp_path / "gone" / "model.keras")
+    expected = re.escape(f"cannot write {link}: it is a symbolic link to ") + ".*gone"
+    with pytest.raises(FileNotFoundError, match=expected):
+        with atomic_write(link, "wb") as f:
+            f.write(b"new")
+    assert [p.name for p in tmp_path.iterdir()] == ["latest.keras"]
 
 
 @posix_only
