@@ -4,6 +4,7 @@ LearningRateScheduler, ReduceLROnPlateau and CSVLogger."""
 import csv
 import io
 import os
+import warnings
 
 import numpy as np
 
@@ -209,11 +210,14 @@ class ModelCheckpoint(Callback):
             ) from None
         if self.save_best_only:
             current = logs.get(self.monitor)
-            if current is None:
-                raise ValueError(
-                    f"ModelCheckpoint: the monitored value {self.monitor!r} is not in the logs; "
-                    f"available: {sorted(logs)}"
+            if current is None:  # Keras warns and trains on (tf-keras callbacks.py ModelCheckpoint._save_model)
+                warnings.warn(
+                    f"Can save best model only with {self.monitor} available, skipping. "
+                    f"The logs hold {sorted(logs)}; pass validation data for 'val_*' values",
+                    RuntimeWarning,
+                    stacklevel=2,
                 )
+                return
             if not _better(self.mode, current, self.best):
                 return
             if self.verbose:

@@ -141,6 +141,19 @@ def test_model_checkpoint_save_best_only_with_filename_fields(tmp_path):
         assert len(data.files) == 1 + len(model.weights)
 
 
+def test_model_checkpoint_save_best_only_without_the_monitored_value_warns_and_trains_on(tmp_path):
+    """Keras: "Can save best model only with val_loss available, skipping." each epoch; fit goes on."""
+    x, y = tiny_classification(n=8)
+    checkpoint = keras.callbacks.ModelCheckpoint(str(tmp_path / "best.keras"), save_best_only=True)
+    with pytest.warns(RuntimeWarning) as warned:
+        history = compiled().fit(x, y, epochs=3, verbose=0, callbacks=[checkpoint])
+    assert history.epoch == [0, 1, 2] and list(tmp_path.iterdir()) == []
+    assert [str(w.message) for w in warned] == [
+        "Can save best model only with val_loss available, skipping. "
+        "The logs hold ['accuracy', 'loss']; pass validation data for 'val_*' values"
+    ] * 3
+
+
 def test_model_checkpoint_every_epoch(tmp_path):
     x, y = tiny_classification(n=8)
     checkpoint = keras.callbacks.ModelCheckpoint(str(tmp_path / "w{epoch}.npz"), save_weights_only=True)
