@@ -12,6 +12,7 @@ import pytest
 
 import ipu_teach.keras as keras
 from ipu_teach.autograd.function import record
+from ipu_teach.validation import BadFileError
 
 L = keras.layers
 
@@ -227,15 +228,14 @@ def test_a_model_used_as_a_layer_states_its_output_shape_from_its_layers():
     assert outer.predict(np.ones((2, 6, 5, 1), np.float32), verbose=0).shape == (2, 1)
 
 
-def crafted_model_file(tmp_path):
-    """A model file of a few hundred bytes whose input is declared (60000, 60000): 3.6e9 values per
-    sample, 13.4 GiB for one zero sample. Its layers have no weights, so only building can cost memory."""
-    inputs = keras.Input((2, 3))
-    keras.Model(inputs, L.Flatten()(L.ReLU()(inputs))).save(tmp_path / "small.keras")
+def crafted_model_file(tmp_path, model, edit):
+    """``model`` saved, then its architecture changed by ``edit(layers' descriptions)`` as an attacker
+    would change it (the weights stay those of ``model``)."""
+    model.save(tmp_path / "small.keras")
     with zipfile.ZipFile(tmp_path / "small.keras") as archive:
         entries = {name: archive.read(name) for name in archive.namelist()}
     description = json.loads(entries["config.json"])
-    description["model"]["layers"][0]["config"]["shape"] = [60000, 60000]
+    edit(description["model"]["layers"])
     entries["config.json"] = json.dumps(description).encode()
     path = tmp_path / "crafted.keras"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -253,8 +253,19 @@ def peak_bytes(function):
         tracemalloc.stop()
 
 
+def declare_input(shape):
+    def edit(layers):
+        layers[0]["config"]["shape"] = shape
+
+    return edit
+
+
 def test_a_model_file_declaring_a_huge_input_loads_without_allocating_activations(tmp_path):
-    path = crafted_model_file(tmp_path)
+    """A few hundred bytes declaring an input of (60000, 60000): 3.6e9 values per sample, 13.4 GiB for
+    the zero sample building used to run. Its layers have no weights, so only building can cost memory."""
+    inputs = keras.Input((2, 3))
+    small = keras.Model(inputs, L.Flatten()(L.ReLU()(inputs)))
+    path = crafted_model_file(tmp_path, small, declare_input([60000, 60000]))
     assert path.stat().st_size < 1000
     with record() as ops:
         model, peak = peak_bytes(lambda: keras.models.load_model(path))
@@ -268,3 +279,29 @@ def test_a_huge_declared_input_costs_only_its_weights():
     model, peak = peak_bytes(lambda: keras.Sequential([keras.Input((60000, 60000)), L.Dense(2)]))
     assert model.output_shape == (None, 60000, 2) and model.count_params() == 120_002
     assert peak < 32 * 2**20
+
+
+def test_a_model_file_declaring_weights_it_does_not_hold_is_refused_before_they_are_allocated(tmp_path):
+    """Every weight must come from the file, so the architecture may not declare more values than the
+    file's weights hold: Dense(2000) on 3000 features (6,000,000 values, 24 MB) with 8 values stored.
+    Keras would allocate and initialise them, then fail; at Dense(50000) that is 10 GB."""
+
+    def widen(layers):
+        layers[0]["config"]["shape"] = [3000]
+        layers[1]["config"]["units"] = 2000
+
+    small = keras.Sequential([keras.Input((3,)), L.Dense(2)])
+    path = crafted_model_file(tmp_path, small, widen)
+    message = (
+        r"crafted.keras is not a valid model file: its architecture declares a weight dense/kernel:0 of "
+        r"shape \(3000, 2000\) \(6,000,000 values\), more than its weights \(model.weights.npz, [\d,]+ bytes\) "
+        r"hold; load a file written by model.save"
+    )
+
+    def load():
+        with pytest.raises(BadFileError, match=message):
+            keras.models.load_model(path)
+
+    _, peak = peak_bytes(load)
+    assert peak < 4 * 2**20
+    assert keras.models.load_model(tmp_path / "small.keras").count_params() == 8  # a file as saved loads

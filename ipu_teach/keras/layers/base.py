@@ -13,7 +13,7 @@ import numpy as np
 
 from ...autograd import Tensor, no_grad, precision, scope
 from .. import backend, initializers
-from ..engine import config
+from ..engine import config, weight_budget
 from ..ipu.pipeline_stage import current_stage
 from ..mixed_precision import policy as dtype_policies
 
@@ -133,6 +133,7 @@ class Layer:
         ('dense/w:0', (2,), array([1., 1.], dtype=float32))
         """
         dtype = dtype or self.variable_dtype
+        weight_budget.spend(f"{self.name}/{name}:0", shape)  # before allocating: a file may declare any size
         value = initializers.get(initializer)(tuple(shape), dtype=dtype)
         weight = Tensor(
             np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable, name=f"{self.name}/{name}:0"
