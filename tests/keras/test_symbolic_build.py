@@ -127,6 +127,23 @@ def test_an_unknown_size_stays_unknown_and_fits_the_real_size(make, shape, expec
     assert all(want is None or want == got for want, got in zip(expected[1:], out[1:]))
 
 
+@pytest.mark.parametrize(
+    "make, shape, weight",
+    [
+        (lambda: L.Dense(2), (None,), r"'kernel' would have shape \(None, 2\)"),
+        (lambda: L.Conv2D(3, 2), (4, 4, None), r"'kernel' would have shape \(2, 2, None, 3\)"),
+        (lambda: L.BatchNormalization(), (3, None), r"'gamma' would have shape \(None,\)"),
+        (lambda: L.LSTM(2), (5, None), r"'kernel' would have shape \(None, 8\)"),
+    ],
+)
+def test_a_weight_sized_by_an_unknown_axis_is_an_error_naming_layer_and_weight(make, shape, weight):
+    """Keras refuses these when the layer is built ("The last dimension of the inputs to a Dense layer
+    should be defined. Found None."); it was a raw TypeError from the initializer."""
+    layer = make()
+    with pytest.raises(ValueError, match=f'Layer "{layer.name}": its weight {weight}, a size taken from an axis'):
+        layer(keras.Input(shape))
+
+
 def test_merge_layers_compute_shapes_with_unknown_sizes_too():
     assert L.Add()([keras.Input((None, 3)), keras.Input((1, 3))]).shape == (None, None, 3)
     assert L.Concatenate(axis=1)([keras.Input((None, 3)), keras.Input((2, 3))]).shape == (None, None, 3)

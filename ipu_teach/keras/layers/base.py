@@ -132,6 +132,12 @@ class Layer:
         >>> w.name, w.shape, w.data
         ('dense/w:0', (2,), array([1., 1.], dtype=float32))
         """
+        if any(d is None for d in shape):
+            raise ValueError(
+                f'Layer "{self.name}": its weight {name!r} would have shape {format_shape(shape)}, a size taken '
+                "from an axis of the input that is unknown (None); give that axis a size in keras.Input(shape=...), "
+                "as Keras requires (e.g. the last axis of a Dense layer's input)"
+            )
         dtype = dtype or self.variable_dtype
         weight_budget.spend(f"{self.name}/{name}:0", shape)  # before allocating: a file may declare any size
         value = initializers.get(initializer)(tuple(shape), dtype=dtype)
