@@ -25,6 +25,11 @@ def _loss_value(loss, parts) -> LossValue:
     return value
 
 
+def _fits(shape, declared) -> bool:
+    """A size the model's input leaves unknown (None, as in ``keras.Input((None, 8))``) takes any value."""
+    return len(shape) == len(declared) and all(want is None or want == got for want, got in zip(declared, shape))
+
+
 class Model(Layer):
     """A graph of layers from ``inputs`` to ``outputs``, with Keras' training and inference methods.
 
@@ -249,7 +254,7 @@ class Model(Layer):
         given = x if isinstance(x, (list, tuple)) else [x]
         for i, (symbolic, value) in enumerate(zip(self.inputs, given)):
             shape = np.shape(value)
-            if tuple(shape[1:]) != tuple(symbolic.shape[1:]):
+            if not _fits(shape[1:], symbolic.shape[1:]):
                 hint = ""
                 if tuple(shape[1:]) + (1,) == tuple(symbolic.shape[1:]):
                     hint = " Add the missing channel axis with np.expand_dims(x, -1)."

@@ -144,6 +144,17 @@ def test_a_weight_sized_by_an_unknown_axis_is_an_error_naming_layer_and_weight(m
         layer(keras.Input(shape))
 
 
+def test_a_model_with_an_unknown_size_takes_data_of_any_size_there():
+    inputs = keras.Input((None, 2))
+    model = keras.Model(inputs, L.Dense(1)(L.LSTM(3)(inputs)))
+    model.compile("sgd", "mse")
+    assert model.predict(np.ones((4, 5, 2), np.float32), verbose=0).shape == (4, 1)
+    history = model.fit(np.ones((4, 7, 2), np.float32), np.ones((4, 1), np.float32), verbose=0)
+    assert len(history.history["loss"]) == 1
+    with pytest.raises(ValueError, match=r"expected shape=\(None, None, 2\), found shape=\(4, 5, 3\)"):
+        model.predict(np.ones((4, 5, 3), np.float32), verbose=0)
+
+
 def test_merge_layers_compute_shapes_with_unknown_sizes_too():
     assert L.Add()([keras.Input((None, 3)), keras.Input((1, 3))]).shape == (None, None, 3)
     assert L.Concatenate(axis=1)([keras.Input((None, 3)), keras.Input((2, 3))]).shape == (None, None, 3)
