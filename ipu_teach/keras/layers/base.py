@@ -2,7 +2,8 @@
 
 Calling a layer on a ``KerasTensor`` (the result of ``keras.Input``) builds the layer, checks the
 input, and returns a new ``KerasTensor`` remembering where it came from: that history is the
-functional model's graph.
+functional model's graph. Its shape comes from the layer's ``compute_output_shape``: no data is made
+or run, so building costs the same whatever the shapes, as in Keras.
 """
 
 from __future__ import annotations
