@@ -1,7 +1,7 @@
 """LayerNormalization: each sample normalised over its last axis (its own statistics, always)."""
 
 from ...autograd import ops
-from .base import Layer
+from .base import Layer, same_shape
 
 
 class LayerNormalization(Layer):
@@ -27,6 +27,8 @@ class LayerNormalization(Layer):
         features = (input_shape[-1],)
         self.gamma = self.add_weight("gamma", features, self._initializers[0], trainable=self.scale)
         self.beta = self.add_weight("beta", features, self._initializers[1], trainable=self.center)
+
+    compute_output_shape = same_shape
 
     def call(self, inputs, training=False):
         return ops.LayerNorm.apply(inputs, self.gamma, self.beta, epsilon=self.epsilon)

@@ -10,7 +10,7 @@ import contextlib
 import numpy as np
 
 from ...autograd import Tensor, ops
-from .base import Layer
+from .base import Layer, same_shape
 
 _pools: list = []
 
@@ -66,6 +66,8 @@ class BatchNormalization(Layer):
         self.beta = self.add_weight("beta", channels, b_init, trainable=self.center)
         self.moving_mean = self.add_weight("moving_mean", channels, mm_init, trainable=False)
         self.moving_variance = self.add_weight("moving_variance", channels, mv_init, trainable=False)
+
+    compute_output_shape = same_shape
 
     def update_moving_statistics(self, mean, var) -> None:
         m = self.momentum
