@@ -48,7 +48,7 @@ parser and the recursive code that walks the result would fail near 1,000."""
 MAX_NPY_HEADER_BYTES = 65536
 """numpy writes headers of a few hundred bytes and reads at most 10,000 characters of one."""
 
-_UNREADABLE_ZIP = (OSError, EOFError, ValueError, KeyError, RuntimeError, zipfile.BadZipFile, zlib.error, LZMAError)
+UNREADABLE_ZIP = (OSError, EOFError, ValueError, KeyError, RuntimeError, zipfile.BadZipFile, zlib.error, LZMAError)
 """What zipfile and numpy raise for a damaged archive (RuntimeError: an encrypted entry)."""
 
 
@@ -134,11 +134,58 @@ class ArrayHeader:
         return math.prod(self.shape) * self.dtype.itemsize
 
 
-def npz_bound(headers) -> int:
-    """A generous upper bound on the size of an ``.npz`` holding arrays of these ``ArrayHeader``s
-    (their data, plus room for each entry's ``.npy`` and zip headers): a limit for an ``.npz`` stored
-    inside another zip, which must be decompressed before its own headers can be read."""
-    return sum(header.nbytes + 2 * MAX_NPY_HEADER_BYTES for header in headers) + MAX_NPY_HEADER_BYTES
+WIDEST_REAL_ITEMSIZE = 16
+"""Bytes per value of the widest real dtype a file may hold (numpy's longdouble on most machines)."""
+
+
+def npz_bound(data_bytes) -> int:
+    """A generous upper bound on the size of an ``.npz`` whose arrays hold ``data_bytes`` (a list: one
+    size per array), with room for each entry's ``.npy`` and zip headers: the limit for an ``.npz``
+    stored inside another zip, which must be decompressed before its own headers can be read."""
+    return sum(size + 2 * MAX_NPY_HEADER_BYTES for size in data_bytes) + MAX_NPY_HEADER_BYTES
+
+
+def read_zip_entry(archive: zipfile.ZipFile, name: str, limit: int, label, what: str, remedy: str) -> bytes:
+    """The entry ``name`` of ``archive``, decompressed only if it declares at most ``limit`` bytes, and
+    never beyond ``limit`` even if it declared less; BadFileError if it is missing or damaged."""
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        raise bad_file(label, what, f"it has no {name}", remedy) from None
+    if info.file_size > limit:
+        raise bad_file(
+            label, what, f"its {name} declares {info.file_size:,} bytes, more than the {limit:,} allowed", remedy
+        )
+    try:
+        with archive.open(info) as entry:
+            return read_bounded(entry, limit, label, what, remedy)
+    except BadFileError:
+        raise
+    except UNREADABLE_ZIP as error:
+        raise _corrupt(label, what, remedy, error) from None
+
+
+@contextlib.contextmanager
+def open_zip(source, what: str, remedy: str, label=None, kind: str = "a zip archive"):
+    """``with open_zip(source, ...) as archive``: the ``zipfile.ZipFile`` at ``source`` (a path to a
+    regular file, or bytes); BadFileError naming ``label`` (default the path) if it is not ``kind``
+    (a zip archive) or its directory is damaged."""
+    label = label or source
+    with contextlib.ExitStack() as stack:
+        if isinstance(source, (bytes, bytearray)):
+            stream = io.BytesIO(source)
+        else:
+            stream = stack.enter_context(open_regular(source, what, remedy))
+        magic = stream.read(4)
+        if magic not in (b"PK\x03\x04", b"PK\x05\x06"):  # an entry first, or the end of an empty archive
+            found = "a single array (.npy)" if magic.startswith(b"\x93NUM") else f"not {kind}"
+            raise bad_file(label, what, f"it is {found}", remedy)
+        stream.seek(0)
+        try:
+            archive = stack.enter_context(zipfile.ZipFile(stream))
+        except UNREADABLE_ZIP as error:
+            raise _corrupt(label, what, remedy, error) from None
+        yield archive
 
 
 class Npz:
@@ -154,7 +201,7 @@ class Npz:
         try:
             with self._archive.open(f"{name}.npy") as member:  # read in chunks into the array: no second copy
                 return np.lib.format.read_array(member, allow_pickle=False)
-        except _UNREADABLE_ZIP as error:
+        except UNREADABLE_ZIP as error:
             raise _corrupt(*self._where, error) from None
 
 
@@ -167,23 +214,13 @@ def open_npz(source, what: str, remedy: str, label=None):
     an array, one whose declared size disagrees with its header, one holding Python objects) is a
     :class:`BadFileError` naming ``label`` (default the path) and saying ``remedy``, never numpy's own
     message (which suggests ``allow_pickle``)."""
-    label = label or source
-    with contextlib.ExitStack() as stack:
-        if isinstance(source, (bytes, bytearray)):
-            stream = io.BytesIO(source)
-        else:
-            stream = stack.enter_context(open_regular(source, what, remedy))
-        magic = stream.read(4)
-        if magic != b"PK\x03\x04":
-            kind = "a single array (.npy)" if magic.startswith(b"\x93NUM") else "not an .npz archive"
-            raise bad_file(label, what, f"it is {kind}", remedy)
-        stream.seek(0)
+    with open_zip(source, what, remedy, label, kind="an .npz archive") as archive:
         try:
-            npz = Npz(stack.enter_context(zipfile.ZipFile(stream)), label, what, remedy)
+            npz = Npz(archive, label or source, what, remedy)
         except BadFileError:
             raise
-        except _UNREADABLE_ZIP as error:
-            raise _corrupt(label, what, remedy, error) from None
+        except UNREADABLE_ZIP as error:
+            raise _corrupt(label or source, what, remedy, error) from None
         yield npz
 
 

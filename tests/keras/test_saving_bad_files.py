@@ -198,3 +198,190 @@ def test_a_symlink_to_a_weights_file_loads(saved, tmp_path):
     direct.load_weights(saved)
     linked.load_weights(link)
     assert all(np.array_equal(a, b) for a, b in zip(direct.get_weights(), linked.get_weights()))
+
+
+# ----- model files (load_model) -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def model_entries(tmp_path):
+    """The entries of a model file: an Adam model trained one step (so its optimizer has slots), saved."""
+    model = tiny_dense_model()
+    model.compile("adam", "categorical_crossentropy")
+    model.fit(np.ones((4, 4), np.float32), np.eye(3, dtype=np.float32)[[0, 1, 2, 0]], verbose=0)
+    model.save(tmp_path / "good.keras")
+    with zipfile.ZipFile(tmp_path / "good.keras") as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def model_file(tmp_path, entries, **changes):
+    """A model file of ``entries`` with ``changes`` ({entry: bytes, None to leave it out, or a function
+    of the entry's JSON or arrays returning them changed})."""
+    path = tmp_path / "crafted.keras"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            change = changes.get(name.replace(".", "_"), data)
+            if callable(change) and name.endswith(".json"):
+                change = json.dumps(change(json.loads(data))).encode()
+            elif callable(change):
+                change = npz_of(change(dict(np.load(io.BytesIO(data)))))
+            if change is not None:
+                archive.writestr(name, change)
+    return path
+
+
+def npz_of(arrays) -> bytes:
+    stream = io.BytesIO()
+    np.savez(stream, **arrays)
+    return stream.getvalue()
+
+
+def changed(edit):
+    """``edit(value)`` applied in place, the value returned: for ``model_file``'s changes."""
+
+    def apply(value):
+        edit(value)
+        return value
+
+    return apply
+
+
+def load_refused(path, message):
+    with pytest.raises(BadFileError, match=message) as raised:
+        keras.models.load_model(path)
+    assert str(path) in str(raised.value)
+    return str(raised.value)
+
+
+def layer_config(edit):
+    return changed(lambda description: edit(description["model"]["layers"][1]))
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"config_json": b"{not json"}, r"it is not JSON \(Expecting property name"),
+        (
+            {"config_json": b"[" * 50_000 + b"]" * 50_000},
+            "its JSON nests 50,000 levels deep, more than the 100 allowed",
+        ),
+        ({"model_weights_npz": None}, "it has no model.weights.npz"),
+        ({"config_json": changed(lambda d: d["model"].pop("tensors"))}, r"its architecture is malformed \(KeyError"),
+        (
+            {"config_json": layer_config(lambda layer: layer.update(class_name="__class__"))},
+            "unknown layer class '__class__'",
+        ),
+        (
+            {
+                "config_json": layer_config(
+                    lambda layer: layer["config"].update(kernel_initializer={"initializer": "__class__", "config": {}})
+                )
+            },
+            "unknown initializer class '__class__'",
+        ),
+        (
+            {"config_json": changed(lambda d: d["compile"]["optimizer"].update(class_name="__class__"))},
+            "unknown optimizer class '__class__'",
+        ),
+        (
+            {"config_json": changed(lambda d: d["compile"].update(loss={"class_name": "__class__", "config": {}}))},
+            "unknown loss class '__class__'",
+        ),
+        (
+            {"config_json": changed(lambda d: d["model"]["tensors"][2].update(inputs=[-1]))},
+            "tensor 2 refers to a layer or tensor that is not in the file before it",
+        ),
+    ],
+    ids=[
+        "not JSON",
+        "deep JSON",
+        "no weights",
+        "no tensors",
+        "layer __class__",
+        "initializer __class__",
+        "optimizer __class__",
+        "loss __class__",
+        "negative index",
+    ],
+)
+def test_a_damaged_or_crafted_model_file_is_refused_naming_it(tmp_path, model_entries, changes, message):
+    load_refused(model_file(tmp_path, model_entries, **changes), message)
+
+
+def test_a_truncated_model_file_is_refused_naming_it(tmp_path, model_entries):
+    path = model_file(tmp_path, model_entries)
+    path.write_bytes(path.read_bytes()[:-40])
+    load_refused(path, r"it is truncated or corrupt \(BadZipFile")
+
+
+def optimizer_state(**arrays):
+    return changed(lambda state: state.update(arrays))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            optimizer_state(iterations=np.array(-1)),
+            r"its optimizer.npz/iterations is -1, not a step count \(0 or more\)",
+        ),
+        (optimizer_state(iterations=np.array(1.5)), "its optimizer.npz/iterations is missing or not an integer"),
+        (
+            optimizer_state(**{"slot0/w-1": np.zeros(3, np.float32)}),
+            "holds 'slot0/w-1', which name no slot of its 4 weights",
+        ),
+        (
+            optimizer_state(**{"slot0/w4": np.zeros(3, np.float32)}),
+            "holds 'slot0/w4', which name no slot of its 4 weights",
+        ),
+        (
+            optimizer_state(**{"slot0/w0": np.zeros(3, np.float32)}),
+            r"optimizer.npz/slot0/w0 has shape \(3,\), not the shape \(4, 8\)",
+        ),
+        (
+            optimizer_state(**{"slot0/w1": np.full(8, 1 + 1j)}),
+            "optimizer.npz/slot0/w1 holds complex128 values, not floating-point",
+        ),
+        (
+            optimizer_state(**{"slot2/w1": np.zeros(8, np.float32)}),
+            r"it holds 3 slots for weight dense_\d+/bias:0, but Adam keeps 2",
+        ),
+    ],
+    ids=[
+        "iterations -1",
+        "iterations 1.5",
+        "weight -1",
+        "weight 4 of 4",
+        "wrong shape",
+        "complex",
+        "a third Adam slot",
+    ],
+)
+def test_saved_optimizer_state_is_checked_at_load_naming_the_file_and_entry(tmp_path, model_entries, change, message):
+    load_refused(model_file(tmp_path, model_entries, optimizer_npz=change), message)
+
+
+@pytest.mark.parametrize("value, dtype", [(1 + 2j, "complex64"), ("1.5", "<U3")])
+def test_model_weights_that_are_not_real_numbers_are_refused(tmp_path, model_entries, value, dtype):
+    weights = changed(lambda arrays: arrays.update(w1=np.full(8, value).astype(dtype)))
+    load_refused(
+        model_file(tmp_path, model_entries, model_weights_npz=weights),
+        rf"model.weights.npz/w1 holds {np.dtype(dtype)} values",
+    )
+
+
+def test_a_zip_bomb_as_model_weights_is_refused_before_it_is_decompressed(tmp_path, model_entries):
+    path = model_file(tmp_path, model_entries, model_weights_npz=None)
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("model.weights.npz", "w", force_zip64=True) as entry, zipfile.ZipFile(entry, "w") as npz:
+            write_bomb(npz, "w0.npy", (2**23,))  # 64 MiB of zeros, streamed: never in memory here either
+    assert path.stat().st_size < 2**18
+    message = r"its model.weights.npz declares 67,109,\d+ bytes, more than the [\d,]+ allowed"
+    assert peak_bytes(lambda: load_refused(path, message)) < 2**21
+
+
+def test_a_saved_model_still_loads_and_trains_on(tmp_path, model_entries):
+    model = keras.models.load_model(model_file(tmp_path, model_entries))
+    assert model.optimizer.iterations == 1 and len(model.optimizer._slots) == 8
+    model.fit(np.ones((4, 4), np.float32), np.eye(3, dtype=np.float32)[[0, 1, 2, 0]], verbose=0)
+    assert all(np.isfinite(w).all() for w in model.get_weights())
