@@ -9,7 +9,7 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..untrusted import read_json
-from ..validation import bad_file, safe_file_name
+from ..validation import BadFileError, bad_file, safe_file_name
 from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
 FORMAT = "ipu-teach-profile"
@@ -87,11 +87,13 @@ def report_from_dict(data: dict, path: str | None = None) -> Report:
         )
     try:
         report = _report(data, path)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        _check_consistent(report, where)
+    except BadFileError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
         raise bad_file(
-            where, WHAT, f"a part is missing or malformed ({type(error).__name__}: {error})", REMEDY
+            where, WHAT, f"a part is missing or malformed ({type(error).__name__}: {str(error)[:200]})", REMEDY
         ) from None
-    _check_consistent(report, where)
     return report
 
 
@@ -111,12 +113,19 @@ def _check_consistent(report: Report, where: str) -> None:
     shape = (target.numIPUs, target.tilesPerIPU)
     if not problems and report.compilation.tileTotals.shape != shape:
         problems.append(f"tileTotals has shape {report.compilation.tileTotals.shape}, expected {shape}")
+    mistyped = [
+        position
+        for position, v in enumerate(report.compilation.variables)
+        if not (isinstance(v.name, str) and isinstance(v.category, str) and type(v.ipu) is int)
+    ]
+    if not problems and mistyped:
+        problems.append(f"variable {mistyped[0]} needs a name and a category (text) and an IPU (an integer)")
     misplaced = [
         v.name
         for v in report.compilation.variables
-        if not 0 <= v.ipu < target.numIPUs or v.perTile.shape != (target.tilesPerIPU,)
+        if not problems and (not 0 <= v.ipu < target.numIPUs or v.perTile.shape != (target.tilesPerIPU,))
     ]
-    if not problems and misplaced:
+    if misplaced:
         problems.append(f"variable {misplaced[0]!r} is not mapped to the tiles of one IPU of the target")
     if problems:
         raise bad_file(where, WHAT, "; ".join(problems), REMEDY)

@@ -62,6 +62,9 @@ def test_a_hostile_report_is_escaped_in_every_widget_caption_and_drawn_as_text(t
         (lambda d: d["compilation"]["target"].update(numIPUs=3), r"tileTotals has shape \(1, 16\), expected \(3, 16\)"),
         (lambda d: d["compilation"]["variables"][0].update(perTile=[1, 2]), "is not mapped to the tiles of one IPU"),
         (lambda d: d["execution"]["steps"][0].pop("ipus"), r"KeyError: 'ipus'"),
+        (lambda d: d["compilation"]["variables"][0].update(perTile=1e308), r"malformed \(OverflowError"),
+        (lambda d: d["compilation"]["target"].update(numIPUs=None), "target.numIPUs is None, expected a positive"),
+        (lambda d: d["compilation"]["variables"][0].update(category=[]), "variable 0 needs a name and a category"),
     ],
 )
 def test_a_damaged_report_is_refused_naming_the_file(trained, tmp_path, change, message):
