@@ -79,12 +79,12 @@ def open_regular(path, what: str, remedy: str, limit: int | None = None):
         yield stream
 
 
-def read_bounded(stream, limit: int, label, what: str, remedy: str) -> bytes:
+def read_bounded(stream, limit: int, label, what: str, remedy: str, subject: str = "it") -> bytes:
     """At most ``limit`` bytes of ``stream`` (a file that grew, or a zip entry that decompresses to
     more than it declared, is refused once ``limit`` is passed, never read to its end)."""
     data = stream.read(limit + 1)
     if len(data) > limit:
-        raise bad_file(label, what, f"it holds more than the {limit:,} bytes allowed", remedy)
+        raise bad_file(label, what, f"{subject} holds more than the {limit:,} bytes allowed", remedy)
     return data
 
 
@@ -158,7 +158,7 @@ def read_zip_entry(archive: zipfile.ZipFile, name: str, limit: int, label, what:
         )
     try:
         with archive.open(info) as entry:
-            return read_bounded(entry, limit, label, what, remedy)
+            return read_bounded(entry, limit, label, what, remedy, subject=f"its {name}")
     except BadFileError:
         raise
     except UNREADABLE_ZIP as error:
