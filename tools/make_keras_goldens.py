@@ -71,6 +71,8 @@ def losses(rng) -> None:
         "sparse": sparse.astype(np.int64),
         "one_hot": np.eye(k, dtype=np.float32)[sparse],
         "soft": rng.dirichlet(np.ones(k), n).astype(np.float32),
+        # TensorFlow's gradient of softmax_cross_entropy_with_logits is softmax - labels, whatever they sum to
+        "unnormalised": rng.uniform(0, 1, (n, k)).astype(np.float32),
         "binary": rng.integers(0, 2, (n, k)).astype(np.float32),
         "regression": rng.normal(0, 1, (n, k)).astype(np.float32),
     }
@@ -88,6 +90,7 @@ def losses(rng) -> None:
         ("categorical_crossentropy", "soft", False, ["not_probabilities", "probabilities"]),
         ("categorical_crossentropy", "one_hot", True, ["logits"]),
         ("categorical_crossentropy", "soft", True, ["logits"]),
+        ("categorical_crossentropy", "unnormalised", True, ["logits"]),
         ("sparse_categorical_crossentropy", "sparse", False, ["not_probabilities", "probabilities"]),
         ("sparse_categorical_crossentropy", "sparse", True, ["logits"]),
         ("binary_crossentropy", "binary", False, ["sigmoid_outputs", "not_probabilities"]),

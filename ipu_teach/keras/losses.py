@@ -121,8 +121,7 @@ class SparseCategoricalCrossentropy(_CrossEntropy):
         logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
         if logits is not None:
             return ops.SparseSoftmaxCrossEntropy.apply(logits, labels)
-        one_hot = np.eye(y_pred.shape[-1], dtype=y_pred.dtype)[labels]
-        return ops.CategoricalCrossentropyProbs.apply(y_pred, one_hot)
+        return ops.SparseCategoricalCrossentropyProbs.apply(y_pred, labels)
 
     def check_labels(self, y_shape, output_shape):
         want = tuple(output_shape[1:-1])
