@@ -280,7 +280,8 @@ class Model(Layer):
           metrics: List of metrics to be evaluated during training and testing, e.g. ``["accuracy"]``.
             Default: None.
           loss_weights: Scalars weighting the loss of each output. Default: None.
-          weighted_metrics: Metrics weighted by ``sample_weight``. Default: None.
+          weighted_metrics: Metrics weighted by ``sample_weight`` (or ``class_weight``) in ``fit`` and
+            ``evaluate``; ``metrics`` are not weighted. Default: None.
           run_eagerly: Accepted for Keras compatibility; the simulator always runs numpy eagerly.
           steps_per_execution: Integer, the number of batches to run during each execution (each
             ``tf.function`` call in Keras, each Poplar program run on the IPU). Default: 1.
@@ -305,7 +306,7 @@ class Model(Layer):
         if self.compute_dtype == "float16" and not isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):
             self.optimizer = mixed_precision.LossScaleOptimizer(self.optimizer)  # as Keras' compile does
         self.loss = losses_module.get(loss) if loss is not None and not isinstance(loss, (list, tuple, dict)) else loss
-        self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics)
+        self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics, weighted_metrics)
         self.steps_per_execution = int(steps_per_execution)
         self.compiled = True
         device.attach(self)

@@ -49,3 +49,45 @@ def test_loss_objects_weigh_samples_and_reduce_as_keras(case):
     y_pred = Tensor(np.asarray(LOSSES["inputs"][case["y_pred"]], np.float32))
     value = loss(y_true, y_pred, sample_weight=np.asarray(LOSSES["sample_weight"]))
     np.testing.assert_allclose(value.data, case["value"], rtol=2e-5, atol=1e-6)
+
+
+METRICS = golden("metrics")
+
+
+@pytest.mark.parametrize("case", METRICS["results"], ids=lambda c: f"{c['metric']}(sample_weight {c['weights']})")
+def test_metrics_weigh_samples_as_keras(case):
+    """Two ``update_state`` calls, with no weights, one weight per sample, or weights of shape (n, 1)."""
+    metric = getattr(keras.metrics, case["metric"])()
+    for batch in METRICS["batches"]:
+        weight = None if case["weights"] == "none" else np.asarray(batch["sample_weight"])
+        if case["weights"] == "(n, 1)":
+            weight = weight[:, None]
+        values = [np.asarray(batch[case["y_true"]])] + ([np.asarray(batch[case["y_pred"]])] if case["y_pred"] else [])
+        metric.update_state(*values, sample_weight=weight)
+    np.testing.assert_allclose(metric.result(), case["result"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("run", METRICS["fit"]["runs"], ids=lambda r: f"fit with {r['given']}")
+def test_weighted_metrics_take_fits_sample_and_class_weights_as_keras(run):
+    """``compile(metrics=..., weighted_metrics=...)``: Keras' names and order, the weighted ones weighed by
+    ``fit``'s ``sample_weight`` or ``class_weight`` and by ``evaluate``'s ``sample_weight``, the others not."""
+    data = METRICS["fit"]
+    x, y = np.asarray(data["x"], np.float32), np.asarray(data["y"])
+    model = keras.Sequential([keras.layers.Dense(3, activation="softmax", input_shape=(4,))])
+    model.set_weights([np.asarray(data["kernel"]), np.asarray(data["bias"])])
+    metrics = ["accuracy", "sparse_categorical_crossentropy"]
+    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics, weighted_metrics=metrics)
+    given = {
+        "sample_weight": {"sample_weight": np.asarray(data["sample_weight"])},
+        "class_weight": {"class_weight": {int(k): v for k, v in data["class_weight"].items()}},
+    }.get(run["given"], {})
+    history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0, **given)
+    assert model.metrics_names == run["metrics_names"]
+    assert list(history.history) == list(run["history"])
+    for name, values in run["history"].items():
+        np.testing.assert_allclose(history.history[name], values, rtol=1e-5, err_msg=name)
+    evaluation = model.evaluate(
+        x, y, batch_size=4, sample_weight=np.asarray(data["sample_weight"]), verbose=0, return_dict=True
+    )
+    for name, value in run["evaluate_with_sample_weight"].items():
+        np.testing.assert_allclose(evaluation[name], value, rtol=1e-5, err_msg=name)

@@ -171,3 +171,22 @@ def test_binary_crossentropy_from_sigmoid_equals_from_logits():
     )
     assert float(from_logits.data) == pytest.approx(expected, rel=1e-5)
     assert float(from_sigmoid.data) == pytest.approx(expected, rel=1e-5)
+
+
+def test_weighted_metrics_are_named_as_keras_and_survive_save_and_load(tmp_path):
+    x, y = tiny_classification()
+    model = tiny_dense_model()
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"], weighted_metrics=["accuracy"])
+    model.fit(x, y, sample_weight=np.linspace(0, 1, len(y)), epochs=1, verbose=0)
+    assert model.metrics_names == ["loss", "accuracy", "weighted_accuracy"]
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    assert list(loaded.evaluate(x, y, verbose=0, return_dict=True)) == ["loss", "accuracy", "weighted_accuracy"]
+    with pytest.raises(ValueError, match="two metrics with the same name: accuracy"):
+        model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy", "accuracy"])
+        model.evaluate(x, y, verbose=0)
+
+
+def test_a_sample_weight_that_cannot_weigh_the_values_is_refused():
+    with pytest.raises(ValueError, match=r"sample_weight of shape \(3,\) cannot weigh metric values of shape \(4,\)"):
+        keras.metrics.Mean().update_state(np.ones(4), sample_weight=np.ones(3))
