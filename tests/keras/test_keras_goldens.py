@@ -91,3 +91,21 @@ def test_weighted_metrics_take_fits_sample_and_class_weights_as_keras(run):
     )
     for name, value in run["evaluate_with_sample_weight"].items():
         np.testing.assert_allclose(evaluation[name], value, rtol=1e-5, err_msg=name)
+
+
+CONFIGS = golden("configs")
+
+
+def test_add_weight_defaults_to_glorot_uniform_and_a_variable_name_as_keras():
+    """A custom layer's ``add_weight(shape=...)``: no name needed, glorot_uniform values (not zeros) for a
+    float weight, zeros for an integer one."""
+    keras_weight = CONFIGS["add_weight"]
+    layer = keras.layers.Layer(name="custom")
+    weight = layer.add_weight(shape=(200, 100))
+    assert weight.name == "custom/" + keras_weight["name"]  # Keras 2.6 names a weight within its layer
+    limit = keras_weight["glorot_limit"]
+    assert keras_weight["max_abs"] <= limit and 0.95 * limit < np.abs(weight.data).max() <= limit
+    assert weight.requires_grad and weight.dtype == np.float32
+    np.testing.assert_array_equal(layer.add_weight(shape=(3,), dtype="int32").data, keras_weight["int_weight"])
+    with pytest.raises(ValueError, match="An initializer for variable v of type <U0 is required for layer custom"):
+        layer.add_weight("v", (2,), dtype="str")
