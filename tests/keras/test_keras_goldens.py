@@ -109,3 +109,39 @@ def test_add_weight_defaults_to_glorot_uniform_and_a_variable_name_as_keras():
     np.testing.assert_array_equal(layer.add_weight(shape=(3,), dtype="int32").data, keras_weight["int_weight"])
     with pytest.raises(ValueError, match="An initializer for variable v of type <U0 is required for layer custom"):
         layer.add_weight("v", (2,), dtype="str")
+
+
+NORMALIZATION = golden("normalization")
+
+
+@pytest.mark.parametrize("run", NORMALIZATION["batch_normalization"], ids=lambda r: f"input {tuple(r['shape'])}")
+def test_batch_normalization_moving_statistics_as_keras(run):
+    """Three training calls, then inference: 4-D inputs take Keras' fused path (moving variance with
+    Bessel's correction), 2-D and 3-D ones the other (without)."""
+    layer = keras.layers.BatchNormalization(momentum=0.8, epsilon=1e-3)
+    outputs = [layer(np.asarray(x, np.float32), training=True) for x in run["xs"]]
+    assert layer.fused == run["fused"]
+    np.testing.assert_allclose(outputs[-1].data, run["last_training_output"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(layer.moving_mean.data, run["moving_mean"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(layer.moving_variance.data, run["moving_variance"], rtol=1e-5)
+    inference = layer(np.asarray(run["xs"][0], np.float32), training=False)
+    np.testing.assert_allclose(inference.data, run["inference_output"], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("layer", list(NORMALIZATION["weights"]))
+def test_normalization_layers_have_keras_weights(layer):
+    """``center=False`` / ``scale=False`` leave out ``beta`` / ``gamma``, so Keras' weights fit ``set_weights``."""
+    class_name, _, arguments = layer.rstrip(")").partition("(")  # e.g. BatchNormalization(center=False)
+    options = dict(option.split("=") for option in arguments.split(", ") if option)
+    made = getattr(keras.layers, class_name)(**{k: v == "True" for k, v in options.items()})
+    made(np.ones((2, 3), np.float32))
+    assert [w.name.split("/")[-1].split(":")[0] for w in made.weights] == NORMALIZATION["weights"][layer]
+
+
+def test_layer_normalization_without_center_takes_keras_weights():
+    data = NORMALIZATION["layer_normalization"]
+    layer = keras.layers.LayerNormalization(center=False)
+    x = np.asarray(data["x"], np.float32)
+    layer(x)
+    layer.set_weights([np.asarray(data["gamma"], np.float32)])
+    np.testing.assert_allclose(layer(x).data, data["center_false_output"], rtol=1e-5, atol=1e-6)
