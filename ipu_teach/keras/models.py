@@ -8,7 +8,7 @@ from ..autograd import Tensor, no_grad
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
-from .engine import device, extensions, graph, model_file, on_batch, sample_weights, saving, training
+from .engine import device, extensions, graph, model_config, model_file, on_batch, sample_weights, saving, training
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
@@ -127,6 +127,36 @@ class Model(Layer):
     def non_trainable_weights(self) -> list:
         trainable = {id(w) for w in self.trainable_weights}
         return [w for w in self.weights if id(w) not in trainable]
+
+    def get_config(self) -> dict:
+        """The model's architecture as Keras' configuration: its layers (each one's class, arguments and
+        the layers it is called on), its inputs and its outputs. ``Model.from_config`` makes the same
+        architecture again, with new weights. A subclass built without ``inputs`` and ``outputs`` gives
+        the arguments it was made with, as a layer does.
+
+        Returns:
+          A dict of JSON-ready values.
+
+        Example:
+
+        >>> inputs = keras.Input(shape=(4,), name="x")
+        >>> model = keras.Model(inputs, keras.layers.Dense(2, name="d")(inputs), name="m")
+        >>> config = model.get_config()
+        >>> [(layer["name"], layer["inbound_nodes"]) for layer in config["layers"]]
+        [('x', []), ('d', [[['x', 0, 0, {}]]])]
+        >>> keras.Model.from_config(config).count_params()
+        10
+        """
+        if not hasattr(self, "_order"):
+            return super().get_config()
+        return model_config.functional_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A model made from ``get_config``'s configuration (layer classes of one's own in ``custom_objects``)."""
+        if "layers" not in config:
+            return super().from_config(config)
+        return model_config.functional_from_config(cls, config, custom_objects)
 
     def get_weights(self) -> list:
         """Retrieves the weights of the model, as numpy arrays (copies), in the order of ``model.weights``.
@@ -497,6 +527,15 @@ class Sequential(Model):
 
     def is_sequential_like(self) -> bool:
         return True
+
+    def get_config(self) -> dict:
+        """Keras' configuration of a Sequential model: its name and its layers, in order (the input
+        layer first once the model is built); ``Sequential.from_config`` makes it again."""
+        return model_config.sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return model_config.sequential_from_config(cls, config, custom_objects)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

@@ -145,3 +145,70 @@ def test_layer_normalization_without_center_takes_keras_weights():
     layer(x)
     layer.set_weights([np.asarray(data["gamma"], np.float32)])
     np.testing.assert_allclose(layer(x).data, data["center_false_output"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture(params=["keras alone", "after import ipu_teach.ipu"])
+def model_extensions(request):
+    """Models built with ``ipu_teach.keras`` alone, or with Graphcore's methods added by ``ipu_teach.ipu``."""
+    from ipu_teach.ipu.keras_extensions import ModelExtension
+    from ipu_teach.keras.engine import extensions
+
+    if request.param == "keras alone":
+        extensions.unregister_model_extension(keras.Model, ModelExtension)
+        yield None
+        extensions.register_model_extension(keras.Model, ModelExtension)
+    else:
+        yield ModelExtension
+
+
+def _two_input_model():
+    """The model of tools/make_keras_goldens.py: a layer shared by two branches, a merge."""
+    inputs, other = keras.Input((4,), name="features"), keras.Input((2,), name="extra")
+    shared = keras.layers.Dense(3, activation="relu", name="shared")
+    merged = keras.layers.Concatenate(name="merge")(
+        [shared(inputs), shared(keras.layers.Dense(4, name="widen")(other))]
+    )
+    return keras.Model(
+        [inputs, other], keras.layers.Dense(2, activation="softmax", name="head")(merged), name="two_inputs"
+    )
+
+
+def _by_name(layers):
+    return {layer["name"]: {k: v for k, v in layer.items() if k in ("class_name", "inbound_nodes")} for layer in layers}
+
+
+def test_functional_get_config_and_from_config_as_keras(model_extensions):
+    """Keras' functional configuration (layers, inbound nodes, input and output layers), through JSON and
+    back to a model of the same architecture and parameter count."""
+    expected = CONFIGS["functional"]
+    model = _two_input_model()
+    assert model_extensions is None or isinstance(model, model_extensions)
+    config = json.loads(json.dumps(model.get_config()))
+    assert config["name"] == expected["config"]["name"]
+    assert _by_name(config["layers"]) == _by_name(expected["config"]["layers"])
+    assert config["input_layers"] == expected["config"]["input_layers"]
+    assert config["output_layers"] == expected["config"]["output_layers"]
+    rebuilt = keras.Model.from_config(config)
+    assert model.count_params() == rebuilt.count_params() == expected["rebuilt_count_params"]
+    assert sorted(layer.name for layer in rebuilt.layers) == sorted(expected["rebuilt_layers"])
+    assert rebuilt.get_config() == config
+    assert model_extensions is None or isinstance(rebuilt, model_extensions)
+
+
+def test_sequential_get_config_and_from_config_as_keras(model_extensions):
+    expected = CONFIGS["sequential"]
+    model = keras.Sequential(
+        [keras.layers.Dense(5, activation="relu", input_shape=(3,), name="hidden"), keras.layers.Dense(1, name="out")],
+        name="stack",
+    )
+    config = json.loads(json.dumps(model.get_config()))
+    assert config["name"] == "stack"
+    classes = [(layer["class_name"], layer["config"]["name"]) for layer in config["layers"]]
+    keras_classes = [(layer["class_name"], layer["name"]) for layer in expected["config"]["layers"]]
+    assert classes[1:] == keras_classes[1:] and classes[0][0] == keras_classes[0][0] == "InputLayer"
+    rebuilt = keras.Sequential.from_config(config)
+    assert model.count_params() == rebuilt.count_params() == expected["rebuilt_count_params"]
+    assert [layer.name for layer in rebuilt.layers] == expected["rebuilt_layers"]
+    assert type(rebuilt).__name__ == "Sequential" and (
+        model_extensions is None or isinstance(rebuilt, model_extensions)
+    )
