@@ -4,6 +4,7 @@ The fixtures in ``golden/`` were written by ``tools/make_keras_goldens.py`` in a
 with TensorFlow and tf-keras (see that script for how to make them again); these tests need neither.
 """
 
+import contextlib
 import json
 import pathlib
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import ipu_teach.keras as keras
+from ipu_teach import ipu
 from ipu_teach.autograd import Tensor
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -67,16 +69,29 @@ def test_metrics_weigh_samples_as_keras(case):
     np.testing.assert_allclose(metric.result(), case["result"], rtol=1e-5)
 
 
-@pytest.mark.parametrize("run", METRICS["fit"]["runs"], ids=lambda r: f"fit with {r['given']}")
-def test_weighted_metrics_take_fits_sample_and_class_weights_as_keras(run):
+def _fit_runs():
+    runs = [pytest.param(run, "cpu", id=f"fit with {run['given']}") for run in METRICS["fit"]["runs"]]
+    return runs + [pytest.param(METRICS["fit"]["runs"][0], "ipu", id="fit with sample_weight on the simulated IPU")]
+
+
+@pytest.mark.parametrize(("run", "device"), _fit_runs())
+def test_weighted_metrics_take_fits_sample_and_class_weights_as_keras(run, device):
     """``compile(metrics=..., weighted_metrics=...)``: Keras' names and order, the weighted ones weighed by
     ``fit``'s ``sample_weight`` or ``class_weight`` and by ``evaluate``'s ``sample_weight``, the others not."""
     data = METRICS["fit"]
     x, y = np.asarray(data["x"], np.float32), np.asarray(data["y"])
-    model = keras.Sequential([keras.layers.Dense(3, activation="softmax", input_shape=(4,))])
-    model.set_weights([np.asarray(data["kernel"]), np.asarray(data["bias"])])
-    metrics = ["accuracy", "sparse_categorical_crossentropy"]
-    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics, weighted_metrics=metrics)
+    scope = contextlib.nullcontext()
+    if device == "ipu":
+        config = ipu.config.IPUConfig()
+        config.auto_select_ipus = 1
+        config.configure_ipu_system()
+        scope = ipu.ipu_strategy.IPUStrategy().scope()
+    with scope:
+        model = keras.Sequential([keras.layers.Dense(3, activation="softmax", input_shape=(4,))])
+        model.set_weights([np.asarray(data["kernel"]), np.asarray(data["bias"])])
+        metrics = ["accuracy", "sparse_categorical_crossentropy"]
+        model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics, weighted_metrics=metrics)
+    assert (model.device_executor is not None) == (device == "ipu")
     given = {
         "sample_weight": {"sample_weight": np.asarray(data["sample_weight"])},
         "class_weight": {"class_weight": {int(k): v for k, v in data["class_weight"].items()}},
