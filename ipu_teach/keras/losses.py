@@ -7,6 +7,7 @@ As in TensorFlow's Keras, a cross-entropy on probabilities that come straight ou
 import numpy as np
 
 from ..autograd import Tensor, ops
+from .engine import sample_weights
 
 _CHOICES = (
     "categorical_crossentropy",
@@ -50,10 +51,15 @@ class Loss:
         the batch size, as Keras' ``sum_over_batch_size`` does."""
         per_sample = self.per_sample(np.asarray(y_true), y_pred)
         if sample_weight is not None:
-            weights = np.asarray(sample_weight, dtype=per_sample.dtype)
-            per_sample = ops.mul(
-                per_sample, Tensor(weights.reshape(weights.shape + (1,) * (per_sample.ndim - weights.ndim)))
-            )
+            weights = sample_weights.aligned(sample_weight, per_sample.ndim).astype(per_sample.dtype)
+            try:
+                weights = np.broadcast_to(weights, per_sample.shape)
+            except ValueError:
+                raise ValueError(
+                    f"{self.name}: sample_weight of shape {np.shape(sample_weight)} cannot weigh the per-sample "
+                    f"losses of shape {per_sample.shape}: give one weight per sample"
+                ) from None
+            per_sample = ops.mul(per_sample, Tensor(weights))
         if self.reduction == "none":
             return per_sample
         if self.reduction == "sum":

@@ -5,21 +5,18 @@ import numpy as np
 
 from ..autograd import Tensor, no_grad
 from . import losses
+from .engine import sample_weights
 
 
 def weighted_total_and_count(values, sample_weight):
     """The sum of ``values`` times their weights, and the sum of the weights: Keras' ``Reduce`` with
-    ``WEIGHTED_MEAN`` (keras/metrics/base_metric.py). Weights with one axis more than the values lose
-    their last (size 1) axis; with one axis fewer they gain one; then they broadcast to the values, or
-    else the values are averaged over their extra trailing axes."""
+    ``WEIGHTED_MEAN`` (keras/metrics/base_metric.py). The weights are lined up with the values
+    (``sample_weights.aligned``), then broadcast to them, or else the values are averaged over their
+    extra trailing axes."""
     values = np.asarray(values, dtype=np.float64)
     if sample_weight is None:
         return float(values.sum()), float(values.size)
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    if weights.ndim == values.ndim + 1 and weights.shape[-1] == 1:
-        weights = weights[..., 0]
-    elif weights.ndim == values.ndim - 1:
-        weights = weights[..., np.newaxis]
+    weights = sample_weights.aligned(sample_weight, values.ndim).astype(np.float64)
     try:
         weights = np.broadcast_to(weights, values.shape)
     except ValueError:

@@ -25,6 +25,18 @@ def unpack(y):
     return (y.y, y.sample_weight) if isinstance(y, Weighted) else (y, None)
 
 
+def aligned(sample_weight, ndim) -> np.ndarray:
+    """Weights lined up with values of ``ndim`` axes, as Keras' ``squeeze_or_expand_dimensions``
+    (keras/utils/losses_utils.py) lines them up: with one axis more they lose their last (of size 1), with
+    one axis fewer they gain one, so that (n,) and (n, 1) weigh n samples alike and never broadcast to (n, n)."""
+    weights = np.asarray(sample_weight)
+    if weights.ndim == ndim + 1 and weights.shape[-1] == 1:
+        return weights[..., 0]
+    if weights.ndim == ndim - 1:
+        return weights[..., np.newaxis]
+    return weights
+
+
 def _count(y) -> int:
     return len(y[0]) if isinstance(y, list) else len(y)
 
