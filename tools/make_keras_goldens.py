@@ -119,17 +119,21 @@ def losses(rng) -> None:
             )
     weights = rng.uniform(0, 2, n).astype(np.float32)
     objects = []
-    for cls, label_name, input_name in [
-        (keras.losses.CategoricalCrossentropy, "one_hot", "probabilities"),
-        (keras.losses.SparseCategoricalCrossentropy, "sparse", "not_probabilities"),
-        (keras.losses.BinaryCrossentropy, "binary", "sigmoid_outputs"),
-        (keras.losses.MeanSquaredError, "regression", "logits"),
+    for cls, label_name, input_name, options in [
+        (keras.losses.CategoricalCrossentropy, "one_hot", "probabilities", {}),
+        (keras.losses.CategoricalCrossentropy, "one_hot", "logits", {"from_logits": True, "label_smoothing": 0.2}),
+        (keras.losses.SparseCategoricalCrossentropy, "sparse", "not_probabilities", {}),
+        (keras.losses.BinaryCrossentropy, "binary", "sigmoid_outputs", {}),
+        (keras.losses.BinaryCrossentropy, "binary", "sigmoid_outputs", {"label_smoothing": 0.2}),
+        (keras.losses.BinaryCrossentropy, "binary", "logits", {"from_logits": True, "label_smoothing": 0.2}),
+        (keras.losses.MeanSquaredError, "regression", "logits", {}),
     ]:
         for reduction in ("sum_over_batch_size", "sum", "none"):
-            loss = cls(reduction=reduction)
+            loss = cls(reduction=reduction, **options)
             objects.append(
                 {
                     "class": cls.__name__,
+                    "options": options,
                     "reduction": reduction,
                     "labels": label_name,
                     "y_pred": input_name,

@@ -44,9 +44,14 @@ def test_loss_functions_give_keras_values_and_gradients(case):
     np.testing.assert_allclose(y_pred.grad, case["gradient"], rtol=2e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("case", LOSSES["objects"], ids=lambda c: f"{c['class']}({c['reduction']})")
-def test_loss_objects_weigh_samples_and_reduce_as_keras(case):
-    loss = getattr(keras.losses, case["class"])(reduction=case["reduction"])
+def _object_id(case):
+    options = "".join(f", {k}={v}" for k, v in case["options"].items())
+    return f"{case['class']}({case['reduction']}{options})"
+
+
+@pytest.mark.parametrize("case", LOSSES["objects"], ids=_object_id)
+def test_loss_objects_weigh_samples_smooth_labels_and_reduce_as_keras(case):
+    loss = getattr(keras.losses, case["class"])(reduction=case["reduction"], **case["options"])
     y_true = np.asarray(LOSSES["labels"][case["labels"]])
     y_pred = Tensor(np.asarray(LOSSES["inputs"][case["y_pred"]], np.float32))
     value = loss(y_true, y_pred, sample_weight=np.asarray(LOSSES["sample_weight"]))
