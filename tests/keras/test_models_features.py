@@ -79,6 +79,7 @@ def test_sample_and_class_weights_scale_each_sample_loss_over_the_batch_size(kin
     per_sample = keras.losses.SparseCategoricalCrossentropy(reduction="none")(y, model(x)).data
     expected = float((per_sample * weights).sum() / len(y))
     assert model.test_on_batch(x, y, sample_weight=weights) == pytest.approx(expected, rel=1e-5)
+    assert model.test_on_batch(x, y, sample_weight=weights[:, None]) == pytest.approx(expected, rel=1e-5)  # as Keras
 
 
 def test_on_batch_methods_match_one_step():

@@ -50,6 +50,8 @@ def attach(y, sample_weight=None, class_weight=None):
     if sample_weight is None:
         return y
     sample_weight = np.asarray(sample_weight, dtype=np.float32)
+    if sample_weight.shape == (_count(y), 1):  # Keras takes a column of weights too
+        sample_weight = sample_weight[:, 0]
     if sample_weight.shape != (_count(y),):
         raise ValueError(
             f"sample_weight must hold one weight per sample, shape ({_count(y)},); got shape {sample_weight.shape}"
