@@ -9,6 +9,7 @@ from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
 from .engine import device, extensions, graph, model_config, model_file, on_batch, sample_weights, saving, training
+from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
@@ -190,12 +191,23 @@ class Model(Layer):
             w.data = np.array(value, dtype=w.dtype)
 
     def save_weights(self, filepath, overwrite=True, save_format=None) -> None:
-        saving.save_weights(self, filepath)
+        """Every weight, in model order, in one ``.npz`` file (no pickle); ``load_weights`` reads it.
+
+        The file is written atomically (``ipu_teach/atomic.py``): never half-written; a replaced file keeps
+        its permissions, a symbolic link is written through, a hard link's other names keep the old contents.
+        With ``overwrite=False`` an existing file is replaced only if you answer "y" when asked, as in Keras;
+        where nobody can be asked (no terminal) it is kept and FileExistsError raised.
+        """
+        if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save_weights"):
+            saving.save_weights(self, filepath)
 
     def save(self, filepath, overwrite=True, save_format=None, **kwargs) -> None:
         """The whole model (architecture, weights, compile arguments and optimizer state) in one zip
-        file, without pickle, whatever the name's extension; ``keras.models.load_model`` reads it."""
-        model_file.save_model(self, filepath)
+        file, without pickle, whatever the name's extension; ``keras.models.load_model`` reads it.
+
+        Written atomically, and ``overwrite=False`` asks first, as ``save_weights`` says."""
+        if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save"):
+            model_file.save_model(self, filepath)
 
     def load_weights(self, filepath) -> None:
         self.ensure_built()
@@ -544,4 +556,5 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 
 
 def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):
-    model.save(filepath)
+    """``model.save(filepath, overwrite=...)``, as Keras' function is."""
+    model.save(filepath, overwrite=overwrite, save_format=save_format, **kwargs)
