@@ -20,4 +20,4 @@ def add_parser(commands):
 def run(args) -> int:
     from ..tensorflow.runner import run_script
 
-    return run_script(args.script, args.args)
+    return run_script(args.script, args.args, as_the_program=True)

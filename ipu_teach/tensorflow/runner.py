@@ -3,18 +3,22 @@
 SCRIPT is a Python file, or a folder or zip file holding a ``__main__.py`` (Python's rules, through runpy).
 It runs as ``__main__`` with ``sys.argv`` set to its path and arguments and its folder (a folder or zip file:
 itself) first on ``sys.path``, inside ``TensorFlowImports`` so its TensorFlow imports give ipu-teach, in
-the processes it starts with multiprocessing too (``child_processes``). As Python does before it exits, the
-run waits for the threads the script started that are not daemons, so the mapping is still there for
-them. The exit status and what is printed for an uncaught exception (any ``BaseException``: Ctrl-C gives
-Python's ``KeyboardInterrupt`` trace and 130) are Python's, through ``sys.excepthook``, without the frames
-of this runner; ``sys.argv``, ``sys.path`` and the imports are restored afterwards.
+the processes it starts with multiprocessing too (``child_processes``). The exit status and what is printed
+for an uncaught exception (any ``BaseException``: Ctrl-C gives Python's ``KeyboardInterrupt`` trace and 130)
+are Python's, through ``sys.excepthook``, without the frames of this runner.
+
+``ipu-teach run`` runs the script as the whole program: the mapping stays for what Python runs after the main
+code as it ends, the threads it waits for and the atexit functions. Called in a process that goes on
+(tests, a notebook), ``run_script`` puts ``sys.argv``, ``sys.path`` and the imports back when the main code
+ends; joining the script's threads there would hang on those that end only when Python does (a
+ThreadPoolExecutor never shut down), so threads that outlive the main code there do not have the mapping.
 """
 
+import contextlib
 import os
 import pkgutil
 import runpy
 import sys
-import threading
 
 from .child_processes import TensorFlowImportsInChildren
 from .import_map import TensorFlowImports
@@ -22,8 +26,9 @@ from .import_map import TensorFlowImports
 INTERRUPTED = 130  # what a shell reports for a program stopped by Ctrl-C (128 + SIGINT)
 
 
-def run_script(path, args=()) -> int:
-    """Run the script at ``path`` with ``args``; return the exit status Python would give."""
+def run_script(path, args=(), *, as_the_program=False) -> int:
+    """Run the script at ``path`` with ``args``; return the exit status Python would give. ``as_the_program``:
+    leave the mapping, ``sys.argv`` and ``sys.path`` as they are at the end, for Python's exit to run with."""
     path = os.fspath(path)
     refusal = _cannot_run(path)
     if refusal is not None:
@@ -34,13 +39,15 @@ def run_script(path, args=()) -> int:
     sys.argv = [path, *map(str, args)]
     if pkgutil.get_importer(path) is None:  # a file: its real folder comes first (runpy puts a folder or zip itself)
         sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
-    threads_before = set(threading.enumerate())
+    imports = contextlib.ExitStack()
+    imports.enter_context(TensorFlowImports())
+    imports.enter_context(TensorFlowImportsInChildren())
     try:
-        with TensorFlowImports(), TensorFlowImportsInChildren():
-            status = _status_of(runpy.run_path, _absolute(path), run_name="__main__")
-            return _status_of(_wait_for_threads_started_since, threads_before) or status
+        return _status_of(runpy.run_path, _absolute(path), run_name="__main__")
     finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
+        if not as_the_program:
+            imports.close()
+            sys.argv, sys.path[:] = saved_argv, saved_path
 
 
 def _cannot_run(path):
@@ -93,15 +100,3 @@ def _print_uncaught(error) -> None:
     while tb is not None and tb.tb_frame.f_globals.get("__name__") in (__name__, runpy.__name__):
         tb = tb.tb_next
     sys.excepthook(type(error), error.with_traceback(tb), tb)
-
-
-def _wait_for_threads_started_since(threads_before) -> None:
-    """Join the non-daemon threads started since ``threads_before`` (and those they start), as Python does
-    before it exits."""
-    while running := [
-        thread
-        for thread in threading.enumerate()
-        if thread not in threads_before and not thread.daemon and thread is not threading.current_thread()
-    ]:
-        for thread in running:
-            thread.join()

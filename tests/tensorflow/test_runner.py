@@ -11,8 +11,30 @@ from pathlib import Path
 
 import pytest
 
-from ipu_teach.cli import main
 from ipu_teach.tensorflow.runner import run_script
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+posix_only = pytest.mark.skipif(os.name != "posix", reason="signals, process groups and forkserver are POSIX")
+
+
+def ipu_teach_run(*args, timeout=120):
+    """``python -m ipu_teach run ARGS`` from the repository (where its children find ipu_teach); a run that
+    outlives ``timeout`` (a hang) is killed with everything it started and fails the test."""
+    command = [sys.executable, "-m", "ipu_teach", "run", *map(str, args)]
+    group = {"start_new_session": True} if os.name == "posix" else {}
+    process = subprocess.Popen(
+        command, cwd=REPOSITORY, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **group
+    )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        if group:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+        process.communicate()
+        pytest.fail(f"`ipu-teach run {' '.join(map(str, args))}` still running after {timeout} s: it hangs")
+    return process.returncode, out, err
 
 
 def _script(tmp_path, text, name="script.py"):
@@ -31,8 +53,9 @@ def test_the_script_runs_as_main_with_its_arguments_and_its_folder_on_the_path(t
         f"open({str(out)!r}, 'w'))\n",
     )
     argv, path = list(sys.argv), list(sys.path)
-    assert main.main(["run", str(script), "--epochs", "3", "x"]) == 0
+    assert run_script(script, ["--epochs", "3", "x"]) == 0
     assert json.loads(out.read_text()) == [[str(script), "--epochs", "3", "x"], "__main__", "2.6.3", 42]
+    # called in a process that goes on, the run puts back what it changed
     assert sys.argv == argv and sys.path == path and "tensorflow" not in sys.modules
     sys.modules.pop("helper_module_for_run", None)
 
@@ -70,30 +93,6 @@ def test_a_not_simulated_name_stops_the_script_naming_it(tmp_path, capsys):
     )
 
 
-REPOSITORY = Path(__file__).resolve().parents[2]
-posix_only = pytest.mark.skipif(os.name != "posix", reason="signals, process groups and forkserver are POSIX")
-
-
-def ipu_teach_run(*args, timeout=120, **popen):
-    """``python -m ipu_teach run ARGS`` from the repository (where its children find ipu_teach); a run that
-    outlives ``timeout`` (a hang) is killed with everything it started and fails the test."""
-    command = [sys.executable, "-m", "ipu_teach", "run", *map(str, args)]
-    group = {"start_new_session": True} if os.name == "posix" else {}
-    process = subprocess.Popen(
-        command, cwd=REPOSITORY, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **group
-    )
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        if group:
-            os.killpg(process.pid, signal.SIGKILL)
-        else:
-            process.kill()
-        process.communicate()
-        pytest.fail(f"`ipu-teach run {' '.join(map(str, args))}` still running after {timeout} s: it hangs")
-    return process.returncode, out, err
-
-
 POOL_SCRIPT = """\
 import multiprocessing
 import sys
@@ -121,21 +120,40 @@ def test_the_workers_of_a_multiprocessing_pool_import_tensorflow_as_the_script_d
     assert (status, out) == (0, "['Dense 0', 'Dense 2', 'Dense 4']\n"), err
 
 
-def test_a_thread_still_running_when_the_main_code_ends_can_import_tensorflow(tmp_path):
-    out = tmp_path / "thread.txt"
-    script = _script(
-        tmp_path,
-        "import sys, threading, time\nscript = sys.modules['__main__']\n\n\ndef later():\n"
-        "    while sys.modules['__main__'] is script:  # until the main code has ended\n"
-        "        time.sleep(0.01)\n"
-        "    time.sleep(0.2)\n"
-        "    import tensorflow as tf\n\n"
-        f"    open({str(out)!r}, 'w').write(tf.__version__ + ' ' + tf.keras.layers.Dense.__name__)\n\n\n"
-        "threading.Thread(target=later).start()\n",
-    )
-    assert run_script(script) == 0
-    assert out.read_text() == "2.6.3 Dense"  # the run waited for the thread, which had the mapping
-    assert "tensorflow" not in sys.modules
+AFTER_THE_MAIN_CODE = """\
+import atexit
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+script = sys.modules["__main__"]
+
+
+def later():
+    while sys.modules["__main__"] is script:  # until the main code has ended
+        time.sleep(0.01)
+    time.sleep(0.2)
+    import tensorflow as tf
+
+    print("thread:", tf.__version__, sys.argv[1:], flush=True)
+
+
+def at_exit():
+    import tensorflow as tf
+
+    print("atexit:", tf.keras.layers.Dense.__name__)
+
+
+threading.Thread(target=later).start()
+atexit.register(at_exit)
+ThreadPoolExecutor(1).submit(print, "executor", flush=True).result()  # never shut down: Python's exit ends it
+"""
+
+
+def test_threads_and_atexit_functions_still_running_as_the_program_ends_import_tensorflow(tmp_path):
+    status, out, err = ipu_teach_run(_script(tmp_path, AFTER_THE_MAIN_CODE), "--epochs", "3")
+    assert (status, out, err) == (0, "executor\nthread: 2.6.3 ['--epochs', '3']\natexit: Dense\n", "")
 
 
 @pytest.mark.parametrize("kind", ["folder", "zip"])
@@ -152,8 +170,10 @@ def test_a_folder_or_zip_file_with_main_runs_as_python_runs_it(tmp_path, kind):
         with zipfile.ZipFile(tmp_path / "app.zip", "w") as archive:
             archive.write(app / "__main__.py", "__main__.py")
         app = tmp_path / "app.zip"
+    argv, path = list(sys.argv), list(sys.path)
     assert run_script(app, ["--epochs", "3"]) == 0
     assert json.loads(out.read_text()) == [["--epochs", "3"], "__main__", str(app), "2.6.3"]
+    assert sys.argv == argv and sys.path == path and "tensorflow" not in sys.modules
 
 
 def test_a_folder_without_main_gets_pythons_message(tmp_path, capsys):
