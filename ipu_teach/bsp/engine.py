@@ -31,7 +31,8 @@ class Engine:
       ipus: Integer, the number of IPUs. Default: 1.
 
     Raises:
-      GraphError: for a program that cannot run as built.
+      GraphError: for a program that cannot run as built, or that would run more cycles than a timeline
+        counts (``CYCLE_LIMIT``, 2**63 - 1: the message names the Repeat and its count).
 
     Example:
 
