@@ -52,7 +52,8 @@ def make_divisible(number, divisor):
 
 def load(path):
     with contextlib.redirect_stdout(io.StringIO()):
-        (x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data(path=path)
+        # without a file, Keras' default name (its cache, else the bundled subset); None is not a path
+        (x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data(**({"path": path} if path else {}))
     prepare = lambda x: np.expand_dims(x.astype("float32") / 255, -1)  # noqa: E731
     return (
         (prepare(x_train), keras.utils.to_categorical(y_train, CLASSES)),
@@ -109,7 +110,9 @@ def fmt(value, kind):
     if kind == "throughput":
         return f"{value:,.0f}/s"
     if kind == "tile_memory":
-        return f"{value / 1000:,.1f} kB"
+        return f"{value / 1024:,.1f} KiB"
+    if kind in ("total_memory", "category_memory"):
+        return f"{value / 2**20:,.2f} MiB"
     if kind == "accuracy":
         return f"{value:.4f}"
     return f"{value:,.0f}"
@@ -187,10 +190,13 @@ def validation(cases):
         for figure in case["figures"]:
             rows.append((case["id"], figure["name"], figure["kind"], simulated.get(figure["name"]), figure["real"]))
     ratios = print_table("Validation: other published Graphcore figures (nothing was fitted to these)", rows)
-    timing = ratios.get("step_time", []) + ratios.get("throughput", [])
-    print(summary("validation timing (step times, throughputs)", timing))
+    timing = [r for kind in fidelity_cases.TIMING_KINDS for r in ratios.get(kind, [])]
+    host_bound = [r for kind in ("step_time", "throughput") for r in ratios.get(kind, [])]
+    memory = [r for kind in fidelity_cases.MEMORY_KINDS for r in ratios.get(kind, [])]
+    print(summary("validation timing (step times, throughputs, device cycles)", timing))
+    print(summary("  of which host-visible (step times, throughputs)", host_bound))
     print(summary("validation compile times", ratios.get("compile_time", [])))
-    print(summary("validation tile memory", ratios.get("tile_memory", []), within=1.3))
+    print(summary("validation memory (totals and categories)", memory, within=1.3))
     print(summary("validation compute sets", ratios.get("compute_sets", [])))
     left = [case["id"] for case in cases if not case["expressible"]]
     if left:
@@ -205,8 +211,8 @@ def main():
     args = parser.parse_args()
     cases = fidelity_cases.load()
     print(
-        "simulated GC200 (Mk2); ratio = simulated / real time, bytes or count (for a throughput real / simulated "
-        "items/s, so that below 1 the simulator is always faster)\n"
+        "simulated GC200 (Mk2), or Bow where the case ran on one; ratio = simulated / real time, bytes or count\n"
+        "(for a throughput real / simulated items/s, so that below 1 the simulator is always faster)\n"
     )
     if not args.validation_only:
         path = args.data if pathlib.Path(args.data).exists() else None

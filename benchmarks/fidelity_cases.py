@@ -31,12 +31,16 @@ KINDS = {
     "throughput": "items/s",
     "first_epoch_time": "s",
     "compile_time": "s",
+    "step_cycles": "cycles",
     "tile_memory": "bytes",
+    "total_memory": "bytes",
+    "category_memory": "bytes",
     "compute_sets": "count",
     "accuracy": "fraction",
 }
 """Every kind of figure a case may publish, with its unit."""
-TIMING_KINDS = ("step_time", "throughput")
+TIMING_KINDS = ("step_time", "throughput", "step_cycles")
+MEMORY_KINDS = ("tile_memory", "total_memory", "category_memory")
 REQUIRED = ("id", "set", "title", "source", "hardware", "configuration", "figures", "expressible")
 
 
@@ -200,6 +204,7 @@ def compile_case(spec):
     config = ipu.config.IPUConfig()
     config.auto_select_ipus = replicas * max(stages, 1)
     config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    config.ipu_model.version = spec.get("ipu", "ipu2")  # "ipu21": a Bow
     mode = spec["mode"]
     spe = spec["steps_per_execution"]
     with _poplar_flags(spec.get("synthetic_data", False)), contextlib.redirect_stdout(io.StringIO()):
@@ -221,14 +226,23 @@ def compile_case(spec):
         return model.get_ipu_executable(mode)
 
 
-def peak_tile_memory(executable) -> int:
-    """The most bytes any tile holds (each pipeline stage's IPU separately)."""
-    graphs = [executable.graph] if executable.pipeline is None else executable.pipeline.stage_graphs
-    return int(max(int(graph.tile_memory().max()) for graph in graphs))
+def _graphs(executable) -> list:
+    """The lowered graph of each IPU of one replica (one per pipeline stage)."""
+    return [executable.graph] if executable.pipeline is None else executable.pipeline.stage_graphs
+
+
+def memory_by_category(executable) -> dict:
+    """``{category: bytes}`` summed over every tile of one replica's IPUs, as PopVision's memory report."""
+    totals = {}
+    for graph in _graphs(executable):
+        for item in graph.memory:
+            totals[item.category] = totals.get(item.category, 0) + int(item.per_tile.sum())
+    return totals
 
 
 def simulated_figures(spec, executable) -> dict:
-    """Every figure kind a compiled case gives: the simulated counterpart of what the sources print."""
+    """Every figure kind a compiled case gives: the simulated counterpart of what the sources print
+    (``category_memory`` is per category: see :func:`simulated_figure`)."""
     seconds = executable.seconds_per_execution
     spe = spec["steps_per_execution"]
     samples = spe * spec["batch"] * spec.get("replicas", 1)
@@ -236,16 +250,25 @@ def simulated_figures(spec, executable) -> dict:
         "step_time": seconds / spe,
         "throughput": samples / seconds,
         "compile_time": executable.compile_seconds,
-        "tile_memory": peak_tile_memory(executable),
+        "step_cycles": executable.timeline.total_cycles() / spe,
+        "tile_memory": int(max(int(graph.tile_memory().max()) for graph in _graphs(executable))),
+        "total_memory": sum(memory_by_category(executable).values()),
         "compute_sets": executable.graph.compute_sets,
     }
+
+
+def simulated_figure(figure, spec, executable):
+    """The simulated counterpart of one published figure."""
+    if figure["kind"] == "category_memory":
+        return memory_by_category(executable).get(figure["category"], 0)
+    return simulated_figures(spec, executable)[figure["kind"]]
 
 
 def simulate(case) -> dict:
     """``{figure name: simulated value}`` for each figure of an expressible validation case."""
     spec = case["ipu_teach"]
-    figures = simulated_figures(spec, compile_case(spec))
-    return {figure["name"]: figures[figure["kind"]] for figure in case["figures"]}
+    executable = compile_case(spec)
+    return {figure["name"]: simulated_figure(figure, spec, executable) for figure in case["figures"]}
 
 
 # ----- ratios and their summary ----------------------------------------------------------------------------
@@ -273,8 +296,12 @@ def problems(case) -> list:
     if case["set"] not in SETS:
         found.append(f"set {case['set']!r} is not one of {SETS}")
     source = case["source"]
-    if not (source.get("url") or (source.get("repository") and source.get("path") and source.get("commit"))):
-        found.append("source needs a url, or a repository, path and commit")
+    if not (
+        source.get("url")
+        or (source.get("repository") and source.get("path") and source.get("commit"))
+        or (source.get("document") and source.get("path"))
+    ):
+        found.append("source needs a url, a repository, path and commit, or a document and its path")
     if not case["hardware"].get("ipu") or not case["hardware"].get("ipus"):
         found.append("hardware needs the IPU (Mk2 / Bow) and the number of IPUs")
     configuration = case["configuration"]
@@ -292,6 +319,8 @@ def problems(case) -> list:
             found.append(f"figure {figure.get('name')!r}: real must be a positive number")
         if not figure.get("quote"):
             found.append(f"figure {figure.get('name')!r}: no quoted line")
+        if figure.get("kind") == "category_memory" and not figure.get("category"):
+            found.append(f"figure {figure.get('name')!r}: category_memory names ipu-teach's category")
     if case["expressible"]:
         if "ipu_teach" not in case or not case.get("mapping"):
             found.append("an expressible case needs its ipu_teach entry and the mapping")
