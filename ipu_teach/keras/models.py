@@ -8,7 +8,7 @@ from ..autograd import Tensor, no_grad
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
-from .engine import device, extensions, graph, model_file, on_batch, sample_weights, saving, training
+from .engine import device, extensions, graph, model_config, model_file, on_batch, sample_weights, saving, training
 from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
@@ -133,6 +133,36 @@ class Model(Layer):
     def non_trainable_weights(self) -> list:
         trainable = {id(w) for w in self.trainable_weights}
         return [w for w in self.weights if id(w) not in trainable]
+
+    def get_config(self) -> dict:
+        """The model's architecture as Keras' configuration: its layers (each one's class, arguments and
+        the layers it is called on), its inputs and its outputs. ``Model.from_config`` makes the same
+        architecture again, with new weights. A subclass built without ``inputs`` and ``outputs`` gives
+        the arguments it was made with, as a layer does.
+
+        Returns:
+          A dict of JSON-ready values.
+
+        Example:
+
+        >>> inputs = keras.Input(shape=(4,), name="x")
+        >>> model = keras.Model(inputs, keras.layers.Dense(2, name="d")(inputs), name="m")
+        >>> config = model.get_config()
+        >>> [(layer["name"], layer["inbound_nodes"]) for layer in config["layers"]]
+        [('x', []), ('d', [[['x', 0, 0, {}]]])]
+        >>> keras.Model.from_config(config).count_params()
+        10
+        """
+        if not hasattr(self, "_order"):
+            return super().get_config()
+        return model_config.functional_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A model made from ``get_config``'s configuration (layer classes of one's own in ``custom_objects``)."""
+        if "layers" not in config:
+            return super().from_config(config)
+        return model_config.functional_from_config(cls, config, custom_objects)
 
     def get_weights(self) -> list:
         """Retrieves the weights of the model, as numpy arrays (copies), in the order of ``model.weights``.
@@ -303,7 +333,8 @@ class Model(Layer):
           metrics: List of metrics to be evaluated during training and testing, e.g. ``["accuracy"]``.
             Default: None.
           loss_weights: Scalars weighting the loss of each output. Default: None.
-          weighted_metrics: Metrics weighted by ``sample_weight``. Default: None.
+          weighted_metrics: Metrics weighted by ``sample_weight`` (or ``class_weight``) in ``fit`` and
+            ``evaluate``; ``metrics`` are not weighted. Default: None.
           run_eagerly: Accepted for Keras compatibility; the simulator always runs numpy eagerly.
           steps_per_execution: Integer, the number of batches to run during each execution (each
             ``tf.function`` call in Keras, each Poplar program run on the IPU). Default: 1.
@@ -328,7 +359,7 @@ class Model(Layer):
         if self.compute_dtype == "float16" and not isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):
             self.optimizer = mixed_precision.LossScaleOptimizer(self.optimizer)  # as Keras' compile does
         self.loss = losses_module.get(loss) if loss is not None and not isinstance(loss, (list, tuple, dict)) else loss
-        self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics)
+        self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics, weighted_metrics)
         self.steps_per_execution = int(steps_per_execution)
         self.compiled = True
         device.attach(self)
@@ -529,6 +560,15 @@ class Sequential(Model):
 
     def is_sequential_like(self) -> bool:
         return True
+
+    def get_config(self) -> dict:
+        """Keras' configuration of a Sequential model: its name and its layers, in order (the input
+        layer first once the model is built); ``Sequential.from_config`` makes it again."""
+        return model_config.sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return model_config.sequential_from_config(cls, config, custom_objects)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

@@ -82,6 +82,7 @@ def _compile_arguments(model) -> dict:
         "loss": loss,
         "loss_weights": loss_weights,
         "metrics": config.encode(metrics),
+        "weighted_metrics": config.encode(outputs.weighted_metrics_given),
         "steps_per_execution": model.steps_per_execution,
     }
 
@@ -291,6 +292,7 @@ def _recompile(model, arguments, custom_objects, filepath):
         optimizer,
         loss,
         metrics=arguments["metrics"],
+        weighted_metrics=arguments.get("weighted_metrics"),
         loss_weights=arguments["loss_weights"],
         steps_per_execution=arguments["steps_per_execution"],
     )

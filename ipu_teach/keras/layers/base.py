@@ -110,38 +110,54 @@ class Layer:
             weight.requires_grad = self._trainable and flag
             weight.grad = None
 
-    def add_weight(self, name, shape, initializer="zeros", trainable=True, dtype=None) -> Tensor:
+    def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None) -> Tensor:
         """Adds a new weight to the layer and returns it.
 
         Layers call it from ``build``; the weight is named ``"<layer>/<name>:0"`` as in TensorFlow, which
-        is also the name reports show for it on the simulated IPU.
+        is also the name reports show for it on the simulated IPU. As in Keras (base_layer.py
+        ``add_weight``), a float weight starts from ``"glorot_uniform"`` and an integer or boolean one from
+        zeros unless told otherwise, and a weight without a name is called ``Variable``.
 
         Args:
-          name: String, the weight's name within the layer.
-          shape: Tuple of ints, the weight's shape.
+          name: String, the weight's name within the layer. Default: None, ``"Variable"``.
+          shape: Tuple of ints, the weight's shape. Default: None, a scalar.
           initializer: An initializer name (``"zeros"``, ``"ones"``, ``"glorot_uniform"``, ...) or object.
-            Default: ``"zeros"``.
+            Default: None, ``"glorot_uniform"`` for floats, ``"zeros"`` for integers and booleans.
           trainable: Boolean, whether the weight takes gradients (if the layer is trainable). Default: True.
           dtype: The weight's dtype. Default: None, the layer's ``variable_dtype``.
 
         Returns:
           The weight, a Tensor.
 
+        Raises:
+          ValueError: with no initializer for a weight that is neither a number nor a boolean.
+
         Example:
 
         >>> w = keras.layers.Dense(1).add_weight("w", (2,), "ones")
         >>> w.name, w.shape, w.data
         ('dense/w:0', (2,), array([1., 1.], dtype=float32))
+        >>> keras.layers.Dense(1, name="d").add_weight(shape=(2, 3)).name
+        'd/Variable:0'
         """
+        dtype = np.dtype(dtype or self.variable_dtype)
+        name = "Variable" if name is None else name
+        if initializer is None:
+            if dtype.kind not in "fiub":
+                raise ValueError(
+                    f"An initializer for variable {name} of type {dtype} is required for layer {self.name}: "
+                    "pass initializer=..."
+                )
+            initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
+        shape = () if shape is None else tuple(shape)
         if any(d is None for d in shape):
             raise ValueError(
                 f'Layer "{self.name}": its weight {name!r} would have shape {format_shape(shape)}, a size taken '
                 "from an axis of the input that is unknown (None); give that axis a size in keras.Input(shape=...), "
                 "as Keras requires (e.g. the last axis of a Dense layer's input)"
             )
-        dtype = dtype or self.variable_dtype
         weight_budget.spend(f"{self.name}/{name}:0", shape)  # before allocating: a file may declare any size
-        value = initializers.get(initializer)(tuple(shape), dtype=dtype)
+        value = initializers.get(initializer)(shape, dtype=dtype)
         weight = Tensor(
             np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable, name=f"{self.name}/{name}:0"
         )
