@@ -182,13 +182,18 @@ def test_an_error_about_20000_unexpected_entries_lists_a_few(tmp_path):
 
 
 @pytest.mark.parametrize("make", ["fifo", "device"])
-def test_a_fifo_or_a_device_is_refused_without_reading(tmp_path, make, fifo):
+@pytest.mark.parametrize("load", ["load_weights", "load_model"])
+def test_a_fifo_or_a_device_is_refused_without_reading(tmp_path, make, load, fifo):
     path = tmp_path / "weights.npz"
     if make == "fifo":
         fifo(path)  # opening it for reading the usual way would wait for a writer forever
     else:
         path.symlink_to("/dev/zero")
-    refused(path, r"it is (a FIFO \(named pipe\)|a device), not a regular file")
+    message = r"it is (a FIFO \(named pipe\)|a device), not a regular file"
+    if load == "load_weights":
+        refused(path, message)
+    else:
+        load_refused(path, message)
 
 
 def test_a_symlink_to_a_weights_file_loads(saved, tmp_path):
