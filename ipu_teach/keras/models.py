@@ -8,7 +8,7 @@ from ..autograd import Tensor, no_grad
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
-from .engine import device, extensions, graph, model_file, on_batch, sample_weights, saving, training
+from .engine import atomic_step, device, extensions, graph, model_file, on_batch, sample_weights, saving, training
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
@@ -376,10 +376,15 @@ class Model(Layer):
         self.compiled_outputs.update(loss_value, y, y_pred)
 
     def train_step(self, x, y) -> float:
-        loss_value, grads, y_pred = self.compute_gradients(x, y)
-        self.apply_gradients(grads)
+        # the forward's moving statistics are written with the weights' update: all or nothing
+        loss_value, y_pred = atomic_step.run(self._update_from, x, y)
         self.update_metrics(loss_value, y, y_pred)
         return loss_value
+
+    def _update_from(self, x, y):
+        loss_value, grads, y_pred = self.compute_gradients(x, y)
+        self.apply_gradients(grads)
+        return loss_value, y_pred
 
     def test_step(self, x, y) -> float:
         """Runs with the graph recorded (never differentiated) so that, as in Keras, a cross-entropy

@@ -10,6 +10,7 @@ import contextlib
 import numpy as np
 
 from ...autograd import Tensor, ops
+from ..engine import atomic_step
 from .base import Layer
 
 _pools: list = []
@@ -68,9 +69,12 @@ class BatchNormalization(Layer):
         self.moving_variance = self.add_weight("moving_variance", channels, mv_init, trainable=False)
 
     def update_moving_statistics(self, mean, var) -> None:
+        """Written with the training step's weight update (``engine.atomic_step``), never apart from it."""
         m = self.momentum
-        self.moving_mean.data = (self.moving_mean.data * m + mean * (1 - m)).astype(np.float32)
-        self.moving_variance.data = (self.moving_variance.data * m + var * (1 - m)).astype(np.float32)
+        atomic_step.assign_all(
+            (statistic, "data", (atomic_step.latest(statistic, "data") * m + batch * (1 - m)).astype(np.float32))
+            for statistic, batch in ((self.moving_mean, mean), (self.moving_variance, var))
+        )  # latest: a layer called twice in a step updates its statistics twice
 
     def call(self, inputs, training=False):
         training = bool(training) and self.trainable
