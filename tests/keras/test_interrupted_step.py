@@ -66,13 +66,14 @@ def sigint_at_line(k, run):
     """Runs ``run()`` sending SIGINT to this process when the k-th line (in any function it calls) is about to
     run. Returns (whether the SIGINT was sent, whether ``run`` ended in KeyboardInterrupt).
 
-    Generators (the context managers that push and pop autograd's name scopes, no_grad...) are not
-    interrupted: a line event comes before their ``finally`` pops, where CPython delivers no signal, and an
-    interrupt there would leave those stacks to the next tests. The model's state is not kept in them."""
+    Generators (the context managers that push and pop autograd's name scopes, no_grad...) and exception
+    handlers (numpy's, contextlib's) are not interrupted: a line event comes before a ``finally``'s pop, where
+    CPython delivers no signal, and an exception raised by a trace function inside an ``except`` leaves the
+    thread's handled exception behind; either would spill into the next tests. No model state is written there."""
     lines = [0]
 
     def tracer(frame, event, arg):
-        if event == "line" and not frame.f_code.co_flags & inspect.CO_GENERATOR:
+        if event == "line" and not frame.f_code.co_flags & inspect.CO_GENERATOR and sys.exc_info()[1] is None:
             lines[0] += 1
             if lines[0] == k:
                 signal.raise_signal(signal.SIGINT)
