@@ -208,7 +208,7 @@ class IPUExecutor:
         self.reduction = options.gradient_accumulation_reduction_method
         batch = preparation.fixed_batch_size(adapter)
         spe, per_replica = preparation.steps_per_replica(model, adapter.steps, model.steps_per_execution, replicas)
-        preparation.check_steps_per_execution(plan, mode, spe, accumulation)
+        preparation.check_steps_per_execution(plan, mode, spe, accumulation, per_replica)
         preparation.tell_effective_batch(mode, batch, replicas, accumulation)
         x, y = adapter.first_batch()
         self.connection, self._told_compile_only = configuration, False
