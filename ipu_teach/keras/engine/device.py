@@ -34,11 +34,13 @@ def placement(strategy):
         strategy,
         "A strategy's scope cannot be entered inside another's: leave the first scope, or use the same strategy object",
     )
-    _stack().append(strategy)
-    try:
+    stack = _stack()
+    depth = len(stack)
+    try:  # pushed inside the try: a Ctrl-C right after the push still leaves the scope
+        stack.append(strategy)
         yield strategy
     finally:
-        _stack().pop()
+        del stack[depth:]
 
 
 def current():
