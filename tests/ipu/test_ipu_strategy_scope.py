@@ -2,8 +2,6 @@
 as in graphcore/keras; tensorflow/python/distribute/distribute_lib.py): a model keeps the strategy it was
 created under, a model with weights cannot move into a scope, strategies do not mix, scopes are per thread."""
 
-import signal
-import sys
 import threading
 
 import numpy as np
@@ -13,7 +11,6 @@ from ipu_test_helpers import build, compile_model, configure, data
 import ipu_teach.keras as keras
 from ipu_teach import ipu
 from ipu_teach.ipu.executor import IPUExecutor
-from ipu_teach.keras.engine import device
 
 
 def test_a_model_created_in_the_scope_and_compiled_again_outside_still_trains_on_the_ipu():
@@ -120,40 +117,3 @@ def test_a_scope_open_in_one_thread_places_nothing_compiled_in_another():
         leave.set()
         thread.join()
     assert isinstance(placed["worker"], IPUExecutor) and placed["main"] is None
-
-
-def test_ctrl_c_while_entering_a_scope_leaves_no_scope_open():
-    """A SIGINT at each line run while entering ``scope()`` (before its body): afterwards this thread is in no
-    scope, so later models are not placed on the IPU by a scope that was never left."""
-    strategy, entered = ipu.ipu_strategy.IPUStrategy(), []
-
-    def enter():
-        with strategy.scope():
-            entered.append(True)
-
-    previous_handler, k = signal.signal(signal.SIGINT, signal.default_int_handler), 0
-    try:
-        while True:
-            k += 1
-            lines, entered[:] = [0], []
-
-            def tracer(frame, event, arg, lines=lines, k=k):
-                if event == "line" and not entered:
-                    lines[0] += 1
-                    if lines[0] == k:
-                        signal.raise_signal(signal.SIGINT)
-                return tracer
-
-            sys.settrace(tracer)
-            try:
-                enter()
-            except KeyboardInterrupt:
-                pass
-            finally:
-                sys.settrace(None)
-            assert device.current() is None, f"a SIGINT at line {k} of entering the scope left it open"
-            if lines[0] < k:
-                break
-    finally:
-        signal.signal(signal.SIGINT, previous_handler)
-    assert k > 5

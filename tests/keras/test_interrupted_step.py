@@ -15,6 +15,8 @@ from keras_helpers import tiny_classification
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
+from ipu_teach.keras.engine import device
+from ipu_teach.keras.layers import normalization
 
 
 def bn_model(features=4, classes=3):
@@ -62,9 +64,14 @@ def same(a, b) -> bool:
     )
 
 
-def sigint_at_line(k, run):
-    """Runs ``run()`` sending SIGINT to this process when the k-th line (in any function it calls) is about to
-    run. Returns (whether the SIGINT was sent, whether ``run`` ended in KeyboardInterrupt).
+def outside_generators_and_handlers(frame) -> bool:
+    return not frame.f_code.co_flags & inspect.CO_GENERATOR and sys.exc_info()[1] is None
+
+
+def sigint_at_line(k, run, counted=outside_generators_and_handlers):
+    """Runs ``run()`` sending SIGINT to this process when the k-th line (in any function it calls, of the frames
+    ``counted`` accepts) is about to run. Returns (whether the SIGINT was sent, whether ``run`` ended in
+    KeyboardInterrupt).
 
     Generators (the context managers that push and pop autograd's name scopes, no_grad...) and exception
     handlers (numpy's, contextlib's) are not interrupted: a line event comes before a ``finally``'s pop, where
@@ -73,7 +80,7 @@ def sigint_at_line(k, run):
     lines = [0]
 
     def tracer(frame, event, arg):
-        if event == "line" and not frame.f_code.co_flags & inspect.CO_GENERATOR and sys.exc_info()[1] is None:
+        if event == "line" and counted(frame):
             lines[0] += 1
             if lines[0] == k:
                 signal.raise_signal(signal.SIGINT)
@@ -195,3 +202,33 @@ def test_a_step_in_another_thread_leaves_the_sigint_handler_alone():
     thread.join()
     assert errors == [] and model.optimizer.iterations == 2
     assert signal.getsignal(signal.SIGINT) is handler
+
+
+@pytest.mark.parametrize(
+    "enter, left",
+    [
+        (lambda: ipu.ipu_strategy.IPUStrategy().scope(), lambda: device.current() is None),
+        (normalization.pooled_moving_statistics, lambda: normalization._pools == []),
+    ],
+    ids=["IPUStrategy.scope", "pooled_moving_statistics"],
+)
+def test_ctrl_c_while_entering_a_context_leaves_nothing_open(enter, left, python_sigint_handler):
+    """A SIGINT at each line run while entering (before the body): afterwards nothing of the context is left
+    open. A scope left open would place later models on the IPU; a pool left open would swallow every
+    BatchNormalization's statistics, its moving averages never updated again."""
+    body_reached = []
+
+    def run():
+        with enter():
+            body_reached.append(True)
+
+    k = 0
+    while True:
+        k += 1
+        body_reached.clear()
+        sent, interrupted = sigint_at_line(k, run, counted=lambda frame: not body_reached)
+        assert left(), f"a SIGINT at line {k} of entering left it open"
+        assert sent == interrupted
+        if not sent:
+            assert k > 5
+            return

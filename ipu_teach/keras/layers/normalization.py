@@ -23,11 +23,12 @@ def pooled_moving_statistics():
     means, and the variance of the union). Replicas that each see a batch b then end where one
     step with the global batch R*b ends, as a single device would."""
     pool: dict = {}
-    _pools.append(pool)
-    try:
+    depth = len(_pools)
+    try:  # pushed inside the try: a Ctrl-C right after the push still removes it
+        _pools.append(pool)
         yield
     finally:
-        _pools.remove(pool)
+        del _pools[depth:]
     for layer, stats in pool.items():
         counts = np.array([n for n, _, _ in stats], dtype=np.float64)
         means = np.array([m for _, m, _ in stats], dtype=np.float64)
