@@ -14,7 +14,8 @@ import pytest
 from keras_helpers import tiny_classification
 
 import ipu_teach.keras as keras
-from ipu_teach import ipu
+from ipu_teach import autograd, ipu
+from ipu_teach.autograd import function, precision
 from ipu_teach.keras.engine import device
 from ipu_teach.keras.layers import normalization
 
@@ -209,13 +210,22 @@ def test_a_step_in_another_thread_leaves_the_sigint_handler_alone():
     [
         (lambda: ipu.ipu_strategy.IPUStrategy().scope(), lambda: device.current() is None),
         (normalization.pooled_moving_statistics, lambda: normalization._pools == []),
+        (autograd.no_grad, autograd.is_grad_enabled),
+        (lambda: function.scope("dense"), lambda: function._scopes == [""]),
+        (function.record, lambda: function._recorders == []),
+        (lambda: precision.autocast("float16"), lambda: precision.compute_dtype() is None),
+        (
+            lambda: precision.ipu_numerics("half", "half", np.random.default_rng(0)),
+            lambda: precision._partials == {"matmul": "float", "conv": "float"} and precision._rounding == [None],
+        ),
     ],
-    ids=["IPUStrategy.scope", "pooled_moving_statistics"],
+    ids=["IPUStrategy.scope", "pooled_moving_statistics", "no_grad", "scope", "record", "autocast", "ipu_numerics"],
 )
 def test_ctrl_c_while_entering_a_context_leaves_nothing_open(enter, left, python_sigint_handler):
     """A SIGINT at each line run while entering (before the body): afterwards nothing of the context is left
     open. A scope left open would place later models on the IPU; a pool left open would swallow every
-    BatchNormalization's statistics, its moving averages never updated again."""
+    BatchNormalization's statistics, its moving averages never updated again; no_grad left open would make
+    every later fit compute no gradient, silently; the others would rename, record or round later ops."""
     body_reached = []
 
     def run():
