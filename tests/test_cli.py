@@ -1,6 +1,7 @@
 """The ``ipu-teach`` command: course, tour and info, each with --help."""
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -61,3 +62,21 @@ def test_tour_prints_one_table_with_every_configuration(capsys):
     pipeline = rows["IPU, 2-stage pipeline, accumulation 8"].split()
     assert pipeline[-2:] == ["512", str(1024 // 512)]  # effective batch and weight updates
     assert rows["CPU (numpy)"].split()[-1] == str(1024 // 64)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a pipe without a reader is how POSIX shows `| head -1`")
+@pytest.mark.parametrize("command", [["tour", "--samples", "1024"], ["info"]], ids=["tour", "info"])
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly(command):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # as `| head -1` once it has its line: every write from now on finds the pipe closed
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "ipu_teach", *command],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (main.CLOSED_PIPE_STATUS, "")  # no BrokenPipeError traceback

@@ -94,6 +94,7 @@ def alive(pid):
         ("cooperative", signal.SIGTERM),
         ("cooperative", signal.SIGHUP),
         ("cooperative", signal.SIGINT),
+        ("cooperative", signal.SIGQUIT),  # Ctrl-\
         ("stubborn", signal.SIGTERM),
     ],
 )
@@ -114,3 +115,54 @@ def test_stopping_the_course_stops_the_server_and_its_children(tmp_path, kind, s
         time.sleep(0.05)
     assert not alive(kernel), "the server's child outlived `ipu-teach course`"
     assert course.port_is_free(port), "the server still holds its port"
+
+
+# As JupyterLab with port_retries=0: listens on the port it is given, or fails with status 1 if that is taken.
+PORT_SERVER = textwrap.dedent("""
+    import socket, sys, time
+    listener = socket.socket()
+    try:
+        listener.bind(("127.0.0.1", int(sys.argv[1])))
+    except OSError:
+        print("the port", sys.argv[1], "is not available", flush=True)
+        raise SystemExit(1)
+    listener.listen()
+    print("serving on", sys.argv[1], flush=True)
+    time.sleep(600)
+""")
+
+
+@posix_only
+def test_a_port_taken_while_jupyterlab_starts_moves_it_to_the_next_free_port(tmp_path):
+    fake = tmp_path / "port_server.py"
+    fake.write_text(PORT_SERVER)
+    with listening_socket() as other_course:  # took the port after `ipu-teach course` found it free
+        taken = other_course.getsockname()[1]
+        launcher = (
+            f"from ipu_teach.cli import course; "
+            f"raise SystemExit(course.serve_on({taken}, lambda port: [{sys.executable!r}, {str(fake)!r}, str(port)], "
+            f"move_if_taken=True))"
+        )
+        parent = subprocess.Popen([sys.executable, "-c", launcher], stdout=subprocess.PIPE, text=True)
+        lines = [parent.stdout.readline() for _ in range(3)]
+        port = int(lines[2].split()[-1])
+        assert lines == [
+            f"the port {taken} is not available\n",
+            f"ipu-teach course: port {taken} was taken while JupyterLab started (another course starting at the "
+            f"same moment?), so JupyterLab listens on port {port} (choose one with --port)\n",
+            f"serving on {port}\n",
+        ]
+        assert port != taken and not course.port_is_free(port)
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=30) == 128 + signal.SIGTERM
+    assert course.port_is_free(port)
+
+
+@posix_only
+def test_a_port_given_with_port_and_taken_while_jupyterlab_starts_is_not_changed(tmp_path, capfd):
+    fake = tmp_path / "port_server.py"
+    fake.write_text(PORT_SERVER)
+    with listening_socket() as other_program:
+        taken = other_program.getsockname()[1]
+        status = course.serve_on(taken, lambda port: [sys.executable, str(fake), str(port)], move_if_taken=False)
+    assert status == 1 and capfd.readouterr().out == f"the port {taken} is not available\n"

@@ -98,6 +98,15 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         return self.data
 
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """numpy reads a Tensor as its values (``np.argmax(model(x), axis=-1)``, ``np.asarray``, the ``tf``
+        functions), as it reads TensorFlow's eager tensors; the result carries no gradient."""
+        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return array.copy() if copy else array
+
+    def __float__(self) -> float:
+        return float(self.data)
+
     def __len__(self):
         return len(self.data)
 

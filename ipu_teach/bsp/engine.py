@@ -14,7 +14,7 @@ from .errors import GraphError
 from .mapping import ceil_div, check_positive_count
 from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Program, Repeat, Sequence
 from .sync import SyncKind
-from .timeline import Timeline
+from .timeline import CYCLE_LIMIT, Timeline
 
 
 class Engine:
@@ -31,7 +31,8 @@ class Engine:
       ipus: Integer, the number of IPUs. Default: 1.
 
     Raises:
-      GraphError: for a program that cannot run as built.
+      GraphError: for a program that cannot run as built, or that would run more cycles than a timeline
+        counts (``CYCLE_LIMIT``, 2**63 - 1: the message names the Repeat and its count).
 
     Example:
 
@@ -52,7 +53,9 @@ class Engine:
         self._moved = []
         self._row_of = {}
         self._zeros = np.zeros(self.ipus, dtype=np.int64)
-        self._schedule = tuple(self._walk(program, 1))
+        schedule, cycles = self._walk(program, 1)
+        _check_cycles(cycles, "the program", self.spec)
+        self._schedule = tuple(schedule)
         self._timeline = self._make_timeline()
 
     def run(self) -> Timeline:
@@ -74,13 +77,22 @@ class Engine:
 
     # -- compiling the program tree ------------------------------------------------------------
     def _walk(self, program, multiplier):
+        """The schedule items of ``program`` (a list) and its exact cycles per IPU (Python ints, so a
+        count too large for the timeline's int64 arrays is named here instead of wrapping around)."""
         if isinstance(program, Sequence):
+            items, cycles = [], [0] * self.ipus
             for child in program.programs:
-                yield from self._walk(child, multiplier)
-        elif isinstance(program, Repeat):
-            yield (program.count, tuple(self._walk(program.body, multiplier * program.count)))
-        else:
-            yield self._row(program, multiplier)
+                child_items, child_cycles = self._walk(child, multiplier)
+                items += child_items
+                cycles = [a + b for a, b in zip(cycles, child_cycles)]
+            return items, cycles
+        if isinstance(program, Repeat):
+            body, body_cycles = self._walk(program.body, multiplier * program.count)
+            cycles = [program.count * c for c in body_cycles]
+            _check_cycles(cycles, f"Repeat {program.label!r} (count {program.count:,})", self.spec)
+            return [(program.count, tuple(body))], cycles
+        row = self._row(program, multiplier)
+        return [row], [int(c) for c in sum(self._costs[row])]
 
     def _row(self, step, multiplier):
         row = self._row_of.get(id(step))
@@ -170,4 +182,15 @@ class Engine:
             schedule=self._schedule,
             row_tile_cycles=tuple(self._tile_cycles),
             moved_bytes=np.array(self._moved, dtype=np.int64).reshape(rows, self.ipus),
+        )
+
+
+def _check_cycles(cycles, what, spec):
+    """A GraphError naming ``what`` if it would run more cycles than a timeline counts (CYCLE_LIMIT)."""
+    most = max(cycles, default=0)
+    if most > CYCLE_LIMIT:
+        years = most / spec.clock_hz / (365.25 * 24 * 3600)
+        raise GraphError(
+            f"{what} would run {most:.3g} cycles ({years:.3g} years simulated), more than the "
+            f"{CYCLE_LIMIT:,} cycles the engine counts; use a smaller count"
         )

@@ -43,6 +43,9 @@ from .graph import ComputeSet, DataStream, Graph, Tensor, Vertex
 from .mapping import UNMAPPED, check_positive_count
 from .programs import Program, Repeat, Sequence
 
+MAX_RUN_SUPERSTEPS = 1_000_000
+"""The most supersteps ``Engine.run`` computes values for (its cost engine counts any number)."""
+
 __all__ = [
     "IPUModel",
     "Device",
@@ -168,6 +171,15 @@ class Copy(Program):
             )
         self.source, self.destination = source, destination
         self.label = label or f"copy {source.name} -> {destination.name}"
+
+
+def _runs_a_step(program) -> bool:
+    """Whether running ``program`` runs at least one Execute or Copy (an empty loop is skipped, not counted out)."""
+    if isinstance(program, Sequence):
+        return any(_runs_a_step(child) for child in program.programs)
+    if isinstance(program, Repeat):
+        return program.count > 0 and _runs_a_step(program.body)
+    return True
 
 
 def _copy_shapes_agree(source, destination):
@@ -307,8 +319,15 @@ class Engine:
             raise GraphError(
                 f"Engine.run: program {program_index} does not exist; this engine has {len(self.programs)} program(s)"
             )
+        timeline = self._cost_engines[program_index].run()
+        if timeline.supersteps > MAX_RUN_SUPERSTEPS:
+            raise GraphError(
+                f"Engine.run: program {program_index} runs {timeline.supersteps:,} supersteps, and this engine "
+                f"computes the values of each one with numpy: more than {MAX_RUN_SUPERSTEPS:,} would not finish; "
+                "use a smaller Repeat count (every iteration costs the same: multiply its cycles)"
+            )
         self._execute(self.programs[program_index])
-        self.timeline = self._cost_engines[program_index].run()
+        self.timeline = timeline
         return self.timeline
 
     def _own(self, tensor):
@@ -321,7 +340,7 @@ class Engine:
             for child in program.programs:
                 self._execute(child)
         elif isinstance(program, Repeat):
-            for _ in range(program.count):
+            for _ in range(program.count if _runs_a_step(program.body) else 0):
                 self._execute(program.body)
         else:
             self._actions[id(program)]()

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 CATEGORIES = ("compute", "sync", "exchange")
+CYCLE_LIMIT = 2**63 - 1
+"""The most cycles a run may take, as the timeline's int64 arrays count them: 219 years at 1.33 GHz. The
+Engine refuses a program beyond it rather than let a count wrap around."""
 PHASE_ORDER = ("sync", "exchange", "compute")
 """The order of the phases in time within one superstep: sync, bring inputs in, compute."""
 
@@ -80,7 +83,13 @@ class Timeline:
     def utilisation(self) -> float:
         """Fraction of tile-cycles spent computing: busy cycles over (tiles x IPUs x total cycles)."""
         total = self.total_cycles()
-        return float(self.tile_busy.sum() / (self.tile_busy.size * total)) if total else 0.0
+        busy = self.tile_busy.sum(dtype=np.float64)  # every tile's sum fits int64, not their total
+        return float(busy / (self.tile_busy.size * total)) if total else 0.0
+
+    @property
+    def supersteps(self) -> int:
+        """How many supersteps the run executes in all (loops counted out, exactly)."""
+        return sum(int(count) for count in self.counts)
 
     def tile_cycles(self, row: int) -> np.ndarray:
         """Compute cycles of every tile in one execution of ``row``, int64 (ipus, tiles)."""
@@ -89,14 +98,18 @@ class Timeline:
         return busy if cycles is None else busy + cycles
 
     def execution_order(self):
-        """Row indices in the order they ran (loops expanded lazily; use itertools.islice on long runs)."""
+        """Row indices in the order they ran (loops expanded lazily; use itertools.islice on long runs).
+
+        A loop that runs no superstep (an empty body, or a count of 0 inside) is skipped, not counted
+        out: taking the first n rows costs work in proportion to n, however large the counts."""
 
         def expand(items):
             for item in items:
                 if isinstance(item, tuple):
                     count, body = item
-                    for _ in range(count):
-                        yield from expand(body)
+                    if _runs_a_superstep(body):
+                        for _ in range(count):
+                            yield from expand(body)
                 else:
                     yield item
 
@@ -155,6 +168,11 @@ class Timeline:
         """``{category: (starts, widths)}`` in simulated cycles for the first ``limit`` supersteps of ``ipu``."""
         rows = np.array(self.first_supersteps(limit), dtype=np.int64)
         widths = np.stack([getattr(self, category)[rows, ipu] for category in PHASE_ORDER], axis=1).reshape(-1)
-        starts = np.concatenate(([0], np.cumsum(widths)[:-1])).reshape(-1, len(PHASE_ORDER))
+        starts = (np.cumsum(widths) - widths).reshape(-1, len(PHASE_ORDER))
         widths = widths.reshape(-1, len(PHASE_ORDER))
         return {category: (starts[:, i], widths[:, i]) for i, category in enumerate(PHASE_ORDER)}
+
+
+def _runs_a_superstep(items) -> bool:
+    """Whether a schedule (rows and nested ``(count, items)``) runs at least one superstep."""
+    return any(not isinstance(item, tuple) or (item[0] > 0 and _runs_a_superstep(item[1])) for item in items)

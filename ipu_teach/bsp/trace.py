@@ -2,7 +2,8 @@
 
 One process per IPU, one thread per phase (sync, exchange, compute); times are simulated
 microseconds at the IPU's clock, rounded to the picosecond. Loops are expanded in execution order up to
-``max_supersteps``.
+``max_supersteps``: the work is in proportion to what is traced, however large the loops' counts, and a cut
+trace says so (in each process name, ``otherData`` and one printed line), as the pipeline trace does.
 
 Example:
 
@@ -24,6 +25,14 @@ from .timeline import PHASE_ORDER
 MAX_TRACED_SUPERSTEPS = 10_000
 
 
+def traced_supersteps(timeline, max_supersteps: int) -> tuple:
+    """``(traced, total)``: how many supersteps a trace capped at ``max_supersteps`` shows, of how many."""
+    if isinstance(max_supersteps, bool) or not isinstance(max_supersteps, int) or max_supersteps < 1:
+        raise ValueError(f"Chrome trace: max_supersteps must be a positive integer, got {max_supersteps!r}")
+    total = timeline.supersteps
+    return min(total, max_supersteps), total
+
+
 def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -> list:
     """Returns a Timeline as Chrome trace events: dicts with name/ph/ts/dur/pid/tid/args, metadata events first.
 
@@ -32,10 +41,14 @@ def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -
 
     Args:
       timeline: A ``bsp.Timeline``.
-      max_supersteps: Integer, the most supersteps traced (a long loop is cut there).
+      max_supersteps: Integer, the most supersteps traced (a long loop is cut there, and each process name
+        says "first N of M supersteps").
 
     Returns:
       A list of dicts.
+
+    Raises:
+      ValueError: if ``max_supersteps`` is not a positive integer.
 
     Example:
 
@@ -47,6 +60,8 @@ def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -
     >>> first["name"], first["cat"], first["args"]["cycles"]
     ('matmul', 'sync', 150)
     """
+    traced, total = traced_supersteps(timeline, max_supersteps)
+    cut = f"; first {traced:,} of {total:,} supersteps" if traced < total else ""
     events = []
     for ipu in range(timeline.ipus):
         events.append(
@@ -55,7 +70,7 @@ def chrome_trace_events(timeline, max_supersteps: int = MAX_TRACED_SUPERSTEPS) -
                 "ph": "M",
                 "pid": ipu,
                 "tid": 0,
-                "args": {"name": f"IPU {ipu} ({timeline.spec.name}, simulated)"},
+                "args": {"name": f"IPU {ipu} ({timeline.spec.name}, simulated{cut})"},
             }
         )
         for tid, category in enumerate(PHASE_ORDER):
@@ -87,7 +102,8 @@ def write_chrome_trace(timeline, path, max_supersteps: int = MAX_TRACED_SUPERSTE
     """Writes a Timeline as Chrome trace JSON to ``path``, atomically, and returns the path.
 
     Open the file in https://ui.perfetto.dev or chrome://tracing. Written to a temporary file in the
-    same folder, then renamed, so a reader never sees half a file.
+    same folder, then renamed, so a reader never sees half a file. A trace cut at ``max_supersteps`` says
+    so in ``otherData`` and in one printed line, so nobody reads a partial trace as the whole run.
 
     Args:
       timeline: A ``bsp.Timeline``.
@@ -109,11 +125,23 @@ def write_chrome_trace(timeline, path, max_supersteps: int = MAX_TRACED_SUPERSTE
     True
     """
     path = os.fspath(path)
+    traced, total = traced_supersteps(timeline, max_supersteps)
     payload = {
         "traceEvents": chrome_trace_events(timeline, max_supersteps),
         "displayTimeUnit": "ns",
-        "otherData": {"simulated": True, "ipu": timeline.spec.name, "total_cycles": timeline.total_cycles()},
+        "otherData": {
+            "simulated": True,
+            "ipu": timeline.spec.name,
+            "total_cycles": timeline.total_cycles(),
+            "supersteps_traced": traced,
+            "supersteps_total": total,
+            "truncated": traced < total,
+        },
     }
     with atomic_write(path) as file:
         json.dump(payload, file)
+    if traced < total:
+        print(
+            f"Chrome trace {path}: the first {traced:,} of {total:,} supersteps (cap max_supersteps={max_supersteps:,})"
+        )
     return path

@@ -8,12 +8,12 @@ writable nor theirs; so there the command refuses to start and says how to get t
 install editable, or pass ``--notebooks``).
 
 JupyterLab runs as a child in its own process group. Stopping ``ipu-teach course`` (Ctrl-C,
-SIGTERM, closing the terminal: SIGHUP) stops JupyterLab, which shuts its kernels down; a server that
-does not stop within ``STOP_SECONDS`` is killed, and what is left of its process group too, so no
-server is left on the port. The port is checked first: a busy ``--port`` is an error that suggests a free one
-(JupyterLab
-is told never to move to another port on its own); without ``--port`` the next free port is used and
-announced.
+Ctrl-\\: SIGQUIT, SIGTERM, closing the terminal: SIGHUP) stops JupyterLab, which shuts its kernels down;
+a server that does not stop within ``STOP_SECONDS`` is killed, and what is left of its process group too,
+so no server is left on the port. The port is checked first: a busy ``--port`` is an error that suggests a
+free one (JupyterLab is told never to move to another port on its own); without ``--port`` the next free
+port is used and announced, and if another program takes it before JupyterLab listens (two courses
+started at the same moment both find 8888 free), JupyterLab is started again on the next free port.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ DEFAULT_PORT = 8888
 PORTS_TRIED = 20
 STOP_SECONDS = 10
 REPOSITORY = Path(__file__).resolve().parents[2]
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT") if hasattr(signal, name)
+)
 
 
 def _is_checkout(folder: Path) -> bool:
@@ -180,12 +182,33 @@ def serve(cmd: list, env=None) -> int:
             signal.signal(sig, handler)
 
 
+def serve_on(port: int, command_for, move_if_taken: bool, env=None) -> int:
+    """``serve(command_for(port))``; when the server fails (exits by itself with an error) and another program
+    holds ``port`` now, so that it could not listen there, start it again on the next free port, saying so, if
+    ``move_if_taken`` (the port was chosen here, not given with --port)."""
+    status = serve(command_for(port), env=env)
+    for _ in range(PORTS_TRIED):
+        if not (move_if_taken and 0 < status < 128 and not port_is_free(port)):
+            break
+        taken, port = port, free_port_from(port + 1)
+        if port is None:
+            break
+        print(
+            f"ipu-teach course: port {taken} was taken while JupyterLab started (another course starting at the "
+            f"same moment?), so JupyterLab listens on port {port} (choose one with --port)",
+            flush=True,
+        )
+        status = serve(command_for(port), env=env)
+    return status
+
+
 def run(args) -> int:
     try:
         import jupyterlab  # noqa: F401  (only checking it is installed)
     except ImportError:
         print("ipu-teach course needs JupyterLab: pip install -e '.[notebooks]'", file=sys.stderr)
         return 1
-    cmd = command(args, choose_port(args.port))
     # the kernels compute as the committed notebooks were computed, so a learner sees the same numbers
-    return serve(cmd, env=notebook_environment())
+    return serve_on(
+        choose_port(args.port), lambda port: command(args, port), args.port is None, env=notebook_environment()
+    )

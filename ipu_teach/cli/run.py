@@ -12,7 +12,7 @@ def add_parser(commands):
         "resolved to ipu-teach (the table is in the README). A TensorFlow name ipu-teach does not "
         "simulate raises an error naming it.",
     )
-    parser.add_argument("script", help="the Python script to run")
+    parser.add_argument("script", help="the Python script to run (or a folder or zip file holding a __main__.py)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script (its sys.argv[1:])")
     parser.set_defaults(run=run)
 
@@ -20,4 +20,4 @@ def add_parser(commands):
 def run(args) -> int:
     from ..tensorflow.runner import run_script
 
-    return run_script(args.script, args.args)
+    return run_script(args.script, args.args, as_the_program=True)

@@ -115,6 +115,17 @@ def _monitor_mode(mode, monitor):
     return mode
 
 
+def _monitored_value(logs, monitor, missing):
+    """The monitored value, or None after Keras' warning (``missing`` is its wording): like tf-keras'
+    callbacks, a value that is not logged skips the callback's work for this epoch and training goes on.
+    Printed, not logged, so that in a notebook it stays in order with the progress bar, every epoch."""
+    current = logs.get(monitor)
+    if current is None:
+        hint = "; pass validation data for 'val_*' values" if monitor.startswith("val_") else ""
+        print(f"WARNING:ipu_teach:{missing} Available metrics are: {','.join(logs)}{hint}")
+    return current
+
+
 def _better(mode, current, best, min_delta=0.0):
     return current < best - min_delta if mode == "min" else current > best + min_delta
 
@@ -147,13 +158,9 @@ class EarlyStopping(Callback):
         self.best_weights = None
 
     def on_epoch_end(self, epoch, logs=None):
-        current = (logs or {}).get(self.monitor)
-        if current is None:
-            raise ValueError(
-                f"EarlyStopping: the monitored value {self.monitor!r} is not in the logs; "
-                f"available: {sorted(logs or {})}. Pass validation data for 'val_*' values"
-            )
-        if epoch < self.start_from_epoch:
+        missing = f"Early stopping conditioned on metric `{self.monitor}` which is not available."
+        current = _monitored_value(logs or {}, self.monitor, missing)
+        if current is None or epoch < self.start_from_epoch:
             return
         self.wait += 1
         if _better(self.mode, current, self.best, self.min_delta):
@@ -208,13 +215,9 @@ class ModelCheckpoint(Callback):
                 f"logs; available: {['epoch'] + sorted(logs)}"
             ) from None
         if self.save_best_only:
-            current = logs.get(self.monitor)
-            if current is None:
-                raise ValueError(
-                    f"ModelCheckpoint: the monitored value {self.monitor!r} is not in the logs; "
-                    f"available: {sorted(logs)}"
-                )
-            if not _better(self.mode, current, self.best):
+            missing = f"Can save best model only with {self.monitor} available, skipping."
+            current = _monitored_value(logs, self.monitor, missing)
+            if current is None or not _better(self.mode, current, self.best):
                 return
             if self.verbose:
                 print(
@@ -311,12 +314,9 @@ class ReduceLROnPlateau(Callback):
     def on_epoch_end(self, epoch, logs=None):
         logs = logs if logs is not None else {}
         _learning_rate_logs(self, logs)
-        current = logs.get(self.monitor)
+        missing = f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not available."
+        current = _monitored_value(logs, self.monitor, missing)
         if current is None:
-            print(
-                f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not available. "
-                f"Available metrics are: {','.join(logs)}"
-            )
             return
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1

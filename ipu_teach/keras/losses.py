@@ -7,6 +7,7 @@ As in TensorFlow's Keras, a cross-entropy on probabilities that come straight ou
 import numpy as np
 
 from ..autograd import Tensor, ops
+from .engine import sample_weights
 
 _CHOICES = (
     "categorical_crossentropy",
@@ -50,10 +51,15 @@ class Loss:
         the batch size, as Keras' ``sum_over_batch_size`` does."""
         per_sample = self.per_sample(np.asarray(y_true), y_pred)
         if sample_weight is not None:
-            weights = np.asarray(sample_weight, dtype=per_sample.dtype)
-            per_sample = ops.mul(
-                per_sample, Tensor(weights.reshape(weights.shape + (1,) * (per_sample.ndim - weights.ndim)))
-            )
+            weights = sample_weights.aligned(sample_weight, per_sample.ndim).astype(per_sample.dtype)
+            try:
+                weights = np.broadcast_to(weights, per_sample.shape)
+            except ValueError:
+                raise ValueError(
+                    f"{self.name}: sample_weight of shape {np.shape(sample_weight)} cannot weigh the per-sample "
+                    f"losses of shape {per_sample.shape}: give one weight per sample"
+                ) from None
+            per_sample = ops.mul(per_sample, Tensor(weights))
         if self.reduction == "none":
             return per_sample
         if self.reduction == "sum":
@@ -89,6 +95,12 @@ class _CrossEntropy(Loss):
         self.from_logits = from_logits
 
 
+def _smoothed(y_true, label_smoothing, classes):
+    """Keras' label smoothing: each label moved ``label_smoothing`` of the way to 1 / ``classes`` (the
+    uniform distribution; 1/2 for a binary label)."""
+    return y_true * (1 - label_smoothing) + label_smoothing / classes if label_smoothing else y_true
+
+
 class CategoricalCrossentropy(_CrossEntropy):
     name = "categorical_crossentropy"
 
@@ -97,10 +109,7 @@ class CategoricalCrossentropy(_CrossEntropy):
         self.label_smoothing = float(label_smoothing)
 
     def per_sample(self, y_true, y_pred):
-        y_true = y_true.astype(y_pred.dtype, copy=False)
-        if self.label_smoothing:
-            k = y_true.shape[-1]
-            y_true = y_true * (1 - self.label_smoothing) + self.label_smoothing / k
+        y_true = _smoothed(y_true.astype(y_pred.dtype, copy=False), self.label_smoothing, y_true.shape[-1])
         logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
         if logits is not None:
             return ops.SoftmaxCrossEntropy.apply(logits, y_true)
@@ -121,8 +130,7 @@ class SparseCategoricalCrossentropy(_CrossEntropy):
         logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
         if logits is not None:
             return ops.SparseSoftmaxCrossEntropy.apply(logits, labels)
-        one_hot = np.eye(y_pred.shape[-1], dtype=y_pred.dtype)[labels]
-        return ops.CategoricalCrossentropyProbs.apply(y_pred, one_hot)
+        return ops.SparseCategoricalCrossentropyProbs.apply(y_pred, labels)
 
     def check_labels(self, y_shape, output_shape):
         want = tuple(output_shape[1:-1])
@@ -146,8 +154,12 @@ class BinaryCrossentropy(_CrossEntropy):
     name = "binary_crossentropy"
     labels_take_output_shape = True
 
+    def __init__(self, from_logits=False, label_smoothing=0.0, **kwargs):
+        super().__init__(from_logits=from_logits, **kwargs)
+        self.label_smoothing = float(label_smoothing)
+
     def per_sample(self, y_true, y_pred):
-        y_true = _labels_as_output(y_true, y_pred)
+        y_true = _smoothed(_labels_as_output(y_true, y_pred), self.label_smoothing, 2)
         logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Sigmoid)
         if logits is not None:
             return ops.SigmoidBinaryCrossentropy.apply(logits, y_true)
@@ -171,16 +183,18 @@ class MeanAbsoluteError(MeanSquaredError):
         return ops.reduce_mean(ops.Abs.apply(diff), axis=-1)
 
 
-def categorical_crossentropy(y_true, y_pred, from_logits=False):
-    return CategoricalCrossentropy(from_logits=from_logits).per_sample(np.asarray(y_true), y_pred)
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
+    loss = CategoricalCrossentropy(from_logits=from_logits, label_smoothing=label_smoothing)
+    return loss.per_sample(np.asarray(y_true), y_pred)
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     return SparseCategoricalCrossentropy(from_logits=from_logits).per_sample(np.asarray(y_true), y_pred)
 
 
-def binary_crossentropy(y_true, y_pred, from_logits=False):
-    return BinaryCrossentropy(from_logits=from_logits).per_sample(np.asarray(y_true), y_pred)
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
+    loss = BinaryCrossentropy(from_logits=from_logits, label_smoothing=label_smoothing)
+    return loss.per_sample(np.asarray(y_true), y_pred)
 
 
 def mean_squared_error(y_true, y_pred):

@@ -1,10 +1,38 @@
-"""Metrics: running means over an epoch, as Keras reports them (weighted by samples seen)."""
+"""Metrics: running means over an epoch, as Keras reports them (weighted by samples seen, and by
+``sample_weight`` when given)."""
 
 import numpy as np
 
+from ..autograd import Tensor, no_grad
+from . import losses
+from .engine import sample_weights
+
+
+def weighted_total_and_count(values, sample_weight):
+    """The sum of ``values`` times their weights, and the sum of the weights: Keras' ``Reduce`` with
+    ``WEIGHTED_MEAN`` (keras/metrics/base_metric.py). The weights are lined up with the values
+    (``sample_weights.aligned``), then broadcast to them, or else the values are averaged over their
+    extra trailing axes."""
+    values = np.asarray(values, dtype=np.float64)
+    if sample_weight is None:
+        return float(values.sum()), float(values.size)
+    weights = sample_weights.aligned(sample_weight, values.ndim).astype(np.float64)
+    try:
+        weights = np.broadcast_to(weights, values.shape)
+    except ValueError:
+        values = values.mean(axis=tuple(range(weights.ndim, values.ndim)))
+        try:
+            weights = np.broadcast_to(weights, values.shape)
+        except ValueError:
+            raise ValueError(
+                f"sample_weight of shape {np.shape(sample_weight)} cannot weigh metric values of shape "
+                f"{np.shape(values)}: give one weight per sample"
+            ) from None
+    return float((values * weights).sum()), float(weights.sum())
+
 
 class Metric:
-    """Accumulates a total and a count; ``result()`` is their ratio."""
+    """Accumulates a weighted total and the total weight; ``result()`` is their ratio."""
 
     def __init__(self, name=None):
         self.name = name or getattr(self, "default_name", type(self).__name__.lower())
@@ -14,9 +42,13 @@ class Metric:
         self.total, self.count = 0.0, 0.0
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        values = np.asarray(self.per_sample(np.asarray(y_true), np.asarray(y_pred)), dtype=np.float64).ravel()
-        self.total += float(values.sum())
-        self.count += values.size
+        """Adds each sample's value, times its ``sample_weight`` (one per sample) when given."""
+        self._accumulate(self.per_sample(np.asarray(y_true), np.asarray(y_pred)), sample_weight)
+
+    def _accumulate(self, values, sample_weight) -> None:
+        total, count = weighted_total_and_count(values, sample_weight)
+        self.total += total
+        self.count += count
 
     def per_sample(self, y_true, y_pred):
         raise NotImplementedError
@@ -29,13 +61,11 @@ class Metric:
 
 
 class Mean(Metric):
-    """Mean of the values given, weighted (``sample_weight``, e.g. the batch size for a batch's loss)."""
+    """Mean of the values given, weighted (``sample_weight``: one per value, or one for all, e.g. the
+    batch size for a batch's loss)."""
 
     def update_state(self, values, sample_weight=None):
-        values = np.asarray(values, dtype=np.float64)
-        weight = 1.0 if sample_weight is None else float(sample_weight)
-        self.total += float(values.sum()) * weight
-        self.count += values.size * weight
+        self._accumulate(values, sample_weight)
 
 
 def categorical_accuracy(y_true, y_pred):
@@ -61,6 +91,22 @@ def mean_squared_error(y_true, y_pred):
 
 def mean_absolute_error(y_true, y_pred):
     return np.abs(y_pred - y_true.reshape(y_pred.shape)).mean(axis=-1)
+
+
+def _loss_metric(loss):
+    """A cross-entropy as a metric (Keras accepts a loss's name in ``metrics``): its per-sample values."""
+
+    def metric(y_true, y_pred):
+        with no_grad():
+            return loss(y_true, Tensor(np.asarray(y_pred, dtype=np.float32))).data
+
+    metric.__name__ = loss.__name__
+    return metric
+
+
+categorical_crossentropy = _loss_metric(losses.categorical_crossentropy)
+sparse_categorical_crossentropy = _loss_metric(losses.sparse_categorical_crossentropy)
+binary_crossentropy = _loss_metric(losses.binary_crossentropy)
 
 
 class MeanMetricWrapper(Metric):
@@ -104,6 +150,9 @@ _BY_NAME = {
     "mean_squared_error": mean_squared_error,
     "mae": mean_absolute_error,
     "mean_absolute_error": mean_absolute_error,
+    "categorical_crossentropy": categorical_crossentropy,
+    "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+    "binary_crossentropy": binary_crossentropy,
 }
 
 

@@ -8,7 +8,19 @@ from ..autograd import Tensor, no_grad
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
-from .engine import atomic_step, device, extensions, graph, model_file, on_batch, sample_weights, saving, training
+from .engine import (
+    atomic_step,
+    device,
+    extensions,
+    graph,
+    model_config,
+    model_file,
+    on_batch,
+    sample_weights,
+    saving,
+    training,
+)
+from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
@@ -23,6 +35,11 @@ def _loss_value(loss, parts) -> LossValue:
     if len(parts) > 1:
         value.per_output = parts
     return value
+
+
+def _fits(shape, declared) -> bool:
+    """A size the model's input leaves unknown (None, as in ``keras.Input((None, 8))``) takes any value."""
+    return len(shape) == len(declared) and all(want is None or want == got for want, got in zip(declared, shape))
 
 
 class Model(Layer):
@@ -129,6 +146,36 @@ class Model(Layer):
         trainable = {id(w) for w in self.trainable_weights}
         return [w for w in self.weights if id(w) not in trainable]
 
+    def get_config(self) -> dict:
+        """The model's architecture as Keras' configuration: its layers (each one's class, arguments and
+        the layers it is called on), its inputs and its outputs. ``Model.from_config`` makes the same
+        architecture again, with new weights. A subclass built without ``inputs`` and ``outputs`` gives
+        the arguments it was made with, as a layer does.
+
+        Returns:
+          A dict of JSON-ready values.
+
+        Example:
+
+        >>> inputs = keras.Input(shape=(4,), name="x")
+        >>> model = keras.Model(inputs, keras.layers.Dense(2, name="d")(inputs), name="m")
+        >>> config = model.get_config()
+        >>> [(layer["name"], layer["inbound_nodes"]) for layer in config["layers"]]
+        [('x', []), ('d', [[['x', 0, 0, {}]]])]
+        >>> keras.Model.from_config(config).count_params()
+        10
+        """
+        if not hasattr(self, "_order"):
+            return super().get_config()
+        return model_config.functional_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A model made from ``get_config``'s configuration (layer classes of one's own in ``custom_objects``)."""
+        if "layers" not in config:
+            return super().from_config(config)
+        return model_config.functional_from_config(cls, config, custom_objects)
+
     def get_weights(self) -> list:
         """Retrieves the weights of the model, as numpy arrays (copies), in the order of ``model.weights``.
 
@@ -161,12 +208,23 @@ class Model(Layer):
             w.data = np.array(value, dtype=w.dtype)
 
     def save_weights(self, filepath, overwrite=True, save_format=None) -> None:
-        saving.save_weights(self, filepath)
+        """Every weight, in model order, in one ``.npz`` file (no pickle); ``load_weights`` reads it.
+
+        The file is written atomically (``ipu_teach/atomic.py``): never half-written; a replaced file keeps
+        its permissions, a symbolic link is written through, a hard link's other names keep the old contents.
+        With ``overwrite=False`` an existing file is replaced only if you answer "y" when asked, as in Keras;
+        where nobody can be asked (no terminal) it is kept and FileExistsError raised.
+        """
+        if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save_weights"):
+            saving.save_weights(self, filepath)
 
     def save(self, filepath, overwrite=True, save_format=None, **kwargs) -> None:
         """The whole model (architecture, weights, compile arguments and optimizer state) in one zip
-        file, without pickle, whatever the name's extension; ``keras.models.load_model`` reads it."""
-        model_file.save_model(self, filepath)
+        file, without pickle, whatever the name's extension; ``keras.models.load_model`` reads it.
+
+        Written atomically, and ``overwrite=False`` asks first, as ``save_weights`` says."""
+        if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save"):
+            model_file.save_model(self, filepath)
 
     def load_weights(self, filepath) -> None:
         self.ensure_built()
@@ -213,17 +271,23 @@ class Model(Layer):
 
     # ----- running -------------------------------------------------------------------------------
     def call(self, inputs, training=False):
-        values = {}
         given = inputs if isinstance(inputs, (list, tuple)) else [inputs]
         if len(given) != len(self.inputs):
             raise ValueError(f"Model '{self.name}' expects {len(self.inputs)} input(s), got {len(given)}")
-        for symbolic, value in zip(self.inputs, given):
-            values[id(symbolic)] = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=np.float32))
-        for tensor in self._order:
-            if id(tensor) in values:
-                continue
-            given = [values[id(parent)] for parent in tensor.inputs]
-            values[id(tensor)] = tensor.layer(given if tensor.layer.multi_input else given[0], training=training)
+        given = [value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=np.float32)) for value in given]
+        values = graph.run(self.inputs, given, self._order, lambda layer, x: layer(x, training=training))
+        return self._outputs_of(values)
+
+    def compute_output_shape(self, input_shape):
+        """The output shape(s) for inputs of ``input_shape``: each layer's, through the graph (as Keras'
+        functional models compute it), without running any layer."""
+        if not self.built:
+            self.build(input_shape)  # a Sequential learns its input shape, as Keras builds a layer first
+        given = [input_shape] if self._single_input else list(input_shape)
+        shapes = graph.run(self.inputs, given, self._order, lambda layer, shape: layer.compute_output_shape(shape))
+        return self._outputs_of(shapes)
+
+    def _outputs_of(self, values):
         outputs = [values[id(t)] for t in self.outputs]
         return outputs[0] if self._single_output else outputs
 
@@ -244,7 +308,7 @@ class Model(Layer):
         given = x if isinstance(x, (list, tuple)) else [x]
         for i, (symbolic, value) in enumerate(zip(self.inputs, given)):
             shape = np.shape(value)
-            if tuple(shape[1:]) != tuple(symbolic.shape[1:]):
+            if not _fits(shape[1:], symbolic.shape[1:]):
                 hint = ""
                 if tuple(shape[1:]) + (1,) == tuple(symbolic.shape[1:]):
                     hint = " Add the missing channel axis with np.expand_dims(x, -1)."
@@ -282,7 +346,8 @@ class Model(Layer):
           metrics: List of metrics to be evaluated during training and testing, e.g. ``["accuracy"]``.
             Default: None.
           loss_weights: Scalars weighting the loss of each output. Default: None.
-          weighted_metrics: Metrics weighted by ``sample_weight``. Default: None.
+          weighted_metrics: Metrics weighted by ``sample_weight`` (or ``class_weight``) in ``fit`` and
+            ``evaluate``; ``metrics`` are not weighted. Default: None.
           run_eagerly: Accepted for Keras compatibility; the simulator always runs numpy eagerly.
           steps_per_execution: Integer, the number of batches to run during each execution (each
             ``tf.function`` call in Keras, each Poplar program run on the IPU). Default: 1.
@@ -310,7 +375,7 @@ class Model(Layer):
         if self.compute_dtype == "float16" and not isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):
             self.optimizer = mixed_precision.LossScaleOptimizer(self.optimizer)  # as Keras' compile does
         self.loss = losses_module.get(loss) if loss is not None and not isinstance(loss, (list, tuple, dict)) else loss
-        self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics)
+        self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics, weighted_metrics)
         self.steps_per_execution = int(steps_per_execution)
         self.compiled = True
         device.attach(self, strategy)
@@ -461,8 +526,8 @@ class Sequential(Model):
         if not isinstance(layer, Layer):
             raise TypeError(f"Sequential.add expects a keras layer, got {type(layer).__name__}")
         if self.built:
-            self._pending = [t.layer for t in self._order if not isinstance(t.layer, InputLayer)]
-            self.built = False
+            self._append(layer)
+            return
         self._pending.append(layer)
         start = getattr(self, "_input_tensor", None)
         if start is None and self._pending[0]._declared_input_shape is not None:
@@ -471,14 +536,24 @@ class Sequential(Model):
         if start is not None:
             self._build_from(start)
 
+    def _append(self, layer) -> None:
+        """Keras' ``add`` on a built model: only the new layer is called, on the last output's shape, and
+        the chain grows by one (no earlier layer runs again)."""
+        output = layer(self.outputs[0])
+        self._order.append(output)
+        if layer not in self._layers:  # a layer added twice shares its weights and is listed once
+            self._layers.append(layer)
+        self.outputs, self.output_shape = [output], output.shape
+
     def pop(self) -> None:
         if not self.layers:
             raise TypeError("There are no layers in the model.")
-        self._pending = [t.layer for t in self._order if not isinstance(t.layer, InputLayer)][:-1]
-        if self._pending:
-            self._build_from(self._input_tensor)
+        if not self.built:
+            self._pending.pop()
+        elif len(self._order) > 2:
+            self._init_graph(self._input_tensor, self._order[-2])
         else:
-            self.built = False
+            self._pending, self.built = [], False
 
     def _build_from(self, start):
         x = start
@@ -507,6 +582,15 @@ class Sequential(Model):
     def is_sequential_like(self) -> bool:
         return True
 
+    def get_config(self) -> dict:
+        """Keras' configuration of a Sequential model: its name and its layers, in order (the input
+        layer first once the model is built); ``Sequential.from_config`` makes it again."""
+        return model_config.sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return model_config.sequential_from_config(cls, config, custom_objects)
+
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """A model written by ``model.save``: ready to predict, and (when it was compiled) to train on."""
@@ -514,4 +598,5 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 
 
 def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):
-    model.save(filepath)
+    """``model.save(filepath, overwrite=...)``, as Keras' function is."""
+    model.save(filepath, overwrite=overwrite, save_format=save_format, **kwargs)

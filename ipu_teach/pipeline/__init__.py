@@ -12,8 +12,9 @@ Example:
     57.0
 """
 
-from .actions import Action, Kind, Schedule
+from .actions import Action, Kind, Schedule, check_device_mapping
 from .figure import Box, gantt_boxes, plot_schedule
+from .folding import EVERY_ACTION_AT_MOST, summarise_folded
 from .grid import text_grid
 from .metrics import (
     PipelineMetrics,
@@ -31,6 +32,7 @@ from .rules import (
     PipelineScheduleError,
     accumulation_multiple,
     check_gradient_accumulation,
+    check_positive,
     display_name,
     schedule_key,
 )
@@ -42,6 +44,7 @@ from .validate import ScheduleError, validate, validate_timeline
 __all__ = [
     "Action",
     "Box",
+    "EVERY_ACTION_AT_MOST",
     "GENERATORS",
     "Kind",
     "PipelineMetrics",
@@ -55,7 +58,9 @@ __all__ = [
     "Timeline",
     "accumulation_multiple",
     "bubble_fraction",
+    "check_device_mapping",
     "check_gradient_accumulation",
+    "check_positive",
     "chrome_trace",
     "display_name",
     "gantt_boxes",
@@ -71,6 +76,7 @@ __all__ = [
     "sequential",
     "stash_bytes",
     "summarise",
+    "summarise_folded",
     "text_grid",
     "time_schedule",
     "utilisation",

@@ -138,8 +138,8 @@ def plot_schedule(
 
 
 def counted(number: int, noun: str) -> str:
-    """``1 stage``, ``4 stages``, ``1 micro-batch``, ``16 micro-batches``."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}{'es' if noun.endswith('ch') else 's'}"
+    """``1 stage``, ``4 stages``, ``1 micro-batch``, ``16 micro-batches``, ``1,000,000 micro-batches``."""
+    return f"{number} {noun}" if number == 1 else f"{number:,} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
 def format_amount(value: float) -> str:

@@ -10,6 +10,8 @@ import json
 import os
 from typing import Sequence
 
+import numpy as np
+
 from ..atomic import atomic_write
 from .timing import Timeline
 
@@ -18,7 +20,8 @@ _CATEGORY = {"F": "forward", "B": "backward", "WU": "weight update"}
 
 MAX_TRACED_ACTIONS = 30_000
 """Actions traced in all (a few MB of JSON): like the superstep trace's ``MAX_TRACED_SUPERSTEPS``, a cap
-keeps a run of 65,536 micro-batches from writing hundreds of MB. The trace says when it is cut."""
+keeps a run of 65,536 micro-batches from writing hundreds of MB. The trace says when it is cut. Beyond the
+timeline's own arrays, the work and memory follow the cap: only the actions traced become objects."""
 
 
 def chrome_trace(timelines: Timeline | Sequence[Timeline], max_actions: int = MAX_TRACED_ACTIONS) -> dict:
@@ -31,11 +34,12 @@ def chrome_trace(timelines: Timeline | Sequence[Timeline], max_actions: int = MA
     per_pipeline = max(1, max_actions // max(len(timelines), 1))
     events, traced, total = [], 0, 0
     for pid, timeline in enumerate(timelines):
-        actions = sorted(timeline.timed_actions(), key=lambda timed: timed.start)
-        shown = actions[:per_pipeline]
-        traced, total = traced + len(shown), total + len(actions)
+        # the first actions in time, ties in row order; only those become Action objects
+        shown = np.argsort(timeline.start, kind="stable")[:per_pipeline].tolist()
+        actions = len(timeline.schedule)
+        traced, total = traced + len(shown), total + actions
         mode = "lock-step" if timeline.lockstep else "event-driven"
-        cut = f"; first {len(shown):,} of {len(actions):,} actions" if len(shown) < len(actions) else ""
+        cut = f"; first {len(shown):,} of {actions:,} actions" if len(shown) < actions else ""
         events.append(
             {
                 "ph": "M",
@@ -47,8 +51,8 @@ def chrome_trace(timelines: Timeline | Sequence[Timeline], max_actions: int = MA
         )
         for ipu in range(timeline.schedule.ipus):
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": ipu, "args": {"name": f"IPU {ipu}"}})
-        for timed in shown:
-            action = timed.action
+        for row in shown:
+            action, start, end = timeline.schedule.action(row), float(timeline.start[row]), float(timeline.end[row])
             events.append(
                 {
                     "ph": "X",
@@ -56,8 +60,8 @@ def chrome_trace(timelines: Timeline | Sequence[Timeline], max_actions: int = MA
                     "cat": _CATEGORY[action.kind.value],
                     "pid": pid,
                     "tid": action.ipu,
-                    "ts": timed.start * 1e6,
-                    "dur": (timed.end - timed.start) * 1e6,
+                    "ts": start * 1e6,
+                    "dur": (end - start) * 1e6,
                     "args": {"stage": action.stage, "micro_batch": action.micro_batch, "slot": action.slot},
                 }
             )

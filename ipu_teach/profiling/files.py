@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import reprlib
 from pathlib import Path
 
 import numpy as np
 
 from ..atomic import atomic_write
+from ..bsp.timeline import CYCLE_LIMIT
 from ..validation import bad_file, safe_file_name
 from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
@@ -89,6 +91,7 @@ def report_from_dict(data: dict, path: str | None = None) -> Report:
             where, WHAT, f"a part is missing or malformed ({type(error).__name__}: {error})", REMEDY
         ) from None
     _check_consistent(report, where)
+    _check_repeats(data, where)
     return report
 
 
@@ -231,3 +234,77 @@ def _schedule_from_list(items) -> tuple:
     return tuple(
         (int(item[0]), _schedule_from_list(item[1])) if isinstance(item, list) else int(item) for item in items
     )
+
+
+def _check_repeats(data: dict, where: str) -> None:
+    """A BadFileError naming the field unless every repeat count and cycle figure is an integer a timeline
+    can count, the schedule runs each step as often as its ``count`` says and the total fits a timeline: a
+    few bytes may claim 10**15 runs, and traces and totals must still mean what they say."""
+    steps = data["execution"]["steps"]
+    problems = [
+        f"{field} is {reprlib.repr(value)}, expected an integer from 0{'' if most is None else f' to {most:,}'}"
+        for field, value, most in _counted_figures(data)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (most is not None and value > most)
+    ]
+    if not problems:
+        runs, problems = _runs_of_steps(data["execution"]["schedule"], len(steps))
+        problems += [
+            f"execution.steps[{index}].count is {step['count']:,} but execution.schedule runs it {_amount(ran)} times"
+            for index, (step, ran) in enumerate(zip(steps, runs))
+            if step["count"] != ran
+        ][:1]
+    if not problems:
+        ipu_cycles = {}
+        for step in steps:
+            for ipu, figures in enumerate(step["ipus"]):
+                cycles = figures["computeCycles"] + figures["syncCycles"] + figures["exchangeCycles"]
+                ipu_cycles[ipu] = ipu_cycles.get(ipu, 0) + step["count"] * cycles
+        if max(ipu_cycles.values(), default=0) > CYCLE_LIMIT:
+            problems.append(f"its steps run more than the {CYCLE_LIMIT:,} cycles a timeline counts")
+    if problems:
+        raise bad_file(where, WHAT, problems[0], REMEDY)
+
+
+def _counted_figures(data: dict):
+    """``(field, value, most)`` of every repeat count and per-execution cycle figure of the report: what a
+    timeline counts is at most CYCLE_LIMIT; a loop's count (None: no bound) may be larger if its body is empty."""
+    for index, step in enumerate(data["execution"]["steps"]):
+        yield f"execution.steps[{index}].count", step["count"], CYCLE_LIMIT
+        for ipu, figures in enumerate(step["ipus"]):
+            for name in ("computeCycles", "syncCycles", "exchangeCycles"):
+                yield f"execution.steps[{index}].ipus[{ipu}].{name}", figures[name], CYCLE_LIMIT
+    nodes = [("compilation.program", data["compilation"]["program"])]
+    while nodes:  # a stack, not recursion: nesting as deep as the file
+        field, node = nodes.pop()
+        yield f"{field}.count", node["count"], None
+        nodes += [(f"{field}.children[{i}]", child) for i, child in enumerate(node["children"])]
+
+
+def _runs_of_steps(schedule, steps: int) -> tuple:
+    """How often ``schedule`` (step indices and nested ``[count, items]``) runs each step, saturated just above
+    CYCLE_LIMIT (nested counts multiply up), and the first problem with it (a list of at most one message)."""
+    beyond = CYCLE_LIMIT + 1
+    runs = [0] * steps
+    pending = [("execution.schedule", schedule, 1)]
+    while pending:
+        field, items, multiplier = pending.pop()
+        for i, item in enumerate(items):
+            here = f"{field}[{i}]"
+            if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < steps:
+                runs[item] = min(runs[item] + multiplier, beyond)
+            elif isinstance(item, list) and len(item) == 2 and isinstance(item[1], list):
+                count = item[0]
+                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                    return runs, [
+                        f"{here}[0] is {reprlib.repr(count)}, expected a non-negative integer (a repeat count)"
+                    ]
+                pending.append((f"{here}[1]", item[1], min(multiplier * count, beyond)))
+            else:
+                expected = f"a step index (0 to {steps - 1}) or [count, [items]]"
+                return runs, [f"{here} is {reprlib.repr(item)}, expected {expected}"]
+    return runs, []
+
+
+def _amount(number: int) -> str:
+    """``number`` with thousands separators, or "more than <CYCLE_LIMIT>" for a saturated count."""
+    return f"{number:,}" if number <= CYCLE_LIMIT else f"more than {CYCLE_LIMIT:,}"

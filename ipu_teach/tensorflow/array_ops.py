@@ -4,7 +4,7 @@ on numpy, with TensorFlow's argument names and defaults."""
 import numpy as np
 
 from ..dtypes import as_dtype
-from .tensor import python_default, tensor
+from .tensor import dimensions, python_default, tensor
 
 
 def cast(x, dtype, name=None):
@@ -34,7 +34,7 @@ def identity(input, name=None):  # noqa: A002 (TensorFlow's argument name)
 
 
 def reshape(tensor_, shape, name=None):
-    return tensor(np.reshape(tensor_, tuple(shape)))
+    return tensor(np.reshape(tensor_, dimensions(shape)))
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002
@@ -82,11 +82,11 @@ def rank(input, name=None):  # noqa: A002
 
 
 def zeros(shape, dtype="float32", name=None):
-    return tensor(np.zeros(tuple(np.atleast_1d(shape)), as_dtype(dtype).dtype))
+    return tensor(np.zeros(dimensions(shape), as_dtype(dtype).dtype))
 
 
 def ones(shape, dtype="float32", name=None):
-    return tensor(np.ones(tuple(np.atleast_1d(shape)), as_dtype(dtype).dtype))
+    return tensor(np.ones(dimensions(shape), as_dtype(dtype).dtype))
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
@@ -98,7 +98,7 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
 
 
 def fill(dims, value, name=None):
-    return tensor(np.full(tuple(dims), value, dtype=python_default(value).dtype))
+    return tensor(np.full(dimensions(dims), value, dtype=python_default(value).dtype))
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 (tf.range)

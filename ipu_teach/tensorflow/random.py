@@ -14,7 +14,7 @@ import numpy as np
 
 from ..dtypes import as_dtype
 from ..keras import backend
-from .tensor import tensor
+from .tensor import dimensions, tensor
 
 _global_seed = [backend.DEFAULT_SEED]
 _uses = collections.Counter()
@@ -38,15 +38,10 @@ def _generator(seed):
     return np.random.default_rng([_global_seed[0], int(seed), _uses[int(seed)]])
 
 
-def _shape(shape) -> tuple:
-    """A shape is a list or tuple of dimensions (or a 1-D tensor of them)."""
-    return tuple(int(d) for d in np.asarray(shape).reshape(-1))
-
-
 def uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, name=None):
     """Values in [minval, maxval): maxval defaults to 1 for floats and must be given for integers."""
     dtype = as_dtype(dtype)
-    rng, shape = _generator(seed), _shape(shape)
+    rng, shape = _generator(seed), dimensions(shape)
     if dtype.is_integer:
         if maxval is None:
             raise ValueError(f"tf.random.uniform: must specify maxval for integer dtype {dtype!r}")
@@ -57,12 +52,12 @@ def uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, name=None)
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
-    return tensor(_generator(seed).normal(mean, stddev, size=_shape(shape)), dtype)
+    return tensor(_generator(seed).normal(mean, stddev, size=dimensions(shape)), dtype)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
     """Normal values, with those more than two standard deviations from the mean drawn again."""
-    rng, shape = _generator(seed), _shape(shape)
+    rng, shape = _generator(seed), dimensions(shape)
     values = rng.standard_normal(shape)
     while (outside := np.abs(values) > 2).any():
         values[outside] = rng.standard_normal(int(outside.sum()))

@@ -31,11 +31,11 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     trace, (steps, tiles) = top.subplots(), bottom.subplots(1, 2, width_ratios=[1.25, 1])
     intervals = timeline.phase_intervals(ipu, max_supersteps)
     end = draw_phase_bars(trace, intervals)
-    drawn = len(intervals["compute"][0])
+    drawn, total = len(intervals["compute"][0]), timeline.supersteps
     trace.set(
         yticks=[],
         xlim=(0, end),
-        xlabel=f"simulated cycles (first {drawn} supersteps)",
+        xlabel=f"simulated cycles (first {drawn:,}{f' of {total:,}' if drawn < total else ''} supersteps)",
         title=plot_text(f"Execution trace of IPU {ipu} ({execution.ipuName}, simulated)"),
     )
     trace.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)  # beside the bars

@@ -70,6 +70,7 @@ class PipelineView:
     stash_limit: float = 0.0
     """What the fullest IPU would stash if it kept every micro-batch's activations: the bars' full scale."""
     error: str = ""
+    recompute: bool = False
 
 
 def uniform_costs(stages: int, ratio: float):
@@ -93,6 +94,9 @@ def time_pipeline(
     The schedule is generated, timed and measured: ``view.metrics`` has the total time, the ramp-up /
     main / ramp-down phases, the utilisation and the peak stash per stage. A combination Graphcore forbids
     (say Grouped with an accumulation that is not a multiple of 2 x stages) gives its rule as ``view.error``.
+    Beyond ``pipeline.EVERY_ACTION_AT_MOST`` micro-batches (4,096) the metrics come from the ramp-up, one period
+    of the main phase and the ramp-down (``pipeline.summarise_folded``: the same figures, in time and memory that
+    do not grow with the accumulation) and ``view.timeline`` is None: there is no chart of every action to draw.
 
     Args:
       schedule: ``"Grouped"``, ``"Interleaved"``, ``"Sequential"``, ``"GPipe"`` or ``"1F1B"``. Default: ``"Grouped"``.
@@ -123,14 +127,21 @@ def time_pipeline(
             pipeline.check_gradient_accumulation(schedule, costs.stages, accumulation, training=True)
         except pipeline.PipelineScheduleError as rule:
             return PipelineView(error=str(rule))
-    plan = pipeline.make_schedule(schedule, costs.stages, accumulation, training=True, device_mapping=device_mapping)
-    timeline = pipeline.time_schedule(plan, costs, recompute=recompute)
-    metrics = pipeline.summarise(timeline, activation_bytes=sizes.activations, input_bytes=sizes.inputs)
-    mapping = list(plan.device_mapping)
-    per_ipu, everything = np.zeros(plan.ipus), np.zeros(plan.ipus)
+    stash = {"activation_bytes": sizes.activations, "input_bytes": sizes.inputs}
+    if pipeline.check_positive("accumulation", accumulation) > pipeline.EVERY_ACTION_AT_MOST:
+        timeline = None
+        metrics = pipeline.summarise_folded(
+            schedule, accumulation, costs, recompute=recompute, device_mapping=device_mapping, **stash
+        )
+    else:
+        plan = pipeline.make_schedule(schedule, costs.stages, accumulation, device_mapping=device_mapping)
+        timeline = pipeline.time_schedule(plan, costs, recompute=recompute)
+        metrics = pipeline.summarise(timeline, **stash)
+    mapping = list(pipeline.check_device_mapping(costs.stages, device_mapping))
+    per_ipu, everything = np.zeros(metrics.ipus), np.zeros(metrics.ipus)
     np.add.at(per_ipu, mapping, np.asarray(metrics.stash_bytes) / sizes.scale)
     np.add.at(everything, mapping, np.asarray(sizes.activations) * accumulation / sizes.scale)
-    return PipelineView(timeline, metrics, tuple(float(v) for v in per_ipu), float(everything.max()))
+    return PipelineView(timeline, metrics, tuple(float(v) for v in per_ipu), float(everything.max()), "", recompute)
 
 
 def caption(view: PipelineView, unit: str, stash_unit: str) -> str:
@@ -147,15 +158,16 @@ def caption(view: PipelineView, unit: str, stash_unit: str) -> str:
         f"total {format_amount(m.total_seconds)} {unit}; utilisation {m.utilisation:.0%} "
         f"(bubble {m.bubble_fraction:.0%}); ramp-up {format_amount(m.phases.ramp_up)}, "
         f"main {format_amount(m.phases.main)}, ramp-down {format_amount(m.phases.ramp_down)} {unit}\n"
-        f"{per_ipu} (stash in {stash_unit}{', inputs only: recomputation' if view.timeline.recompute else ''})"
+        f"{per_ipu} (stash in {stash_unit}{', inputs only: recomputation' if view.recompute else ''})"
     )
 
 
 def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
     """The Gantt chart with, on the same IPU rows, bars of utilisation and of stashed activations."""
-    if view.error:
+    if view.error or view.timeline is None:
         ax = figure.add_subplot()
-        ax.text(0.5, 0.5, view.error, ha="center", va="center", wrap=True, fontsize=9)
+        text = view.error or _too_many_to_draw(view.metrics)
+        ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, fontsize=9)
         ax.set_axis_off()
         return
     height = figure.get_figheight()  # fixed margins in inches: faster to redraw than a layout engine
@@ -200,6 +212,14 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
         ax.set_xlim(0, 1.3 * limit)
         ax.set_title(title, fontsize=8)
         ax.tick_params(labelleft=False, labelsize=7)
+
+
+def _too_many_to_draw(metrics) -> str:
+    return (
+        f"{metrics.schedule}: {counted(metrics.stages, 'stage')}, {counted(metrics.micro_batches, 'micro-batch')}, "
+        f"too many to draw (at most "
+        f"{pipeline.EVERY_ACTION_AT_MOST:,}); timed from the ramp-up, one period of the main phase and the ramp-down"
+    )
 
 
 def draw_pipeline(

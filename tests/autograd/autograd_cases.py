@@ -63,6 +63,7 @@ CASES = [
     ("SoftmaxCrossEntropy", ops.SoftmaxCrossEntropy.apply, [_m, _onehot], (0,)),
     ("SparseSoftmaxCrossEntropy", ops.SparseSoftmaxCrossEntropy.apply, [_m, _labels], (0,)),
     ("CategoricalCrossentropyProbs", ops.CategoricalCrossentropyProbs.apply, [_positive, _onehot], (0,)),
+    ("SparseCategoricalCrossentropyProbs", ops.SparseCategoricalCrossentropyProbs.apply, [_positive, _labels], (0,)),
     ("SigmoidBinaryCrossentropy", ops.SigmoidBinaryCrossentropy.apply, [_m, _onehot], (0,)),
     ("BinaryCrossentropyProbs", ops.BinaryCrossentropyProbs.apply, [_positive, _onehot], (0,)),
     _batch_norm(True),

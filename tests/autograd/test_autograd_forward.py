@@ -151,6 +151,8 @@ def test_probability_losses_clip_like_keras():
     np.testing.assert_allclose(ops.CategoricalCrossentropyProbs.apply(probs, labels).data, [-np.log(1e-7)])
     bce = -(np.log(1e-7 + 1e-7) + np.log(1 - (1 - 1e-7) + 1e-7)) / 2
     np.testing.assert_allclose(ops.BinaryCrossentropyProbs.apply(probs, labels).data, [bce])
+    sparse = ops.SparseCategoricalCrossentropyProbs.apply(probs, np.array([0])).data  # log(clipped) as logits
+    np.testing.assert_allclose(sparse, [-np.log(1e-7) + np.log(1e-7 + 1 - 1e-7)])
 
 
 @SETTINGS

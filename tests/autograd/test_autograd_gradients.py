@@ -171,6 +171,8 @@ def test_categorical_crossentropy_on_probabilities_gradient(bc, seed):
     probs = rng.uniform(0.1, 1.0, size=(n, k))  # unnormalised on purpose: the op normalises
     labels = rng.dirichlet(np.ones(k), size=n)
     check_gradients(ops.CategoricalCrossentropyProbs.apply, [probs, labels], wrt=[0], seed=seed)
+    sparse = rng.integers(0, k, size=n)
+    check_gradients(ops.SparseCategoricalCrossentropyProbs.apply, [probs, sparse], wrt=[0], seed=seed)
 
 
 @SETTINGS

@@ -1,5 +1,7 @@
 """The low-level engine: BSP cost per superstep, loops, several IPUs, host and IPU-Link steps, errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -185,3 +187,28 @@ def test_bad_input_is_a_clear_error_naming_the_object(make, message):
 def test_per_tile_values_above_int32_are_refused():
     with pytest.raises(bsp.GraphError, match=r"compute set 'huge': cycles per tile must be below 2\*\*31"):
         bsp.ComputeSet("huge", np.array([2**40]))
+
+
+def test_a_loop_beyond_the_cycles_a_timeline_counts_is_refused_naming_its_count():
+    step, *_ = random_step(np.random.default_rng(4), "step")
+    cycles = re.escape(f"{2**60 * bsp.Engine(step, T).run().total_cycles():.3g}")
+    with pytest.raises(bsp.GraphError, match=rf"Repeat 'loop' \(count 1,152,921,504,606,846,976\) would run {cycles}"):
+        bsp.Engine(bsp.Repeat(2**60, step, label="loop"), T)  # wrapped to a wrong total in int64 before
+    nested = bsp.Repeat(2**40, bsp.Repeat(2**40, step, label="inner"), label="outer")
+    with pytest.raises(bsp.GraphError, match=r"Repeat 'outer' \(count 1,099,511,627,776\) would run .* use a smaller"):
+        bsp.Engine(nested, T)
+    two_halves = bsp.Sequence(bsp.Repeat(2**62 // 1_000, step), bsp.Repeat(2**62 // 1_000, step))
+    with pytest.raises(bsp.GraphError, match=r"the program would run .* more than the 9,223,372,036,854,775,807"):
+        bsp.Engine(two_halves, T)
+
+
+def test_counts_up_to_the_limit_give_exact_totals():
+    step, *_ = random_step(np.random.default_rng(5), "step")
+    one = bsp.Engine(step, T).run().total_cycles()
+    count = (2**63 - 1) // one
+    timeline = bsp.Engine(bsp.Repeat(count, step), T).run()
+    assert timeline.total_cycles() == count * one and timeline.supersteps == count
+    assert sum(timeline.totals().values()) == count * one
+    assert 0 < timeline.utilisation() <= 1
+    empty = bsp.Engine(bsp.Repeat(2**80, bsp.Sequence(bsp.Repeat(2**80, bsp.Sequence()))), T).run()
+    assert empty.total_cycles() == 0 and empty.supersteps == 0 and empty.first_supersteps(10) == []

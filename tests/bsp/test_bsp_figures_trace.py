@@ -1,6 +1,8 @@
 """Timeline pictures and the Chrome-trace export."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -59,3 +61,46 @@ def test_write_chrome_trace_is_valid_json_and_leaves_no_temp_files(timeline, tmp
     assert path.endswith("run.json")
     assert payload["otherData"]["total_cycles"] == timeline.total_cycles() and payload["otherData"]["simulated"]
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_a_trace_of_a_long_loop_shows_its_first_supersteps_and_says_it_is_cut(tmp_path, capsys):
+    step = bsp.Execute(bsp.ComputeSet("work", np.full(T.tiles, 10)))
+    timeline = bsp.Engine(bsp.Sequence(bsp.HostToDevice(64), bsp.Repeat(10**12, step)), T).run()
+    events = trace.chrome_trace_events(timeline, max_supersteps=5)
+    assert [e["name"] for e in events if e["ph"] == "X" and e["cat"] == "sync"] == ["host->device"] + ["work"] * 4
+    assert events[0]["args"]["name"].endswith("simulated; first 5 of 1,000,000,000,001 supersteps)")
+    trace.write_chrome_trace(timeline, tmp_path / "run.json", max_supersteps=5)
+    other = json.loads((tmp_path / "run.json").read_text())["otherData"]
+    assert (other["supersteps_traced"], other["supersteps_total"], other["truncated"]) == (5, 10**12 + 1, True)
+    assert "the first 5 of 1,000,000,000,001 supersteps (cap max_supersteps=5)" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="max_supersteps must be a positive integer, got 0"):
+        trace.chrome_trace_events(timeline, max_supersteps=0)
+
+
+def test_an_uncut_trace_says_nothing_of_a_cut(timeline, tmp_path, capsys):
+    events = trace.chrome_trace_events(timeline)
+    assert all("first" not in e["args"]["name"] for e in events if e["name"] == "process_name")
+    trace.write_chrome_trace(timeline, tmp_path / "run.json")
+    assert json.loads((tmp_path / "run.json").read_text())["otherData"]["truncated"] is False
+    assert capsys.readouterr().out == ""
+
+
+HANG_SECONDS = 120  # generous: the fixed code answers at once, the old one counted 10**15 empty iterations
+
+
+def test_loops_that_run_no_superstep_cost_nothing_to_trace(tmp_path):
+    """Each case ran forever before (the trace counted out every iteration of an empty loop)."""
+    code = f"""
+from ipu_teach import bsp
+from ipu_teach.bsp import trace
+from ipu_teach.hardware import TEACHING_IPU as T
+step = bsp.Execute(bsp.ComputeSet("work", [10] * T.tiles))
+for program in (bsp.Repeat(10**15, bsp.Sequence()), bsp.Sequence(bsp.Repeat(10**15, bsp.Repeat(0, step)), step)):
+    timeline = bsp.Engine(program, T).run()
+    events = trace.chrome_trace_events(timeline)
+    trace.write_chrome_trace(timeline, {str(tmp_path / "t.json")!r})
+    print(timeline.supersteps, sum(e["ph"] == "X" for e in events), timeline.phase_intervals(0, 60)["sync"][0].size)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_SECONDS)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n") == ["0 0 0", "1 2 1", ""]

@@ -281,3 +281,31 @@ def test_runtime_errors_name_the_codelet_or_stream():
         engine.write_tensor(t, [1, 2, 3])
     with pytest.raises(GraphError, match=r"Engine.run: program 1 does not exist"):
         engine.run(1)
+
+
+def test_a_loop_too_long_to_compute_is_refused_and_an_empty_one_costs_nothing():
+    """Repeat(10**15, Sequence()) hung run(), which counted out every empty iteration; a real 10**7-step loop
+    would compute numpy values for hours: it is refused before anything changes."""
+    import subprocess
+    import sys
+
+    from ipu_teach.examples import add_one_graph
+
+    graph, v, compute_set = add_one_graph()
+    engine = poplar.Engine(graph, [poplar.Repeat(10**7, poplar.Execute(compute_set)), poplar.Execute(compute_set)])
+    with pytest.raises(GraphError, match=r"program 0 runs 10,000,000 supersteps.* more than 1,000,000 would not"):
+        engine.run(0)
+    engine.run(1)
+    np.testing.assert_array_equal(engine.read_tensor(v), [1, 1, 1, 1])  # the refused loop changed nothing
+    code = """
+from ipu_teach.bsp import poplar
+from ipu_teach.examples import add_one_graph
+graph, v, compute_set = add_one_graph()
+never = poplar.Repeat(0, poplar.Execute(compute_set))
+empty = poplar.Sequence(poplar.Repeat(10**15, poplar.Sequence()), poplar.Repeat(10**15, never))
+engine = poplar.Engine(graph, poplar.Sequence(empty, poplar.Execute(compute_set)))
+print(engine.run().supersteps, engine.read_tensor(v).tolist())
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "1 [1.0, 1.0, 1.0, 1.0]\n"

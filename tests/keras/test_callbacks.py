@@ -118,10 +118,39 @@ def test_early_stopping_on_accuracy_maximises_and_min_delta_counts():
     assert stopper.mode == "max" and history.epoch == [0, 1, 2]
 
 
-def test_early_stopping_missing_monitor_is_a_clear_error():
+@pytest.mark.parametrize(
+    ("make_callback", "warning", "logged"),
+    [
+        (
+            lambda path: keras.callbacks.EarlyStopping(),
+            "Early stopping conditioned on metric `val_loss` which is not available.",
+            "loss,accuracy",
+        ),
+        (
+            lambda path: keras.callbacks.ModelCheckpoint(str(path / "best.keras"), save_best_only=True),
+            "Can save best model only with val_loss available, skipping.",
+            "loss,accuracy",
+        ),
+        (
+            lambda path: keras.callbacks.ReduceLROnPlateau(),
+            "Learning rate reduction is conditioned on metric `val_loss` which is not available.",
+            "loss,accuracy,lr",  # Keras' ReduceLROnPlateau logs the learning rate first
+        ),
+    ],
+    ids=["EarlyStopping", "ModelCheckpoint", "ReduceLROnPlateau"],
+)
+def test_a_monitored_value_that_is_not_logged_warns_every_epoch_and_training_goes_on(
+    tmp_path, capsys, make_callback, warning, logged
+):
+    """tf-keras' callbacks log Keras' warning each epoch and skip their work; fit trains on."""
     x, y = tiny_classification(n=8)
-    with pytest.raises(ValueError, match="val_loss.*validation"):
-        compiled().fit(x, y, epochs=2, verbose=0, callbacks=[keras.callbacks.EarlyStopping()])
+    model = compiled()
+    learning_rate = model.optimizer.learning_rate
+    history = model.fit(x, y, epochs=3, verbose=0, callbacks=[make_callback(tmp_path)])
+    assert history.epoch == [0, 1, 2] and list(tmp_path.iterdir()) == []
+    expected = f"WARNING:ipu_teach:{warning} Available metrics are: {logged}; pass validation data for 'val_*' values"
+    assert capsys.readouterr().out.splitlines() == [expected] * 3
+    assert model.optimizer.learning_rate == learning_rate
 
 
 def test_model_checkpoint_save_best_only_with_filename_fields(tmp_path):

@@ -171,3 +171,35 @@ def test_binary_crossentropy_from_sigmoid_equals_from_logits():
     )
     assert float(from_logits.data) == pytest.approx(expected, rel=1e-5)
     assert float(from_sigmoid.data) == pytest.approx(expected, rel=1e-5)
+
+
+def test_weighted_metrics_are_named_as_keras_and_survive_save_and_load(tmp_path):
+    x, y = tiny_classification()
+    model = tiny_dense_model()
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"], weighted_metrics=["accuracy"])
+    model.fit(x, y, sample_weight=np.linspace(0, 1, len(y)), epochs=1, verbose=0)
+    assert model.metrics_names == ["loss", "accuracy", "weighted_accuracy"]
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    assert list(loaded.evaluate(x, y, verbose=0, return_dict=True)) == ["loss", "accuracy", "weighted_accuracy"]
+    with pytest.raises(ValueError, match="two metrics with the same name: accuracy"):
+        model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy", "accuracy"])
+        model.evaluate(x, y, verbose=0)
+
+
+def test_a_sample_weight_that_cannot_weigh_the_values_is_refused():
+    with pytest.raises(ValueError, match=r"sample_weight of shape \(3,\) cannot weigh metric values of shape \(4,\)"):
+        keras.metrics.Mean().update_state(np.ones(4), sample_weight=np.ones(3))
+
+
+def test_a_loss_weighs_samples_alike_with_weights_of_shape_n_and_n_1():
+    """Keras lines (n, 1) weights up with (n,) per-sample losses; they once broadcast to (n, n) silently."""
+    labels = np.array([0, 1, 2, 1])
+    probs = Tensor(np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.3, 0.3, 0.4], [0.5, 0.4, 0.1]], np.float32))
+    weights = np.array([1.0, 0.0, 0.0, 2.0])
+    loss = keras.losses.SparseCategoricalCrossentropy()
+    expected = (-np.log(0.8) - 2 * np.log(0.4)) / 4
+    assert float(loss(labels, probs, sample_weight=weights)) == pytest.approx(expected, rel=1e-6)
+    assert float(loss(labels, probs, sample_weight=weights[:, None])) == pytest.approx(expected, rel=1e-6)
+    with pytest.raises(ValueError, match=r"sample_weight of shape \(3,\) cannot weigh the per-sample losses"):
+        loss(labels, probs, sample_weight=weights[:3])

@@ -79,6 +79,7 @@ def test_sample_and_class_weights_scale_each_sample_loss_over_the_batch_size(kin
     per_sample = keras.losses.SparseCategoricalCrossentropy(reduction="none")(y, model(x)).data
     expected = float((per_sample * weights).sum() / len(y))
     assert model.test_on_batch(x, y, sample_weight=weights) == pytest.approx(expected, rel=1e-5)
+    assert model.test_on_batch(x, y, sample_weight=weights[:, None]) == pytest.approx(expected, rel=1e-5)  # as Keras
 
 
 def test_on_batch_methods_match_one_step():
@@ -131,3 +132,20 @@ def test_load_model_refuses_a_file_that_is_not_a_saved_model(tmp_path):
     np.savez(path, a=np.ones(2))
     with pytest.raises(ValueError, match="not a model saved by ipu-teach's model.save"):
         keras.models.load_model(path)
+
+
+def test_from_config_makes_a_model_inside_a_model_again_and_refuses_unknown_classes():
+    inner_in = keras.Input((3,), name="inner_in")
+    inner = keras.Model(inner_in, keras.layers.Dense(2, name="inner_dense")(inner_in), name="inner")
+    outer_in = keras.Input((3,), name="outer_in")
+    outer = keras.Model(outer_in, keras.layers.Dense(1, name="top")(inner(outer_in)), name="outer")
+    config = outer.get_config()
+    assert [layer["class_name"] for layer in config["layers"]] == ["InputLayer", "Functional", "Dense"]
+    assert keras.Model.from_config(config).count_params() == outer.count_params() == 11
+    config["layers"][2]["class_name"] = "__class__"
+    with pytest.raises(ValueError, match=r"Unknown layer: '__class__'. Pass its class in custom_objects"):
+        keras.Model.from_config(config)
+    config["layers"][2]["class_name"] = "Dense"
+    config["layers"][2]["inbound_nodes"] = [[["nowhere", 0, 0, {}]]]
+    with pytest.raises(ValueError, match=r"node 0 of layer 'top' is called on \[\['nowhere', 0\]\]"):
+        keras.Model.from_config(config)

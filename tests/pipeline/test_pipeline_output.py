@@ -166,3 +166,19 @@ def test_the_title_counts_in_words_and_writes_large_totals_without_an_exponent()
         pipeline.make_schedule("sequential", 8, 64), pipeline.StageCosts.uniform(8, 1.0, 4.0, weight_update=1.0)
     )
     assert f"{round(long.total, -1):,.0f} units" in pipeline.plot_schedule(long, unit="units").axes[0].get_title()
+
+
+def test_a_capped_chrome_trace_costs_memory_for_what_it_traces_not_for_the_whole_run():
+    import tracemalloc
+
+    schedule = pipeline.make_schedule("Grouped", 2, 32_768, training=True)  # 131,074 actions
+    timeline = pipeline.time_schedule(schedule, pipeline.StageCosts.uniform(2, forward=1.0, backward=2.0))
+    tracemalloc.start()
+    try:
+        trace = pipeline.chrome_trace(timeline, max_actions=100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert trace["otherData"]["actions_traced"] == 100 and trace["otherData"]["actions_total"] == len(schedule)
+    # sorting index of 8 bytes per action, not an object per action (about 40 MB before)
+    assert peak < 24 * len(schedule), f"{peak:,} bytes traced for 100 of {len(schedule):,} actions"

@@ -2,6 +2,8 @@
 markup in the widgets' HTML nor math in their figures, and writing one never leaves the report folder."""
 
 import json
+import subprocess
+import sys
 
 import matplotlib
 
@@ -95,3 +97,81 @@ def test_a_model_name_never_writes_a_report_outside_its_folder(tmp_path, name):
     written = [p.resolve() for p in tmp_path.rglob("profile.json")]
     assert len(written) == 1 and (tmp_path / "reports").resolve() in written[0].parents
     assert written[0].parent.parent == (tmp_path / "reports").resolve()
+
+
+def one_more_run_of_step_0(data):
+    data["execution"]["steps"][0]["count"] += 1
+
+
+def loop_of_2_to_the_62_runs_of_step_0(data):
+    data["execution"]["schedule"].append([2**62, [0]])
+    data["execution"]["steps"][0]["count"] += 2**62
+
+
+LIMIT = "an integer from 0 to 9,223,372,036,854,775,807"
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d["execution"]["steps"][0].update(count=-1), rf"execution.steps\[0\].count is -1, expected {LIMIT}"),
+        (lambda d: d["execution"]["steps"][1].update(count=2.5), r"execution.steps\[1\].count is 2.5, expected"),
+        (lambda d: d["execution"]["steps"][2].update(count=True), r"execution.steps\[2\].count is True, expected"),
+        (
+            lambda d: d["execution"]["steps"][0].update(count=2**64),
+            r"execution.steps\[0\].count is 18446744073709551616",
+        ),
+        (
+            lambda d: d["execution"]["steps"][0]["ipus"][0].update(syncCycles=-150),
+            r"execution.steps\[0\].ipus\[0\].syncCycles is -150, expected",
+        ),
+        (
+            lambda d: d["compilation"]["program"].update(count=-2),
+            r"compilation.program.count is -2, expected an integer",
+        ),
+        (
+            lambda d: d["execution"]["schedule"][0].__setitem__(0, -3),
+            r"execution.schedule\[0\]\[0\] is -3, expected a non-negative integer \(a repeat count\)",
+        ),
+        (lambda d: d["execution"]["schedule"][0].__setitem__(0, "2"), r"execution.schedule\[0\]\[0\] is '2', expected"),
+        (
+            lambda d: d["execution"]["schedule"].append(31),
+            r"execution.schedule\[1\] is 31, expected a step index \(0 to 30\) or \[count, \[items\]\]",
+        ),
+        (
+            one_more_run_of_step_0,
+            r"execution.steps\[0\].count is 3 but execution.schedule runs it 2 times",
+        ),
+        (loop_of_2_to_the_62_runs_of_step_0, r"its steps run more than the 9,223,372,036,854,775,807 cycles"),
+    ],
+)
+def test_a_report_with_impossible_repeat_counts_is_refused_naming_the_field(trained, tmp_path, change, message):
+    _, report = trained
+    path = saved(report, tmp_path, change)
+    with pytest.raises(BadFileError, match=message) as refused:
+        profiling.open_report(path)
+    assert str(path) in str(refused.value) and "capture the report again" in str(refused.value)
+
+
+HANG_SECONDS = 120  # generous: opening and drawing take a few seconds; before, they counted out 10**15 iterations
+
+
+def test_a_report_repeating_an_empty_loop_10_to_the_15_times_opens_traces_and_draws_at_once(trained, tmp_path):
+    _, report = trained
+    path = saved(report, tmp_path, lambda d: d["execution"]["schedule"].insert(0, [10**15, []]))
+    code = f"""
+import matplotlib
+matplotlib.use("Agg")
+from ipu_teach import profiling
+from ipu_teach.widgets import ExecutionTraceView
+report = profiling.open_report({str(path)!r})
+profiling.write_chrome_trace(report, {str(tmp_path / "trace.json")!r}, max_supersteps=10)
+view = ExecutionTraceView(report, max_supersteps=10)
+print(view.figure.axes[0].get_xlabel())
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_SECONDS)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"Chrome trace {tmp_path / 'trace.json'}: the first 10 of 62 supersteps (cap max_supersteps=10)",
+        "simulated cycles (first 10 of 62 supersteps)",
+    ]

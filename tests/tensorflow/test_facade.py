@@ -1,11 +1,14 @@
 """The tf facade: dtypes, array and math functions, random seeds and device queries behave as TensorFlow's."""
 
+import inspect
+
 import numpy as np
 import pytest
 
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
 from ipu_teach import ipu
+from ipu_teach.autograd import Tensor
 
 
 def test_dtypes_are_understood_by_numpy_both_ways():
@@ -101,3 +104,100 @@ def test_ipu_utils_and_strategy_names():
     strategy = ipu.ipu_strategy.IPUStrategy()
     with pytest.raises(AttributeError, match="IPUStrategy.run is not simulated by ipu-teach"):
         strategy.run(lambda: None)
+
+
+def _facade_functions() -> dict:
+    """Every function of the ``tf`` facade (top level, ``tf.math``, ``tf.random``), by its name there."""
+    found = {}
+    for prefix, module in (("", tf), ("math.", tf.math), ("random.", tf.random)):
+        for name, value in vars(module).items():
+            if (
+                not name.startswith("_")
+                and inspect.isfunction(value)
+                and value.__module__.startswith("ipu_teach.tensorflow.")
+                and value.__module__ != "ipu_teach.tensorflow.tensor"
+            ):
+                found.setdefault(value, prefix + name)
+    return {name: function for function, name in found.items()}
+
+
+_A = np.array([[0.5, 1.5, 2.0], [3.0, 0.25, 1.0]], np.float32)
+_B = np.array([[1.0, 2.0, 0.5], [0.5, 4.0, 1.0]], np.float32)
+_MASK = np.array([[True, False, True], [False, True, True]])
+_SHAPE = np.array([2, 3])
+_BINARY = {"add", "subtract", "multiply", "divide", "truediv", "pow", "maximum", "minimum", "equal", "not_equal"}
+_BINARY |= {"greater", "less", "math.floordiv", "math.mod", "math.greater_equal", "math.less_equal"}
+_TAKES_NO_TENSOR = {"function", "random.set_seed"}
+_CALLS = {
+    "cast": lambda T: tf.cast(T(_A), tf.int32),
+    "clip_by_value": lambda T: tf.clip_by_value(T(_A), T(np.float32(0.6)), 1.5),
+    "concat": lambda T: tf.concat([T(_A), T(_B)], axis=0),
+    "constant": lambda T: tf.constant(T(_A)),
+    "convert_to_tensor": lambda T: tf.convert_to_tensor(T(np.arange(3))),  # keeps int64, as arrays
+    "expand_dims": lambda T: tf.expand_dims(T(_A), -1),
+    "fill": lambda T: tf.fill(T(_SHAPE), 2.0),
+    "gather": lambda T: tf.gather(T(_A), T(np.array([1, 0, 1])), axis=0),
+    "identity": lambda T: tf.identity(T(_A)),
+    "one_hot": lambda T: tf.one_hot(T(np.array([0, 2, 1])), 3),
+    "ones": lambda T: tf.ones(T(_SHAPE)),
+    "ones_like": lambda T: tf.ones_like(T(_A)),
+    "range": lambda T: tf.range(T(np.array(5))),
+    "rank": lambda T: tf.rank(T(_A)),
+    "reshape": lambda T: tf.reshape(T(_A), T(np.array([3, 2]))),
+    "shape": lambda T: tf.shape(T(_A)),
+    "size": lambda T: tf.size(T(_A)),
+    "squeeze": lambda T: tf.squeeze(T(_A[:1])),
+    "stack": lambda T: tf.stack([T(_A), T(_B)], axis=1),
+    "transpose": lambda T: tf.transpose(T(_A)),
+    "where": lambda T: tf.where(T(_MASK), T(_A), T(_B)),
+    "zeros": lambda T: tf.zeros(T(_SHAPE)),
+    "zeros_like": lambda T: tf.zeros_like(T(_A)),
+    "argmax": lambda T: tf.argmax(T(_A), axis=-1),
+    "argmin": lambda T: tf.argmin(T(_A), axis=-1),
+    "math.logical_and": lambda T: tf.math.logical_and(T(_MASK), T(~_MASK[::-1])),
+    "math.logical_or": lambda T: tf.math.logical_or(T(_MASK), T(~_MASK[::-1])),
+    "math.logical_not": lambda T: tf.math.logical_not(T(_MASK)),
+    "reduce_any": lambda T: tf.reduce_any(T(_MASK), axis=0),
+    "reduce_all": lambda T: tf.reduce_all(T(_MASK), axis=0),
+    "random.uniform": lambda T: tf.random.uniform(T(_SHAPE), seed=1),
+    "random.normal": lambda T: tf.random.normal(T(_SHAPE), seed=1),
+    "random.truncated_normal": lambda T: tf.random.truncated_normal(T(_SHAPE), seed=1),
+    "random.shuffle": lambda T: tf.random.shuffle(T(_A), seed=1),
+}
+
+
+def _call(name, function):
+    if name in _CALLS:
+        return _CALLS[name]
+    if name in _BINARY:
+        return lambda T: function(T(_A), T(_B))
+    if name.startswith(("reduce_", "math.reduce_")):
+        return lambda T: function(T(_A), axis=1)
+    return lambda T: function(T(_A))  # elementwise functions of one tensor
+
+
+def test_every_tf_function_reads_a_models_output_as_the_array_it_holds():
+    """Keras models return ipu-teach Tensors; every ``tf`` function takes them as TensorFlow's take eager
+    tensors (a Tensor once became a 0-d object array: ``tf.argmax(model(x), axis=-1)`` gave 0)."""
+    functions = {name: f for name, f in _facade_functions().items() if name not in _TAKES_NO_TENSOR}
+    assert len(functions) > 60  # the facade's functions were found
+    for name, function in sorted(functions.items()):
+        call = _call(name, function)
+        tf.random.set_seed(0)
+        expected = call(np.asarray)
+        tf.random.set_seed(0)
+        result = call(Tensor)
+        assert isinstance(result, np.ndarray) and result.dtype == expected.dtype, name
+        np.testing.assert_array_equal(result, expected, err_msg=name)
+
+
+def test_numpy_and_datasets_read_a_models_output():
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(4,))])
+    x = np.random.default_rng(0).normal(size=(6, 4)).astype(np.float32)
+    predicted = model.predict(x, verbose=0)
+    output = model(x)
+    np.testing.assert_array_equal(np.argmax(output, axis=-1), predicted.argmax(axis=-1))
+    np.testing.assert_array_equal(np.asarray(output), output.numpy())
+    assert np.asarray(output, dtype=np.float64).dtype == np.float64
+    assert len(list(tf.data.Dataset.from_tensor_slices(output))) == 6
+    assert isinstance(np.ones(3, np.float32) + Tensor(np.ones(3, np.float32)), Tensor)  # still differentiable

@@ -17,6 +17,7 @@ from .losses import (
     CategoricalCrossentropyProbs,
     SigmoidBinaryCrossentropy,
     SoftmaxCrossEntropy,
+    SparseCategoricalCrossentropyProbs,
     SparseSoftmaxCrossEntropy,
 )
 from .normalization import BatchNorm, LayerNorm

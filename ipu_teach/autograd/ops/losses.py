@@ -33,7 +33,11 @@ def _log_softmax(logits):
 
 
 class SoftmaxCrossEntropy(_PerSampleLoss):
-    """-sum(y * log softmax(logits)) over the last axis; y may be one-hot or soft labels."""
+    """-sum(y * log softmax(logits)) over the last axis; y may be one-hot or soft labels.
+
+    The gradient is TensorFlow's (``softmax_cross_entropy_with_logits``' kernel): softmax - y. It is the
+    derivative of the value for labels that sum to 1 (one-hot, smoothed), and TensorFlow's gradient,
+    which scripts trained with, for labels that do not."""
 
     @staticmethod
     def forward(ctx, logits, labels):
@@ -43,8 +47,7 @@ class SoftmaxCrossEntropy(_PerSampleLoss):
     @staticmethod
     def backward(ctx, grad):
         logits, labels = ctx.saved
-        g = _softmax(logits) * labels.sum(axis=-1, keepdims=True) - labels
-        return grad[..., None] * g, None
+        return grad[..., None] * (_softmax(logits) - labels), None
 
 
 class SparseSoftmaxCrossEntropy(_PerSampleLoss):
@@ -81,6 +84,29 @@ class CategoricalCrossentropyProbs(_PerSampleLoss):
         dq = -labels / clipped * ((q >= EPSILON) & (q <= 1 - EPSILON))
         dp = (dq - (dq * q).sum(axis=-1, keepdims=True)) / total
         return grad[..., None] * dp, None
+
+
+class SparseCategoricalCrossentropyProbs(_PerSampleLoss):
+    """Keras' formula for probabilities and integer labels (keras/backend.py
+    ``sparse_categorical_crossentropy``): clip to [eps, 1 - eps], take the log, and use the result as
+    logits of a softmax cross-entropy: ``-log c[label] + log sum(c)``. Unlike the categorical
+    formula it does not normalise first: on values that are not probabilities the two differ."""
+
+    @staticmethod
+    def forward(ctx, probs, labels):
+        clipped = np.clip(probs, EPSILON, 1 - EPSILON)
+        total = clipped.sum(axis=-1, keepdims=True)
+        ctx.save_for_backward(probs, clipped, total, labels)
+        picked = np.take_along_axis(clipped, labels[..., None], axis=-1)[..., 0]
+        return portable.log(total[..., 0]) - portable.log(picked)
+
+    @staticmethod
+    def backward(ctx, grad):
+        probs, clipped, total, labels = ctx.saved
+        d_logits = clipped / total  # the softmax of log(clipped), minus the one-hot label below
+        np.put_along_axis(d_logits, labels[..., None], np.take_along_axis(d_logits, labels[..., None], -1) - 1, -1)
+        inside = (probs >= EPSILON) & (probs <= 1 - EPSILON)  # clip_by_value passes gradients at its bounds
+        return grad[..., None] * d_logits / clipped * inside, None
 
 
 class SigmoidBinaryCrossentropy(_PerSampleLoss):

@@ -3,6 +3,9 @@
 A single-output model reports ``loss`` and each metric by its name. A multi-output model reports,
 as TensorFlow 2's Keras does, the weighted total ``loss``, then ``<output>_loss`` for each output,
 then ``<output>_<metric>``, where ``<output>`` is the name of the layer that makes that output.
+``weighted_metrics`` are weighed by the samples' weights (``sample_weight``, ``class_weight``), the
+others are not; a weighted metric whose name is taken is reported as ``weighted_<metric>``
+(keras/engine/compile_utils.py ``MetricsContainer``).
 """
 
 import copy
@@ -46,14 +49,16 @@ def _is_list(value):
 class CompiledOutputs:
     """Resolved lazily (a Sequential model may be compiled before it knows its output)."""
 
-    def __init__(self, loss, loss_weights, metrics):
-        for m in metrics.values() if isinstance(metrics, dict) else metrics or []:
-            for one in m if isinstance(m, (list, tuple)) else [m]:
-                if isinstance(one, str):
-                    metrics_module.get(one)  # unknown names fail here, at compile, as in Keras
-                elif not isinstance(one, metrics_module.Metric) and not callable(one):
-                    raise ValueError(f"Unknown metric {one!r}")
+    def __init__(self, loss, loss_weights, metrics, weighted_metrics=None):
+        for given in (metrics, weighted_metrics):
+            for m in given.values() if isinstance(given, dict) else given or []:
+                for one in m if isinstance(m, (list, tuple)) else [m]:
+                    if isinstance(one, str):
+                        metrics_module.get(one)  # unknown names fail here, at compile, as in Keras
+                    elif not isinstance(one, metrics_module.Metric) and not callable(one):
+                        raise ValueError(f"Unknown metric {one!r}")
         self._given = (loss, loss_weights, metrics)
+        self.weighted_metrics_given = weighted_metrics
         self.loss_tracker = metrics_module.Mean(name="loss")
         self.names = None
 
@@ -74,25 +79,45 @@ class CompiledOutputs:
             )
         ]
         self.output_trackers = [metrics_module.Mean(name=f"{name}_loss") for name in self.names] if multi else []
-        self.output_metrics = []
-        for name, given in zip(
-            self.names,
-            _per_output(
-                metrics or [], self.names, "metrics", [], lambda v: multi and v and all(_is_list(e) for e in v)
-            ),
-        ):
-            built = []
-            for m in given if isinstance(given, (list, tuple)) else [given]:
-                metric = copy.deepcopy(m) if isinstance(m, metrics_module.Metric) and multi else metrics_module.get(m)
-                if multi:
-                    metric.name = f"{name}_{metric.name}"
-                built.append(metric)
-            self.output_metrics.append(built)
+        self.output_metrics = self._metrics_per_output(metrics, "metrics")
+        self.output_weighted_metrics = self._metrics_per_output(self.weighted_metrics_given, "weighted_metrics")
+        self._name_metrics()
         return self
+
+    def _metrics_per_output(self, given, what) -> list:
+        """One list of Metric objects per output (a Metric given for several outputs is copied for each)."""
+        multi = len(self.names) > 1
+        per_output = _per_output(given or [], self.names, what, [], lambda v: multi and v and all(map(_is_list, v)))
+        return [
+            [
+                copy.deepcopy(m) if isinstance(m, metrics_module.Metric) and multi else metrics_module.get(m)
+                for m in (one if isinstance(one, (list, tuple)) else [one])
+            ]
+            for one in per_output
+        ]
+
+    def _name_metrics(self) -> None:
+        """Keras' names: ``<output>_`` first for a multi-output model; ``weighted_`` for a weighted metric
+        whose name is taken; two metrics of the same name are an error."""
+        taken = set()
+        multi = len(self.names) > 1
+        for output, metrics, weighted in zip(self.names, self.output_metrics, self.output_weighted_metrics):
+            for metric, is_weighted in [(m, False) for m in metrics] + [(m, True) for m in weighted]:
+                prefix = f"{output}_" if multi else ""
+                if is_weighted and prefix + metric.name in taken:
+                    prefix += "weighted_"
+                metric.name = prefix + metric.name
+                if metric.name in taken:
+                    raise ValueError(
+                        f"Found two {'weighted ' if is_weighted else ''}metrics with the same name: {metric.name}. "
+                        "All the metrics added to the model need to have unique names."
+                    )
+                taken.add(metric.name)
 
     @property
     def metrics(self) -> list:
-        return [self.loss_tracker] + self.output_trackers + [m for ms in self.output_metrics for m in ms]
+        per_output = [m for ms, ws in zip(self.output_metrics, self.output_weighted_metrics) for m in ms + ws]
+        return [self.loss_tracker] + self.output_trackers + per_output
 
     def loss(self, y_true, y_pred):
         """The scalar to minimise, ``sum(weight * loss)`` over the outputs, and each output's loss."""
@@ -110,15 +135,17 @@ class CompiledOutputs:
         return total, parts
 
     def update(self, loss_value, y_true, y_pred) -> None:
-        y_true, _ = sample_weights.unpack(y_true)  # Keras weighs the loss, not the metrics
+        y_true, sample_weight = sample_weights.unpack(y_true)  # for the weighted metrics only, as in Keras
         ys, preds = (y_true, y_pred) if isinstance(y_pred, list) else ([y_true], [y_pred])
         batch = len(preds[0])
         self.loss_tracker.update_state(loss_value, sample_weight=batch)
         for tracker, part in zip(self.output_trackers, getattr(loss_value, "per_output", [])):
             tracker.update_state(part, sample_weight=batch)
-        for metrics, y, pred in zip(self.output_metrics, ys, preds):
+        for metrics, weighted, y, pred in zip(self.output_metrics, self.output_weighted_metrics, ys, preds):
             for m in metrics:
                 m.update_state(y, pred)
+            for m in weighted:
+                m.update_state(y, pred, sample_weight=sample_weight)
 
     def check_labels(self, y, output_shapes) -> None:
         ys = y if isinstance(y, list) else [y]

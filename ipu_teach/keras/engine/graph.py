@@ -30,6 +30,18 @@ def layers_in_order(order) -> list:
     return layers
 
 
+def run(inputs, given, order, apply) -> dict:
+    """Every tensor's value (by id) from the ``given`` values of the model's ``inputs``, calling
+    ``apply(layer, value)`` for each layer call in ``order`` (a list of values for a multi-input layer).
+    ``Model.call`` runs data through it, ``Model.compute_output_shape`` shapes."""
+    values = {id(symbolic): value for symbolic, value in zip(inputs, given)}
+    for tensor in order:
+        if id(tensor) not in values:
+            parents = [values[id(parent)] for parent in tensor.inputs]
+            values[id(tensor)] = apply(tensor.layer, parents if tensor.layer.multi_input else parents[0])
+    return values
+
+
 def as_list(value) -> list:
     if isinstance(value, KerasTensor):
         return [value]

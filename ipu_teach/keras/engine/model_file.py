@@ -9,17 +9,19 @@ compiled model, compiles it and restores the optimizer, so training continues wh
 
 import io
 import json
+import math
 import os
 import zipfile
 
 import numpy as np
 
 from ...atomic import atomic_write
+from ...validation import bad_file
 from .. import layers as layers_module
 from .. import losses as losses_module
 from .. import optimizers as optimizers_module
 from ..layers.base import InputLayer
-from . import config
+from . import config, weight_budget
 
 FORMAT = "ipu-teach model 1"
 
@@ -75,6 +77,7 @@ def _compile_arguments(model) -> dict:
         "loss": loss,
         "loss_weights": loss_weights,
         "metrics": config.encode(metrics),
+        "weighted_metrics": config.encode(outputs.weighted_metrics_given),
         "steps_per_execution": model.steps_per_execution,
     }
 
@@ -120,15 +123,30 @@ def load_model(filepath, custom_objects=None, compile=True):
         description = json.loads(archive.read("config.json")) if "config.json" in archive.namelist() else {}
         if description.get("format") != FORMAT:
             raise ValueError(f"load_model: {filepath!r} is not a model saved by ipu-teach's model.save")
+        stored = archive.getinfo("model.weights.npz").file_size
         weights = _load_arrays(archive, "model.weights.npz")
         optimizer_state = _load_arrays(archive, "optimizer.npz") if "optimizer.npz" in archive.namelist() else None
-    model = _rebuild(description["model"], custom_objects or {})
+    with weight_budget.limited_to(stored, _refuse_weight(filepath, stored)):
+        model = _rebuild(description["model"], custom_objects or {})
     model.set_weights([weights[f"w{i}"] for i in range(len(weights))])
     if compile and description["compile"] is not None:
         _recompile(model, description["compile"], custom_objects or {})
         if optimizer_state is not None:
             _restore_optimizer(model, optimizer_state)
     return model
+
+
+def _refuse_weight(filepath, stored):
+    def refuse(weight_name, shape):
+        raise bad_file(
+            filepath,
+            "model file",
+            f"its architecture declares a weight {weight_name} of shape {shape} ({math.prod(shape):,} values), "
+            f"more than its weights (model.weights.npz, {stored:,} bytes) hold",
+            "load a file written by model.save",
+        )
+
+    return refuse
 
 
 def _layer_class(name, custom_objects):
@@ -191,6 +209,7 @@ def _recompile(model, arguments, custom_objects):
         optimizer,
         loss,
         metrics=arguments["metrics"],
+        weighted_metrics=arguments.get("weighted_metrics"),
         loss_weights=arguments["loss_weights"],
         steps_per_execution=arguments["steps_per_execution"],
     )

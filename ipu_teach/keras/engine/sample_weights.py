@@ -25,6 +25,18 @@ def unpack(y):
     return (y.y, y.sample_weight) if isinstance(y, Weighted) else (y, None)
 
 
+def aligned(sample_weight, ndim) -> np.ndarray:
+    """Weights lined up with values of ``ndim`` axes, as Keras' ``squeeze_or_expand_dimensions``
+    (keras/utils/losses_utils.py) lines them up: with one axis more they lose their last (of size 1), with
+    one axis fewer they gain one, so that (n,) and (n, 1) weigh n samples alike and never broadcast to (n, n)."""
+    weights = np.asarray(sample_weight)
+    if weights.ndim == ndim + 1 and weights.shape[-1] == 1:
+        return weights[..., 0]
+    if weights.ndim == ndim - 1:
+        return weights[..., np.newaxis]
+    return weights
+
+
 def _count(y) -> int:
     return len(y[0]) if isinstance(y, list) else len(y)
 
@@ -38,6 +50,8 @@ def attach(y, sample_weight=None, class_weight=None):
     if sample_weight is None:
         return y
     sample_weight = np.asarray(sample_weight, dtype=np.float32)
+    if sample_weight.shape == (_count(y), 1):  # Keras takes a column of weights too
+        sample_weight = sample_weight[:, 0]
     if sample_weight.shape != (_count(y),):
         raise ValueError(
             f"sample_weight must hold one weight per sample, shape ({_count(y)},); got shape {sample_weight.shape}"

@@ -2,22 +2,36 @@
 
 Calling a layer on a ``KerasTensor`` (the result of ``keras.Input``) builds the layer, checks the
 input, and returns a new ``KerasTensor`` remembering where it came from: that history is the
-functional model's graph.
+functional model's graph. Its shape comes from the layer's ``compute_output_shape``: no data is made
+or run, so building costs the same whatever the shapes, as in Keras.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ...autograd import Tensor, no_grad, precision, scope
 from .. import backend, initializers
-from ..engine import config
+from ..engine import config, weight_budget
 from ..ipu.pipeline_stage import current_stage
 from ..mixed_precision import policy as dtype_policies
 
 
 def format_shape(shape) -> str:
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def same_shape(layer, input_shape) -> tuple:
+    """``compute_output_shape`` of the layers whose output has their input's shape (activations,
+    normalisations, dropout), as Keras' own return ``input_shape``."""
+    return tuple(input_shape)
+
+
+def known_size(dims):
+    """The number of values in ``dims``, or None if one of them is unknown (None)."""
+    return None if any(d is None for d in dims) else math.prod(dims)
 
 
 class KerasTensor:
@@ -96,31 +110,54 @@ class Layer:
             weight.requires_grad = self._trainable and flag
             weight.grad = None
 
-    def add_weight(self, name, shape, initializer="zeros", trainable=True, dtype=None) -> Tensor:
+    def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None) -> Tensor:
         """Adds a new weight to the layer and returns it.
 
         Layers call it from ``build``; the weight is named ``"<layer>/<name>:0"`` as in TensorFlow, which
-        is also the name reports show for it on the simulated IPU.
+        is also the name reports show for it on the simulated IPU. As in Keras (base_layer.py
+        ``add_weight``), a float weight starts from ``"glorot_uniform"`` and an integer or boolean one from
+        zeros unless told otherwise, and a weight without a name is called ``Variable``.
 
         Args:
-          name: String, the weight's name within the layer.
-          shape: Tuple of ints, the weight's shape.
+          name: String, the weight's name within the layer. Default: None, ``"Variable"``.
+          shape: Tuple of ints, the weight's shape. Default: None, a scalar.
           initializer: An initializer name (``"zeros"``, ``"ones"``, ``"glorot_uniform"``, ...) or object.
-            Default: ``"zeros"``.
+            Default: None, ``"glorot_uniform"`` for floats, ``"zeros"`` for integers and booleans.
           trainable: Boolean, whether the weight takes gradients (if the layer is trainable). Default: True.
           dtype: The weight's dtype. Default: None, the layer's ``variable_dtype``.
 
         Returns:
           The weight, a Tensor.
 
+        Raises:
+          ValueError: with no initializer for a weight that is neither a number nor a boolean.
+
         Example:
 
         >>> w = keras.layers.Dense(1).add_weight("w", (2,), "ones")
         >>> w.name, w.shape, w.data
         ('dense/w:0', (2,), array([1., 1.], dtype=float32))
+        >>> keras.layers.Dense(1, name="d").add_weight(shape=(2, 3)).name
+        'd/Variable:0'
         """
-        dtype = dtype or self.variable_dtype
-        value = initializers.get(initializer)(tuple(shape), dtype=dtype)
+        dtype = np.dtype(dtype or self.variable_dtype)
+        name = "Variable" if name is None else name
+        if initializer is None:
+            if dtype.kind not in "fiub":
+                raise ValueError(
+                    f"An initializer for variable {name} of type {dtype} is required for layer {self.name}: "
+                    "pass initializer=..."
+                )
+            initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
+        shape = () if shape is None else tuple(shape)
+        if any(d is None for d in shape):
+            raise ValueError(
+                f'Layer "{self.name}": its weight {name!r} would have shape {format_shape(shape)}, a size taken '
+                "from an axis of the input that is unknown (None); give that axis a size in keras.Input(shape=...), "
+                "as Keras requires (e.g. the last axis of a Dense layer's input)"
+            )
+        weight_budget.spend(f"{self.name}/{name}:0", shape)  # before allocating: a file may declare any size
+        value = initializers.get(initializer)(shape, dtype=dtype)
         weight = Tensor(
             np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable, name=f"{self.name}/{name}:0"
         )
@@ -230,22 +267,37 @@ class Layer:
             return self.call(tensor, training=bool(training), **kwargs)
 
     def _call_symbolic(self, inputs, stage):
-        """``stage`` is the PipelineStage open at call time; it wins over the one at construction."""
+        """Builds the layer and computes its output shape from the input shapes alone: no data is made
+        or run, whatever the shapes (as Keras' functional API builds from shapes). ``stage`` is the
+        PipelineStage open at call time; it wins over the one at construction."""
         self._check_arity(inputs)
         given = list(inputs) if self.multi_input else [inputs]
-        self._ensure_built([t.shape for t in given] if self.multi_input else inputs.shape)
-        probes = [Tensor(np.zeros((1,) + tuple(t.shape[1:]), dtype=np.float32)) for t in given]
-        with no_grad():
-            probe = self.call(probes if self.multi_input else probes[0], training=False)
-        self.output_shape = (None,) + tuple(probe.shape[1:])
+        shape = [t.shape for t in given] if self.multi_input else inputs.shape
+        self._ensure_built(shape)
+        self.output_shape = tuple(self.compute_output_shape(shape))
         out = KerasTensor(self.output_shape, self, given)
         out.pipeline_stage = stage if stage is not None else self.pipeline_stage
         return out
 
     def compute_output_shape(self, input_shape):
+        """The output shape for inputs of ``input_shape`` (batch axis included; a list of shapes for a
+        multi-input layer), from the shapes alone.
+
+        Every built-in layer states its own, as Keras' layers do. This default is for a custom layer that
+        does not: it runs ``call`` once on one zero sample, where Keras traces ``call`` on placeholders
+        (tf-keras ``Layer.compute_output_shape``); a custom layer given large inputs should override it.
+
+        Example:
+
+        >>> keras.layers.Dense(4).compute_output_shape((None, 60000, 60000))
+        (None, 60000, 4)
+        """
+        self._ensure_built(input_shape)  # as Keras' default builds the layer first
+        shapes = input_shape if self.multi_input else [input_shape]
+        probes = [Tensor(np.zeros((1,) + tuple(s[1:]), dtype=np.float32)) for s in shapes]
         with no_grad():
-            probe = self(np.zeros((1,) + tuple(input_shape[1:]), dtype=np.float32))
-        return (None,) + tuple(probe.shape[1:])
+            probe = self.call(probes if self.multi_input else probes[0], training=False)
+        return (shapes[0][0],) + tuple(probe.shape[1:])
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -23,6 +23,40 @@ def check_padding(padding, layer, allowed=("valid", "same")):
     return checked
 
 
+def window_output_length(size, window, stride, padding):
+    """Keras' ``conv_utils.conv_output_length`` (no dilation): the positions of a ``window`` moved by
+    ``stride`` over ``size`` values, where 'same' and 'causal' pad so that only the stride shrinks the
+    axis. None for an unknown size."""
+    if size is None:
+        return None
+    length = size if padding in ("same", "causal") else size - window + 1
+    return (length + stride - 1) // stride
+
+
+def sliding_window_sizes(layer, input_shape, window, strides, argument) -> tuple:
+    """The sizes of the spatial axes (between batch and channels) of a convolution or pooling
+    ``layer``'s output. A window larger than the input is an error naming the layer, where TensorFlow
+    reports a negative dimension size when the model is built."""
+    spatial = tuple(input_shape[1:-1])
+    sizes = tuple(window_output_length(d, k, s, layer.padding) for d, k, s in zip(spatial, window, strides))
+    if any(d is not None and d < 1 for d in sizes):
+        raise ValueError(
+            f'{type(layer).__name__} "{layer.name}": a {argument} of {format_sizes(window)} does not fit an '
+            f"input of {format_sizes(spatial)} with padding {layer.padding!r}; use padding='same' or a "
+            f"smaller {argument}"
+        )
+    return sizes
+
+
+def format_sizes(sizes) -> str:
+    return "x".join("None" if d is None else str(d) for d in sizes)
+
+
+def _axes(value) -> tuple:
+    """A window size or stride as a tuple with one entry per spatial axis (Conv1D keeps ints)."""
+    return value if isinstance(value, tuple) else (value,)
+
+
 class _Convolution(Layer):
     """What Keras' convolutions share (Keras has the same ``Conv`` base): the filters, activation, bias and
     initializers, and the channels-last check; each subclass reads its own window sizes and padding."""
@@ -56,6 +90,12 @@ class _Convolution(Layer):
     def window(self, kernel_size, strides) -> tuple:
         """The kernel size and strides, checked, in this layer's form."""
         raise NotImplementedError
+
+    def compute_output_shape(self, input_shape):
+        """As Keras' ``Conv.compute_output_shape``: each spatial axis by its window, then the filters."""
+        window, strides = _axes(self.kernel_size), _axes(self.strides)
+        spatial = sliding_window_sizes(self, input_shape, window, strides, "kernel_size")
+        return (input_shape[0],) + spatial + (self.filters,)
 
     def add_kernel_and_bias(self, kernel_shape):
         self.kernel = self.add_weight("kernel", kernel_shape, self.kernel_initializer)

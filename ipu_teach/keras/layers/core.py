@@ -1,10 +1,12 @@
 """Dense, Flatten, Reshape, Dropout and the activation layers."""
 
+import math
+
 import numpy as np
 
 from ...autograd import Tensor, ops
 from .. import activations, backend
-from .base import Layer, format_shape
+from .base import Layer, format_shape, known_size, same_shape
 
 
 class Dense(Layer):
@@ -58,6 +60,9 @@ class Dense(Layer):
         self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
         self.bias = self.add_weight("bias", (self.units,), self.bias_initializer) if self.use_bias else None
 
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
+
     def call(self, inputs, training=False):
         y = ops.matmul(inputs, self.kernel)
         if self.bias is not None:
@@ -82,6 +87,9 @@ class Flatten(Layer):
 
     min_ndim = 1
 
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], known_size(input_shape[1:]))
+
     def call(self, inputs, training=False):
         return ops.reshape(inputs, (inputs.shape[0], -1))
 
@@ -92,13 +100,20 @@ class Reshape(Layer):
         self.target_shape = tuple(target_shape)
 
     def build(self, input_shape):
-        size, target = int(np.prod(input_shape[1:])), self.target_shape
-        known = int(np.prod([d for d in target if d != -1]))
+        self.compute_output_shape(input_shape)  # the check
+
+    def compute_output_shape(self, input_shape):
+        """The target shape, its -1 (if any) taking the size that is left, as Keras' Reshape does."""
+        size, target = known_size(input_shape[1:]), self.target_shape
+        known = math.prod(d for d in target if d != -1)
+        if size is None:
+            return (input_shape[0],) + tuple(None if d == -1 else d for d in target)
         if (-1 not in target and known != size) or (-1 in target and size % known):
             raise ValueError(
                 f'Layer "{self.name}": cannot reshape an input of shape {format_shape(input_shape)} '
                 f"({size} values per sample) to {target}"
             )
+        return (input_shape[0],) + tuple(size // known if d == -1 else d for d in target)
 
     def call(self, inputs, training=False):
         return ops.reshape(inputs, (inputs.shape[0],) + self.target_shape)
@@ -140,6 +155,8 @@ class Dropout(Layer):
         self.rate, self.noise_shape = float(rate), noise_shape
         self._rng = np.random.default_rng(seed) if seed is not None else None
 
+    compute_output_shape = same_shape
+
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
@@ -174,11 +191,15 @@ class Activation(Layer):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
 
+    compute_output_shape = same_shape
+
     def call(self, inputs, training=False):
         return self.activation(inputs)
 
 
 class ReLU(Layer):
+    compute_output_shape = same_shape
+
     def call(self, inputs, training=False):
         return activations.relu(inputs)
 
@@ -188,6 +209,8 @@ class Softmax(Layer):
         super().__init__(**kwargs)
         if axis != -1:
             raise ValueError("Softmax: ipu-teach supports axis=-1 (the last axis) only")
+
+    compute_output_shape = same_shape
 
     def call(self, inputs, training=False):
         return activations.softmax(inputs)

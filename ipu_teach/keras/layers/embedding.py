@@ -21,5 +21,8 @@ class Embedding(Layer):
     def build(self, input_shape):
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim), self.embeddings_initializer)
 
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape) + (self.output_dim,)
+
     def call(self, inputs, training=False):
         return ops.Gather.apply(self.embeddings, inputs.data)

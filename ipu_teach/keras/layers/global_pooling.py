@@ -13,6 +13,10 @@ class GlobalAveragePooling2D(Layer):
             raise ValueError("GlobalAveragePooling2D: ipu-teach supports data_format='channels_last' only")
         self.keepdims = bool(keepdims)
 
+    def compute_output_shape(self, input_shape):
+        batch, channels = input_shape[0], input_shape[-1]
+        return (batch, 1, 1, channels) if self.keepdims else (batch, channels)
+
     def call(self, inputs, training=False):
         return ops.reduce_mean(inputs, axis=(1, 2), keepdims=self.keepdims)
 

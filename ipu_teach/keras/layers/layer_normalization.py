@@ -1,7 +1,8 @@
 """LayerNormalization: each sample normalised over its last axis (its own statistics, always)."""
 
 from ...autograd import ops
-from .base import Layer
+from .base import Layer, same_shape
+from .normalization import scale_and_offset
 
 
 class LayerNormalization(Layer):
@@ -24,9 +25,13 @@ class LayerNormalization(Layer):
         self._initializers = (gamma_initializer, beta_initializer)
 
     def build(self, input_shape):
+        """``gamma`` only with ``scale``, ``beta`` only with ``center``, as in Keras."""
         features = (input_shape[-1],)
-        self.gamma = self.add_weight("gamma", features, self._initializers[0], trainable=self.scale)
-        self.beta = self.add_weight("beta", features, self._initializers[1], trainable=self.center)
+        self.gamma = self.add_weight("gamma", features, self._initializers[0]) if self.scale else None
+        self.beta = self.add_weight("beta", features, self._initializers[1]) if self.center else None
+
+    compute_output_shape = same_shape
 
     def call(self, inputs, training=False):
-        return ops.LayerNorm.apply(inputs, self.gamma, self.beta, epsilon=self.epsilon)
+        gamma, beta = scale_and_offset(self, inputs.shape[-1])
+        return ops.LayerNorm.apply(inputs, gamma, beta, epsilon=self.epsilon)

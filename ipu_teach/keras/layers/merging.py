@@ -24,11 +24,28 @@ class _Merge(Layer):
                 f"shapes {', '.join(format_shape(s) for s in input_shape)}"
             ) from None
 
+    def compute_output_shape(self, input_shape):
+        """The inputs' shapes broadcast, an unknown size staying unknown (Keras' ``_Merge``)."""
+        shapes = [tuple(s[1:]) for s in input_shape]
+        rank = max(len(s) for s in shapes)
+        axes = zip(*[(1,) * (rank - len(s)) + s for s in shapes])
+        return (input_shape[0][0],) + tuple(None if None in sizes else max(sizes) for sizes in axes)
+
     def call(self, inputs, training=False):
+        rank = max(x.ndim for x in inputs)
+        inputs = [_expanded_after_batch(x, rank) for x in inputs]
         out = inputs[0]
         for other in inputs[1:]:
             out = self.combine(out, other)
         return out
+
+
+def _expanded_after_batch(x, rank):
+    """``x`` with axes of size 1 inserted after the batch up to ``rank``, as Keras' merge layers do, so
+    that the other axes broadcast from the right (batch (2, 3) with batch (3,): the latter as (1, 3))."""
+    if x.ndim == rank:
+        return x
+    return ops.reshape(x, x.shape[:1] + (1,) * (rank - x.ndim) + x.shape[1:])
 
 
 class Add(_Merge):
@@ -70,6 +87,12 @@ class Concatenate(_Merge):
                 f"A `Concatenate` layer ('{self.name}') requires inputs with matching shapes except for "
                 f"the concatenation axis. Received: input_shape={[format_shape(s) for s in input_shape]}"
             )
+
+    def compute_output_shape(self, input_shape):
+        axis = self.axis % len(input_shape[0])
+        sizes = [s[axis] for s in input_shape]
+        joined = None if None in sizes else sum(sizes)
+        return tuple(input_shape[0][:axis]) + (joined,) + tuple(input_shape[0][axis + 1 :])
 
     def call(self, inputs, training=False):
         return ops.concatenate(inputs, axis=self.axis)

@@ -2,7 +2,7 @@
 
 from ...autograd import ops
 from .base import Layer
-from .convolutional import as_pair, check_padding
+from .convolutional import as_pair, check_padding, sliding_window_sizes
 
 
 class _Pooling2D(Layer):
@@ -16,6 +16,11 @@ class _Pooling2D(Layer):
         self.pool_size = as_pair(pool_size, f"{type(self).__name__} pool_size")
         self.strides = as_pair(strides, f"{type(self).__name__} strides") if strides is not None else self.pool_size
         self.padding = check_padding(padding, type(self).__name__)
+
+    def compute_output_shape(self, input_shape):
+        """As Keras' ``Pooling2D.compute_output_shape``: each spatial axis by its window; channels kept."""
+        spatial = sliding_window_sizes(self, input_shape, self.pool_size, self.strides, "pool_size")
+        return (input_shape[0],) + spatial + (input_shape[-1],)
 
     def call(self, inputs, training=False):
         return self.op.apply(inputs, pool_size=self.pool_size, strides=self.strides, padding=self.padding)

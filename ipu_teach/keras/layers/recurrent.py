@@ -59,6 +59,10 @@ class _RNN(Layer):
     def bias_initializer(self):
         return self._initializers[2]
 
+    def compute_output_shape(self, input_shape):
+        batch, steps = input_shape[0], input_shape[1]
+        return (batch, steps, self.units) if self.return_sequences else (batch, self.units)
+
     def call(self, inputs, training=False):
         projected = ops.matmul(inputs, self.kernel)
         if self.bias is not None:

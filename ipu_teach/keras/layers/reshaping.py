@@ -23,6 +23,9 @@ class Permute(Layer):
                 f"the batch, got shape {tuple(input_shape)}"
             )
 
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0],) + tuple(input_shape[d] for d in self.dims)
+
     def call(self, inputs, training=False):
         return ops.Transpose.apply(inputs, perm=(0,) + self.dims)
 
@@ -46,5 +49,14 @@ class ZeroPadding2D(Layer):
             )
         self.padding = padding
 
+    def compute_output_shape(self, input_shape):
+        (top, bottom), (left, right) = self.padding
+        batch, rows, cols, channels = input_shape
+        return (batch, _padded(rows, top + bottom), _padded(cols, left + right), channels)
+
     def call(self, inputs, training=False):
         return ops.Pad.apply(inputs, pads=((0, 0),) + self.padding + ((0, 0),))
+
+
+def _padded(size, padding):
+    return None if size is None else size + padding

@@ -1,0 +1,331 @@
+"""The fidelity cases: real, published Graphcore figures and their expression in ipu-teach (issue 20).
+
+``fidelity_cases.json`` holds one entry per published configuration: its source (repository, path, commit,
+the quoted line), the hardware, the configuration as published, the figures it prints, and how it is
+written with ipu-teach's Keras API (PopTorch and PopXL programs mapped to Keras, the mapping stated).
+Cases of the ``calibration`` set are the Keras tutorial's logs the cost model was fitted to; ``validation``
+cases fitted nothing. This module builds each case's model (``MODELS``), simulates its figures without
+training (:func:`simulate`: the program is compiled with ``DeviceConnectionType.PRE_COMPILE``, which lowers
+and times it exactly as a run would, without the numpy numerics) and checks the file's structure
+(:func:`problems`), for ``bench_fidelity.py`` and the tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import pathlib
+
+import numpy as np
+
+import ipu_teach.keras as keras
+from ipu_teach import ipu
+
+CASES_FILE = pathlib.Path(__file__).with_name("fidelity_cases.json")
+SETS = ("calibration", "validation")
+KINDS = {
+    "step_time": "s",
+    "throughput": "items/s",
+    "first_epoch_time": "s",
+    "compile_time": "s",
+    "step_cycles": "cycles",
+    "tile_memory": "bytes",
+    "total_memory": "bytes",
+    "category_memory": "bytes",
+    "compute_sets": "count",
+    "accuracy": "fraction",
+}
+"""Every kind of figure a case may publish, with its unit."""
+TIMING_KINDS = ("step_time", "throughput", "step_cycles")
+MEMORY_KINDS = ("tile_memory", "total_memory", "category_memory")
+REQUIRED = ("id", "set", "title", "source", "hardware", "configuration", "figures", "expressible")
+
+
+def load(path=CASES_FILE) -> list:
+    """Returns the cases of the file, in its order."""
+    return json.loads(pathlib.Path(path).read_text())["cases"]
+
+
+# ----- the models, as the sources write them (in Keras) -----------------------------------------------
+
+
+def _stage(stages, index):
+    """The pipeline stage context of layer group ``index`` (no stage when the model is not pipelined)."""
+    return keras.ipu.PipelineStage(index) if stages else contextlib.nullcontext()
+
+
+def keras_tutorial_cnn(stages=0):
+    """Graphcore's Keras tutorial MNIST CNN (the calibration model), split in two stages where it splits it."""
+    from ipu_teach.examples import tutorial_model_fn
+
+    return keras.Model(*tutorial_model_fn(stages=bool(stages)))
+
+
+def poptorch_classification(image=28, stages=0):
+    """The PopTorch tutorials' ``ClassificationModel`` (basics, efficient data loading, System Analyser).
+
+    PyTorch's GroupNorm(3, 12) is written as BatchNormalization: Keras 2.6 has no GroupNormalization and both
+    reduce every element of the same tensor once for statistics and scale it once (12 scales and offsets).
+    LogSoftmax + NLLLoss is a softmax Dense with sparse categorical cross-entropy."""
+    inputs = keras.Input(shape=(image, image, 1))
+    x = keras.layers.Conv2D(5, 3, activation="relu")(inputs)
+    x = keras.layers.MaxPooling2D(2)(x)
+    x = keras.layers.Conv2D(12, 5, activation="relu")(x)
+    x = keras.layers.BatchNormalization()(x)
+    x = keras.layers.Flatten()(x)
+    x = keras.layers.Dense(100, activation="relu")(x)
+    return keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(x))
+
+
+def poptorch_mnist(stages=0):
+    """The PopTorch MNIST simple application's ``Network`` (two conv blocks, Dense 128, dropout, Dense 10)."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = inputs
+    for filters in (32, 64):
+        x = keras.layers.Conv2D(filters, 3)(x)
+        x = keras.layers.MaxPooling2D(2)(x)
+        x = keras.layers.ReLU()(x)
+    x = keras.layers.Flatten()(x)
+    x = keras.layers.Dense(128, activation="relu")(x)
+    x = keras.layers.Dropout(0.5)(x)
+    return keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(x))
+
+
+def poptorch_pipelined_mnist(stages=4):
+    """The PopTorch pipelining tutorial's ``Network``: blocks B1-B4, one pipeline stage each."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = inputs
+    for index, filters in enumerate((10, 20)):
+        with _stage(stages, index):
+            x = keras.layers.Conv2D(filters, 5)(x)
+            x = keras.layers.MaxPooling2D(2)(x)
+            x = keras.layers.ReLU()(x)
+    with _stage(stages, 2):
+        x = keras.layers.Flatten()(x)
+        x = keras.layers.Dense(256, activation="relu")(x)
+    with _stage(stages, 3):
+        outputs = keras.layers.Dense(10, activation="softmax")(x)
+    return keras.Model(inputs, outputs)
+
+
+def popxl_mlp(stages=0):
+    """The PopXL tutorials' MNIST ``Net``: 784 -> 512 -> 512 -> 512 -> 10 with GELU, images of 28 x 28."""
+    inputs = keras.Input(shape=(28, 28))
+    x = keras.layers.Flatten()(inputs)
+    for _ in range(3):
+        x = keras.layers.Dense(512, activation="gelu")(x)
+    return keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(x))
+
+
+def tensorboard_cnn(stages=2):
+    """The TF2 TensorBoard tutorial's CNN, stage 0 (two conv blocks) and stage 1 (conv block, dense)."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = inputs
+    for index, filters in enumerate((32, 64, 32)):
+        with _stage(stages, 0 if index < 2 else 1):
+            x = keras.layers.Conv2D(filters, 3, activation="relu")(x)
+            x = keras.layers.MaxPooling2D(2)(x)
+    with _stage(stages, 1):
+        x = keras.layers.Flatten()(x)
+        x = keras.layers.Dropout(0.5)(x)
+        outputs = keras.layers.Dense(10, activation="softmax")(x)
+    return keras.Model(inputs, outputs)
+
+
+MODELS = {
+    f.__name__: f
+    for f in (
+        keras_tutorial_cnn,
+        poptorch_classification,
+        poptorch_mnist,
+        poptorch_pipelined_mnist,
+        popxl_mlp,
+        tensorboard_cnn,
+    )
+}
+
+
+def build(spec) -> keras.Model:
+    """The Keras model of a case's ``ipu_teach`` entry (in the current strategy scope)."""
+    return MODELS[spec["model"]](stages=spec.get("pipeline_stages", 0), **spec.get("model_args", {}))
+
+
+def optimizer(settings):
+    """The optimizer a case names: ``{"name": "sgd", "learning_rate": ..., ...}``."""
+    settings = dict(settings)
+    name = settings.pop("name")
+    classes = {"sgd": keras.optimizers.SGD, "adam": keras.optimizers.Adam, "rmsprop": keras.optimizers.RMSprop}
+    return classes[name](**settings)
+
+
+# ----- simulating a case ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _poplar_flags(synthetic):
+    """``TF_POPLAR_FLAGS=--use_synthetic_data`` while the case compiles, if it uses synthetic data."""
+    saved = os.environ.get("TF_POPLAR_FLAGS")
+    if synthetic:
+        os.environ["TF_POPLAR_FLAGS"] = "--use_synthetic_data"
+    else:
+        os.environ.pop("TF_POPLAR_FLAGS", None)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TF_POPLAR_FLAGS", None)
+        else:
+            os.environ["TF_POPLAR_FLAGS"] = saved
+
+
+def _data(model, samples, spec):
+    """Zeros shaped like the model's input and the case's labels: the program's shapes are all that count."""
+    x = np.zeros((samples,) + tuple(model.input_shape[1:]), np.float32)
+    sparse = spec["loss"].startswith("sparse")
+    y = np.zeros((samples,), np.int32) if sparse else keras.utils.to_categorical(np.zeros(samples), 10)
+    return x, y
+
+
+def compile_case(spec):
+    """Compiles a case's program for the simulated IPU without running it; returns its ``Executable``.
+
+    One execution's worth of data (steps_per_execution x batch x replicas samples) goes through ``fit``,
+    ``evaluate`` or ``predict`` with ``DeviceConnectionType.PRE_COMPILE``: the program is lowered, costed
+    and its memory laid out as for a run, and the numerics are skipped.
+    """
+    stages = spec.get("pipeline_stages", 0)
+    replicas = spec.get("replicas", 1)
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(0)
+    ipu.system.reset()
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = replicas * max(stages, 1)
+    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    config.ipu_model.version = spec.get("ipu", "ipu2")  # "ipu21": a Bow
+    mode = spec["mode"]
+    spe = spec["steps_per_execution"]
+    with _poplar_flags(spec.get("synthetic_data", False)), contextlib.redirect_stdout(io.StringIO()):
+        config.configure_ipu_system()
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            model = build(spec)
+            if stages:
+                model.set_pipelining_options(gradient_accumulation_steps_per_replica=spec.get("accumulation", 1))
+            elif spec.get("accumulation", 1) > 1:
+                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
+            model.compile(optimizer(spec["optimizer"]), spec["loss"], steps_per_execution=spe)
+            x, y = _data(model, spe * spec["batch"] * replicas, spec)
+            if mode == "train":
+                model.fit(x, y, batch_size=spec["batch"], epochs=1, verbose=0)
+            elif mode == "test":
+                model.evaluate(x, y, batch_size=spec["batch"], verbose=0)
+            else:
+                model.predict(x, batch_size=spec["batch"], verbose=0)
+        return model.get_ipu_executable(mode)
+
+
+def _graphs(executable) -> list:
+    """The lowered graph of each IPU of one replica (one per pipeline stage)."""
+    return [executable.graph] if executable.pipeline is None else executable.pipeline.stage_graphs
+
+
+def memory_by_category(executable) -> dict:
+    """``{category: bytes}`` summed over every tile of one replica's IPUs, as PopVision's memory report."""
+    totals = {}
+    for graph in _graphs(executable):
+        for item in graph.memory:
+            totals[item.category] = totals.get(item.category, 0) + int(item.per_tile.sum())
+    return totals
+
+
+def simulated_figures(spec, executable) -> dict:
+    """Every figure kind a compiled case gives: the simulated counterpart of what the sources print
+    (``category_memory`` is per category: see :func:`simulated_figure`)."""
+    seconds = executable.seconds_per_execution
+    spe = spec["steps_per_execution"]
+    samples = spe * spec["batch"] * spec.get("replicas", 1)
+    return {
+        "step_time": seconds / spe,
+        "throughput": samples / seconds,
+        "compile_time": executable.compile_seconds,
+        "step_cycles": executable.timeline.total_cycles() / spe,
+        "tile_memory": int(max(int(graph.tile_memory().max()) for graph in _graphs(executable))),
+        "total_memory": sum(memory_by_category(executable).values()),
+        "compute_sets": executable.graph.compute_sets,
+    }
+
+
+def simulated_figure(figure, spec, executable):
+    """The simulated counterpart of one published figure."""
+    if figure["kind"] == "category_memory":
+        return memory_by_category(executable).get(figure["category"], 0)
+    return simulated_figures(spec, executable)[figure["kind"]]
+
+
+def simulate(case) -> dict:
+    """``{figure name: simulated value}`` for each figure of an expressible validation case."""
+    spec = case["ipu_teach"]
+    executable = compile_case(spec)
+    return {figure["name"]: simulated_figure(figure, spec, executable) for figure in case["figures"]}
+
+
+# ----- ratios and their summary ----------------------------------------------------------------------------
+
+
+def ratio(simulated, real, kind="step_time") -> float:
+    """Simulated over real; for a throughput, real over simulated, so that every timing ratio compares times:
+    above 1 the simulator is slower (or holds more bytes, takes longer to compile), below 1 faster."""
+    return real / simulated if kind == "throughput" else simulated / real
+
+
+def error_factor(ratios) -> float:
+    """The geometric-mean error factor exp(mean |log ratio|): 1 is exact, 2 is typically off by 2x."""
+    return math.exp(sum(abs(math.log(r)) for r in ratios) / len(ratios)) if ratios else float("nan")
+
+
+# ----- the file's structure ----------------------------------------------------------------------------------
+
+
+def problems(case) -> list:
+    """What a case lacks (an empty list when its structure is complete); the tests assert it is empty."""
+    found = [f"missing {key!r}" for key in REQUIRED if key not in case]
+    if found:
+        return found
+    if case["set"] not in SETS:
+        found.append(f"set {case['set']!r} is not one of {SETS}")
+    source = case["source"]
+    if not (
+        source.get("url")
+        or (source.get("repository") and source.get("path") and source.get("commit"))
+        or (source.get("document") and source.get("path"))
+    ):
+        found.append("source needs a url, a repository, path and commit, or a document and its path")
+    if not case["hardware"].get("ipu") or not case["hardware"].get("ipus"):
+        found.append("hardware needs the IPU (Mk2 / Bow) and the number of IPUs")
+    configuration = case["configuration"]
+    for key in ("framework", "model", "micro_batch", "replicas", "precision", "data"):
+        if key not in configuration:
+            found.append(f"configuration lacks {key!r}")
+    if not case["figures"]:
+        found.append("no figures")
+    for figure in case["figures"]:
+        if figure.get("kind") not in KINDS:
+            found.append(f"figure {figure.get('name')!r}: kind {figure.get('kind')!r} is not one of {sorted(KINDS)}")
+        elif figure.get("unit") != KINDS[figure["kind"]]:
+            found.append(f"figure {figure.get('name')!r}: unit should be {KINDS[figure['kind']]!r}")
+        if not isinstance(figure.get("real"), (int, float)) or figure["real"] <= 0:
+            found.append(f"figure {figure.get('name')!r}: real must be a positive number")
+        if not figure.get("quote"):
+            found.append(f"figure {figure.get('name')!r}: no quoted line")
+        if figure.get("kind") == "category_memory" and not figure.get("category"):
+            found.append(f"figure {figure.get('name')!r}: category_memory names ipu-teach's category")
+    if case["expressible"]:
+        if "ipu_teach" not in case or not case.get("mapping"):
+            found.append("an expressible case needs its ipu_teach entry and the mapping")
+        elif case["ipu_teach"]["model"] not in MODELS:
+            found.append(f"model {case['ipu_teach']['model']!r} is not one of {sorted(MODELS)}")
+    elif not case.get("reason"):
+        found.append("a case that is not expressible says why (reason)")
+    return found

@@ -1,0 +1,68 @@
+"""The fidelity cases file (benchmarks/fidelity_cases.json, issue 20): its structure, not its ratios.
+
+Every case says where its figures come from (a repository, path and commit or a URL, and the quoted line),
+on what hardware and configuration; every expressible case builds in ipu-teach and its program compiles to
+the figures bench_fidelity.py compares. Whether the ratios are good is the benchmark's business, not a test's.
+"""
+
+import importlib.util
+import math
+import pathlib
+
+import pytest
+
+import ipu_teach.keras as keras
+from ipu_teach import ipu
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+_spec = importlib.util.spec_from_file_location("fidelity_cases", BENCHMARKS / "fidelity_cases.py")
+fidelity_cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fidelity_cases)
+
+CASES = fidelity_cases.load()
+EXPRESSIBLE = [case for case in CASES if case.get("expressible")]
+VALIDATION = [case for case in EXPRESSIBLE if case["set"] == "validation"]
+
+
+def test_the_file_has_both_sets_and_enough_validation_cases():
+    ids = [case["id"] for case in CASES]
+    assert len(ids) == len(set(ids)), "case ids are unique"
+    assert {case["set"] for case in CASES} == {"calibration", "validation"}
+    timing = [f for case in VALIDATION for f in case["figures"] if f["kind"] in fidelity_cases.TIMING_KINDS]
+    assert len(VALIDATION) >= 10 and len(timing) >= 10
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_every_case_has_its_source_quote_and_configuration(case):
+    assert fidelity_cases.problems(case) == []
+
+
+def test_problems_names_what_a_case_lacks():
+    case = dict(VALIDATION[0], source={"repository": "graphcore/examples"}, expressible=False)
+    case["figures"] = [dict(case["figures"][0], quote="", unit="ms")]
+    found = fidelity_cases.problems(case)
+    assert any("commit" in p for p in found) and any("quoted" in p for p in found)
+    assert any("unit" in p for p in found) and any("reason" in p for p in found)
+    assert fidelity_cases.problems({"id": "x"})[0] == "missing 'set'"
+
+
+@pytest.mark.parametrize("case", EXPRESSIBLE, ids=[case["id"] for case in EXPRESSIBLE])
+def test_expressible_cases_build_in_ipu_teach(case):
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = fidelity_cases.build(case["ipu_teach"])
+    assert isinstance(model, keras.Model) and model.count_params() > 0
+    assert model.output_shape == (None, 10)
+
+
+@pytest.mark.parametrize("case", VALIDATION, ids=[case["id"] for case in VALIDATION])
+def test_validation_cases_compile_to_every_figure_they_compare(case):
+    simulated = fidelity_cases.simulate(case)
+    assert set(simulated) == {figure["name"] for figure in case["figures"]}
+    assert all(math.isfinite(value) and value > 0 for value in simulated.values())
+
+
+def test_error_factor_and_ratio_directions():
+    assert fidelity_cases.error_factor([2.0, 0.5]) == pytest.approx(2.0)
+    assert fidelity_cases.error_factor([1.0]) == 1.0
+    assert fidelity_cases.ratio(2.0, 1.0, "step_time") == 2.0
+    assert fidelity_cases.ratio(2.0, 1.0, "throughput") == 0.5  # twice the items/s: half the time

@@ -1,0 +1,360 @@
+"""Write the Keras golden fixtures that tests/keras/test_keras_goldens.py compares ipu-teach with.
+
+Runs ONLY in a separate reference environment with real TensorFlow and tf-keras (never a run-time or
+test dependency of ipu-teach); the tests read the JSON it writes and need nothing else:
+
+    python3 -m venv /work/refenv && /work/refenv/bin/pip install tensorflow-cpu tf-keras
+    nice /work/refenv/bin/python tools/make_keras_goldens.py        # writes tests/keras/golden/*.json
+
+Made with TensorFlow and tf-keras 2.21.0 (Keras 2 semantics, as the Keras 2.6 of Graphcore's SDK:
+the formulas compared here are the same in both; each section names the Keras source it exercises).
+Inputs are drawn from a seeded numpy generator and stored in the fixture with the results, so the
+tests feed ipu-teach exactly what Keras was fed. Every fixture is small (a few KB).
+"""
+
+import json
+import os
+import pathlib
+import sys
+
+os.environ["TF_USE_LEGACY_KERAS"] = "1"  # Keras 2 (tf-keras), not Keras 3
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tf_keras as keras  # noqa: E402
+
+OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "keras" / "golden"
+
+
+def plain(value):
+    """JSON-ready: arrays become (nested) lists of Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        value = value.numpy()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def write(name, content) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{name}.json"
+    content = {"made_with": f"tensorflow {tf.__version__}, tf-keras {keras.__version__}", **content}
+    path.write_text(json.dumps(plain(content), indent=None, separators=(",", ":")) + "\n")
+    print(f"{path.relative_to(OUT.parent.parent.parent)}: {path.stat().st_size} bytes")
+
+
+def losses(rng) -> None:
+    """keras/backend.py categorical_crossentropy, sparse_categorical_crossentropy and binary_crossentropy
+    (from_logits False and True) through keras/losses.py, with their gradients; MSE and MAE."""
+    n, k = 6, 4
+    inputs = {
+        # a ReLU's outputs: not probabilities (rows do not sum to 1, zeros and values above 1)
+        "not_probabilities": np.maximum(rng.normal(0.5, 1.5, (n, k)), 0).astype(np.float32),
+        # a softmax's outputs, some saturated (below epsilon)
+        "probabilities": tf.nn.softmax(rng.normal(0, 6, (n, k)).astype(np.float32)).numpy(),
+        "logits": rng.normal(0, 3, (n, k)).astype(np.float32),
+        # a sigmoid's outputs, with exact 0 and 1 (clipped)
+        "sigmoid_outputs": np.concatenate(
+            [np.array([[0.0, 1.0, 0.5, 1e-9]], np.float32), 1 / (1 + np.exp(-rng.normal(0, 4, (n - 1, k))))]
+        ).astype(np.float32),
+    }
+    sparse = rng.integers(0, k, n)
+    labels = {
+        "sparse": sparse.astype(np.int64),
+        "one_hot": np.eye(k, dtype=np.float32)[sparse],
+        "soft": rng.dirichlet(np.ones(k), n).astype(np.float32),
+        # TensorFlow's gradient of softmax_cross_entropy_with_logits is softmax - labels, whatever they sum to
+        "unnormalised": rng.uniform(0, 1, (n, k)).astype(np.float32),
+        "binary": rng.integers(0, 2, (n, k)).astype(np.float32),
+        "regression": rng.normal(0, 1, (n, k)).astype(np.float32),
+    }
+    upstream = rng.uniform(0.5, 2, n).astype(np.float32)  # d(total)/d(per-sample loss)
+    cases = []
+    functions = {
+        "categorical_crossentropy": keras.losses.categorical_crossentropy,
+        "sparse_categorical_crossentropy": keras.losses.sparse_categorical_crossentropy,
+        "binary_crossentropy": keras.losses.binary_crossentropy,
+        "mean_squared_error": keras.losses.mean_squared_error,
+        "mean_absolute_error": keras.losses.mean_absolute_error,
+    }
+    plan = [
+        ("categorical_crossentropy", "one_hot", False, ["not_probabilities", "probabilities"]),
+        ("categorical_crossentropy", "soft", False, ["not_probabilities", "probabilities"]),
+        ("categorical_crossentropy", "one_hot", True, ["logits"]),
+        ("categorical_crossentropy", "soft", True, ["logits"]),
+        ("categorical_crossentropy", "unnormalised", True, ["logits"]),
+        ("sparse_categorical_crossentropy", "sparse", False, ["not_probabilities", "probabilities"]),
+        ("sparse_categorical_crossentropy", "sparse", True, ["logits"]),
+        ("binary_crossentropy", "binary", False, ["sigmoid_outputs", "not_probabilities"]),
+        ("binary_crossentropy", "soft", False, ["sigmoid_outputs"]),
+        ("binary_crossentropy", "binary", True, ["logits"]),
+        ("mean_squared_error", "regression", None, ["logits"]),
+        ("mean_absolute_error", "regression", None, ["logits", "not_probabilities"]),
+    ]
+    for name, label_name, from_logits, input_names in plan:
+        for input_name in input_names:
+            y_pred = tf.constant(inputs[input_name])
+            with tf.GradientTape() as tape:
+                tape.watch(y_pred)
+                kwargs = {} if from_logits is None else {"from_logits": from_logits}
+                per_sample = functions[name](tf.constant(labels[label_name]), y_pred, **kwargs)
+                total = tf.reduce_sum(per_sample * upstream)
+            cases.append(
+                {
+                    "loss": name,
+                    "labels": label_name,
+                    "from_logits": from_logits,
+                    "y_pred": input_name,
+                    "per_sample": per_sample,
+                    "gradient": tape.gradient(total, y_pred),
+                }
+            )
+    weights = rng.uniform(0, 2, n).astype(np.float32)
+    objects = []
+    for cls, label_name, input_name, options in [
+        (keras.losses.CategoricalCrossentropy, "one_hot", "probabilities", {}),
+        (keras.losses.CategoricalCrossentropy, "one_hot", "logits", {"from_logits": True, "label_smoothing": 0.2}),
+        (keras.losses.SparseCategoricalCrossentropy, "sparse", "not_probabilities", {}),
+        (keras.losses.BinaryCrossentropy, "binary", "sigmoid_outputs", {}),
+        (keras.losses.BinaryCrossentropy, "binary", "sigmoid_outputs", {"label_smoothing": 0.2}),
+        (keras.losses.BinaryCrossentropy, "binary", "logits", {"from_logits": True, "label_smoothing": 0.2}),
+        (keras.losses.MeanSquaredError, "regression", "logits", {}),
+    ]:
+        for reduction in ("sum_over_batch_size", "sum", "none"):
+            loss = cls(reduction=reduction, **options)
+            objects.append(
+                {
+                    "class": cls.__name__,
+                    "options": options,
+                    "reduction": reduction,
+                    "labels": label_name,
+                    "y_pred": input_name,
+                    "value": loss(labels[label_name], inputs[input_name], sample_weight=weights),
+                }
+            )
+    write(
+        "losses",
+        {
+            "inputs": inputs,
+            "labels": labels,
+            "upstream": upstream,
+            "cases": cases,
+            "sample_weight": weights,
+            "objects": objects,
+        },
+    )
+
+
+def metrics(rng) -> None:
+    """keras/metrics: MeanMetricWrapper and Mean (Reduce, WEIGHTED_MEAN) with sample weights, over two
+    update_state calls; then compile(metrics=..., weighted_metrics=...) with fit's sample_weight and
+    class_weight, and evaluate's sample_weight."""
+    n, k = 8, 3
+    sparse = [rng.integers(0, k, n) for _ in range(2)]
+    batches = [
+        {
+            "sparse": s.astype(np.float32),
+            "one_hot": np.eye(k, dtype=np.float32)[s],
+            "probabilities": rng.dirichlet(np.ones(k), n).astype(np.float32),
+            "binary": rng.integers(0, 2, (n, 1)).astype(np.float32),
+            "binary_pred": rng.uniform(0, 1, (n, 1)).astype(np.float32),
+            "regression": rng.normal(0, 1, (n, k)).astype(np.float32),
+            "regression_pred": rng.normal(0, 1, (n, k)).astype(np.float32),
+            "sample_weight": rng.uniform(0, 2, n).astype(np.float32).round(3),
+        }
+        for s in sparse
+    ]
+    plan = [
+        ("CategoricalAccuracy", "one_hot", "probabilities"),
+        ("SparseCategoricalAccuracy", "sparse", "probabilities"),
+        ("BinaryAccuracy", "binary", "binary_pred"),
+        ("Accuracy", "sparse", "sparse"),
+        ("MeanSquaredError", "regression", "regression_pred"),
+        ("MeanAbsoluteError", "regression", "regression_pred"),
+    ]
+    results = []
+    for cls_name, true_name, pred_name in plan:
+        for weight_shape in ("none", "(n,)", "(n, 1)"):
+            metric = getattr(keras.metrics, cls_name)()
+            for batch in batches:
+                weight = None if weight_shape == "none" else batch["sample_weight"]
+                if weight_shape == "(n, 1)":
+                    weight = weight[:, None]
+                metric.update_state(batch[true_name], batch[pred_name], sample_weight=weight)
+            results.append(
+                {
+                    "metric": cls_name,
+                    "y_true": true_name,
+                    "y_pred": pred_name,
+                    "weights": weight_shape,
+                    "result": metric.result(),
+                }
+            )
+    mean = keras.metrics.Mean()
+    for batch in batches:
+        mean.update_state(batch["regression"], sample_weight=batch["sample_weight"])
+    results.append(
+        {"metric": "Mean", "y_true": "regression", "y_pred": None, "weights": "(n,)", "result": mean.result()}
+    )
+
+    # compile(metrics, weighted_metrics) in fit and evaluate
+    x = rng.normal(0, 1, (16, 4)).astype(np.float32)
+    y = rng.integers(0, k, 16)
+    sample_weight = rng.uniform(0, 2, 16).astype(np.float32).round(3)
+    class_weight = {0: 0.5, 1: 2.0, 2: 1.0}
+    kernel = rng.normal(0, 0.5, (4, k)).astype(np.float32)
+    bias = np.zeros(k, np.float32)
+    runs = []
+    for given in ("sample_weight", "class_weight", "none"):
+        model = keras.Sequential([keras.layers.Dense(k, activation="softmax", input_shape=(4,))])
+        model.set_weights([kernel, bias])
+        model.compile(
+            keras.optimizers.SGD(0.1),
+            "sparse_categorical_crossentropy",
+            metrics=["accuracy", "sparse_categorical_crossentropy"],
+            weighted_metrics=["accuracy", "sparse_categorical_crossentropy"],
+        )
+        extra = {"sample_weight": {"sample_weight": sample_weight}, "class_weight": {"class_weight": class_weight}}
+        history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0, **extra.get(given, {}))
+        evaluation = model.evaluate(x, y, batch_size=4, sample_weight=sample_weight, verbose=0, return_dict=True)
+        runs.append(
+            {
+                "given": given,
+                "metrics_names": model.metrics_names,
+                "history": history.history,
+                "evaluate_with_sample_weight": evaluation,
+            }
+        )
+    write(
+        "metrics",
+        {
+            "batches": batches,
+            "results": results,
+            "fit": {
+                "x": x,
+                "y": y,
+                "sample_weight": sample_weight,
+                "class_weight": class_weight,
+                "kernel": kernel,
+                "bias": bias,
+                "runs": runs,
+            },
+        },
+    )
+
+
+def normalization(rng) -> None:
+    """keras/layers/normalization/batch_normalization.py: moving statistics after a few training calls,
+    for 2-D inputs (not fused: tf.nn.moments' variance) and 4-D inputs (fused: FusedBatchNormV3 returns the
+    variance with Bessel's correction, kept as is since _bessels_correction_test_only is True); the
+    weights BatchNormalization and LayerNormalization have with center=False / scale=False."""
+    runs = []
+    for shape in [(8, 3), (2, 3, 3, 3), (5, 4, 3)]:
+        layer = keras.layers.BatchNormalization(momentum=0.8, epsilon=1e-3)
+        xs = [rng.normal(1.0, 2.0, shape).astype(np.float32) for _ in range(3)]
+        outputs = [layer(x, training=True) for x in xs]
+        runs.append(
+            {
+                "shape": shape,
+                "fused": bool(layer.fused),
+                "xs": xs,
+                "last_training_output": outputs[-1],
+                "moving_mean": layer.moving_mean,
+                "moving_variance": layer.moving_variance,
+                "inference_output": layer(xs[0], training=False),
+            }
+        )
+    weights = {}
+    for cls in (keras.layers.BatchNormalization, keras.layers.LayerNormalization):
+        for options in ({}, {"center": False}, {"scale": False}, {"center": False, "scale": False}):
+            layer = cls(**options)
+            layer.build((None, 3))
+            key = f"{cls.__name__}({', '.join(f'{k}={v}' for k, v in options.items())})"
+            weights[key] = [v.name.split("/")[-1].split(":")[0] for v in layer.weights]
+    x = rng.normal(0, 1, (4, 3)).astype(np.float32)
+    ln = keras.layers.LayerNormalization(center=False)
+    ln.build((None, 3))
+    ln.set_weights([rng.uniform(0.5, 1.5, 3).astype(np.float32)])
+    write(
+        "normalization",
+        {
+            "batch_normalization": runs,
+            "weights": weights,
+            "layer_normalization": {"x": x, "gamma": ln.get_weights()[0], "center_false_output": ln(x)},
+        },
+    )
+
+
+def configs(rng) -> None:
+    """keras/engine/functional.py get_config (layers with inbound_nodes, input_layers, output_layers) and
+    from_config; keras/engine/sequential.py get_config; base_layer.add_weight's defaults."""
+    keras.backend.clear_session()
+    inputs = keras.Input((4,), name="features")
+    other = keras.Input((2,), name="extra")
+    shared = keras.layers.Dense(3, activation="relu", name="shared")
+    a, b = shared(inputs), shared(keras.layers.Dense(4, name="widen")(other))
+    merged = keras.layers.Concatenate(name="merge")([a, b])
+    outputs = keras.layers.Dense(2, activation="softmax", name="head")(merged)
+    functional = keras.Model([inputs, other], outputs, name="two_inputs")
+    sequential = keras.Sequential(
+        [keras.layers.Dense(5, activation="relu", input_shape=(3,), name="hidden"), keras.layers.Dense(1, name="out")],
+        name="stack",
+    )
+
+    def summary(model, config):
+        rebuilt = type(model).from_config(config)
+        return {
+            "config": {
+                "name": config["name"],
+                "layers": [
+                    {
+                        "class_name": layer["class_name"],
+                        "name": layer["config"]["name"],
+                        **({"inbound_nodes": layer["inbound_nodes"]} if "inbound_nodes" in layer else {}),
+                    }
+                    for layer in config["layers"]
+                ],
+                **{key: config[key] for key in ("input_layers", "output_layers") if key in config},
+            },
+            "count_params": model.count_params(),
+            "rebuilt_count_params": rebuilt.count_params(),
+            "rebuilt_layers": [layer.name for layer in rebuilt.layers],
+        }
+
+    layer = keras.layers.Layer(name="custom")
+    weight = layer.add_weight(shape=(200, 100))
+    write(
+        "configs",
+        {
+            "functional": summary(functional, functional.get_config()),
+            "sequential": summary(sequential, sequential.get_config()),
+            "add_weight": {
+                "name": weight.name,
+                "max_abs": float(np.abs(weight.numpy()).max()),
+                "glorot_limit": float(np.sqrt(6 / (200 + 100))),
+                "int_weight": layer.add_weight(shape=(3,), dtype="int32"),
+            },
+        },
+    )
+
+
+def main() -> None:
+    keras.utils.set_random_seed(0)
+    for section in (losses, metrics, normalization, configs):
+        section(np.random.default_rng(sum(map(ord, section.__name__))))
+    total = sum(p.stat().st_size for p in OUT.glob("*.json"))
+    print(f"{total} bytes in all")
+    if total > 200_000:
+        sys.exit("the fixtures are larger than 200 KB: make the inputs smaller")
+
+
+if __name__ == "__main__":
+    main()
