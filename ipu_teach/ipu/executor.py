@@ -18,6 +18,7 @@ import numpy as np
 from .. import bsp, hardware
 from .. import pipeline as schedules
 from ..autograd import precision
+from ..keras.engine import atomic_step
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
@@ -207,7 +208,7 @@ class IPUExecutor:
         self.reduction = options.gradient_accumulation_reduction_method
         batch = preparation.fixed_batch_size(adapter)
         spe, per_replica = preparation.steps_per_replica(model, adapter.steps, model.steps_per_execution, replicas)
-        preparation.check_steps_per_execution(plan, mode, spe, accumulation)
+        preparation.check_steps_per_execution(plan, mode, spe, accumulation, per_replica)
         preparation.tell_effective_batch(mode, batch, replicas, accumulation)
         x, y = adapter.first_batch()
         self.connection, self._told_compile_only = configuration, False
@@ -416,19 +417,24 @@ class IPUExecutor:
         then the replicas' gradients are summed (``gradient_accumulation``)."""
         results, per_update = [], self.replicas * self.accumulation
         for start in range(0, len(batches), per_update):
-            gradients = []
-            with pooled_moving_statistics():  # one update of the moving statistics, from the global batch
-                for x, y in batches[start : start + per_update]:
-                    loss, grads, y_pred = model.compute_gradients(x, y)
-                    model.update_metrics(loss, y, y_pred)
-                    gradients.append(grads)
-                    results.append(loss)
-            model.apply_gradients(
-                cross_replica_sum(
-                    [accumulate(gradients[r :: self.replicas], self.reduction) for r in range(self.replicas)]
-                )
-            )
+            # the moving statistics and the weights change together, or not at all
+            for loss, y, y_pred in atomic_step.run(self._weight_update, model, batches[start : start + per_update]):
+                model.update_metrics(loss, y, y_pred)
+                results.append(loss)
         return results
+
+    def _weight_update(self, model, batches) -> list:
+        """One weight update from ``replicas * accumulation`` batches; returns (loss, y, y_pred) of each."""
+        gradients, outcomes = [], []
+        with pooled_moving_statistics():  # one update of the moving statistics, from the global batch
+            for x, y in batches:
+                loss, grads, y_pred = model.compute_gradients(x, y)
+                gradients.append(grads)
+                outcomes.append((loss, y, y_pred))
+        model.apply_gradients(
+            cross_replica_sum([accumulate(gradients[r :: self.replicas], self.reduction) for r in range(self.replicas)])
+        )
+        return outcomes
 
     def _test(self, model, batches):
         return [model.test_step(x, y) for x, y in batches]
