@@ -1,0 +1,170 @@
+"""Tile memory of a lowered program, as PopVision shows it: tensors by role and liveness, code by category.
+
+Every tensor is mapped linearly over the tiles and has a role (weights, optimizer state, gradient
+accumulators, activations, temporary memory). PopVision files it as an always-live variable (weights and
+optimizer state, there from load to exit) or a not-always-live one (an activation, from the step that makes
+it to the last step that reads it; a product's temporary memory while products run). Poplar gives
+not-always-live tensors that are never live together the same addresses, so a tile needs its always-live
+bytes plus the peak of what is live at once (:func:`~ipu_teach.bsp.allocated_per_tile`). The program's
+code and runtime state (vertex code, control code, exchange code, vertex instance state, stack) are always
+live; their sizes follow ``hardware.CODE``, counted per codelet, exchange, program step and vertex, so
+they grow with the program's length and variety, never with the bytes it moves.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import bsp, hardware
+
+TEMPORARY = "temporary memory"
+"""The role of the matrix products' temporary memory (not always live, as PopVision shows it)."""
+
+
+@dataclass
+class MemoryItem:
+    """Bytes per tile of one variable or code category. ``category`` is its role (``variables``,
+    ``activations``, ..., or a code category); ``live`` is None for an item PopVision classifies as always
+    live, else the first and last program step it is live in (indices into ``LoweredGraph.steps``)."""
+
+    name: str
+    category: str
+    per_tile: np.ndarray
+    live: tuple[int, int] | None = None
+
+    @property
+    def always_live(self) -> bool:
+        return self.live is None
+
+    @property
+    def live_from(self) -> int:
+        return 0 if self.live is None else self.live[0]
+
+    @property
+    def live_until(self) -> int:
+        return -1 if self.live is None else self.live[1]
+
+    @property
+    def popvision_category(self) -> str:
+        """PopVision's category: always-live / not-always-live variables for a tensor, else its code category."""
+        return hardware.popvision_category(self.category, self.always_live)
+
+
+def allocated(memory, steps: int, tiles: int) -> np.ndarray:
+    """Bytes per tile the program needs: always-live items plus the peak of the not-always-live ones."""
+    always = sum((m.per_tile for m in memory if m.always_live), np.zeros(tiles, dtype=np.int64))
+    return bsp.allocated_per_tile(always, [(m.per_tile, *m.live) for m in memory if not m.always_live], steps)
+
+
+def ipu_peak(memory, steps: int) -> int:
+    """Bytes live at once over all the tiles at the program's fullest step (PopVision's liveness total)."""
+    always = np.array([sum(int(m.per_tile.sum()) for m in memory if m.always_live)], dtype=np.int64)
+    live = [(np.array([int(m.per_tile.sum())]), *m.live) for m in memory if not m.always_live]
+    return int(bsp.allocated_per_tile(always, live, steps)[0])
+
+
+def spread(count: int, tiles: int) -> np.ndarray:
+    """How many of ``count`` units each tile gets when they are spread linearly over the tiles."""
+    return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
+
+
+def weight_memory(weights, spec, offset_tiles, name_suffix="", category="variables") -> list:
+    """Each weight mapped linearly over the tiles, successive weights starting where the last ended."""
+    items, start = [], offset_tiles
+    for w in weights:
+        per = spread(w.size, spec.tiles) * w.dtype.itemsize
+        used = int((per > 0).sum())
+        items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
+        start = (start + used) % spec.tiles
+    return items
+
+
+def codelet_of(step) -> str:
+    """The codelet a step's vertices run, named from the step: its op and what part of the op it is
+    (``Conv2D/grad``, ``MatMul/reduce`` is the one ``reduce``), without the indices that tell instances apart;
+    a weight's update or accumulation is one codelet for every weight."""
+    if step.phase in ("update", "accumulate"):
+        return step.phase
+    parts = [re.sub(r"\d+$", "", part) for part in step.name.split("/")[1:]]
+    op = parts[0].split(":")[0] if parts else step.name
+    rest = [part for part in parts[1:] if part != "serial"]
+    return "reduce" if rest and rest[-1] == "reduce" else "/".join([op, *rest])
+
+
+def code_memory(steps, spec) -> list:
+    """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where."""
+    c = hardware.CODE
+    active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
+    exchanging = np.array([s.received > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
+    codelets = {}
+    for step, runs in zip(steps, active):
+        codelets[codelet_of(step)] = codelets.get(codelet_of(step), np.zeros(spec.tiles, bool)) | runs
+    codelets_on_tile = sum((runs.astype(np.int64) for runs in codelets.values()), np.zeros(spec.tiles, np.int64))
+    compute_sets_on_tile = active.sum(axis=0).astype(np.int64)
+    return [
+        MemoryItem(
+            "vertexCode",
+            "vertex code",
+            np.where(codelets_on_tile > 0, c.vertex_code_bytes, 0) + codelets_on_tile * c.vertex_code_bytes_per_codelet,
+        ),
+        MemoryItem(
+            "controlCode",
+            "control code",
+            np.full(spec.tiles, c.control_code_bytes + len(steps) * c.control_code_bytes_per_step, np.int64),
+        ),
+        MemoryItem(
+            "internalExchangeCode",
+            "internal exchange code",
+            exchanging.sum(axis=0).astype(np.int64) * c.exchange_code_bytes_per_exchange,
+        ),
+        MemoryItem("hostExchangeCode", "host exchange code", np.full(spec.tiles, c.host_exchange_code_bytes, np.int64)),
+        MemoryItem(
+            "vertexInstanceState",
+            "vertex instance state",
+            compute_sets_on_tile * c.vertices_per_compute_set * c.vertex_state_bytes,
+        ),
+        MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
+    ]
+
+
+def activation_memory(records, steps, spec, training: bool) -> list:
+    """Outputs of the forward pass. In training each is live from the op's forward step until its backward
+    step reads it; otherwise until the next op has read it (a chain's consumer: the last step of that op)."""
+    index = {step.name: k for k, step in enumerate(steps)}
+    ends = _last_step_of_each_op(steps)
+    items = []
+    names = [f"{rec.scope or 'loss'}/{rec.op}:{i}" for i, rec in enumerate(records)]
+    for i, (rec, name) in enumerate(zip(records, names)):
+        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
+        if name not in index or nbytes == 0:
+            continue
+        if training:
+            until = index.get(f"{name}/grad", index[name] + 1)
+        else:
+            consumer = next((ends[n] for n in names[i + 1 :] if n in ends), ends[name])
+            until = max(consumer, ends[name])
+        items.append(MemoryItem(f"{name}/output", "activations", spread(nbytes, spec.tiles), live=(index[name], until)))
+    return items
+
+
+def _last_step_of_each_op(steps) -> dict:
+    """``{op name: index of its last forward step}`` (a product's reduce, an op's vector part)."""
+    ends = {}
+    for k, step in enumerate(steps):
+        if step.phase == "forward":
+            parts = step.name.split("/")
+            ends["/".join(parts[:2])] = k
+    return ends
+
+
+def temporary_memory(steps, spec) -> list:
+    """The matrix products' temporary memory: not always live, and one region serves them all in turn (no two
+    products run at once), so a tile needs the largest product's share, from the first product to the last."""
+    marked = [k for k, step in enumerate(steps) if step.temporary is not None]
+    if not marked:
+        return []
+    largest = np.max([steps[k].temporary for k in marked], axis=0)
+    return [MemoryItem("matrixProductTemporaries", TEMPORARY, largest, live=(marked[0], marked[-1]))]
