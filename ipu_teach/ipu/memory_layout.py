@@ -71,11 +71,33 @@ def spread(count: int, tiles: int) -> np.ndarray:
     return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
 
 
+VECTOR_BYTES = 8
+"""The tile's 64-bit vector width: a linear mapping's grain is a vector (2 fp32 or 4 fp16 values)."""
+MIN_BYTES_PER_TILE = 128
+"""A linear mapping puts at least 128 bytes on each tile it uses."""
+
+
+def mapped_bytes(elements: int, itemsize: int, tiles: int) -> np.ndarray:
+    """Bytes per tile of a tensor mapped as ``poputil::mapTensorLinearly`` maps it by default: grains of one
+    vector, at least 128 bytes on each tile used, from tile 0 (poplibs lib/poputil/TileMapping.cpp,
+    calcLinearTileMapping: grainSize = target.getVectorWidth, minBytesPerTile = 128). A small tensor so
+    sits on a few tiles, which is one reason real tiles are not evenly full."""
+    return (
+        bsp.linear_elements_per_tile(
+            max(int(elements), 0),
+            tiles,
+            grain=max(1, VECTOR_BYTES // itemsize),
+            min_elements_per_tile=-(-MIN_BYTES_PER_TILE // itemsize),
+        )
+        * itemsize
+    )
+
+
 def weight_memory(weights, spec, offset_tiles, name_suffix="", category="variables") -> list:
     """Each weight mapped linearly over the tiles, successive weights starting where the last ended."""
     items, start = [], offset_tiles
     for w in weights:
-        per = spread(w.size, spec.tiles) * w.dtype.itemsize
+        per = mapped_bytes(w.size, w.dtype.itemsize, spec.tiles)
         used = int((per > 0).sum())
         items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
         start = (start + used) % spec.tiles
@@ -146,7 +168,8 @@ def activation_memory(records, steps, spec, training: bool) -> list:
         else:
             consumer = next((ends[n] for n in names[i + 1 :] if n in ends), ends[name])
             until = max(consumer, ends[name])
-        items.append(MemoryItem(f"{name}/output", "activations", spread(nbytes, spec.tiles), live=(index[name], until)))
+        per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
+        items.append(MemoryItem(f"{name}/output", "activations", per_tile, live=(index[name], until)))
     return items
 
 

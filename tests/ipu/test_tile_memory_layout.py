@@ -124,3 +124,17 @@ def bsp_step(name, phase):
     from ipu_teach.ipu.lowering import LoweredStep
 
     return LoweredStep(name, phase, 0, np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
+def test_tensors_are_mapped_as_poputil_maps_them_linearly_by_default():
+    # grains of one 64-bit vector and at least 128 bytes on each tile used, from tile 0
+    assert memory_layout.mapped_bytes(10, 4, 1472)[:2].tolist() == [40, 0]
+    fp32 = memory_layout.mapped_bytes(1000, 4, 1472)
+    assert fp32[:31].tolist() == [128] * 31 and fp32[31] == 1000 * 4 - 31 * 128 and not fp32[32:].any()
+    fp16 = memory_layout.mapped_bytes(1000, 2, 1472)
+    assert fp16[:15].tolist() == [128] * 15 and fp16[15] == 1000 * 2 - 15 * 128 and not fp16[16:].any()
+    large = memory_layout.mapped_bytes(1472 * 100, 4, 1472)
+    assert large.tolist() == [400] * 1472  # a large tensor spreads evenly
+    graph = compile_chain("predict", layers=1, batch=64, tiles=16).graph
+    (bias,) = [m.per_tile for m in graph.memory if m.name.startswith("dense/bias")]
+    assert sorted(bias[bias > 0].tolist()) == [128, 128]  # 64 fp32 biases: two tiles of the 128-byte minimum
