@@ -309,6 +309,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
             memory += memory_layout.weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
         if accumulation > 1:
             memory += memory_layout.weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
+        memory += memory_layout.gradient_memory(tape, forward + backward + update, spec)
     memory += memory_layout.activation_memory(tape, forward + backward + update, spec, training=mode == "train")
     memory += memory_layout.temporary_memory(forward + backward + update, spec)
     memory += memory_layout.code_memory(forward + backward + update, spec)

@@ -3,7 +3,8 @@
 Every tensor is mapped linearly over the tiles and has a role (weights, optimizer state, gradient
 accumulators, activations, temporary memory). PopVision files it as an always-live variable (weights and
 optimizer state, there from load to exit) or a not-always-live one (an activation, from the step that makes
-it to the last step that reads it; a product's temporary memory while products run). Poplar gives
+it to the last step that reads it; a gradient from the backward step that makes it to the one that reads it;
+a product's temporary memory while products run). Poplar gives
 not-always-live tensors that are never live together the same addresses, so a tile needs its always-live
 bytes plus the peak of what is live at once (:func:`~ipu_teach.bsp.allocated_per_tile`). The program's
 code and runtime state (vertex code, control code, exchange code, vertex instance state, stack) are always
@@ -22,6 +23,8 @@ from .. import bsp, hardware
 
 TEMPORARY = "temporary memory"
 """The role of the matrix products' temporary memory (not always live, as PopVision shows it)."""
+GRADIENTS = "gradients"
+"""The role of the backward pass's gradients of activations (not always live)."""
 
 
 @dataclass
@@ -154,33 +157,58 @@ def code_memory(steps, spec) -> list:
 
 def activation_memory(records, steps, spec, training: bool) -> list:
     """Outputs of the forward pass. In training each is live from the op's forward step until its backward
-    step reads it; otherwise until the next op has read it (a chain's consumer: the last step of that op)."""
-    index = {step.name: k for k, step in enumerate(steps)}
-    ends = _last_step_of_each_op(steps)
+    has read it; otherwise until the next op has read it (a chain's consumer: the last step of that op)."""
+    spans = _spans(steps)
+    written = {step.name: k for k, step in enumerate(steps)}  # the op's main step writes its output
     items = []
     names = [f"{rec.scope or 'loss'}/{rec.op}:{i}" for i, rec in enumerate(records)]
     for i, (rec, name) in enumerate(zip(records, names)):
         nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
-        if name not in index or nbytes == 0:
+        if name not in written or nbytes == 0:
             continue
+        first, last = written[name], spans[name][1]
         if training:
-            until = index.get(f"{name}/grad", index[name] + 1)
+            until = spans.get(f"{name}/grad", (last + 1, last + 1))[1]
         else:
-            consumer = next((ends[n] for n in names[i + 1 :] if n in ends), ends[name])
-            until = max(consumer, ends[name])
+            until = next((spans[n][1] for n in names[i + 1 :] if n in spans), last)
         per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
-        items.append(MemoryItem(f"{name}/output", "activations", per_tile, live=(index[name], until)))
+        items.append(MemoryItem(f"{name}/output", "activations", per_tile, live=(first, max(until, last))))
     return items
 
 
-def _last_step_of_each_op(steps) -> dict:
-    """``{op name: index of its last forward step}`` (a product's reduce, an op's vector part)."""
-    ends = {}
+def gradient_memory(records, steps, spec) -> list:
+    """The backward pass's gradients of activations (role ``gradients``, not always live): the gradient of an
+    op's output is made by the next op's backward and read by the op's own. (A weight's gradient is not
+    counted: Graphcore's schedulers apply each update as soon as its gradient exists, while ipu-teach's
+    program lists every update after the backward pass, which would keep all of them live at once.)"""
+    spans = _spans(steps)
+    names = [f"{rec.scope or 'loss'}/{rec.op}:{i}" for i, rec in enumerate(records)]
+    items = []
+    for rec, name, consumer in zip(records, names, names[1:]):
+        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
+        if f"{consumer}/grad" not in spans or f"{name}/grad" not in spans or nbytes == 0:
+            continue
+        first, last = spans[f"{consumer}/grad"][0], spans[f"{name}/grad"][1]
+        per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
+        items.append(MemoryItem(f"{name}/output/grad", GRADIENTS, per_tile, live=(first, max(first, last))))
+    return items
+
+
+def _spans(steps) -> dict:
+    """``{op name: (first, last) step}`` of each op's forward (``layer/Op:i``) and backward (``layer/Op:i/grad``)
+    compute sets, and of each weight's update or accumulation (``layer/kernel/update``)."""
+    spans = {}
     for k, step in enumerate(steps):
-        if step.phase == "forward":
-            parts = step.name.split("/")
-            ends["/".join(parts[:2])] = k
-    return ends
+        parts = step.name.split("/")
+        if step.phase in ("update", "accumulate"):
+            key = step.name
+        elif step.phase == "backward" and len(parts) > 2 and parts[2] == "grad":
+            key = "/".join(parts[:3])
+        else:
+            key = "/".join(parts[:2])
+        first = spans.get(key, (k, k))[0]
+        spans[key] = (first, k)
+    return spans
 
 
 def temporary_memory(steps, spec) -> list:

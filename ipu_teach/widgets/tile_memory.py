@@ -21,6 +21,7 @@ TENSOR_COLOURS = {
     "optimizer state": "tab:cyan",
     "gradient accumulators": "tab:purple",
     "activations": "tab:orange",
+    "gradients": "salmon",
     "temporary memory": "gold",
 }
 ROLE_PREFIX = "role: "

@@ -138,3 +138,17 @@ def test_tensors_are_mapped_as_poputil_maps_them_linearly_by_default():
     graph = compile_chain("predict", layers=1, batch=64, tiles=16).graph
     (bias,) = [m.per_tile for m in graph.memory if m.name.startswith("dense/bias")]
     assert sorted(bias[bias > 0].tolist()) == [128, 128]  # 64 fp32 biases: two tiles of the 128-byte minimum
+
+
+def test_training_holds_each_gradient_from_the_backward_step_that_makes_it_to_the_one_that_reads_it():
+    graph = compile_chain("train", layers=2, batch=64, tiles=16).graph
+    names = [s.name for s in graph.steps]
+    gradients = {m.name: m for m in graph.memory if m.category == "gradients"}
+    assert all(not m.always_live and m.popvision_category == "not-always-live variables" for m in gradients.values())
+    # the gradient of dense's ReLU output: made by dense_1's MatMul backward, read by the ReLU's backward
+    relu = gradients["dense/ReLU:2/output/grad"]
+    assert names[relu.live_from].startswith("dense_1/MatMul:3/grad")
+    assert names[relu.live_until].startswith("dense/ReLU:2/grad")
+    assert relu.live_from < relu.live_until and relu.per_tile.sum() == 64 * WIDTH * 4
+    # the program's last op (the loss) has no gradient tensor of its own output; every other op has one
+    assert len(gradients) == len([n for n in names if n.endswith("/grad")]) - 1
