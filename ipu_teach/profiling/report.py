@@ -244,10 +244,10 @@ class Compilation:
 
     @property
     def tiles(self) -> list:
-        """Every tile of the target (IPU 0's tiles first), each with its memory by category.
+        """Every tile of the target (IPU 0's tiles first), each with its memory by role and by PopVision category.
 
-        Each ``Tile`` has PopVision's fields: ``memory.total.includingGaps``, ``memory.byCategory``,
-        ``memory.overflow``.
+        Each ``Tile`` has PopVision's fields: ``memory.total.includingGaps``, ``memory.byCategory`` (by role),
+        ``memory.byPopVisionCategory``, ``memory.overflow``.
 
         Example:
 
@@ -320,8 +320,8 @@ class Compilation:
         """Returns one ``LivenessStep`` per program step of IPU ``ipu``: the bytes live during it (PopVision's
         liveness).
 
-        Always-live bytes (code, weights) are there throughout; not-always-live ones (activations, temporaries)
-        come and go, and their peak is what a smaller micro-batch or recomputation lowers.
+        Always-live bytes (code, weights) are there throughout; not-always-live ones (activations, gradients,
+        temporaries) come and go, and their peak is what a smaller micro-batch or recomputation lowers.
 
         Args:
           ipu: Integer, the IPU. Default: 0.
