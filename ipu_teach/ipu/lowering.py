@@ -310,7 +310,13 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
         if accumulation > 1:
             memory += memory_layout.weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
         memory += memory_layout.gradient_memory(tape, forward + backward + update, spec)
-    memory += memory_layout.activation_memory(tape, forward + backward + update, spec, training=mode == "train")
+    readers = {layer.name: [] for layer in model.layers}
+    for layer in model.layers:
+        for source in model.inbound_layers(layer):
+            readers.setdefault(source.name, []).append(layer.name)
+    memory += memory_layout.activation_memory(
+        tape, forward + backward + update, spec, training=mode == "train", readers=readers
+    )
     memory += memory_layout.temporary_memory(forward + backward + update, spec)
     memory += memory_layout.code_memory(forward + backward + update, spec)
     sample_bytes = int(np.prod(np.shape(x)[1:])) * _host_itemsize(x)

@@ -155,13 +155,16 @@ def code_memory(steps, spec) -> list:
     ]
 
 
-def activation_memory(records, steps, spec, training: bool) -> list:
+def activation_memory(records, steps, spec, training: bool, readers: dict | None = None) -> list:
     """Outputs of the forward pass. In training each is live from the op's forward step until its backward
-    has read it; otherwise until the next op has read it (a chain's consumer: the last step of that op)."""
+    has read it. Otherwise until its last reader has: the next op of the same layer, else the layers that read
+    the layer's output (``readers``: ``{layer name: names of the layers it feeds}``, so a skip connection's
+    tensor stays until the Add that reads it), else the next op."""
     spans = _spans(steps)
     written = {step.name: k for k, step in enumerate(steps)}  # the op's main step writes its output
+    readers = readers or {}
     items = []
-    names = [f"{rec.scope or 'loss'}/{rec.op}:{i}" for i, rec in enumerate(records)]
+    names = _op_names(records)
     for i, (rec, name) in enumerate(zip(records, names)):
         nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
         if name not in written or nbytes == 0:
@@ -170,10 +173,33 @@ def activation_memory(records, steps, spec, training: bool) -> list:
         if training:
             until = spans.get(f"{name}/grad", (last + 1, last + 1))[1]
         else:
-            until = next((spans[n][1] for n in names[i + 1 :] if n in spans), last)
+            later = [(r.scope, n) for r, n in zip(records[i + 1 :], names[i + 1 :]) if n in spans]
+            same_layer = later and later[0][0] == rec.scope
+            read_by = _read_by(rec, readers.get(rec.scope, ()), records, names, spans)
+            if same_layer or not read_by:
+                until = spans[later[0][1]][1] if later else last
+            else:
+                until = max(read_by)
         per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
         items.append(MemoryItem(f"{name}/output", "activations", per_tile, live=(first, max(until, last))))
     return items
+
+
+def _read_by(rec, layers, records, names, spans) -> list:
+    """The last steps of the ops of ``layers`` that read ``rec``'s output: those taking a tensor of its shape
+    (a layer's own casts of its weights do not), else the layer's last op."""
+    shape = tuple(rec.output_shape)
+    found = []
+    for layer in layers:
+        ops = [(r, n) for r, n in zip(records, names) if r.scope == layer and n in spans]
+        reading = [n for r, n in ops if shape in (tuple(s) for s in r.input_shapes)] or [n for _, n in ops[-1:]]
+        found += [spans[n][1] for n in reading[:1]]
+    return found
+
+
+def _op_names(records) -> list:
+    """Each recorded op's name in the lowered program: ``layer/Op:i`` (``loss/...`` outside any layer)."""
+    return [f"{rec.scope or 'loss'}/{rec.op}:{i}" for i, rec in enumerate(records)]
 
 
 def gradient_memory(records, steps, spec) -> list:
@@ -182,7 +208,7 @@ def gradient_memory(records, steps, spec) -> list:
     counted: Graphcore's schedulers apply each update as soon as its gradient exists, while ipu-teach's
     program lists every update after the backward pass, which would keep all of them live at once.)"""
     spans = _spans(steps)
-    names = [f"{rec.scope or 'loss'}/{rec.op}:{i}" for i, rec in enumerate(records)]
+    names = _op_names(records)
     items = []
     for rec, name, consumer in zip(records, names, names[1:]):
         nbytes = int(np.prod(rec.output_shape)) * rec.itemsize

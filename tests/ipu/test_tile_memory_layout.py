@@ -162,3 +162,27 @@ def test_the_out_of_memory_breakdown_is_what_the_tile_holds_at_its_peak():
     live_activations = [name for name, _ in variables if name.endswith("/output")]
     assert 0 < len(live_activations) < 8 * 3  # only those live at the peak, not every activation of the program
     assert [n for _, n in categories] == sorted((n for _, n in categories), reverse=True)
+
+
+def test_in_inference_a_skip_connection_keeps_its_tensor_until_the_layer_that_reads_it():
+    keras.backend.clear_session()
+    ipu.system.reset()
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.ipu_model.tiles_per_ipu = 16
+    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(WIDTH,))
+        skip = keras.layers.Dense(WIDTH, activation="relu", name="skip")(inputs)
+        x = keras.layers.Dense(WIDTH, activation="relu", name="inner")(skip)
+        x = keras.layers.Dense(WIDTH, activation="relu", name="deeper")(x)
+        model = keras.Model(inputs, keras.layers.Add(name="join")([skip, x]))
+        model.compile("sgd", "mse")
+        model.predict(np.zeros((64, WIDTH), np.float32), batch_size=64, verbose=0)
+    graph = model.get_ipu_executable("predict").graph
+    names = [s.name for s in graph.steps]
+    outputs = {m.name.rsplit(":", 1)[0]: m for m in graph.memory if m.category == "activations"}
+    assert names[outputs["skip/ReLU"].live_until].startswith("join/")  # read again by the Add, three layers on
+    assert names[outputs["skip/MatMul"].live_until].startswith("skip/Add")  # inside a layer: the next op reads it
+    assert names[outputs["inner/ReLU"].live_until].startswith("deeper/MatMul")
