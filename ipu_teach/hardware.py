@@ -387,31 +387,93 @@ CODE_CATEGORIES = (
 )
 """PopVision's memory categories that are code or runtime state rather than tensors (always live)."""
 
+ALWAYS_LIVE_VARIABLES = "always-live variables"
+NOT_ALWAYS_LIVE_VARIABLES = "not-always-live variables"
+POPVISION_CATEGORIES = (ALWAYS_LIVE_VARIABLES, NOT_ALWAYS_LIVE_VARIABLES) + CODE_CATEGORIES
+"""PopVision's categories of tile memory: tensors by liveness (its Liveness Report's always-live and
+not-always-live variables), then code and runtime state (its Memory Report's vertex code, control code,
+exchange code, vertex instances, stack). Every tensor also has a role (weights, activations, ...)."""
+
+
+def popvision_category(role: str, always_live: bool) -> str:
+    """PopVision's category of a memory item with ``role`` (``"activations"``, ``"vertex code"``, ...).
+
+    Example:
+
+    >>> from ipu_teach import hardware
+    >>> hardware.popvision_category("activations", False), hardware.popvision_category("stack", True)
+    ('not-always-live variables', 'stack')
+    """
+    if role in CODE_CATEGORIES:
+        return role
+    return ALWAYS_LIVE_VARIABLES if always_live else NOT_ALWAYS_LIVE_VARIABLES
+
+
+TILE_201 = (
+    "tile 201 of the slides' PopVision capture of the PopTorch basics on a Bow (../shared/seeds/"
+    "ipu-workshop-slides.txt; bench_fidelity's validation leaves this tile out)"
+)
+TF_PROFILE_SUMMARY = (
+    "Graphcore's TensorFlow docs, 'Reading the Poplar textual summary report' (graphcore/tensorflow, "
+    "tensorflow/compiler/plugin/poplar/docs/logging.rst)"
+)
+
 
 @dataclass(frozen=True)
 class CodeSizes:
-    """Approximate bytes of code and state per tile, by PopVision's memory categories."""
+    """Bytes of code and runtime state per tile, by PopVision's memory categories.
+
+    Each is counted per thing the program has (a codelet a tile runs, an exchange it takes part in, a program
+    step, a vertex), never per byte the program moves: code grows with the program, not with the batch.
+    """
 
     vertex_code_bytes: int = _figure(
-        "approximate: ~2 KiB of codelet code on a tile that runs any vertex", default=2 * KIB
+        "approximate: ~2 KiB of Poplar's runtime codelets on a tile that runs any vertex (the poplar_rt copy "
+        "vertices, DstStridedCopy* and StridedCopy*, listed beside every model's codelets in "
+        + TF_PROFILE_SUMMARY
+        + ")",
+        default=2 * KIB,
     )
-    vertex_code_bytes_per_compute_set: int = _figure(
-        "approximate: ~256 B more per compute set on the tile", default=256
+    vertex_code_bytes_per_codelet: int = _figure(
+        "fitted: each distinct codelet a tile runs is loaded there once, whatever its number of vertices (Poplar "
+        "user guide: a compute set compiles to one function calling its vertices' code); ~400 B, fitted to "
+        + TILE_201
+        + ": 8.8 KiB of vertex code, where ipu-teach's lowering of that model runs ~18 codelets on a tile",
+        default=400,
     )
     control_code_bytes: int = _figure("approximate: ~1 KiB of program control code on every tile", default=KIB)
     control_code_bytes_per_step: int = _figure("approximate: ~24 B of control code per program step", default=24)
     exchange_code_bytes_per_exchange: int = _figure(
-        "approximate: ~64 B of exchange code per exchange a tile takes part in", default=64
+        "approximate: ~64 B (8 instructions of 8 bytes: set-up, sync, a send or receive loop per message) per "
+        "exchange a tile takes part in, whatever the bytes it moves (a message of any length is one loop). "
+        "Consistent with " + TILE_201 + ": 7.2 KiB of internal exchange code in a program of at least 313 steps, "
+        "of which about half exchanges",
+        default=64,
     )
-    received_bytes_per_exchange_code_byte: int = _figure(
-        "approximate: exchange code has instructions per region a tile receives, ~1 B of code per 16 B received, "
-        "so it grows with the exchange (the slides' PopVision capture: 7.2 KiB of internal exchange code beside "
-        "8.8 KiB of vertex code on one tile)",
-        default=16,
+    host_exchange_code_bytes: int = _figure(
+        "640 B per tile for the host streams: the Host Exchange Code of " + TILE_201, default=640
     )
-    host_exchange_code_bytes: int = _figure("approximate: ~512 B per tile for host streams", default=512)
-    vertex_state_bytes: int = _figure("approximate: ~16 B of state per vertex instance", default=16)
-    stack_bytes: int = _figure("approximate: ~1 KiB of stack for the 6 worker threads and the supervisor", default=KIB)
+    vertex_state_bytes: int = _figure(
+        "approximate: ~24 B of fields per vertex instance (pointers and counts of its edges and worklists); "
+        + TF_PROFILE_SUMMARY
+        + " shows 14,640 B of vertex instances for 1,219 simple vertices (12 B each); a convolution's or "
+        "reduction's supervisor vertex holds more fields",
+        default=24,
+    )
+    vertices_per_compute_set: int = _figure(
+        "approximate: 2 vertices per tile per compute set it takes part in: poplibs' AMP convolutions "
+        "(ConvPartial1x1Out, ConvPartialnx1) and element-wise ops (BinaryOp1DSupervisor, ScaledAddSupervisor) are "
+        "supervisor vertices, one per tile, and a copy vertex usually joins them (the same listing)",
+        default=2,
+    )
+    stack_bytes: int = _figure(
+        "approximate: ~384 B per tile for the supervisor's and the 6 workers' stacks, which Poplar sizes from the "
+        "deepest call chain of the codelets on the tile (Vertex Programming Guide, 'Worker stack and scratch "
+        "space'; poplibs' codelets are mostly assembly that uses little stack). Of the order of the slides' capture "
+        "(535 KiB over 1,472 tiles, 372 B: so that validation figure is not independent); SDK 1.x reserved a fixed "
+        "3,168 B per tile (" + TF_PROFILE_SUMMARY + ", a Mk1)",
+        default=384,
+    )
 
 
 HOST = HostSpec()

@@ -18,7 +18,7 @@ from .engine import Engine
 from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
 from .mapping import bytes_per_tile, ceil_div, intervals, linear_elements_per_tile, linear_tile_of_element
-from .memory import check_tile_memory
+from .memory import allocated_per_tile, check_tile_memory
 from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Program, Repeat, Sequence
 from .sync import SyncKind
 from .timeline import Timeline
@@ -40,6 +40,7 @@ __all__ = [
     "SyncKind",
     "TileOutOfMemoryError",
     "Timeline",
+    "allocated_per_tile",
     "bytes_per_tile",
     "check_tile_memory",
     "exchange_from_transfers",

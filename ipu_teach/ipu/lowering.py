@@ -4,9 +4,9 @@ The model runs once on a real batch while ``autograd.record()`` listens; every o
 states its FLOPs, bytes and grains. Each op becomes one BSP superstep: its grains are spread
 linearly over the tiles (fewer grains than tiles leave tiles idle), matrix ops run on the tiles'
 matrix units and the rest on their vector units, and inputs a tile does not hold arrive by
-exchange. Weights, optimizer state and the activations kept for the backward pass are mapped to
-tiles too, which is where the out-of-memory error comes from. Nothing here is measured on the
-host: cycles and bytes follow from shapes and the hardware spec alone.
+exchange. Weights, optimizer state, activations and code are laid out on the tiles by
+:mod:`.memory_layout`; the most a tile needs at once is where the out-of-memory error comes from.
+Nothing here is measured on the host: cycles and bytes follow from shapes and the hardware spec alone.
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import record
-from . import matrix_plan
-
-TEMPORARY = "temporary memory"
-"""The category of the matrix products' temporary memory (not always live, as PopVision shows it)."""
+from . import matrix_plan, memory_layout
+from .memory_layout import TEMPORARY, MemoryItem
 
 
 @dataclass
@@ -53,29 +51,6 @@ class LoweredStep:
 
 
 @dataclass
-class MemoryItem:
-    """Bytes per tile of one variable or code category. ``live`` is None for an item PopVision classifies as
-    always live, else the first and last program step it is live in (indices into ``LoweredGraph.steps``)."""
-
-    name: str
-    category: str
-    per_tile: np.ndarray
-    live: tuple[int, int] | None = None
-
-    @property
-    def always_live(self) -> bool:
-        return self.live is None
-
-    @property
-    def live_from(self) -> int:
-        return 0 if self.live is None else self.live[0]
-
-    @property
-    def live_until(self) -> int:
-        return -1 if self.live is None else self.live[1]
-
-
-@dataclass
 class LoweredGraph:
     """The lowered program of one mode (train / test / predict) for one micro-batch size."""
 
@@ -102,20 +77,15 @@ class LoweredGraph:
         return len(self.steps)
 
     def tile_memory(self) -> np.ndarray:
-        """Bytes per tile of everything mapped there: always-live items plus every activation (the compiler
-        gives each its own space, so this is what must fit in SRAM)."""
-        return sum((m.per_tile for m in self.memory), np.zeros(self.spec.tiles, dtype=np.int64))
-
-
-def _spread(count: int, tiles: int) -> np.ndarray:
-    """How many of ``count`` units each tile gets when they are spread linearly over the tiles."""
-    return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
+        """Bytes per tile the program needs, what must fit in SRAM: the always-live items plus the peak of the
+        not-always-live ones (tensors never live at the same step share memory, as Poplar allocates them)."""
+        return memory_layout.allocated(self.memory, len(self.steps), self.spec.tiles)
 
 
 def _vector_step(name, phase, flops, grains, spec, output_bytes=0) -> LoweredStep:
     """One compute set on the vector units: the grains spread over the tiles, each busy tile paying its
     FLOPs at the vector rate plus a vertex's fixed cost; the data is already where it is needed."""
-    grains_per_tile = _spread(grains, spec.tiles)
+    grains_per_tile = memory_layout.spread(grains, spec.tiles)
     flops_per_tile = grains_per_tile * (flops / max(grains, 1))
     cycles = np.where(
         grains_per_tile > 0,
@@ -214,9 +184,18 @@ def split_by_stage(
 
     stages = []
     for s in range(last + 1):
-        pick = [step for step in graph.steps if stage_of(step.name) == s and step.phase not in ("update", "accumulate")]
+        picked = [
+            k
+            for k, step in enumerate(graph.steps)
+            if stage_of(step.name) == s and step.phase not in ("update", "accumulate")
+        ]
+        pick = [graph.steps[k] for k in picked]
         memory = [
-            replace(m, per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1))
+            replace(
+                m,
+                per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1),
+                live=None if m.live is None else _steps_within(picked, *m.live),
+            )
             for m in graph.memory
             if m.category not in hardware.CODE_CATEGORIES + (TEMPORARY,) and stage_of(m.name) == s
         ]
@@ -225,7 +204,7 @@ def split_by_stage(
                 MemoryItem(
                     f"stage{s}/stashed inputs",
                     "activations",
-                    _spread(input_bytes[s], graph.spec.tiles) * input_stash[s],
+                    memory_layout.spread(input_bytes[s], graph.spec.tiles) * input_stash[s],
                 )
             )
         stages.append(
@@ -236,82 +215,19 @@ def split_by_stage(
                 [p for p in pick if p.phase == "forward"],
                 [p for p in pick if p.phase == "backward"],
                 [],
-                memory + _temporary_memory(pick, graph.spec) + _code_memory(pick, graph.spec),
+                memory + memory_layout.temporary_memory(pick, graph.spec) + memory_layout.code_memory(pick, graph.spec),
             )
         )
     return stages
 
 
-def _weight_memory(weights, spec, offset_tiles, name_suffix="", category="variables"):
-    """Each weight mapped linearly over the tiles, successive weights starting where the last ended."""
-    items, start = [], offset_tiles
-    for w in weights:
-        per = _spread(w.size, spec.tiles) * w.dtype.itemsize
-        used = int((per > 0).sum())
-        items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
-        start = (start + used) % spec.tiles
-    return items
-
-
-def _code_memory(steps, spec) -> list:
-    """Approximate code and state bytes per tile, derived from which steps run on which tiles."""
-    active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
-    exchanging = np.array([s.received > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
-    compute_sets_on_tile = active.sum(axis=0).astype(np.int64)
-    exchanges_on_tile = exchanging.sum(axis=0).astype(np.int64)
-    received_on_tile = sum((s.received.astype(np.int64) for s in steps), np.zeros(spec.tiles, np.int64))
-    vertices = sum((np.minimum(s.cycles > 0, 1) * spec.threads_per_tile for s in steps), np.zeros(spec.tiles, np.int64))
-    c = hardware.CODE
-    return [
-        MemoryItem(
-            "vertexCode",
-            "vertex code",
-            np.where(compute_sets_on_tile > 0, c.vertex_code_bytes, 0)
-            + compute_sets_on_tile * c.vertex_code_bytes_per_compute_set,
-        ),
-        MemoryItem(
-            "controlCode",
-            "control code",
-            c.control_code_bytes + len(steps) * c.control_code_bytes_per_step * np.ones(spec.tiles, np.int64),
-        ),
-        MemoryItem(
-            "internalExchangeCode",
-            "internal exchange code",
-            exchanges_on_tile * c.exchange_code_bytes_per_exchange
-            + bsp.ceil_div(received_on_tile, c.received_bytes_per_exchange_code_byte),
-        ),
-        MemoryItem("hostExchangeCode", "host exchange code", np.full(spec.tiles, c.host_exchange_code_bytes, np.int64)),
-        MemoryItem("vertexInstanceState", "vertex instance state", vertices * c.vertex_state_bytes),
-        MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
-    ]
-
-
-def _activation_memory(records, steps, spec) -> list:
-    """Outputs of the forward pass, live from the op's forward step until its backward step reads them."""
-    index = {step.name: k for k, step in enumerate(steps)}
-    items = []
-    for i, rec in enumerate(records):
-        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
-        name = f"{rec.scope or 'loss'}/{rec.op}:{i}"
-        if name not in index or nbytes == 0:
-            continue
-        per = _spread(nbytes, spec.tiles)
-        items.append(
-            MemoryItem(
-                f"{name}/output", "activations", per, live=(index[name], index.get(f"{name}/grad", index[name] + 1))
-            )
-        )
-    return items
-
-
-def _temporary_memory(steps, spec) -> list:
-    """The matrix products' temporary memory: not always live, and one region serves them all in turn (no two
-    products run at once), so a tile needs the largest product's share, from the first product to the last."""
-    marked = [k for k, step in enumerate(steps) if step.temporary is not None]
-    if not marked:
-        return []
-    largest = np.max([steps[k].temporary for k in marked], axis=0)
-    return [MemoryItem("matrixProductTemporaries", TEMPORARY, largest, live=(marked[0], marked[-1]))]
+def _steps_within(picked: list, first: int, last: int) -> tuple:
+    """A live range of the whole program, ``first`` to ``last``, as indices into the ``picked`` steps of one
+    stage (ascending indices of the whole program): from the first picked step at or after ``first`` to the
+    last one at or before ``last``."""
+    start = int(np.searchsorted(picked, first, side="left"))
+    end = int(np.searchsorted(picked, last, side="right")) - 1
+    return start, max(start, end)
 
 
 def _host_itemsize(array) -> int:
@@ -384,18 +300,25 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
             )
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
-    update, memory = [], _weight_memory(model.weights, spec, 0)
+    update, memory = [], memory_layout.weight_memory(model.weights, spec, 0)
     if mode == "train":
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec)
         update += _per_weight_steps(weights, "update", "update", model.optimizer.update_flops_per_weight, spec)
         for s in range(model.optimizer.slots_per_weight):
-            memory += _weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
+            memory += memory_layout.weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
         if accumulation > 1:
-            memory += _weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
-        memory += _activation_memory(tape, forward + backward + update, spec)
-    memory += _temporary_memory(forward + backward + update, spec)
-    memory += _code_memory(forward + backward + update, spec)
+            memory += memory_layout.weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
+        memory += memory_layout.gradient_memory(tape, forward + backward + update, spec)
+    readers = {layer.name: [] for layer in model.layers}
+    for layer in model.layers:
+        for source in model.inbound_layers(layer):
+            readers.setdefault(source.name, []).append(layer.name)
+    memory += memory_layout.activation_memory(
+        tape, forward + backward + update, spec, training=mode == "train", readers=readers
+    )
+    memory += memory_layout.temporary_memory(forward + backward + update, spec)
+    memory += memory_layout.code_memory(forward + backward + update, spec)
     sample_bytes = int(np.prod(np.shape(x)[1:])) * _host_itemsize(x)
     label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0
     results = int(np.prod(model.output_shape[1:])) * 4 * len(x) if mode == "predict" else 4 * len(model.metrics)

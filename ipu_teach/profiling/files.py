@@ -15,7 +15,10 @@ from ..validation import BadFileError, bad_file, safe_file_name
 from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
 FORMAT = "ipu-teach-profile"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+"""Version 2 reports hold the bytes each tile needs with not-always-live tensors sharing memory (``tileTotals``);
+version 1 held the sum of every variable there. Everything else is the same, so both open."""
 FILE_NAME = "profile.json"
 
 
@@ -82,10 +85,10 @@ def report_from_dict(data: dict, path: str | None = None) -> Report:
         raise bad_file(where, WHAT, f"it holds {json.dumps(data)[:40]} instead of a JSON object", REMEDY)
     if data.get("format") != FORMAT:
         raise ValueError(f"{where} is not an ipu-teach profile (format {data.get('format')!r}, expected {FORMAT!r})")
-    if data.get("version") != VERSION:
+    if data.get("version") not in READABLE_VERSIONS:
         raise ValueError(
-            f"{where} has format version {data.get('version')!r}; this ipu-teach reads version "
-            f"{VERSION}: capture the report again with this version"
+            f"{where} has format version {data.get('version')!r}; this ipu-teach reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}: capture the report again with this version"
         )
     try:
         report = _report(data, path)

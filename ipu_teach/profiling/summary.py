@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..hardware import CODE_CATEGORIES
 from .report import Report
 
 KIB = 1024
@@ -19,7 +20,8 @@ def _bytes(n: int) -> str:
 
 
 def profile_summary(report: Report, top: int = 5) -> str:
-    """Target, memory (by category, the fullest tiles, the live peak) and execution (cycles, balance)."""
+    """Target, memory (by PopVision category and by role, the fullest tiles, the live peak) and execution
+    (cycles, balance)."""
     c, e, t = report.compilation, report.execution, report.compilation.target
     lines = [
         f"Report of `{report.model}` ({report.mode}), executable {report.executable[:8]} (simulated)",
@@ -36,8 +38,13 @@ def profile_summary(report: Report, top: int = 5) -> str:
             f"fullest tile {fullest} with {_bytes(memory[fullest])} ({memory[fullest] / t.bytesPerTile:.1%} "
             f"of its SRAM); {len(c.out_of_memory_tiles(ipu))} tile(s) out of memory"
         )
+        lines.append("    by PopVision category (what the tiles hold):")
+        for category, sums in c.memory_by_popvision_category.items():
+            lines.append(f"      {category:<26}{_bytes(sums[ipu].sum()):>14}")
+        lines.append("    tensors by role (each whole: not-always-live tensors share memory):")
         for category, sums in c.memory_by_category.items():
-            lines.append(f"    {category:<24}{_bytes(sums[ipu].sum()):>14}")
+            if category not in CODE_CATEGORIES:
+                lines.append(f"      {category:<26}{_bytes(sums[ipu].sum()):>14}")
         peak = c.live_peak(ipu)
         if peak is not None:
             lines.append(
