@@ -41,11 +41,6 @@ class LoweredStep:
         """The layer the op belongs to (``loss`` and ``optimizer`` for the rest)."""
         return self.name.split("/", 1)[0]
 
-    def superstep_cycles(self, spec) -> int:
-        """Cycles of this step alone on one IPU: on-chip sync, exchange, the slowest tile's compute."""
-        exchange = bsp.ceil_div(int(self.received.max(initial=0)), spec.exchange_bytes_per_cycle)
-        return int(self.cycles.max(initial=0)) + spec.sync_cycles_on_chip + exchange
-
     def program(self):
         """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles."""
         exchange = bsp.Exchange(self.received, name=f"{self.name}/exchange") if self.received.any() else None
