@@ -52,6 +52,36 @@ class Executable:
     synthetic: SyntheticData = NO_SYNTHETIC_DATA
     """Which host streams TF_POPLAR_FLAGS made synthetic when this program was compiled."""
 
+    def explain(self) -> str:
+        """Returns one line per lowered op and where one execution's simulated time comes from.
+
+        Each op's line gives its layer, op, phase, FLOPs, the unit that computes it (the AMP for a matrix
+        product's main step, the vector units, or ``exchange`` for a step that only moves data), the tiles it
+        uses, how many times it runs in one execution, its cycles there (superstep by superstep, as the BSP
+        Engine costs it: compute, sync and exchange), the bytes its tiles receive by exchange and its
+        temporary memory. Then the execution's time on its busiest IPU, split into compute, exchange and
+        syncs of the compute sets, host streams, IPU-Link copies and pipeline waits, plus the host's launch
+        overhead: they add up to ``seconds_per_execution``.
+
+        Example:
+
+        >>> from ipu_teach.examples import trained_pipeline_model
+        >>> model = trained_pipeline_model()
+        INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
+        >>> text = model.get_ipu_executable("train").explain()
+        >>> print(text.splitlines()[0])
+        train executable, micro-batch 4, on 2 IPU(s) of GC200 (Mk2), pipelined (Grouped); one execution, simulated
+        >>> print(text.splitlines()[1])
+        layer op phase FLOPs unit tiles runs cycles exchange B temporary B
+        >>> print(next(line for line in text.splitlines() if "AMP" in line))
+        dense MatMul:0 forward 256 AMP 4 4 2,616 0 704
+        >>> print(text.splitlines()[-2])
+        one execution (seconds_per_execution) 2,957.0 us
+        """
+        from .explain import explain
+
+        return explain(self)
+
 
 def _optimizer_structure(optimizer) -> dict:
     """What of the optimizer shapes the program: its kind and its switches (nesterov, centered...), not

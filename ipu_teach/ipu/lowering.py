@@ -35,6 +35,8 @@ class LoweredStep:
     output_bytes: int = 0
     temporary: np.ndarray | None = None
     """Per tile, the temporary memory a matrix product needs while it runs (on its main step only)."""
+    unit: str = "vector"
+    """Which of the tiles' units computes it: ``"AMP"`` (the matrix unit, a product's main step) or ``"vector"``."""
 
     @property
     def scope(self) -> str:
@@ -145,6 +147,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 np.zeros(spec.tiles, np.int64),
                 output_bytes if k == 0 else 0,
                 matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None,
+                unit="AMP",
             ),
         ]
         if chosen.depth_split > 1:

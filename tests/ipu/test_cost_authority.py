@@ -106,3 +106,43 @@ def test_a_model_is_lowered_once_per_executable(monkeypatch):
     # what changes the program still makes a new one: another batch size
     model.fit(x, y, batch_size=16, epochs=1, verbose=0)
     assert sorted(lowered) == ["test", "train", "train"]
+
+
+def _explained(executable):
+    """The op table's rows (as token lists) and the time parts' cycles, read from explain()'s text."""
+    lines = executable.explain().splitlines()
+    blank = lines.index("")
+    rows = [line.split() for line in lines[2:blank]]
+    parts = {
+        line.split("  ")[1].strip(): int(line.split()[-4].replace(",", ""))
+        for line in lines[blank:]
+        if " cycles " in line
+    }
+    return lines, rows, parts
+
+
+def test_explain_gives_each_lowered_op_and_where_the_time_comes_from():
+    x, y = data(64)
+    configure(2)
+    model = ipu_model(steps_per_execution=4)
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    executable = model.get_ipu_executable("train")
+    graph, timeline = executable.graph, executable.timeline
+    lines, rows, parts = _explained(executable)
+    assert [f"{r[0]}/{r[1]}" for r in rows] == [s.name for s in graph.steps]
+    for row, step in zip(rows, graph.steps):
+        layer, op, phase, flops, unit, tiles, runs, cycles, received, temporary = row
+        assert (phase, int(flops.replace(",", ""))) == (step.phase, step.flops)
+        assert unit == ("exchange" if not step.cycles.any() else "AMP" if step.temporary is not None else "vector")
+        assert int(received.replace(",", "")) == step.received.sum()
+        r = timeline.labels.index(step.name)
+        assert int(runs) == timeline.counts[r] and int(cycles.replace(",", "")) == timeline.counts[r] * (
+            timeline.compute[r, 0] + timeline.sync[r, 0] + timeline.exchange[r, 0]
+        )
+    ops = sum(int(r[7].replace(",", "")) for r in rows)
+    compute_sets = sum(v for k, v in parts.items() if k.startswith("compute sets"))
+    assert ops == compute_sets  # every compute set's cycles belong to one op
+    device = parts.pop("the device in all")
+    assert sum(parts.values()) == device == timeline.total_cycles()
+    assert parts["IPU-Link copies (all-reduce, pipeline stage transfers) and their syncs"] > 0  # 2 replicas
+    assert lines[-2].split()[-2] == f"{executable.seconds_per_execution * 1e6:,.1f}"
