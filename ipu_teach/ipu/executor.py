@@ -17,6 +17,7 @@ numerics and returns the simulated seconds. :class:`IPUExecutor` keeps a model's
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -81,6 +82,33 @@ class Executable:
         from .explain import explain
 
         return explain(self)
+
+
+_listeners: list = []
+"""The lists :func:`compiled_executables` blocks collect newly compiled executables into."""
+
+
+@contextlib.contextmanager
+def compiled_executables():
+    """A block that collects ``(model name, mode, Executable)`` for each executable compiled inside it (in
+    compile order), for ``ipu-teach explain``; executables reused from a model's own cache are not new.
+
+    Example:
+
+    >>> from ipu_teach.ipu import executor
+    >>> from ipu_teach.examples import trained_pipeline_model
+    >>> with executor.compiled_executables() as compiled:
+    ...     model = trained_pipeline_model()
+    INFO:ipu_teach:Training is accumulating 4 batches per optimizer step, your effective batch size is 16.
+    >>> [(name, mode) for name, mode, _ in compiled]
+    [('model', 'train')]
+    """
+    compiled = []
+    _listeners.append(compiled)
+    try:
+        yield compiled
+    finally:
+        _listeners.remove(compiled)
 
 
 def _optimizer_structure(optimizer) -> dict:
@@ -286,6 +314,8 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     if synthetic.active:
         synthetic.tell(model.name)
     capture.on_compile(model, mode, executable, configuration, options)
+    for compiled in _listeners:
+        compiled.append((model.name, mode, executable))
     return executable, due
 
 
