@@ -54,21 +54,23 @@ _scopes: list = [""]
 def record():
     """Collect an :class:`OpRecord` for every op applied inside the block."""
     tape: list = []
-    _recorders.append(tape)
-    try:
+    depth = len(_recorders)
+    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+        _recorders.append(tape)
         yield tape
     finally:
-        _recorders.remove(tape)
+        del _recorders[depth:]
 
 
 @contextlib.contextmanager
 def scope(name: str):
     """Name the ops applied inside (a Keras layer names its ops after itself)."""
-    _scopes.append(name)
-    try:
+    depth = len(_scopes)
+    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+        _scopes.append(name)
         yield
     finally:
-        _scopes.pop()
+        del _scopes[depth:]
 
 
 class Function:

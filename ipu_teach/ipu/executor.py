@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import precision
+from ..keras.engine import atomic_step
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
@@ -181,7 +182,7 @@ def prepare(model, mode, adapter) -> tuple[Setup, Plan]:
     replicas, accumulation = preparation.replicas_and_accumulation(model, plan, configuration.num_ipus, mode, options)
     batch = preparation.fixed_batch_size(adapter)
     spe, per_replica = preparation.steps_per_replica(model, adapter.steps, model.steps_per_execution, replicas)
-    preparation.check_steps_per_execution(plan, mode, spe, accumulation)
+    preparation.check_steps_per_execution(plan, mode, spe, accumulation, per_replica)
     preparation.tell_effective_batch(mode, batch, replicas, accumulation)
     x, y = adapter.first_batch()
     setup = Setup(
@@ -412,20 +413,27 @@ def _train(model, setup, batches):
     """Each weight update takes ``replicas * accumulation`` batches: the infeed deals them to the
     replicas in turn (replica r gets batches r, r + R, ...); each replica accumulates its own,
     then the replicas' gradients are summed (``gradient_accumulation``)."""
-    results, replicas = [], setup.replicas
-    per_update = replicas * setup.accumulation
+    results, per_update = [], setup.replicas * setup.accumulation
     for start in range(0, len(batches), per_update):
-        gradients = []
-        with pooled_moving_statistics():  # one update of the moving statistics, from the global batch
-            for x, y in batches[start : start + per_update]:
-                loss, grads, y_pred = model.compute_gradients(x, y)
-                model.update_metrics(loss, y, y_pred)
-                gradients.append(grads)
-                results.append(loss)
-        model.apply_gradients(
-            cross_replica_sum([accumulate(gradients[r::replicas], setup.reduction) for r in range(replicas)])
-        )
+        # the moving statistics and the weights change together, or not at all
+        for loss, y, y_pred in atomic_step.run(_weight_update, model, setup, batches[start : start + per_update]):
+            model.update_metrics(loss, y, y_pred)
+            results.append(loss)
     return results
+
+
+def _weight_update(model, setup, batches) -> list:
+    """One weight update from ``replicas * accumulation`` batches; returns (loss, y, y_pred) of each."""
+    gradients, outcomes, replicas = [], [], setup.replicas
+    with pooled_moving_statistics():  # one update of the moving statistics, from the global batch
+        for x, y in batches:
+            loss, grads, y_pred = model.compute_gradients(x, y)
+            gradients.append(grads)
+            outcomes.append((loss, y, y_pred))
+    model.apply_gradients(
+        cross_replica_sum([accumulate(gradients[r::replicas], setup.reduction) for r in range(replicas)])
+    )
+    return outcomes
 
 
 def _test(model, setup, batches):
