@@ -120,7 +120,7 @@ def _optimizer_structure(optimizer) -> dict:
     return {"class": type(optimizer).__name__, "slots": optimizer.slots_per_weight, **switches}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Setup:
     """What ``prepare`` decided for one mode: the system, the pipeline, the replicas and the loops, and the
     micro-batch the program is lowered for. Everything ``compile`` and ``run`` need, passed explicitly."""
@@ -160,7 +160,7 @@ class Setup:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Prepared:
     """One mode's executable with the setup it runs in, and the compile (or load) time its first run pays."""
 

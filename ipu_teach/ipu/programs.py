@@ -5,7 +5,10 @@ infeed and giving its results to the outfeed, with the gradients' all-reduce and
 every ``accumulation`` steps. A pipelined program runs its schedule slot by slot: in each slot every IPU
 runs its stages' actions (``bsp.Parallel``), the IPUs synchronise, and the activations (forward) and
 gradients (backward) cross to the neighbouring stage over IPU-Links; the micro-batches' infeed and outfeed
-are host syncs that every IPU of the pipeline waits for.
+are host syncs that every IPU of the pipeline waits for. (Graphcore's ``PipelineSchedule`` docstring,
+graphcore/tensorflow ``tensorflow/python/ipu/ops/pipelining_ops.py``: Grouped runs the forward passes of
+the IPUs together, and a schedule is faster when "different IPUs don't spend so much time waiting for each
+other": the IPUs wait for each other at the end of each step of the schedule.)
 """
 
 from __future__ import annotations
