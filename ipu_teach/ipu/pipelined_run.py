@@ -65,6 +65,7 @@ class PipelinedRun:
             transfer,
             spec.neighbour_bytes_per_s,
             spec.ipu_link_latency_s,
+            bsp.SyncKind.CROSS_IPU.cycles(spec) / spec.clock_hz,
         )
         timeline = schedules.time_schedule(schedule, costs, recompute=recompute)
         program = execution_programs.pipelined_program(

@@ -56,6 +56,23 @@ def test_a_sequential_schedule_of_one_micro_batch_is_the_stages_the_transfers_an
     assert sum(costs.forward) + sum(costs.backward) + sum(costs.weight_update) == pytest.approx(stages / MK2.clock_hz)
 
 
+@pytest.mark.parametrize("schedule", list(Schedule))
+def test_the_schedules_timing_is_the_engines_run_of_the_pipeline(schedule):
+    executable = pipelined_tutorial(schedule, accumulation=8, spe=16, samples=256)
+    run, graph = executable.pipeline, executable.graph
+    host_io = bsp.Engine(
+        bsp.Sequence(bsp.HostToDevice(graph.input_bytes), bsp.DeviceToHost(graph.output_bytes)), MK2
+    ).run()
+    runs, micro_batches = 16 // 8, run.schedule.micro_batches
+    # the schedule's picture (pipeline.timing, from the Engine's stage costs and the slots' syncs) is the
+    # Engine's run of the pipelined program, to the Engine's rounding of each transfer up to whole cycles
+    t = executable.timeline
+    transfers = sum(int(t.counts[r]) for r, kind in enumerate(t.kinds) if kind == "ipu-link")
+    expected = runs * (run.timeline.total + micro_batches * host_io.seconds())
+    assert transfers > 0
+    assert expected <= t.seconds() <= expected + 2 * transfers / MK2.clock_hz
+
+
 def test_a_pipelined_profile_shows_the_pipelined_execution(tmp_path):
     with profiling.auto_report(tmp_path):
         executable = pipelined_tutorial()
