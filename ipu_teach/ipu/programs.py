@@ -158,8 +158,9 @@ def pipelined_program(
     )
     finishing = BACKWARD if schedule.training else FORWARD
     body = []
+    starts = np.searchsorted(schedule.slot, np.arange(schedule.slots + 1))  # rows are in slot order
     for slot in range(schedule.slots):
-        rows = np.flatnonzero(schedule.slot == slot)
+        rows = slice(starts[slot], starts[slot + 1])
         kinds, stages = schedule.kind[rows], schedule.stage[rows]
         if infeed is not None:
             body += [infeed] * int(np.count_nonzero((kinds == FORWARD) & (stages == 0)))
