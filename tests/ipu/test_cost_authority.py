@@ -163,3 +163,21 @@ def test_explain_gives_each_lowered_op_and_where_the_time_comes_from():
     assert sum(parts.values()) == device == timeline.total_cycles()
     assert parts["IPU-Link copies (all-reduce, pipeline stage transfers) and their syncs"] > 0  # 2 replicas
     assert lines[-2].split()[-2] == f"{executable.seconds_per_execution * 1e6:,.1f}"
+
+
+def test_the_trace_of_a_pipelined_run_shows_both_ipus_computing_at_once():
+    from ipu_teach.bsp import trace
+
+    executable = pipelined_tutorial(Schedule.Grouped, accumulation=4, spe=4)
+    events = [e for e in trace.chrome_trace_events(executable.timeline) if e["ph"] == "X"]
+    spans = {
+        ipu: [(e["ts"], e["ts"] + e["dur"]) for e in events if e["pid"] == ipu and e["cat"] == "compute"]
+        for ipu in (0, 1)
+    }
+    overlap = sum(
+        max(0.0, min(end0, end1) - max(start0, start1)) for start0, end0 in spans[0] for start1, end1 in spans[1]
+    )
+    assert spans[0] and spans[1] and overlap > 0  # the stages run on their IPUs at the same time
+    # and both IPUs' traces end with the execution: the slots' syncs keep the IPUs in step
+    ends = [max(e["ts"] + e["dur"] for e in events if e["pid"] == ipu) for ipu in (0, 1)]
+    assert ends[0] == pytest.approx(ends[1]) == pytest.approx(executable.timeline.seconds() * 1e6)
