@@ -53,6 +53,8 @@ class Executable:
     """The ModelOutOfMemoryError of a program compiled with debug.allowOutOfMemory that does not fit."""
     synthetic: SyntheticData = NO_SYNTHETIC_DATA
     """Which host streams TF_POPLAR_FLAGS made synthetic when this program was compiled."""
+    steps_per_execution: int = 1
+    """The steps (micro-batches per replica) one execution runs."""
 
     def explain(self) -> str:
         """Returns one line per lowered op and where one execution's simulated time comes from.
@@ -78,7 +80,7 @@ class Executable:
         >>> print(next(line for line in text.splitlines() if "AMP" in line))
         dense MatMul:0 forward 256 AMP 4 4 2,616 0 704
         >>> print(text.splitlines()[-2])
-        one execution (seconds_per_execution) 2,957.0 us
+        one execution (seconds_per_execution) 2,957.0 us 739.3 us
         """
         from .explain import explain
 
@@ -311,6 +313,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         pipelined,
         overflow,
         synthetic,
+        spe,
     )
     if synthetic.active:
         synthetic.tell(model.name)

@@ -110,18 +110,25 @@ def explain(executable) -> str:
             )
         )
     to_us = 1e6 / spec.clock_hz
+    steps = executable.steps_per_execution
     device = timeline.total_cycles()
     overhead = executable.seconds_per_execution - timeline.seconds()
-    lines += ["", "Where one execution's time comes from (simulated, on the busiest IPU):"]
-    for name, what in PARTS:
-        part = time_parts(timeline)[name]
-        if part:
-            lines.append(f"  {what:<72}{part:>14,} cycles {part * to_us:>12,.1f} us")
     lines += [
-        f"  {'the device in all':<72}{device:>14,} cycles {device * to_us:>12,.1f} us",
-        f"  {'the host: launching the execution (hardware.HOST.execution_overhead_s)':<72}"
-        f"{'':>21} {overhead * 1e6:>12,.1f} us",
-        f"  {'one execution (seconds_per_execution)':<72}{'':>21} {executable.seconds_per_execution * 1e6:>12,.1f} us",
+        "",
+        f"Where one execution's time comes from (simulated, on the busiest IPU; {steps:,} step(s) per execution):",
+        f"  {'':<72}{'cycles':>14} {'per execution':>15} {'per step':>12}",
+    ]
+
+    def line(what, seconds, cycles=None):
+        counted = "" if cycles is None else f"{cycles:,}"
+        return f"  {what:<72}{counted:>14} {seconds * 1e6:>12,.1f} us {seconds * 1e6 / steps:>9,.1f} us"
+
+    parts = time_parts(timeline)
+    lines += [line(what, parts[name] * to_us / 1e6, parts[name]) for name, what in PARTS if parts[name]]
+    lines += [
+        line("the device in all", device * to_us / 1e6, device),
+        line("the host: launching the execution (hardware.HOST.execution_overhead_s)", overhead),
+        line("one execution (seconds_per_execution)", executable.seconds_per_execution),
         f"  the first run also pays {_first_run(executable)}",
     ]
     return "\n".join(lines)

@@ -130,11 +130,11 @@ def _explained(executable):
     lines = executable.explain().splitlines()
     blank = lines.index("")
     rows = [line.split() for line in lines[2:blank]]
-    parts = {
-        line.split("  ")[1].strip(): int(line.split()[-4].replace(",", ""))
-        for line in lines[blank:]
-        if " cycles " in line
-    }
+    parts = {}
+    for line in lines[blank + 3 :]:
+        tokens = line.split()
+        if tokens[-5].replace(",", "").isdigit():  # cycles, per execution, "us", per step, "us"
+            parts[line[:74].strip()] = int(tokens[-5].replace(",", ""))
     return lines, rows, parts
 
 
@@ -162,7 +162,9 @@ def test_explain_gives_each_lowered_op_and_where_the_time_comes_from():
     device = parts.pop("the device in all")
     assert sum(parts.values()) == device == timeline.total_cycles()
     assert parts["IPU-Link copies (all-reduce, pipeline stage transfers) and their syncs"] > 0  # 2 replicas
-    assert lines[-2].split()[-2] == f"{executable.seconds_per_execution * 1e6:,.1f}"
+    total = lines[-2].split()
+    assert total[-4] == f"{executable.seconds_per_execution * 1e6:,.1f}"
+    assert total[-2] == f"{executable.seconds_per_execution * 1e6 / 4:,.1f}"  # 4 steps per execution
 
 
 def test_the_trace_of_a_pipelined_run_shows_both_ipus_computing_at_once():
