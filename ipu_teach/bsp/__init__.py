@@ -19,7 +19,7 @@ from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
 from .mapping import bytes_per_tile, ceil_div, intervals, linear_elements_per_tile, linear_tile_of_element
 from .memory import allocated_per_tile, check_tile_memory
-from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Program, Repeat, Sequence
+from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Parallel, Program, Repeat, Sequence
 from .sync import SyncKind
 from .timeline import Timeline
 
@@ -34,6 +34,7 @@ __all__ = [
     "GraphError",
     "HostToDevice",
     "IPULinkCopy",
+    "Parallel",
     "Program",
     "Repeat",
     "Sequence",

@@ -192,7 +192,7 @@ class ModelExtension:
                 f"get_ipu_executable: `{self.name}` has no {mode!r} executable since it was last compiled: "
                 f"call {EXECUTABLE_MODES[mode]} first (compiled since: {ran})"
             )
-        return prepared[mode][0]
+        return prepared[mode].executable
 
     def set_pipelining_options(
         self,

@@ -33,16 +33,13 @@ class LoweredStep:
     output_bytes: int = 0
     temporary: np.ndarray | None = None
     """Per tile, the temporary memory a matrix product needs while it runs (on its main step only)."""
+    unit: str = "vector"
+    """Which of the tiles' units computes it: ``"AMP"`` (the matrix unit, a product's main step) or ``"vector"``."""
 
     @property
     def scope(self) -> str:
         """The layer the op belongs to (``loss`` and ``optimizer`` for the rest)."""
         return self.name.split("/", 1)[0]
-
-    def superstep_cycles(self, spec) -> int:
-        """Cycles of this step alone on one IPU: on-chip sync, exchange, the slowest tile's compute."""
-        exchange = bsp.ceil_div(int(self.received.max(initial=0)), spec.exchange_bytes_per_cycle)
-        return int(self.cycles.max(initial=0)) + spec.sync_cycles_on_chip + exchange
 
     def program(self):
         """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles."""
@@ -120,6 +117,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 np.zeros(spec.tiles, np.int64),
                 output_bytes if k == 0 else 0,
                 matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None,
+                unit="AMP",
             ),
         ]
         if chosen.depth_split > 1:

@@ -9,10 +9,10 @@ import pytest
 from ipu_test_helpers import build, configure, data, ipu_model
 
 import ipu_teach.keras as keras
-from ipu_teach import hardware, ipu
+from ipu_teach import bsp, hardware, ipu
 from ipu_teach.autograd.cost import MatrixProduct
 from ipu_teach.autograd.ops.gelu import GELU
-from ipu_teach.ipu import executor, matrix_plan
+from ipu_teach.ipu import matrix_plan, programs
 from ipu_teach.keras.progbar import Progbar
 
 MK2 = hardware.MK2
@@ -140,7 +140,7 @@ def test_a_new_vector_op_is_costed_from_what_it_declares():
 
 @pytest.mark.parametrize("buffer, expected", [(0, [40, 8, 4000, 12]), (48, [48, 4000, 12]), (10_000, [4060])])
 def test_gradients_are_all_reduced_in_groups_the_buffer_allows(buffer, expected):
-    assert executor.gradient_groups([40, 8, 4000, 12], buffer) == expected
+    assert programs.gradient_groups([40, 8, 4000, 12], buffer) == expected
 
 
 def test_a_larger_cross_replica_sum_buffer_merges_collectives_and_saves_time():
@@ -174,7 +174,7 @@ def test_the_report_shows_the_bytes_each_all_reduce_moved(buffer):
     executable = model.get_ipu_executable("train")
     report = build_report(model.name, "train", executable, ipu.system.current())
     moved = [step.bytesExchanged for step in report.execution.steps if "all-reduce:" in step.name]
-    groups = executor.gradient_groups(executable.graph.gradient_bytes, buffer)
+    groups = programs.gradient_groups(executable.graph.gradient_bytes, buffer)
     assert moved == [-(-group // 2) * 2 for group in groups]  # each of the 2 replicas sends half a group
     assert sum(moved) >= sum(executable.graph.gradient_bytes)
 
@@ -194,7 +194,7 @@ def test_host_io_of_a_pipeline_is_not_part_of_a_stage():
         model.fit(x, y, batch_size=16, epochs=1, verbose=0)
     run = model.get_ipu_executable("train").pipeline
     graph = model.get_ipu_executable("train").graph
-    stage_forward = sum(step.superstep_cycles(MK2) for step in graph.forward) / MK2.clock_hz
+    stage_forward = bsp.Engine(bsp.Sequence([step.program() for step in graph.forward]), MK2).run().seconds()
     assert sum(run.costs.forward) == pytest.approx(stage_forward)  # the stages' own ops, nothing else
     assert run.seconds > run.timeline.total  # the micro-batches' host I/O comes on top
 
