@@ -1,11 +1,14 @@
 """Lowering: a Keras model becomes a simulated IPU program, op by op, through the cost model.
 
 The model runs once on a real batch while ``autograd.record()`` listens; every op it applies
-states its FLOPs, bytes and grains. Each op becomes one BSP superstep: its grains are spread
-linearly over the tiles (fewer grains than tiles leave tiles idle), matrix ops run on the tiles'
-matrix units and the rest on their vector units, and inputs a tile does not hold arrive by
-exchange. Weights, optimizer state and the activations kept for the backward pass are mapped to
-tiles too, which is where the out-of-memory error comes from. Nothing here is measured on the
+states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
+as Poplar lowers it to several compute sets: each matrix product its rearrangement, the product on
+the tiles' matrix units and the reduction of split sums (:mod:`.matrix_plan`); each element-wise
+pass one compute set on the vector units, its elements spread linearly over the tiles (fewer
+elements than tiles leave tiles idle); each reduction a compute set per stage. Inputs a tile does
+not hold (operand slices, a broadcast bias, partial sums) arrive by exchange. Weights, optimizer
+state and the activations kept for the backward pass are mapped to tiles too, which is where the
+out-of-memory error comes from. Nothing here is measured on the
 host: cycles and bytes follow from shapes and the hardware spec alone.
 """
 
