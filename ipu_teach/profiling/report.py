@@ -252,7 +252,7 @@ class Compilation:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.compilation.tile_variables(0, 0)[:2]
-        [('vertexCode', 'vertex code', 5632), ('controlCode', 'control code', 1408)]
+        [('vertexCode', 'vertex code', 6656), ('vertexInstanceState', 'vertex instance state', 1728)]
         """
         self._check_ipu(ipu)
         found = [(v.name, v.category, int(v.perTile[tile])) for v in self.variables if v.ipu == ipu and v.perTile[tile]]
@@ -292,7 +292,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> steps = report.compilation.liveness(0)
         >>> steps[0].index, steps[0].alwaysLiveBytes
-        (0, 90816)
+        (0, 102511)
         """
         self._check_ipu(ipu)
         pick = (lambda v: v.size) if tile is None else (lambda v: int(v.perTile[tile]))
@@ -315,7 +315,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> peak = report.compilation.live_peak(0)
         >>> peak.name, peak.totalBytes
-        ('loss/Mean:5', 91188)
+        ('loss/Mul:3', 102863)
         """
         steps = self.liveness(ipu, tile)
         return max(steps, key=lambda s: s.totalBytes) if steps else None
@@ -405,7 +405,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.total_cycles()
-        87376
+        94556
         """
         return self.timeline().total_cycles()
 
@@ -426,7 +426,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.cycles_by_kind()
-        {'host->device': 39324, 'device->host': 39304, 'compute': 8748}
+        {'host->device': 39324, 'device->host': 39304, 'compute': 15928}
         """
         if not 0 <= ipu < self.numIPUs:
             raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
@@ -443,7 +443,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.totals()
-        {'compute': 3900, 'sync': 56800, 'exchange': 26676}
+        {'compute': 10154, 'sync': 57700, 'exchange': 26702}
         """
         return self.timeline().totals()
 
@@ -457,7 +457,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> round(report.execution.utilisation(), 3)
-        0.013
+        0.035
         """
         total = self.total_cycles()
         return float(self.tileBusyCycles.sum() / (self.tileBusyCycles.size * total)) if total else 0.0
@@ -475,7 +475,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> round(report.execution.tile_balance(0), 2)
-        0.3
+        0.32
         """
         busy = self.tileBusyCycles[ipu]
         return float(busy.mean() / busy.max()) if busy.max(initial=0) else 0.0
