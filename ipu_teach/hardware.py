@@ -69,8 +69,9 @@ class IPUSpec:
     host_link_latency_s: float = _figure("approximate: ~5 us per host transfer (PCIe round trip and DMA set-up)")
     ipus_per_machine: int = _figure("4 IPUs per IPU-M2000 / Bow-2000 (slides)")
     vector_flops_per_cycle: int = _figure(
-        "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle for elementwise work "
-        "(matrix products use the 32 FLOPs/cycle AMP unit instead)",
+        "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle, the rate of a matrix "
+        "product the planner runs on the vector units instead of the AMP (element-wise ops and reductions are "
+        "priced per codelet: VectorCosts)",
         default=2,
     )
     amp_channel_group: int = _figure(
