@@ -14,6 +14,8 @@ exchanges between them). The IPU model prices each from the codelets' cycle figu
 
 from dataclasses import dataclass
 
+from ..hardware import VECTOR_CODELETS
+
 
 @dataclass(frozen=True)
 class MatrixProduct:
@@ -46,6 +48,10 @@ class VectorPass:
     codelet: str
     elements: int
     broadcast: int = 0
+
+    def __post_init__(self):
+        if self.codelet not in VECTOR_CODELETS:
+            raise ValueError(f"VectorPass: no vector codelet {self.codelet!r}: use one of {', '.join(VECTOR_CODELETS)}")
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,11 @@ def test_elementwise_cost_is_one_flop_per_output():
     assert rec.forward == OpCost(12, (12 + 4) * F32, 12 * F32, 12, (), (VectorPass("add", 12, 4),))
 
 
+def test_a_vector_pass_names_a_codelet_the_ipu_model_prices():
+    with pytest.raises(ValueError, match="VectorPass: no vector codelet 'sine': use one of cast, add, scaled_add"):
+        VectorPass("sine", 8)
+
+
 def test_a_broadcast_inputs_gradient_is_a_reduction():
     """numpy broadcast the bias over the rows: its gradient sums them (a Dense bias gradient); the other
     input's gradient is the incoming one, with no pass of its own."""
