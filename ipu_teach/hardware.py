@@ -69,8 +69,9 @@ class IPUSpec:
     host_link_latency_s: float = _figure("approximate: ~5 us per host transfer (PCIe round trip and DMA set-up)")
     ipus_per_machine: int = _figure("4 IPUs per IPU-M2000 / Bow-2000 (slides)")
     vector_flops_per_cycle: int = _figure(
-        "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle for elementwise work "
-        "(matrix products use the 32 FLOPs/cycle AMP unit instead)",
+        "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle, the rate of a matrix "
+        "product the planner runs on the vector units instead of the AMP (element-wise ops and reductions are "
+        "priced per codelet: VectorCosts)",
         default=2,
     )
     amp_channel_group: int = _figure(
@@ -361,12 +362,13 @@ class HostSpec:
     )
     compile_base_s: float = _figure(
         "approximate: with compile_s_per_compute_set, fitted to the tutorial's two compile times: ~30 s for "
-        "training (first epoch 30 s at a whole epoch per execution; 50 compute sets in ipu-teach's lowering) and "
-        "~13.5 s for evaluation (14 s; 18 compute sets). The same two figures serve every configuration",
-        default=4.0,
+        "training (first epoch 30 s at a whole epoch per execution; 78 compute sets in ipu-teach's lowering) and "
+        "~13.5 s for evaluation (14 s; 34 compute sets). The same two figures serve every configuration "
+        "(refitted to the same two figures when reductions and element-wise passes became compute sets of their own)",
+        default=0.75,
     )
     compile_s_per_compute_set: float = _figure(
-        "approximate: see compile_base_s; each compute set adds this much", default=0.53
+        "approximate: see compile_base_s; each compute set adds this much", default=0.375
     )
     executable_load_s: float = _figure(
         "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0
@@ -476,5 +478,97 @@ class CodeSizes:
     )
 
 
+POPOPS = "poplibs lib/popops/popopsCycleEstimators.{cpp,hpp}"
+POPNN = "poplibs lib/popnn/PerformanceEstimation.hpp getNonLinearityOpCycles"
+
+
+@dataclass(frozen=True)
+class VectorCosts:
+    """What the tiles' vector units cost: popops / popnn codelets per fp32 element, reductions, rearrangements.
+
+    Every figure is tile cycles, read off poplibs' cycle estimators (github.com/graphcore/poplibs): a
+    supervisor vertex splits its elements over the 6 workers, and a worker issues every 6th cycle, so a codelet
+    that takes c worker cycles per vector of 2 floats (the 64-bit data path) costs c / 2 tile cycles per
+    element. In fp16 a vector holds 4 values (``Target::getVectorWidth(HALF)``): half the cycles per element.
+    """
+
+    elementwise_vertex_cycles: int = _figure(
+        "a supervisor element-wise vertex's fixed cost: 6 workers x 29 worker cycles + 11 supervisor cycles "
+        f"(BinaryOp1D float, {POPOPS}; basicOpSupervisorOverhead 11)",
+        default=185,
+    )
+    cast: float = _figure(
+        f"0.5: float<->half conversion, 4 values per 2 worker cycles (castWorkerCycles, {POPOPS})", default=0.5
+    )
+    add: float = _figure(
+        "1.5: ADD, SUBTRACT, MULTIPLY float: 1 cycle per vector of 2 + 2 cycles of load/store and loop "
+        f"(binaryOpPerfInfo {{1, true}}, binaryOpInnerLoopCycles, {POPOPS})",
+        default=1.5,
+    )
+    scaled_add: float = _figure(
+        "1.5: a weight update's w += s * g (ScaledAdd) per element, as a binary op: one multiply-add per element "
+        "(getScaledArithmeticSupervisorCycleEstimate, poplibs lib/popops/PerformanceEstimation.cpp)",
+        default=1.5,
+    )
+    relu: float = _figure(f"0.5: RELU float, 1 worker cycle per vector of 2 ({POPNN})", default=0.5)
+    nonlinearity_grad: float = _figure(
+        "1.5: the gradient of RELU, SIGMOID or TANH from the saved output, 3 worker cycles per vector of 2 "
+        "(poplibs lib/popnn/PerformanceEstimation.hpp getNonLinearityGradOpCycles)",
+        default=1.5,
+    )
+    tanh: float = _figure(f"5: TANH and SIGMOID float, 10 worker cycles per vector of 2 ({POPNN})", default=5.0)
+    gelu: float = _figure(f"5: GELU float, 10 worker cycles per vector of 2 ({POPNN})", default=5.0)
+    exp: float = _figure(
+        f"3: EXPONENT float, 6 worker cycles per 2 values (unaryOpPerfInfo {{6, false, 2}}, {POPOPS})", default=3.0
+    )
+    log: float = _figure(f"6: LOGARITHM float, 12 worker cycles per 2 values (unaryOpPerfInfo, {POPOPS})", default=6.0)
+    divide: float = _figure(f"5: DIVIDE float, 10 worker cycles per 2 values (binaryOpPerfInfo, {POPOPS})", default=5.0)
+    reduce: float = _figure(
+        "2.25: a vectorised ADD reduction of float partials: 9 worker cycles per accumulator vector of 4 (load "
+        "2 + 2 + 4 / 2 data path, then 3 of compute and loop) (getCyclesEstimateForReduce, poplibs "
+        "lib/popops/reduction/CycleEstimationFunctions.cpp)",
+        default=2.25,
+    )
+    reduce_vertex_cycles: int = _figure(
+        "366: a reduce vertex's fixed cost on each of the 6 workers: 7 entry/exit + 26 state + 28 per reduction "
+        "(getCyclesEstimateForReduce, poplibs lib/popops/reduction/CycleEstimationFunctions.cpp)",
+        default=366,
+    )
+    reduce_stage_factor: int = _figure(
+        "64: popops adds an intermediate reduction stage (exchange then reduce) while more than 64 partials per "
+        "output are left, splitting them in sqrt(partials) groups (reductionFactorThresholdToAddMoreStages, "
+        "calculateSplit, poplibs lib/popops/reduction/ReductionPlan.{hpp,cpp})",
+        default=64,
+    )
+    transpose: float = _figure(
+        "0.75: rearranging an operand before a matrix product (poplin's regroup / weightsTranspose compute sets "
+        "of lib/poplin/ConvProgramTree.hpp): a Transpose vertex moves a 2x2 float block in 3 worker cycles "
+        "(getTransposeCycleEstimate, poplibs lib/popsparse/PerformanceEstimation.hpp)",
+        default=0.75,
+    )
+    transpose_vertex_cycles: int = _figure(
+        "181: a Transpose supervisor vertex's fixed cost, 7 + 6 workers x 29 (getTransposeCycleEstimate, poplibs "
+        "lib/popsparse/PerformanceEstimation.hpp)",
+        default=181,
+    )
+
+    def cycles_per_element(self, codelet: str, itemsize: int = 4) -> float:
+        """Tile cycles per element of ``codelet`` (a field name) at ``itemsize`` bytes (2: fp16, twice as fast).
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> hardware.VECTOR.cycles_per_element("add"), hardware.VECTOR.cycles_per_element("add", 2)
+        (1.5, 0.75)
+        """
+        figure = getattr(self, codelet, None)
+        if codelet.endswith("_cycles") or not isinstance(figure, float):
+            raise ValueError(f"no vector codelet {codelet!r}: use one of {', '.join(VECTOR_CODELETS)}")
+        return figure / 2 if itemsize == 2 else figure
+
+
 HOST = HostSpec()
 CODE = CodeSizes()
+VECTOR = VectorCosts()
+VECTOR_CODELETS = tuple(f.name for f in dataclasses.fields(VectorCosts) if f.type in (float, "float"))
+"""The codelet names an op may give a VectorPass (hardware.VECTOR's per-element figures)."""

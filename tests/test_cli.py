@@ -29,6 +29,7 @@ def test_info_lists_the_pods_devices_and_the_figures_with_their_sources(capsys):
     assert "Simulated system: IPU-POD16 (16 x GC200 (Mk2) IPUs" in out
     assert "  30    16  0-15" in out  # gc-info's device 30: all sixteen IPUs
     assert "1472 independent IPU-Tiles" in out and "execution_overhead_s" in out
+    assert "reductionFactorThresholdToAddMoreStages" in out  # the vector units' figures, with their sources
 
 
 def test_course_serves_the_notebooks_on_localhost_only():

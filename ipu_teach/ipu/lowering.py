@@ -1,24 +1,32 @@
 """Lowering: a Keras model becomes a simulated IPU program, op by op, through the cost model.
 
 The model runs once on a real batch while ``autograd.record()`` listens; every op it applies
-states its FLOPs, bytes and grains. Each op becomes one BSP superstep: its grains are spread
-linearly over the tiles (fewer grains than tiles leave tiles idle), matrix ops run on the tiles'
-matrix units and the rest on their vector units, and inputs a tile does not hold arrive by
-exchange. Weights, optimizer state, activations and code are laid out on the tiles by
-:mod:`.memory_layout`; the most a tile needs at once is where the out-of-memory error comes from.
-Nothing here is measured on the host: cycles and bytes follow from shapes and the hardware spec alone.
+states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
+as Poplar lowers it to several compute sets: each matrix product its rearrangement, the product on
+the tiles' matrix units and the reduction of split sums (:mod:`.matrix_plan`); each element-wise
+pass one compute set on the vector units, its elements spread linearly over the tiles (fewer
+elements than tiles leave tiles idle); each reduction a compute set per stage. Inputs a tile does
+not hold (operand slices, a broadcast bias, partial sums) arrive by exchange. Weights, optimizer
+state, activations and code are laid out on the tiles by :mod:`.memory_layout`; the most a tile
+needs at once is where the out-of-memory error comes from. Nothing here is measured on the host:
+cycles and bytes follow from shapes and the hardware spec alone.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import record
+from ..autograd.cost import Reduction, VectorPass, elementwise
 from . import matrix_plan, memory_layout
 from .memory_layout import TEMPORARY, MemoryItem
+
+PARTIAL_BYTES = 4
+"""Bytes of one partial sum a reduction exchanges between its stages: popops reduces in float, also for fp16."""
 
 
 @dataclass
@@ -79,36 +87,79 @@ class LoweredGraph:
         return memory_layout.allocated(self.memory, len(self.steps), self.spec.tiles)
 
 
-def _vector_step(name, phase, flops, grains, spec, output_bytes=0) -> LoweredStep:
-    """One compute set on the vector units: the grains spread over the tiles, each busy tile paying its
-    FLOPs at the vector rate plus a vertex's fixed cost; the data is already where it is needed."""
-    grains_per_tile = memory_layout.spread(grains, spec.tiles)
-    flops_per_tile = grains_per_tile * (flops / max(grains, 1))
+def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0) -> list:
+    """The compute sets of one item of an op's vector work (``autograd.cost``): a VectorPass is one compute set
+    of its codelet, a Reduction several (see :func:`_reduction_steps`). The first is named ``name``."""
+    if isinstance(work, Reduction):
+        return _reduction_steps(name, phase, work, spec, flops, output_bytes)
+    per_tile = memory_layout.spread(work.elements, spec.tiles)
+    rate = hardware.VECTOR.cycles_per_element(work.codelet, itemsize)
     cycles = np.where(
-        grains_per_tile > 0,
-        np.ceil(flops_per_tile / spec.vector_flops_per_cycle).astype(np.int64) + spec.vertex_overhead_cycles,
-        0,
+        per_tile > 0, np.ceil(per_tile * rate).astype(np.int64) + hardware.VECTOR.elementwise_vertex_cycles, 0
     )
-    return LoweredStep(name, phase, int(flops), cycles, np.zeros(spec.tiles, np.int64), output_bytes)
+    # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use
+    received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
+    return [LoweredStep(name, phase, int(flops), cycles, received, output_bytes)]
+
+
+def _reduce_cycles(inputs_per_tile) -> np.ndarray:
+    """Cycles of a reduce compute set: each tile with inputs reduces them (popops' reduce vertices)."""
+    vector = hardware.VECTOR
+    return np.where(
+        inputs_per_tile > 0, np.ceil(inputs_per_tile * vector.reduce).astype(np.int64) + vector.reduce_vertex_cycles, 0
+    )
+
+
+def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0) -> list:
+    """``popops::reduce`` as poplibs plans it (lib/popops/reduction/ReductionStages.cpp): each tile first
+    reduces the values it holds to partials, with no exchange; then, while more than ``reduce_stage_factor``
+    partials per output are left, an intermediate stage exchanges them in groups of sqrt(partials per output)
+    to reducing tiles; a last stage exchanges what is left to the outputs' tiles and reduces it. Every stage
+    is a compute set, and each after the first an exchange of float partials (4 bytes)."""
+    per_tile = memory_layout.spread(work.elements, spec.tiles)
+    steps = [
+        LoweredStep(name, phase, int(flops), _reduce_cycles(per_tile), np.zeros(spec.tiles, np.int64), output_bytes)
+    ]
+    partials = int(np.minimum(per_tile, work.outputs).sum())  # each tile's values touch at most every output
+    stage = 1
+    while partials > work.outputs:
+        if partials > work.outputs * hardware.VECTOR.reduce_stage_factor:
+            group = math.isqrt(bsp.ceil_div(partials, work.outputs) - 1) + 1  # ceil(sqrt(partials per output))
+            remaining = bsp.ceil_div(partials, group)
+        else:
+            remaining = work.outputs
+        inputs = memory_layout.spread(remaining, spec.tiles) * bsp.ceil_div(partials, remaining)
+        steps.append(LoweredStep(f"{name}/stage{stage}", phase, 0, _reduce_cycles(inputs), inputs * PARTIAL_BYTES))
+        partials, stage = remaining, stage + 1
+    return steps
+
+
+def _transpose_cycles(received, phase, itemsize) -> np.ndarray:
+    """The rearrangement compute set before a backward product: the pass transposes (and, for a convolution's
+    data gradient, flips) an operand it received (poplin's ConvProgramTree: ``weightsTranspose`` "if this is
+    for the backwards pass", ``transposeCSActs``). Forward products receive their operands in the layout they
+    need: the exchange alone."""
+    if phase != "backward":
+        return np.zeros_like(received)
+    vector = hardware.VECTOR
+    elements = bsp.ceil_div(received, itemsize)
+    return np.where(
+        elements > 0, np.ceil(elements * vector.transpose).astype(np.int64) + vector.transpose_vertex_cycles, 0
+    )
 
 
 def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) -> list:
     """The compute sets one matrix product lowers to (see :mod:`.matrix_plan`): the operands' rearrangement
-    (an exchange), the convolution on the AMP and, if the depth is split, the reduction of the partials;
-    all of them once per serial pass (later passes named ``.../serialK/...``)."""
+    (an exchange, and in the backward pass a transpose), the convolution on the AMP and, if the depth is split,
+    the reduction of the partials; all of them once per serial pass (later passes named ``.../serialK/...``)."""
     chosen = matrix_plan.plan(product, spec, itemsize, options)
     used = chosen.tiles
     steps = []
     for k in range(chosen.serial_split):
         label = name if k == 0 else f"{name}/serial{k}"
+        received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
         steps += [
-            LoweredStep(
-                f"{label}/transform",
-                phase,
-                0,
-                np.zeros(spec.tiles, np.int64),
-                matrix_plan.per_tile(chosen.transform_bytes, used, spec),
-            ),
+            LoweredStep(f"{label}/transform", phase, 0, _transpose_cycles(received, phase, itemsize), received),
             LoweredStep(
                 label,
                 phase,
@@ -149,16 +200,19 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
             output_bytes if j == 0 else 0,
             options,
         )
-    if cost.vector_flops:
-        steps.append(
-            _vector_step(
-                f"{name}/vector" if cost.products else name,
-                phase,
-                cost.vector_flops,
-                cost.grains,
-                spec,
-                0 if cost.products else output_bytes,
-            )
+    seen = {}
+    for k, work in enumerate(cost.vector):
+        label = work.codelet if isinstance(work, VectorPass) else "reduction"
+        seen[label] = seen.get(label, 0) + 1
+        first = not steps  # an op without products: its first vector step carries its name and output
+        steps += _vector_steps(
+            name if first else f"{name}/{label}{seen[label] if seen[label] > 1 else ''}",
+            phase,
+            work,
+            spec,
+            itemsize,
+            cost.vector_flops if k == 0 else 0,  # the FLOPs a profile shows, on the op's first vector step
+            output_bytes if first else 0,
         )
     return steps
 
@@ -236,11 +290,14 @@ def _host_itemsize(array) -> int:
 
 def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
     """One compute set per weight tensor, as each variable's update (or accumulation) is its own op in
-    TensorFlow: small tensors leave most tiles idle and pay a sync each."""
-    return [
-        _vector_step(f"{w.name.rsplit(':', 1)[0]}/{what}", phase, flops_per_weight * int(w.size), int(w.size), spec)
-        for w in weights
-    ]
+    TensorFlow: small tensors leave most tiles idle and pay a sync each. Each value costs one ScaledAdd element
+    per 2 of its FLOPs (a multiply-add), at least one (an accumulation's add)."""
+    steps = []
+    for w in weights:
+        (work,) = elementwise("scaled_add", bsp.ceil_div(flops_per_weight, 2) * int(w.size))
+        name = f"{w.name.rsplit(':', 1)[0]}/{what}"
+        steps += _vector_steps(name, phase, work, spec, w.dtype.itemsize, flops_per_weight * int(w.size))
+    return steps
 
 
 def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None) -> LoweredGraph:

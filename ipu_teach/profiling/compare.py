@@ -102,7 +102,7 @@ def compare_reports(source: Report, target: Report) -> str:
                                                 sequential_trai sequential_trai
     memory: total (bytes)                                88,712          88,712               0
     ...
-    execution: tile utilisation (%)                      1.3             1.3             0.0
+    execution: tile utilisation (%)                      3.5             3.5             0.0
     """
     rows = comparison_rows(source, target)
     width = max(len(r.name) for r in rows) + 2

@@ -446,7 +446,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.total_cycles()
-        87376
+        94556
         """
         return self.timeline().total_cycles()
 
@@ -467,7 +467,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.cycles_by_kind()
-        {'host->device': 39324, 'device->host': 39304, 'compute': 8748}
+        {'host->device': 39324, 'device->host': 39304, 'compute': 15928}
         """
         if not 0 <= ipu < self.numIPUs:
             raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
@@ -484,7 +484,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.totals()
-        {'compute': 3900, 'sync': 56800, 'exchange': 26676}
+        {'compute': 10154, 'sync': 57700, 'exchange': 26702}
         """
         return self.timeline().totals()
 
@@ -498,7 +498,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> round(report.execution.utilisation(), 3)
-        0.013
+        0.035
         """
         total = self.total_cycles()
         return float(self.tileBusyCycles.sum() / (self.tileBusyCycles.size * total)) if total else 0.0
@@ -516,7 +516,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> round(report.execution.tile_balance(0), 2)
-        0.3
+        0.32
         """
         busy = self.tileBusyCycles[ipu]
         return float(busy.mean() / busy.max()) if busy.max(initial=0) else 0.0

@@ -92,7 +92,7 @@ def print_profile_summary(report: Report, top: int = 5) -> None:
     Memory:
     ...
     Execution (one execution):
-      87,376 cycles = 65.7 us simulated; compute 3,900 (4.5%), sync 56,800 (65.0%), exchange 26,676 (30.5%)
+      94,556 cycles = 71.1 us simulated; compute 10,154 (10.7%), sync 57,700 (61.0%), exchange 26,702 (28.2%)
     ...
     """
     print(profile_summary(report, top))
