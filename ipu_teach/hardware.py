@@ -397,21 +397,33 @@ class HostSpec:
         default=2.8e-3,
     )
     compile_base_s: float = _figure(
-        "approximate: with compile_s_per_compute_set, fitted to the tutorial's two compile times: ~30 s for "
-        "training (first epoch 30 s at a whole epoch per execution; 50 compute sets in ipu-teach's lowering) and "
-        "~13.5 s for evaluation (14 s; 18 compute sets). The same two figures serve every configuration",
-        default=4.0,
+        "approximate: the fixed part of a compilation (framework graph construction, Poplar's start, loading the "
+        "executable); fitted with the two below by benchmarks/fit_compile_time.py to the Keras tutorial's eight "
+        "compile times (training ~30-32 s, evaluation ~14 s, 1 IPU, 2 replicas and a 2-IPU pipeline: 36 s and "
+        "17 s), first-epoch time less the epoch's logged run time",
+        default=3.9,
     )
-    compile_s_per_compute_set: float = _figure(
-        "approximate: see compile_base_s; each compute set adds this much", default=0.53
+    compile_s_per_working_tile_step: float = _figure(
+        "approximate: per compute set and tile working in it, the vertices, their state and the exchange code "
+        "Poplar generates (ipu_teach.ipu.compile_time); fitted with compile_base_s",
+        default=3.8e-4,
+    )
+    compile_s_per_program_tile_step: float = _figure(
+        "approximate: per superstep of the program and tile of each IPU of a replica, the control code and sync "
+        "every tile holds, working or not (why a pipeline's IPUs add compile time); fitted with compile_base_s",
+        default=8.1e-5,
     )
     executable_load_s: float = _figure(
         "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0
     )
 
-    def compile_seconds(self, compute_sets: int) -> float:
-        """Simulated seconds to compile a program of ``compute_sets`` supersteps."""
-        return self.compile_base_s + self.compile_s_per_compute_set * compute_sets
+    def compile_seconds(self, size) -> float:
+        """Simulated seconds to compile a graph of ``size`` (an ``ipu_teach.ipu.compile_time.GraphSize``)."""
+        return (
+            self.compile_base_s
+            + self.compile_s_per_working_tile_step * size.working_tile_steps
+            + self.compile_s_per_program_tile_step * size.program_tile_steps
+        )
 
 
 CODE_CATEGORIES = (

@@ -21,7 +21,7 @@ from ..autograd import precision
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
+from . import compile_time, executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import options_of
 from .lowering import lower, split_by_stage
@@ -302,7 +302,7 @@ class IPUExecutor:
         else:
             timeline = bsp.Engine(self._program(graph, 1, 1, 1, synthetic=synthetic), spec, ipus=1).run()
             device_seconds = pipelined.seconds
-        compile_seconds = hardware.HOST.compile_seconds(graph.compute_sets)
+        compile_seconds = compile_time.compile_seconds(graph, None if pipelined is None else pipelined.stage_graphs)
         cached = executable_cache.load(key)
         due = hardware.HOST.executable_load_s if cached else compile_seconds
         if cached:
