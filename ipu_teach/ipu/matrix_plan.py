@@ -116,12 +116,13 @@ def vector_cycles(flops: int, spec, vertices: int = 1) -> int:
 def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions = DEFAULT_OPTIONS) -> ProductPlan:
     """The cheapest split of ``product`` over ``spec.tiles`` tiles whose temporary memory fits the options'
     share of a tile; serial splits only where no plan fits without them (the least memory if none fits)."""
-    group = spec.channel_group("float16" if itemsize == 2 else "float32")
+    dtype = "float16" if itemsize == 2 else "float32"
+    in_group, out_group = spec.channel_group(dtype), spec.output_channel_group(dtype, options.partials_type)
     allowed = options.temporary_bytes_allowed(spec)
     best, best_cycles, smallest = None, None, None
-    for serial in _splits(ceil_div(product.cols, group)):
-        for cols_split in _splits(ceil_div(product.cols, group)):
-            for depth_split in _splits(ceil_div(product.depth, group)):
+    for serial in _splits(ceil_div(product.cols, out_group)):
+        for cols_split in _splits(ceil_div(product.cols, out_group)):
+            for depth_split in _splits(ceil_div(product.depth, in_group)):
                 if cols_split * depth_split > spec.tiles:
                     continue
                 rows_split = min(product.rows, spec.tiles // (cols_split * depth_split))

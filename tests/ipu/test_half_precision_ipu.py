@@ -238,3 +238,14 @@ def test_pipeline_stage_options_set_one_stages_memory_proportion():
             gradient_accumulation_steps_per_replica=4,
             forward_propagation_stages_poplar_options=[{"availableMemoryProportion": "0.1"}],
         )
+
+
+def test_the_planner_splits_output_channels_by_the_conv_units_of_the_partials_type():
+    """fp16 with float partials makes 8 output channels a pass, as fp32 does: the planner splits the output
+    channels in eights (32 channels over 4 tiles), so a 1-channel convolution is never slower than in fp32."""
+    first_conv = MatrixProduct(rows=64 * 26 * 26, depth=9, cols=32, channels=1)
+    fp32, fp16 = matrix_plan.plan(first_conv, MK2, 4), matrix_plan.plan(first_conv, MK2, 2)
+    assert fp16.cols_split == fp32.cols_split == 4
+    assert fp16.compute_cycles == fp32.compute_cycles and fp16.cycles(MK2) < fp32.cycles(MK2)
+    half = matrix_plan.plan(first_conv, MK2, 2, matrix_plan.MatrixOptions(partials_type="half"))
+    assert half.cycles(MK2) < fp16.cycles(MK2)
