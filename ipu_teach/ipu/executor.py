@@ -28,7 +28,7 @@ from ..keras.engine import atomic_step
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
+from . import compile_time, executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import options_of
@@ -283,7 +283,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         timeline = bsp.Engine(program, spec, ipus=replicas).run()
     else:
         timeline = pipelined.execution
-    compile_seconds = hardware.HOST.compile_seconds(graph.compute_sets)
+    compile_seconds = compile_time.compile_seconds(graph, None if pipelined is None else pipelined.stage_graphs)
     cached = executable_cache.load(key)
     due = hardware.HOST.executable_load_s if cached else compile_seconds
     if cached:
