@@ -36,7 +36,8 @@ def test_exercise_2_shows_the_thin_first_convolution_gaining_least(capsys):
     assert len(speedups) == 4
     first_float, first_half, second_float, second_half = speedups
     assert first_float == 1.0  # 1 input channel: one pass per kernel position in fp32 and fp16 alike
-    assert first_float < first_half < 2 and 1 < second_float < 2 < second_half < 4
+    # the products' AMP passes gain 2x (float partials) or 4x (half); the vector work around them 2x in fp16
+    assert first_float < first_half < 2 and 1 < second_float < second_half < 4
     assert second_half > first_half and second_float > first_float
 
 
