@@ -5,8 +5,9 @@ accumulates its micro-batches with the model's reduction method and the replicas
 summed before one update, as Graphcore's Keras does (``gradient_accumulation``: R replicas of
 batch b step like the CPU with batch R*b at R times the learning rate). Time is simulated: each
 execution costs the host's launch overhead plus the BSP Engine's cycles for streaming the
-batches in, looping ``steps_per_execution`` steps on the device, all-reducing gradients over
-IPU-Links and updating the weights; the first run of an executable also pays its compile time.
+batches in (waiting for the host when its simulated input pipeline is slower, :mod:`.host`), looping
+``steps_per_execution`` steps on the device, all-reducing gradients over IPU-Links and updating the weights;
+the first run of an executable also pays its compile time.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..autograd import precision
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from . import executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
+from . import executable_cache, host, messages, out_of_memory, pipelining, poplar_options, preparation
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import options_of
 from .lowering import lower, split_by_stage
@@ -111,6 +112,11 @@ class PipelinedRun:
             for g in split_by_stage(graph, plan.stage_of_layer, [1] * plan.stages)
         ]
         runs = spe // micro_batches
+        if not synthetic.infeed:  # a late host makes every micro-batch wait before its infeed
+            samples, per_micro_batch = graph.micro_batch * replicas, timeline.total / micro_batches + host_io
+            waits = host.late_host_waits(samples, per_micro_batch)
+            host.tell_if_late(waits, samples, per_micro_batch)
+            host_io += bsp.Engine(bsp.Sequence(waits), spec).run().seconds()
         seconds_total = runs * (timeline.total + micro_batches * host_io)
         if training and replicas > 1:
             seconds_total += runs * _all_reduce_seconds(graph, spec, replicas, buffer_bytes)
@@ -171,12 +177,14 @@ def _optimizer_structure(optimizer) -> dict:
 
 
 class IPUExecutor:
-    """Runs fit / evaluate / predict of one model on the IPUs the system configuration selected."""
+    """Runs fit / evaluate / predict of one model on the IPUs the system configuration selected; ``host_api``
+    names the front end that calls each execution (``hardware.HOST_APIS``), whose host cost per call differs."""
 
     time_note = "(simulated)"
 
-    def __init__(self, model):
-        self.model = model
+    def __init__(self, model, host_api: str = "keras"):
+        hardware.HOST.execution_seconds(host_api)  # names the APIs if this one is unknown
+        self.model, self.host_api = model, host_api
         self.executables = {}
         self.configuration = None
         """The system configuration ``executables`` were compiled for."""
@@ -291,17 +299,27 @@ class IPUExecutor:
         if mode == "train" and accumulation > 1:  # compiled into the accumulation loop
             description["gradient_accumulation_reduction_method"] = self.reduction.name
         key = executable_cache.key_of(description)
-        if key in self.executables:
-            return self.executables[key]
+        # the input pipeline's rate is the host's, not the program's: it changes the time, not the executable
+        in_memory = (key, host.input_pipeline_rate())
+        if in_memory in self.executables:
+            return self.executables[in_memory]
         if pipelined is None:
             program = self._program(
-                graph, spe, accumulation, replicas, configuration.cross_replica_sum_buffer_bytes, synthetic, io_tiles
+                graph,
+                spe,
+                accumulation,
+                replicas,
+                configuration.cross_replica_sum_buffer_bytes,
+                synthetic,
+                io_tiles,
+                tell_host_late=True,
             )
             timeline = bsp.Engine(program, spec, ipus=replicas).run()
             device_seconds = timeline.seconds()
         else:
             timeline = bsp.Engine(self._program(graph, 1, 1, 1, synthetic=synthetic), spec, ipus=1).run()
             device_seconds = pipelined.seconds
+        call = bsp.Engine(host.execution_program(self.host_api), spec, ipus=configuration.num_ipus).run()
         compile_seconds = hardware.HOST.compile_seconds(graph.compute_sets)
         cached = executable_cache.load(key)
         due = hardware.HOST.executable_load_s if cached else compile_seconds
@@ -326,7 +344,7 @@ class IPUExecutor:
             key,
             graph,
             timeline,
-            hardware.HOST.execution_overhead_s + device_seconds,
+            call.seconds() + device_seconds,
             compile_seconds,
             bool(cached),
             pipelined,
@@ -335,16 +353,27 @@ class IPUExecutor:
         )
         if synthetic.active:
             synthetic.tell(model.name)
-        self.executables[key] = executable
+        self.executables[in_memory] = executable
         capture.on_compile(model, mode, executable, configuration, options)
         self._compile_due = due
         return executable
 
     @staticmethod
-    def _program(graph, spe, accumulation, replicas, buffer_bytes=0, synthetic=NO_SYNTHETIC_DATA, io_tiles=None):
+    def _program(
+        graph,
+        spe,
+        accumulation,
+        replicas,
+        buffer_bytes=0,
+        synthetic=NO_SYNTHETIC_DATA,
+        io_tiles=None,
+        tell_host_late=False,
+    ):
         """One execution: ``spe`` steps, each taking its batch from the infeed and giving its results to
         the outfeed (host streams, as Keras' IPU loops do, or through I/O tiles while the previous step
-        computes), with the gradient all-reduce and the weight update after every ``accumulation`` steps."""
+        computes), with the gradient all-reduce and the weight update after every ``accumulation`` steps. Each step
+        first waits for the host if the simulated input pipeline makes its batches more slowly than the device
+        runs it (``tell_host_late``: say so)."""
         compute = [s.program() for s in graph.forward + graph.backward]
         if io_tiles is not None and io_tiles.count:
             io_tiles.check_fits(graph.input_bytes + graph.output_bytes, graph.spec)
@@ -355,6 +384,22 @@ class IPUExecutor:
         else:
             infeed, outfeed = host_streams(graph, synthetic)
         micro = bsp.Sequence([*infeed, *compute, *outfeed], label="step")
+        program = IPUExecutor._loop(graph, micro, spe, accumulation, replicas, buffer_bytes)
+        if synthetic.infeed:
+            return program
+        # the host makes every replica's batch while the device runs a step (updates included)
+        samples, step_seconds = graph.micro_batch * replicas, bsp.Engine(program, graph.spec, replicas).run().seconds()
+        waits = host.late_host_waits(samples, step_seconds / spe)
+        if tell_host_late:
+            host.tell_if_late(waits, samples, step_seconds / spe)
+        if not waits:
+            return program
+        micro = bsp.Sequence([*waits, micro], label="step")
+        return IPUExecutor._loop(graph, micro, spe, accumulation, replicas, buffer_bytes)
+
+    @staticmethod
+    def _loop(graph, micro, spe, accumulation, replicas, buffer_bytes):
+        """``spe`` runs of the step ``micro``, with the accumulation, all-reduce and weight update of training."""
         if graph.mode != "train":
             return bsp.Repeat(spe, micro, label="steps_per_execution")
         accumulate = [s.program() for s in graph.update if s.phase == "accumulate"]

@@ -405,14 +405,14 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.total_cycles()
-        87376
+        87416
         """
         return self.timeline().total_cycles()
 
     def cycles_by_kind(self, ipu: int = 0) -> dict:
         """Returns where the time of one execution goes on IPU ``ipu``: cycles summed per kind of step, largest first.
 
-        The kinds are compute, exchange, host->device, device->host and ipu-link: the breakdown
+        The kinds are compute, exchange, host->device, device->host, host wait and ipu-link: the breakdown
         that shows, for instance, how much of a step is host I/O.
 
         Args:
@@ -426,7 +426,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.cycles_by_kind()
-        {'host->device': 39324, 'device->host': 39304, 'compute': 8748}
+        {'host->device': 39362, 'device->host': 39306, 'compute': 8748}
         """
         if not 0 <= ipu < self.numIPUs:
             raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
@@ -443,7 +443,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.totals()
-        {'compute': 3900, 'sync': 56800, 'exchange': 26676}
+        {'compute': 3900, 'sync': 56800, 'exchange': 26716}
         """
         return self.timeline().totals()
 

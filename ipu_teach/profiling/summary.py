@@ -85,7 +85,7 @@ def print_profile_summary(report: Report, top: int = 5) -> None:
     Memory:
     ...
     Execution (one execution):
-      87,376 cycles = 65.7 us simulated; compute 3,900 (4.5%), sync 56,800 (65.0%), exchange 26,676 (30.5%)
+      87,416 cycles = 65.7 us simulated; compute 3,900 (4.5%), sync 56,800 (65.0%), exchange 26,716 (30.6%)
     ...
     """
     print(profile_summary(report, top))

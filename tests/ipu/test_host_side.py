@@ -1,0 +1,83 @@
+"""The host as a part of its own (issue 20): the front end's cost per execution, and a simulated input pipeline
+that can leave the IPU waiting. Times are derived from the same run's timeline and hardware.HostSpec's figures,
+never written down here."""
+
+import pytest
+from ipu_test_helpers import configure, data, fit, ipu_model
+
+from ipu_teach import bsp, hardware, ipu
+from ipu_teach.ipu.executor import IPUExecutor
+
+X, Y = data(256)
+BATCH = 32
+SPE = 8
+
+
+def _executable(num_ipus=1):
+    configure(num_ipus)
+    model = ipu_model(steps_per_execution=SPE)
+    fit(model, X, Y, BATCH)
+    return model.get_ipu_executable("train")
+
+
+def _wait_rows(timeline):
+    return [r for r, kind in enumerate(timeline.kinds) if kind == "host wait"]
+
+
+def test_an_execution_costs_the_host_call_of_its_front_end_beside_the_device_program():
+    executable = _executable()
+    call = bsp.Engine(bsp.HostCall("keras"), executable.graph.spec).run().seconds()
+    assert call == pytest.approx(hardware.HOST.execution_overhead_s)
+    assert executable.seconds_per_execution == pytest.approx(call + executable.timeline.seconds(), rel=1e-12)
+    assert "host call" not in executable.timeline.kinds  # host time between executions is not in the device profile
+
+
+def test_the_front_end_is_named_and_checked():
+    assert IPUExecutor(None).host_api == "keras"
+    assert IPUExecutor(None, host_api="poptorch").host_api == "poptorch"
+    with pytest.raises(ValueError, match=r"host API 'popxl' is not one of \('keras', 'custom_loop', 'poptorch'\)"):
+        IPUExecutor(None, host_api="popxl")
+
+
+def test_a_slow_input_pipeline_makes_the_ipu_wait_for_the_host(capsys):
+    fast = _executable()
+    step = fast.timeline.seconds() / SPE  # the device's step with its streams, the host keeping up
+    rate = BATCH / (3 * step)  # a pipeline that takes three device steps to make one batch
+    ipu.host.simulate_input_pipeline(rate)
+    slow = _executable()
+    rows = _wait_rows(slow.timeline)
+    assert len(rows) == 1 and slow.timeline.counts[rows[0]] == SPE
+    assert slow.timeline.labels[rows[0]] == "StreamCopyBegin (host late)"
+    # host-bound: each step lasts as long as the host takes to make its batch
+    assert slow.timeline.seconds() / SPE == pytest.approx(BATCH / rate, rel=1e-5)
+    assert slow.seconds_per_execution - fast.seconds_per_execution == pytest.approx(SPE * 2 * step, rel=1e-5)
+    assert "is slower than the IPU runs the program" in capsys.readouterr().out
+
+
+def test_a_pipeline_faster_than_the_device_costs_nothing():
+    fast = _executable()
+    ipu.host.simulate_input_pipeline(10 * BATCH * SPE / fast.timeline.seconds())
+    same = _executable()
+    assert not _wait_rows(same.timeline)
+    assert same.seconds_per_execution == fast.seconds_per_execution
+
+
+def test_replicas_share_the_input_pipeline():
+    """Two replicas take two batches per step from one host pipeline."""
+    two = _executable(num_ipus=2)
+    step = two.timeline.seconds() / (SPE // 2)
+    ipu.host.simulate_input_pipeline(2 * BATCH / (2 * step))  # two batches in two device steps
+    slow = _executable(num_ipus=2)
+    assert slow.timeline.seconds() / (SPE // 2) == pytest.approx(2 * step, rel=1e-5)
+
+
+@pytest.mark.parametrize("bad", [0, -5.0, float("inf"), float("nan"), "fast", True])
+def test_the_pipeline_rate_is_checked(bad):
+    with pytest.raises(ValueError, match=r"simulate_input_pipeline: samples_per_second must be a positive number"):
+        ipu.host.simulate_input_pipeline(bad)
+
+
+def test_resetting_the_system_gives_back_a_host_that_keeps_up():
+    ipu.host.simulate_input_pipeline(100)
+    ipu.system.reset()
+    assert ipu.host.input_pipeline_rate() is None
