@@ -81,3 +81,40 @@ def test_resetting_the_system_gives_back_a_host_that_keeps_up():
     ipu.host.simulate_input_pipeline(100)
     ipu.system.reset()
     assert ipu.host.input_pipeline_rate() is None
+
+
+def test_the_profile_shows_the_wait_as_stream_copy_begin():
+    from ipu_teach.profiling.build import execution_of, program_tree
+
+    ipu.host.simulate_input_pipeline(1_000)  # far slower than any device step here
+    slow = _executable()
+    assert "StreamCopyBegin" in repr(program_tree(slow.timeline))
+    by_kind = execution_of(slow.timeline, slow.graph).cycles_by_kind()
+    assert next(iter(by_kind)) == "host wait"  # the largest part of a host-bound step
+
+
+def test_a_pipelined_run_waits_for_a_late_host_on_every_micro_batch():
+    from ipu_teach import keras
+
+    def pipelined_seconds():
+        configure(2)
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            inputs = keras.Input(shape=(X.shape[1],))
+            with keras.ipu.PipelineStage(0):
+                hidden = keras.layers.Dense(16, activation="relu")(inputs)
+            with keras.ipu.PipelineStage(1):
+                outputs = keras.layers.Dense(Y.shape[1])(hidden)
+            model = keras.Model(inputs, outputs)
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=SPE)
+            model.compile("sgd", "mse", steps_per_execution=SPE)
+        fit(model, X, Y, BATCH)
+        return model.get_ipu_executable("train").seconds_per_execution
+
+    fast = pipelined_seconds()
+    rate = 1_000  # BATCH samples take 32 ms, far longer than a micro-batch on the device
+    ipu.host.simulate_input_pipeline(rate)
+    slow = pipelined_seconds()
+    call = bsp.Engine(bsp.HostCall("keras"), hardware.MK2, ipus=2).run().seconds()
+    assert slow > fast
+    # host-bound: every micro-batch lasts as long as the host takes to make it, the device's work hidden behind
+    assert slow - call == pytest.approx(SPE * BATCH / rate, rel=1e-6)
