@@ -4,10 +4,10 @@ Numerics are the CPU's: each replica's micro-batch gradient is computed with num
 accumulates its micro-batches with the model's reduction method and the replicas' results are
 summed before one update, as Graphcore's Keras does (``gradient_accumulation``: R replicas of
 batch b step like the CPU with batch R*b at R times the learning rate). Time is simulated: each
-execution costs the host's launch overhead plus the BSP Engine's cycles for streaming the
-batches in (waiting for the host when its simulated input pipeline is slower, :mod:`.host`), looping
-``steps_per_execution`` steps on the device, all-reducing gradients over IPU-Links and updating the weights;
-the first run of an executable also pays its compile time.
+execution costs the host's call from its front end (``hardware.HostSpec``, a ``bsp.HostCall``) plus the BSP
+Engine's cycles for streaming the batches in (waiting for the host when its simulated input pipeline is slower,
+:mod:`.host`), looping ``steps_per_execution`` steps on the device, all-reducing gradients over IPU-Links and
+updating the weights; the first run of an executable also pays its compile time.
 """
 
 from __future__ import annotations
