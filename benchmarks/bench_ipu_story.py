@@ -66,7 +66,7 @@ def training_executable(batch, replicas, steps_per_execution, system="IPU-POD16"
     adapter = DataAdapter(batches, steps=steps_per_execution * replicas, what="fit")
     with contextlib.redirect_stdout(io.StringIO()):  # the INFO lines are the tests' business
         model.executor().prepare(model, "train", adapter)
-    return model.executor().executable
+    return model.get_ipu_executable("train")
 
 
 def per_step_seconds(executable, steps_per_execution):

@@ -69,8 +69,9 @@ class IPUSpec:
     host_link_latency_s: float = _figure("approximate: ~5 us per host transfer (PCIe round trip and DMA set-up)")
     ipus_per_machine: int = _figure("4 IPUs per IPU-M2000 / Bow-2000 (slides)")
     vector_flops_per_cycle: int = _figure(
-        "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle for elementwise work "
-        "(matrix products use the 32 FLOPs/cycle AMP unit instead)",
+        "approximate: the tile's 64-bit vector unit does 2 fp32 operations per cycle, the rate of a matrix "
+        "product the planner runs on the vector units instead of the AMP (element-wise ops and reductions are "
+        "priced per codelet: VectorCosts)",
         default=2,
     )
     amp_channel_group: int = _figure(
@@ -399,12 +400,13 @@ class HostSpec:
     )
     compile_base_s: float = _figure(
         "approximate: with compile_s_per_compute_set, fitted to the tutorial's two compile times: ~30 s for "
-        "training (first epoch 30 s at a whole epoch per execution; 50 compute sets in ipu-teach's lowering) and "
-        "~13.5 s for evaluation (14 s; 18 compute sets). The same two figures serve every configuration",
-        default=4.0,
+        "training (first epoch 30 s at a whole epoch per execution; 78 compute sets in ipu-teach's lowering) and "
+        "~13.5 s for evaluation (14 s; 34 compute sets). The same two figures serve every configuration "
+        "(refitted to the same two figures when reductions and element-wise passes became compute sets of their own)",
+        default=0.75,
     )
     compile_s_per_compute_set: float = _figure(
-        "approximate: see compile_base_s; each compute set adds this much", default=0.53
+        "approximate: see compile_base_s; each compute set adds this much", default=0.375
     )
     executable_load_s: float = _figure(
         "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0
@@ -462,32 +464,186 @@ CODE_CATEGORIES = (
 )
 """PopVision's memory categories that are code or runtime state rather than tensors (always live)."""
 
+ALWAYS_LIVE_VARIABLES = "always-live variables"
+NOT_ALWAYS_LIVE_VARIABLES = "not-always-live variables"
+POPVISION_CATEGORIES = (ALWAYS_LIVE_VARIABLES, NOT_ALWAYS_LIVE_VARIABLES) + CODE_CATEGORIES
+"""PopVision's categories of tile memory: tensors by liveness (its Liveness Report's always-live and
+not-always-live variables), then code and runtime state (its Memory Report's vertex code, control code,
+exchange code, vertex instances, stack). Every tensor also has a role (weights, activations, ...)."""
+
+
+def popvision_category(role: str, always_live: bool) -> str:
+    """PopVision's category of a memory item with ``role`` (``"activations"``, ``"vertex code"``, ...).
+
+    Example:
+
+    >>> from ipu_teach import hardware
+    >>> hardware.popvision_category("activations", False), hardware.popvision_category("stack", True)
+    ('not-always-live variables', 'stack')
+    """
+    if role in CODE_CATEGORIES:
+        return role
+    return ALWAYS_LIVE_VARIABLES if always_live else NOT_ALWAYS_LIVE_VARIABLES
+
+
+TILE_201 = (
+    "tile 201 of the slides' PopVision capture of the PopTorch basics on a Bow (../shared/seeds/"
+    "ipu-workshop-slides.txt; bench_fidelity's validation leaves this tile out)"
+)
+TF_PROFILE_SUMMARY = (
+    "Graphcore's TensorFlow docs, 'Reading the Poplar textual summary report' (graphcore/tensorflow, "
+    "tensorflow/compiler/plugin/poplar/docs/logging.rst)"
+)
+
 
 @dataclass(frozen=True)
 class CodeSizes:
-    """Approximate bytes of code and state per tile, by PopVision's memory categories."""
+    """Bytes of code and runtime state per tile, by PopVision's memory categories.
+
+    Each is counted per thing the program has (a codelet a tile runs, an exchange it takes part in, a program
+    step, a vertex), never per byte the program moves: code grows with the program, not with the batch.
+    """
 
     vertex_code_bytes: int = _figure(
-        "approximate: ~2 KiB of codelet code on a tile that runs any vertex", default=2 * KIB
+        "approximate: ~2 KiB of Poplar's runtime codelets on a tile that runs any vertex (the poplar_rt copy "
+        "vertices, DstStridedCopy* and StridedCopy*, listed beside every model's codelets in "
+        + TF_PROFILE_SUMMARY
+        + ")",
+        default=2 * KIB,
     )
-    vertex_code_bytes_per_compute_set: int = _figure(
-        "approximate: ~256 B more per compute set on the tile", default=256
+    vertex_code_bytes_per_codelet: int = _figure(
+        "fitted: each distinct codelet a tile runs is loaded there once, whatever its number of vertices (Poplar "
+        "user guide: a compute set compiles to one function calling its vertices' code); ~400 B, fitted to "
+        + TILE_201
+        + ": 8.8 KiB of vertex code, where ipu-teach's lowering of that model runs ~18 codelets on a tile",
+        default=400,
     )
     control_code_bytes: int = _figure("approximate: ~1 KiB of program control code on every tile", default=KIB)
     control_code_bytes_per_step: int = _figure("approximate: ~24 B of control code per program step", default=24)
     exchange_code_bytes_per_exchange: int = _figure(
-        "approximate: ~64 B of exchange code per exchange a tile takes part in", default=64
+        "approximate: ~64 B (8 instructions of 8 bytes: set-up, sync, a send or receive loop per message) per "
+        "exchange a tile takes part in, whatever the bytes it moves (a message of any length is one loop). "
+        "Consistent with " + TILE_201 + ": 7.2 KiB of internal exchange code in a program of at least 313 steps, "
+        "of which about half exchanges",
+        default=64,
     )
-    received_bytes_per_exchange_code_byte: int = _figure(
-        "approximate: exchange code has instructions per region a tile receives, ~1 B of code per 16 B received, "
-        "so it grows with the exchange (the slides' PopVision capture: 7.2 KiB of internal exchange code beside "
-        "8.8 KiB of vertex code on one tile)",
-        default=16,
+    host_exchange_code_bytes: int = _figure(
+        "640 B per tile for the host streams: the Host Exchange Code of " + TILE_201, default=640
     )
-    host_exchange_code_bytes: int = _figure("approximate: ~512 B per tile for host streams", default=512)
-    vertex_state_bytes: int = _figure("approximate: ~16 B of state per vertex instance", default=16)
-    stack_bytes: int = _figure("approximate: ~1 KiB of stack for the 6 worker threads and the supervisor", default=KIB)
+    vertex_state_bytes: int = _figure(
+        "approximate: ~24 B of fields per vertex instance (pointers and counts of its edges and worklists); "
+        + TF_PROFILE_SUMMARY
+        + " shows 14,640 B of vertex instances for 1,219 simple vertices (12 B each); a convolution's or "
+        "reduction's supervisor vertex holds more fields",
+        default=24,
+    )
+    vertices_per_compute_set: int = _figure(
+        "approximate: 2 vertices per tile per compute set it takes part in: poplibs' AMP convolutions "
+        "(ConvPartial1x1Out, ConvPartialnx1) and element-wise ops (BinaryOp1DSupervisor, ScaledAddSupervisor) are "
+        "supervisor vertices, one per tile, and a copy vertex usually joins them (the same listing)",
+        default=2,
+    )
+    stack_bytes: int = _figure(
+        "approximate: ~384 B per tile for the supervisor's and the 6 workers' stacks, which Poplar sizes from the "
+        "deepest call chain of the codelets on the tile (Vertex Programming Guide, 'Worker stack and scratch "
+        "space'; poplibs' codelets are mostly assembly that uses little stack). Of the order of the slides' capture "
+        "(535 KiB over 1,472 tiles, 372 B: so that validation figure is not independent); SDK 1.x reserved a fixed "
+        "3,168 B per tile (" + TF_PROFILE_SUMMARY + ", a Mk1)",
+        default=384,
+    )
+
+
+POPOPS = "poplibs lib/popops/popopsCycleEstimators.{cpp,hpp}"
+POPNN = "poplibs lib/popnn/PerformanceEstimation.hpp getNonLinearityOpCycles"
+
+
+@dataclass(frozen=True)
+class VectorCosts:
+    """What the tiles' vector units cost: popops / popnn codelets per fp32 element, reductions, rearrangements.
+
+    Every figure is tile cycles, read off poplibs' cycle estimators (github.com/graphcore/poplibs): a
+    supervisor vertex splits its elements over the 6 workers, and a worker issues every 6th cycle, so a codelet
+    that takes c worker cycles per vector of 2 floats (the 64-bit data path) costs c / 2 tile cycles per
+    element. In fp16 a vector holds 4 values (``Target::getVectorWidth(HALF)``): half the cycles per element.
+    """
+
+    elementwise_vertex_cycles: int = _figure(
+        "a supervisor element-wise vertex's fixed cost: 6 workers x 29 worker cycles + 11 supervisor cycles "
+        f"(BinaryOp1D float, {POPOPS}; basicOpSupervisorOverhead 11)",
+        default=185,
+    )
+    cast: float = _figure(
+        f"0.5: float<->half conversion, 4 values per 2 worker cycles (castWorkerCycles, {POPOPS})", default=0.5
+    )
+    add: float = _figure(
+        "1.5: ADD, SUBTRACT, MULTIPLY float: 1 cycle per vector of 2 + 2 cycles of load/store and loop "
+        f"(binaryOpPerfInfo {{1, true}}, binaryOpInnerLoopCycles, {POPOPS})",
+        default=1.5,
+    )
+    scaled_add: float = _figure(
+        "1.5: a weight update's w += s * g (ScaledAdd) per element, as a binary op: one multiply-add per element "
+        "(getScaledArithmeticSupervisorCycleEstimate, poplibs lib/popops/PerformanceEstimation.cpp)",
+        default=1.5,
+    )
+    relu: float = _figure(f"0.5: RELU float, 1 worker cycle per vector of 2 ({POPNN})", default=0.5)
+    nonlinearity_grad: float = _figure(
+        "1.5: the gradient of RELU, SIGMOID or TANH from the saved output, 3 worker cycles per vector of 2 "
+        "(poplibs lib/popnn/PerformanceEstimation.hpp getNonLinearityGradOpCycles)",
+        default=1.5,
+    )
+    tanh: float = _figure(f"5: TANH and SIGMOID float, 10 worker cycles per vector of 2 ({POPNN})", default=5.0)
+    gelu: float = _figure(f"5: GELU float, 10 worker cycles per vector of 2 ({POPNN})", default=5.0)
+    exp: float = _figure(
+        f"3: EXPONENT float, 6 worker cycles per 2 values (unaryOpPerfInfo {{6, false, 2}}, {POPOPS})", default=3.0
+    )
+    log: float = _figure(f"6: LOGARITHM float, 12 worker cycles per 2 values (unaryOpPerfInfo, {POPOPS})", default=6.0)
+    divide: float = _figure(f"5: DIVIDE float, 10 worker cycles per 2 values (binaryOpPerfInfo, {POPOPS})", default=5.0)
+    reduce: float = _figure(
+        "2.25: a vectorised ADD reduction of float partials: 9 worker cycles per accumulator vector of 4 (load "
+        "2 + 2 + 4 / 2 data path, then 3 of compute and loop) (getCyclesEstimateForReduce, poplibs "
+        "lib/popops/reduction/CycleEstimationFunctions.cpp)",
+        default=2.25,
+    )
+    reduce_vertex_cycles: int = _figure(
+        "366: a reduce vertex's fixed cost on each of the 6 workers: 7 entry/exit + 26 state + 28 per reduction "
+        "(getCyclesEstimateForReduce, poplibs lib/popops/reduction/CycleEstimationFunctions.cpp)",
+        default=366,
+    )
+    reduce_stage_factor: int = _figure(
+        "64: popops adds an intermediate reduction stage (exchange then reduce) while more than 64 partials per "
+        "output are left, splitting them in sqrt(partials) groups (reductionFactorThresholdToAddMoreStages, "
+        "calculateSplit, poplibs lib/popops/reduction/ReductionPlan.{hpp,cpp})",
+        default=64,
+    )
+    transpose: float = _figure(
+        "0.75: rearranging an operand before a matrix product (poplin's regroup / weightsTranspose compute sets "
+        "of lib/poplin/ConvProgramTree.hpp): a Transpose vertex moves a 2x2 float block in 3 worker cycles "
+        "(getTransposeCycleEstimate, poplibs lib/popsparse/PerformanceEstimation.hpp)",
+        default=0.75,
+    )
+    transpose_vertex_cycles: int = _figure(
+        "181: a Transpose supervisor vertex's fixed cost, 7 + 6 workers x 29 (getTransposeCycleEstimate, poplibs "
+        "lib/popsparse/PerformanceEstimation.hpp)",
+        default=181,
+    )
+
+    def cycles_per_element(self, codelet: str, itemsize: int = 4) -> float:
+        """Tile cycles per element of ``codelet`` (a field name) at ``itemsize`` bytes (2: fp16, twice as fast).
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> hardware.VECTOR.cycles_per_element("add"), hardware.VECTOR.cycles_per_element("add", 2)
+        (1.5, 0.75)
+        """
+        figure = getattr(self, codelet, None)
+        if codelet.endswith("_cycles") or not isinstance(figure, float):
+            raise ValueError(f"no vector codelet {codelet!r}: use one of {', '.join(VECTOR_CODELETS)}")
+        return figure / 2 if itemsize == 2 else figure
 
 
 HOST = HostSpec()
 CODE = CodeSizes()
+VECTOR = VectorCosts()
+VECTOR_CODELETS = tuple(f.name for f in dataclasses.fields(VectorCosts) if f.type in (float, "float"))
+"""The codelet names an op may give a VectorPass (hardware.VECTOR's per-element figures)."""

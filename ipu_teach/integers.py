@@ -11,3 +11,16 @@ def ceil_div(a, b):
     (3, 2)
     """
     return -(-a // b)
+
+
+def divisors(n: int) -> list:
+    """The positive divisors of ``n`` in increasing order: the values that split ``n`` items into equal groups
+    (samples into batches, steps into executions), for messages that suggest one. O(sqrt(n)).
+
+    Example:
+
+    >>> divisors(12), divisors(7)
+    ([1, 2, 3, 4, 6, 12], [1, 7])
+    """
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]

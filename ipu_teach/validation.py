@@ -5,7 +5,7 @@
 - :func:`boolean`: a switch given as ``True``/``False`` (or, from an environment variable, the
   words ``"true"``/``"false"``); ``"no"`` or ``"0"`` are errors rather than read as true.
 - :class:`BadFileError` and :func:`bad_file`: a file that cannot be what it claims, named in the
-  message with what to do about it.
+  message with what to do about it; :func:`few` lists a few of its bad entries, not 20,000.
 - :func:`safe_file_name`: a name from user data (a model name) made safe as one path component.
 
 Imports nothing of ours, so every layer may use it.
@@ -19,12 +19,24 @@ import re
 
 
 class BadFileError(ValueError):
-    """A file that is missing pieces, corrupt or of another kind; the message names the file."""
+    """A file that is missing pieces, corrupt or of another kind; the message names the file, and
+    ``problem`` says what is wrong with it in a few words."""
+
+    def __init__(self, message: str, problem: str = ""):
+        super().__init__(message)
+        self.problem = problem or message
 
 
 def bad_file(path, what: str, problem: str, remedy: str) -> BadFileError:
     """``BadFileError("<path> is not a valid <what>: <problem>; <remedy>")``."""
-    return BadFileError(f"{os.fspath(path)} is not a valid {what}: {problem}; {remedy}")
+    return BadFileError(f"{os.fspath(path)} is not a valid {what}: {problem}; {remedy}", problem)
+
+
+def few(names, shown: int = 5) -> str:
+    """``'a', 'b', 'c' and 19,997 more``: names for a message, which stays short however many there are."""
+    names = list(names)
+    listed = ", ".join(repr(name)[:80] for name in names[:shown]) or "none"
+    return listed + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
 
 
 def closest(name: str, names) -> str:
@@ -61,25 +73,3 @@ def safe_file_name(name: str) -> str:
     and no leading dot, so ``../x`` or ``a/b`` can never leave the folder it is joined to."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", str(name)).lstrip(".")
     return safe or "_"
-
-
-_UNREADABLE_NPZ = (OSError, EOFError, ValueError, KeyError, __import__("zipfile").BadZipFile, __import__("zlib").error)
-
-
-def read_npz(path, what: str, remedy: str, label=None) -> dict:
-    """Every array of the ``.npz`` at ``path``, read without pickle; a file that is not a complete
-    ``.npz`` (truncated, text, a single ``.npy``) is a :class:`BadFileError` naming ``label`` (default
-    the path) and saying ``remedy``, never numpy's own message (which suggests ``allow_pickle``)."""
-    import numpy as np
-
-    label = label or path
-    with open(path, "rb") as stream:
-        magic = stream.read(4)
-    if magic != b"PK\x03\x04":
-        kind = "a single array (.npy)" if magic.startswith(b"\x93NUM") else "not an .npz archive"
-        raise bad_file(label, what, f"it is {kind}", remedy)
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            return {name: npz[name] for name in npz.files}
-    except _UNREADABLE_NPZ as error:
-        raise bad_file(label, what, f"it is truncated or corrupt ({type(error).__name__}: {error})", remedy) from None

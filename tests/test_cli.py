@@ -10,7 +10,7 @@ import pytest
 from ipu_teach.cli import course, main
 
 
-@pytest.mark.parametrize("command", ["course", "tour", "info"])
+@pytest.mark.parametrize("command", ["course", "tour", "info", "explain"])
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as stop:
         main.main([command, "--help"])
@@ -29,6 +29,7 @@ def test_info_lists_the_pods_devices_and_the_figures_with_their_sources(capsys):
     assert "Simulated system: IPU-POD16 (16 x GC200 (Mk2) IPUs" in out
     assert "  30    16  0-15" in out  # gc-info's device 30: all sixteen IPUs
     assert "1472 independent IPU-Tiles" in out and "execution_overhead_s" in out
+    assert "reductionFactorThresholdToAddMoreStages" in out  # the vector units' figures, with their sources
 
 
 def test_course_serves_the_notebooks_on_localhost_only():
@@ -80,3 +81,38 @@ def test_output_piped_into_a_reader_that_stops_early_ends_quietly(command):
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (main.CLOSED_PIPE_STATUS, "")  # no BrokenPipeError traceback
+
+
+SCRIPT = """
+import numpy as np
+from tensorflow import keras
+from tensorflow.python import ipu
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+with ipu.ipu_strategy.IPUStrategy().scope():
+    model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+    model.compile("sgd", "categorical_crossentropy", steps_per_execution=2)
+    x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
+    model.fit(x, y, batch_size=4, epochs=2, verbose=0)
+    model.evaluate(x, y, batch_size=4, verbose=0)
+print("script done")
+"""
+
+
+def test_explain_runs_the_script_then_explains_each_executable_it_compiled(tmp_path, capsys):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    assert main.main(["explain", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("script done") < out.index("== `sequential` (train) ==") < out.index("== `sequential` (test) ==")
+    train = out.split("== `sequential` (train) ==")[1].split("== `sequential` (test) ==")[0]
+    assert "dense         MatMul:0  " in train and "one execution (seconds_per_execution)" in train
+
+
+def test_explain_says_when_a_script_compiled_nothing(tmp_path, capsys):
+    script = tmp_path / "nothing.py"
+    script.write_text("print('no model here')\n")
+    assert main.main(["explain", str(script)]) == 0
+    assert f"ipu-teach explain: {script} compiled no IPU executable" in capsys.readouterr().out

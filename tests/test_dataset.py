@@ -263,3 +263,17 @@ def test_datasets_are_immutable_and_inputs_untouched():
     np.testing.assert_array_equal(features, kept[0])
     np.testing.assert_array_equal(labels, kept[1])
     assert first_components(batched) == list(range(6))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((0, 10, 0), r"Dataset.range\(0, 10, 0\): step must be a non-zero integer\.$"),  # was ZeroDivisionError
+        ((), r"Invalid arguments to RangeDataset: \(\)"),
+        ((0, 10, 1, 2), r"Invalid arguments to RangeDataset: \(0, 10, 1, 2\)"),
+    ],
+)
+def test_range_refuses_a_zero_step_with_tensorflows_message(args, message):
+    with pytest.raises(ValueError, match=message):
+        Dataset.range(*args)
+    assert list(Dataset.range(10, 0, -4)) == [10, 6, 2]

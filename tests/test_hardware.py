@@ -55,3 +55,19 @@ def test_flops_per_cycle_by_dtype_and_cycle_conversion():
     assert MK2.flops_per_cycle("float16") == 4 * MK2.flops_per_cycle("float32")
     assert MK2.seconds_to_cycles(1e-6) == 1330
     assert MK2.seconds_to_cycles(0) == 0
+
+
+def test_every_vector_figure_cites_poplibs():
+    """The vector units' figures are read off poplibs' cycle estimators, each naming the one it comes from."""
+    table = hardware.sources(hardware.VECTOR)
+    assert set(hardware.VECTOR_CODELETS) < set(table)
+    assert all("poplibs" in source or "popops" in source or "popnn" in source for _, source in table.values())
+
+
+def test_vector_codelets_cost_per_element_and_unknown_ones_are_named():
+    vector = hardware.VECTOR
+    assert vector.cycles_per_element("exp") == 2 * vector.cycles_per_element("exp", itemsize=2)  # fp16: 4 per vector
+    assert vector.cycles_per_element("divide") > vector.cycles_per_element("add") > vector.cycles_per_element("relu")
+    for wrong in ("sine", "reduce_vertex_cycles"):
+        with pytest.raises(ValueError, match=f"no vector codelet '{wrong}': use one of cast, add"):
+            vector.cycles_per_element(wrong)

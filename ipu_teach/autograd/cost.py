@@ -5,10 +5,16 @@ work, each ``flops / grains`` FLOPs) over tiles and moves ``bytes_in`` / ``bytes
 An op that Poplar runs on the tiles' matrix units (the AMP) says so by listing its
 ``products``: the matrix products it lowers to, which the IPU model plans over the tiles as
 Poplar's convolution planner does. FLOPs beyond those products (a bias add, a reduction)
-run on the vector units.
+run on the vector units, and the op says how, as poplibs would run them: its ``vector`` work is a
+sequence of element-wise passes (:class:`VectorPass`, one popops codelet over some elements: one
+compute set each) and reductions (:class:`Reduction`, ``popops::reduce``: several compute sets with
+exchanges between them). The IPU model prices each from the codelets' cycle figures in
+``hardware.VECTOR``.
 """
 
 from dataclasses import dataclass
+
+from ..hardware import VECTOR_CODELETS
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,41 @@ class MatrixProduct:
 
 
 @dataclass(frozen=True)
+class VectorPass:
+    """One element-wise pass on the vector units: the popops ``codelet`` (a name in ``hardware.VECTOR``:
+    "add", "relu", "exp", ...) over ``elements`` outputs. ``broadcast`` is the size of an operand broadcast
+    along them (a bias, a per-channel scale): every tile must receive its share of it first."""
+
+    codelet: str
+    elements: int
+    broadcast: int = 0
+
+    def __post_init__(self):
+        if self.codelet not in VECTOR_CODELETS:
+            raise ValueError(f"VectorPass: no vector codelet {self.codelet!r}: use one of {', '.join(VECTOR_CODELETS)}")
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """``popops::reduce`` of ``elements`` values, spread over the tiles, into ``outputs`` values (a bias
+    gradient, a loss mean, a normalisation's statistics): reduced on each tile, then the partials exchanged
+    and reduced again until one value per output is left."""
+
+    elements: int
+    outputs: int
+
+
+def elementwise(codelet: str, elements: int, broadcast: int = 0) -> tuple:
+    """The ``vector`` work of one element-wise pass (none for no elements)."""
+    return (VectorPass(codelet, int(elements), int(broadcast)),) if elements > 0 else ()
+
+
+def reduction(elements: int, outputs: int) -> tuple:
+    """The ``vector`` work of one reduction (none when nothing is reduced: as many outputs as inputs)."""
+    return (Reduction(int(elements), max(1, int(outputs))),) if elements > outputs else ()
+
+
+@dataclass(frozen=True)
 class OpCost:
     """Work of one op application: FLOPs, bytes read and written, how it splits, and the matrix
     products among its FLOPs (none for a vector-unit op)."""
@@ -43,10 +84,15 @@ class OpCost:
     bytes_out: int
     grains: int
     products: tuple = ()
+    vector: tuple | None = None
+    """The vector-unit work, in order: VectorPass and Reduction items (``()``: none). Not given, it is one
+    "add" element per vector FLOP (a stated approximation for ops that do not say more)."""
 
     def __post_init__(self):
         if self.grains < 1:
             object.__setattr__(self, "grains", 1)
+        if self.vector is None:
+            object.__setattr__(self, "vector", elementwise("add", self.vector_flops))
 
     @property
     def flops_per_grain(self) -> float:
@@ -65,6 +111,7 @@ class OpCost:
             self.bytes_out,
             self.grains,
             self.products * max(1, int(factor)) if self.products else (),
+            self.vector * max(1, int(factor)),
         )
 
     def __add__(self, other: "OpCost") -> "OpCost":
@@ -74,4 +121,5 @@ class OpCost:
             self.bytes_out + other.bytes_out,
             max(self.grains, other.grains),
             self.products + other.products,
+            self.vector + other.vector,
         )

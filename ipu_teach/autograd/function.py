@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import precision
-from .cost import OpCost
+from .cost import OpCost, elementwise
 from .tensor import Node, Tensor, as_tensor, is_grad_enabled
 
 
@@ -54,24 +54,30 @@ _scopes: list = [""]
 def record():
     """Collect an :class:`OpRecord` for every op applied inside the block."""
     tape: list = []
-    _recorders.append(tape)
-    try:
+    depth = len(_recorders)
+    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+        _recorders.append(tape)
         yield tape
     finally:
-        _recorders.remove(tape)
+        del _recorders[depth:]
 
 
 @contextlib.contextmanager
 def scope(name: str):
     """Name the ops applied inside (a Keras layer names its ops after itself)."""
-    _scopes.append(name)
-    try:
+    depth = len(_scopes)
+    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+        _scopes.append(name)
         yield
     finally:
-        _scopes.pop()
+        del _scopes[depth:]
 
 
 class Function:
+    codelet = "add"
+    """The popops codelet an element-wise op runs as (a name in ``hardware.VECTOR``): "add" for add,
+    subtract and multiply; an op whose codelet is slower (exp, divide) names its own."""
+
     @staticmethod
     def forward(ctx, *arrays, **params):
         raise NotImplementedError
@@ -82,9 +88,9 @@ class Function:
 
     @classmethod
     def cost(cls, ctx) -> OpCost:
-        """Default: an elementwise op, one FLOP and one grain per output element."""
+        """Default: an elementwise op, one FLOP and one grain per output element, one pass of its codelet."""
         out = int(np.prod(ctx.output_shape))
-        return OpCost(out, _bytes(ctx.input_shapes, ctx.itemsize), out * ctx.itemsize, out)
+        return OpCost(out, _bytes(ctx.input_shapes, ctx.itemsize), out * ctx.itemsize, out, (), _passes(cls, ctx))
 
     @classmethod
     def backward_cost(cls, ctx) -> OpCost:
@@ -133,6 +139,14 @@ def _autocast(tensor: Tensor, given, dtype) -> Tensor:
     from .ops import cast
 
     return cast(tensor, dtype)
+
+
+def _passes(cls, ctx) -> tuple:
+    """One pass of the op's codelet over its outputs; of two or more inputs, a smaller one (a bias) is broadcast
+    to every tile."""
+    out = int(np.prod(ctx.output_shape))
+    smallest = min(int(np.prod(s)) for s in ctx.input_shapes) if len(ctx.input_shapes) > 1 else out
+    return elementwise(cls.codelet, out, smallest if 1 < smallest < out else 0)
 
 
 def _bytes(shapes, itemsize) -> int:

@@ -41,11 +41,12 @@ PARTIALS_TYPES = ("float", "half")
 def autocast(dtype):
     """Ops applied inside compute in ``dtype``: their fp16 and fp32 inputs are cast to it (float64 ones are
     left alone, for gradient checks)."""
-    _autocast.append(None if dtype is None else np.dtype(dtype))
-    try:
+    depth = len(_autocast)
+    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+        _autocast.append(None if dtype is None else np.dtype(dtype))
         yield
     finally:
-        _autocast.pop()
+        del _autocast[depth:]
 
 
 def compute_dtype():
@@ -79,13 +80,13 @@ def ipu_numerics(matmul_partials="float", conv_partials="float", rounding_rng=No
     (41, True)
     """
     saved = dict(_partials), _rounding[0]
-    _partials.update(matmul=matmul_partials, conv=conv_partials)
-    _rounding[0] = rounding_rng
-    try:
+    try:  # set inside the try: a Ctrl-C right after setting still restores them
+        _partials.update(matmul=matmul_partials, conv=conv_partials)
+        _rounding[0] = rounding_rng
         yield
     finally:
-        _partials.update(saved[0])
         _rounding[0] = saved[1]
+        _partials.update(saved[0])
 
 
 def half_product(a: np.ndarray, b: np.ndarray, kind: str = "matmul") -> np.ndarray:

@@ -16,11 +16,12 @@ _grad_enabled = [True]
 @contextlib.contextmanager
 def no_grad():
     """Run ops without recording the graph (inference: evaluate, predict)."""
-    _grad_enabled.append(False)
-    try:
+    depth = len(_grad_enabled)
+    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+        _grad_enabled.append(False)
         yield
     finally:
-        _grad_enabled.pop()
+        del _grad_enabled[depth:]
 
 
 def is_grad_enabled() -> bool:

@@ -18,7 +18,7 @@ from .engine import Engine
 from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
 from .mapping import bytes_per_tile, ceil_div, intervals, linear_elements_per_tile, linear_tile_of_element
-from .memory import check_tile_memory
+from .memory import allocated_per_tile, check_tile_memory
 from .programs import (
     Copy,
     DeviceToHost,
@@ -27,6 +27,7 @@ from .programs import (
     HostToDevice,
     HostWait,
     IPULinkCopy,
+    Parallel,
     Program,
     Repeat,
     Sequence,
@@ -47,12 +48,14 @@ __all__ = [
     "HostToDevice",
     "HostWait",
     "IPULinkCopy",
+    "Parallel",
     "Program",
     "Repeat",
     "Sequence",
     "SyncKind",
     "TileOutOfMemoryError",
     "Timeline",
+    "allocated_per_tile",
     "bytes_per_tile",
     "check_tile_memory",
     "exchange_from_transfers",

@@ -3,6 +3,8 @@
 Plain numpy in, a :class:`Timeline` out. Per superstep and IPU: ``w`` = slowest tile's compute
 cycles, ``l`` = the sync's cycles (plus waiting for the slowest IPU when the sync spans IPUs),
 ``g * max(h)`` = the exchange. Each distinct step is costed once, vectorised over IPUs and tiles.
+Inside a ``Parallel`` block each IPU runs its own steps (the other IPUs' rows are zero there), and the
+block's closing sync adds each IPU's wait for the slowest.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .programs import (
     HostToDevice,
     HostWait,
     IPULinkCopy,
+    Parallel,
     Program,
     Repeat,
     Sequence,
@@ -64,6 +67,8 @@ class Engine:
         self._moved = []
         self._row_of = {}
         self._zeros = np.zeros(self.ipus, dtype=np.int64)
+        self._only_ipu = None
+        """While walking a Parallel block: the IPU whose program is walked (the other IPUs' rows are zero)."""
         schedule, cycles = self._walk(program, 1)
         _check_cycles(cycles, "the program", self.spec)
         self._schedule = tuple(schedule)
@@ -102,21 +107,75 @@ class Engine:
             cycles = [program.count * c for c in body_cycles]
             _check_cycles(cycles, f"Repeat {program.label!r} (count {program.count:,})", self.spec)
             return [(program.count, tuple(body))], cycles
+        if isinstance(program, Parallel):
+            return self._walk_parallel(program, multiplier)
         row = self._row(program, multiplier)
         return [row], [int(c) for c in sum(self._costs[row])]
 
-    def _row(self, step, multiplier):
-        row = self._row_of.get(id(step))
+    def _walk_parallel(self, program, multiplier):
+        """Each IPU's program on its own IPU, then the closing cross-IPU sync: the sync's cycles plus each
+        IPU's wait for the slowest one's program."""
+        if self._only_ipu is not None:
+            raise GraphError(f"Parallel {program.label!r} is inside another Parallel block: nest Sequences instead")
+        if len(program.programs) != self.ipus:
+            raise GraphError(
+                f"Parallel {program.label!r} has {len(program.programs)} program(s) for {self.ipus} IPU(s): "
+                "give one program per IPU of the Engine (an empty Sequence for an idle IPU)"
+            )
+        items, cycles = [], [0] * self.ipus
+        for ipu, child in enumerate(program.programs):
+            self._only_ipu = ipu
+            try:
+                child_items, child_cycles = self._walk(child, multiplier)
+            finally:
+                self._only_ipu = None
+            items += child_items
+            cycles = [a + b for a, b in zip(cycles, child_cycles)]
+        busy = np.array(cycles, dtype=np.int64)
+        wait = self._sync(busy, SyncKind.CROSS_IPU)
+        key = ("parallel", id(program))
+        row = self._row_of.get(key)
         if row is None:
-            row = self._row_of[id(step)] = len(self._labels)
-            compute, sync, exchange, kind, tile_cycles = self._cost(step)
-            self._moved.append(self._per_ipu(step.nbytes, step.label) if hasattr(step, "nbytes") else self._zeros)
-            self._labels.append(step.label)
-            self._kinds.append(kind)
-            self._counts.append(0)
-            self._costs.append((compute, sync, exchange))
-            self._tile_cycles.append(tile_cycles)
+            row = self._add_row(
+                key, (self._zeros, wait, self._zeros), "sync", None, self._zeros, f"{program.label}/sync"
+            )
         self._counts[row] += multiplier
+        return items + [row], [a + int(b) for a, b in zip(cycles, wait)]
+
+    def _row(self, step, multiplier):
+        row = self._row_of.get((id(step), self._only_ipu))
+        if row is None:
+            compute, sync, exchange, kind, tile_cycles = self._cost(step)
+            moved = self._per_ipu(step.nbytes, step.label) if hasattr(step, "nbytes") else self._zeros
+            if self._only_ipu is not None:  # the step runs on one IPU of a Parallel block: the others idle
+                if kind not in ("compute", "exchange"):
+                    raise GraphError(
+                        f"{step.label!r} ({kind}) is inside a Parallel block, which holds on-chip supersteps: "
+                        "put host streams and IPU-Link copies between Parallel blocks"
+                    )
+                compute, sync, exchange = (self._on_own_ipu(cost) for cost in (compute, sync, exchange))
+                if tile_cycles is not None:
+                    tile_cycles = self._on_own_ipu(np.broadcast_to(tile_cycles, (self.ipus, self.spec.tiles)))
+            row = self._add_row(
+                (id(step), self._only_ipu), (compute, sync, exchange), kind, tile_cycles, moved, step.label
+            )
+        self._counts[row] += multiplier
+        return row
+
+    def _on_own_ipu(self, per_ipu):
+        """``per_ipu`` (first axis: IPUs) kept for the IPU of the Parallel block being walked, zero elsewhere."""
+        kept = np.zeros_like(per_ipu)
+        kept[self._only_ipu] = per_ipu[self._only_ipu]
+        return kept
+
+    def _add_row(self, key, costs, kind, tile_cycles, moved, label):
+        row = self._row_of[key] = len(self._labels)
+        self._moved.append(moved)
+        self._labels.append(label)
+        self._kinds.append(kind)
+        self._counts.append(0)
+        self._costs.append(costs)
+        self._tile_cycles.append(tile_cycles)
         return row
 
     def _check_per_tile(self, array, what):
@@ -148,12 +207,14 @@ class Engine:
                 self._check_per_tile(exchange.received, f"exchange {exchange.name!r} of step {step.label!r}")
                 h = self._per_ipu(exchange.max_h(), "exchange")
                 exchange_cycles = ceil_div(h, spec.exchange_bytes_per_cycle)
-            sync = step.sync or (SyncKind.ON_CHIP if self.ipus == 1 else SyncKind.CROSS_IPU)
+            one_ipu = self.ipus == 1 or self._only_ipu is not None
+            sync = step.sync or (SyncKind.ON_CHIP if one_ipu else SyncKind.CROSS_IPU)
             return compute, self._sync(compute + exchange_cycles, sync), exchange_cycles, kind, tile_cycles
         if isinstance(step, (HostToDevice, DeviceToHost)):
             nbytes = self._per_ipu(step.nbytes, f"stream {step.label!r}")
-            # every IPU of the program streams at once, sharing its machine's host link and the host's staging
-            link = self._transfer_cycles(nbytes, HOST.stream_bytes_per_s(spec, self.ipus), spec.host_link_latency_s)
+            # every IPU the stream feeds streams at once, sharing its machine's host link and the host's staging
+            streaming = max(1, int(np.count_nonzero(nbytes)))
+            link = self._transfer_cycles(nbytes, HOST.stream_bytes_per_s(spec, streaming), spec.host_link_latency_s)
             kind = "host->device" if isinstance(step, HostToDevice) else "device->host"
             return zeros, self._sync(link, SyncKind.HOST), link, kind, None
         if isinstance(step, HostCall):

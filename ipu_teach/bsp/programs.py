@@ -1,7 +1,8 @@
 """Programs: the control flow the Engine runs, a tree of supersteps.
 
 Leaves are supersteps (``Execute`` a compute set, ``Copy`` = exchange only, host streams,
-IPU-Link copies); ``Sequence`` and ``Repeat`` arrange them. ``Repeat(n, body)`` is costed once and
+IPU-Link copies); ``Sequence`` and ``Repeat`` arrange them, and ``Parallel`` gives each IPU its own
+program (a pipeline's stages). ``Repeat(n, body)`` is costed once and
 counted n times, so a loop of thousands of identical steps costs the host no more than one.
 """
 
@@ -285,3 +286,39 @@ class Repeat(Program):
 
     def __repr__(self):
         return f"Repeat({self.count}, {self.body!r})"
+
+
+class Parallel(Program):
+    """A program in which IPU ``i`` runs ``programs[i]`` while the others run theirs, then every IPU waits
+    for the slowest at a cross-IPU sync: one slot of a lock-step pipeline, each IPU running its stage.
+
+    The IPUs' programs hold on-chip supersteps (``Execute``, ``Copy``, nested ``Sequence``/``Repeat``);
+    host streams and IPU-Link copies involve several IPUs and go between ``Parallel`` blocks.
+
+    Args:
+      *programs: One program per IPU of the Engine, or one list of them.
+      label: The block's name; its closing sync is named ``label + "/sync"``. Default: ``"parallel"``.
+
+    Raises:
+      GraphError: if an argument is not a program.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach import bsp, hardware
+    >>> spec = hardware.MK2.with_tiles(4)
+    >>> slow, fast = (bsp.Execute(bsp.ComputeSet(name, np.full(4, n))) for name, n in (("slow", 900), ("fast", 100)))
+    >>> timeline = bsp.Engine(bsp.Parallel(slow, fast), spec, ipus=2).run()
+    >>> timeline.labels, timeline.ipu_cycles().tolist()
+    (('slow', 'fast', 'parallel/sync'), [2550, 2550])
+    """
+
+    def __init__(self, *programs, label: str = "parallel"):
+        if len(programs) == 1 and isinstance(programs[0], (list, tuple)):
+            programs = tuple(programs[0])
+        _check_programs(programs, f"Parallel {label!r}")
+        _check_label(label)
+        self.programs, self.label = tuple(programs), label
+
+    def __repr__(self):
+        return f"Parallel({', '.join(map(repr, self.programs))})"

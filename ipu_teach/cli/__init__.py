@@ -1,1 +1,1 @@
-"""The ``ipu-teach`` command: ``course``, ``tour``, ``info`` and ``run``."""
+"""The ``ipu-teach`` command: ``course``, ``tour``, ``info``, ``run`` and ``explain``."""

@@ -26,6 +26,9 @@ def describe_system(name: str) -> str:
         "",
         "Code and runtime state per tile",
         hardware.figure_table(hardware.CODE),
+        "",
+        "Vector units: codelets (tile cycles per fp32 element), reductions, rearrangements",
+        hardware.figure_table(hardware.VECTOR),
     ]
     return "\n".join(lines)
 

@@ -93,7 +93,12 @@ class Dataset:
 
     @staticmethod
     def range(*args, dtype="int64"):
-        """``Dataset.range(stop)`` / ``(start, stop[, step])``: the numbers of Python's ``range``."""
+        """``Dataset.range(stop)`` / ``(start, stop[, step])``: the numbers of Python's ``range``. A step of 0
+        is refused with TensorFlow's message (its RangeDatasetOp's InvalidArgumentError)."""
+        if not 1 <= len(args) <= 3:
+            raise ValueError(f"Invalid arguments to RangeDataset: {args}: give stop, or start, stop[, step]")
+        if len(args) == 3 and args[2] == 0:
+            raise ValueError(f"Dataset.range{args}: step must be a non-zero integer.")
         return Dataset.from_tensor_slices(np.arange(*args, dtype=np.dtype(dtype)))
 
     @staticmethod

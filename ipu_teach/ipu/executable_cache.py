@@ -6,8 +6,9 @@ recompile (model graph, micro-batch, steps per execution, replication, accumulat
 atomically, so the folder is always safe to delete.
 
 The cache never stops training: an entry that is unreadable, ``null``, of another format or for
-another key is a miss (compiled again and rewritten), and a folder that cannot be written (read-only,
-full) is reported once and training goes on without caching.
+another key, or not a regular file of at most 16 MiB of JSON nested at most 100 deep (a FIFO, a
+symlink to ``/dev/zero``) is a miss (compiled again and rewritten), and a folder that cannot be
+written (read-only, full) is reported once and training goes on without caching.
 
 Example:
 
@@ -30,6 +31,7 @@ INFO:ipu_teach:Loaded the executable of `sequential_1` (train) from the executab
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import numbers
@@ -37,6 +39,8 @@ import os
 
 from ..atomic import atomic_write
 from ..session import on_reset
+from ..untrusted import read_json
+from ..validation import BadFileError
 from . import messages, poplar_flags
 
 FORMAT = "ipu-teach-executable/1"
@@ -47,6 +51,8 @@ REQUIRED = {
     "compute_sets": numbers.Integral,
     "cycles_per_execution": numbers.Integral,
 }
+MAX_ENTRY_BYTES = 16 * 2**20
+"""An entry describes the model's graph: about 3 KiB for the tutorial's, 0.5 MiB for 1,000 layers."""
 _python_path: list = [None]
 _unwritable: set = set()
 
@@ -118,19 +124,22 @@ def load(key: str) -> dict | None:
         return None
     path = os.path.join(folder, f"{key}.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            entry = json.load(f)
+        entry = read_json(path, "executable cache entry", "compiled again", MAX_ENTRY_BYTES)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as error:
+    except (OSError, BadFileError) as error:
         entry = error
     if is_valid_entry(entry, key):
         return entry
     messages.info(f"The executable cache entry {path} is not valid ({_why(entry)}): compiling again and replacing it.")
+    with contextlib.suppress(OSError):
+        os.unlink(path)  # a FIFO, or a symlink to a device, is removed (not written through) before the new entry
     return None
 
 
 def _why(entry) -> str:
+    if isinstance(entry, BadFileError):
+        return entry.problem
     if isinstance(entry, Exception):
         return f"{type(entry).__name__}: {entry}"
     if not isinstance(entry, dict):

@@ -77,8 +77,9 @@ def late_host_waits(samples: int, device_step_seconds: float, samples_per_second
 def tell_if_late(waits: tuple, samples: int, device_step_seconds: float) -> None:
     """Says, as an INFO line, that a program is host-bound and by how much."""
     if waits:
+        rate = samples / (device_step_seconds + waits[0].seconds)  # the host makes them in the step plus its wait
         messages.info(
-            f"The simulated input pipeline ({input_pipeline_rate():,.0f} samples/s) is slower than the IPU runs "
+            f"The simulated input pipeline ({rate:,.0f} samples/s) is slower than the IPU runs "
             f"the program ({samples / device_step_seconds:,.0f} samples/s): each step waits "
             f"{waits[0].seconds * 1e6:,.0f} us for the host (StreamCopyBegin in the profile); the run is host-bound."
         )

@@ -1,12 +1,15 @@
-"""``ipu.ipu_strategy.IPUStrategy``: models compiled inside ``strategy.scope()`` run on the IPUs.
+"""``ipu.ipu_strategy.IPUStrategy``: models created inside ``strategy.scope()`` run on the IPUs.
+
+As in TensorFlow, a model keeps the strategy it was created under, and scopes are per thread
+(``keras.engine.device`` has the rules).
 
 Example:
 
 >>> from ipu_teach.examples import configure_ipus
 >>> config = configure_ipus(1)
->>> model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
 >>> with ipu.ipu_strategy.IPUStrategy().scope():
-...     model.compile("sgd", "mse", steps_per_execution=2)    # compiled in the scope: placed on the IPU
+...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])   # created in the scope
+>>> model.compile("sgd", "mse", steps_per_execution=2)    # compiled anywhere: placed on the IPU
 >>> model.device_executor is not None
 True
 """
@@ -21,10 +24,11 @@ from .executor import IPUExecutor
 class IPUStrategy:
     """The distribution strategy that runs Keras models on the IPU system configured with ``configure_ipu_system``.
 
-    Models created and compiled inside ``strategy.scope()`` run their ``fit``, ``evaluate`` and
-    ``predict`` on the simulated IPUs: one replica per IPU (or a pipeline over several), with
-    ``steps_per_execution`` batches per execution. Outside the scope the same model runs on the CPU.
-    Custom training loops (``strategy.run``, ...) are not simulated and say so.
+    Models created inside ``strategy.scope()`` run their ``fit``, ``evaluate`` and ``predict`` on the
+    simulated IPUs: one replica per IPU (or a pipeline over several), with ``steps_per_execution`` batches
+    per execution. A model keeps the strategy it was created under, even compiled again outside the scope;
+    a model created outside any scope runs on the CPU (compiled in the scope, it needs to have no weights
+    yet, as in Keras). Custom training loops (``strategy.run``, ...) are not simulated and say so.
 
     Args:
       enable_dataset_iterators: Accepted for Graphcore compatibility. Default: True.
@@ -46,11 +50,11 @@ class IPUStrategy:
 
     @contextlib.contextmanager
     def scope(self):
-        """Returns a context manager: models created and compiled inside it run on the IPUs.
+        """Returns a context manager: models created inside it run on the IPUs.
 
-        A model is placed when it is compiled: ``compile`` (and ``fit``) inside the scope attach it to the
-        simulated IPU system; the executables are compiled on the first ``fit``, ``evaluate`` or
-        ``predict`` and cached per mode.
+        ``compile`` attaches a model created inside to the simulated IPU system, wherever it is called; the
+        executables are compiled on the first ``fit``, ``evaluate`` or ``predict`` and cached per mode. The
+        scope is this thread's only; another strategy's scope cannot be entered inside it.
 
         Example:
 

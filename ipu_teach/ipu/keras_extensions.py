@@ -10,10 +10,9 @@ keras/ipu/extensions/register_extensions.py registers Graphcore's; each model bu
 
 Which models have the methods: every model built after ``ipu_teach.ipu`` is imported, inside an
 ``IPUStrategy`` scope or not. Graphcore's SDK gives them only to models built in the scope (the
-strategy's ``_patch_keras_extension``, graphcore/tensorflow tensorflow/python/ipu/keras_extensions.py); ipu-teach
-decides where a model runs when it is
-*compiled* (``keras.engine.device``), so a model built outside the scope may still be compiled in one,
-and the course sets stage assignments on a model it only inspects (notebook 04). Code written for the
+strategy's ``_patch_keras_extension``, graphcore/tensorflow tensorflow/python/ipu/keras_extensions.py); here
+the methods only record options, which take effect when a model created in the scope (``keras.engine.device``)
+runs, and the course sets stage assignments on a model it only inspects (notebook 04). Code written for the
 SDK, which builds its models in the scope, runs unchanged. A model built before the import, or with
 ``ipu_teach.keras`` alone, has none of them and its AttributeError says to import ``ipu_teach.ipu``.
 
@@ -161,7 +160,7 @@ class ModelExtension:
           The ``Executable``.
 
         Raises:
-          ValueError: for another mode, a model not compiled in an ``IPUStrategy`` scope, or a mode not run
+          ValueError: for another mode, a model not created in an ``IPUStrategy`` scope, or a mode not run
             since the last compile (the message says which call to make).
 
         Example:
@@ -185,8 +184,8 @@ class ModelExtension:
         prepared = getattr(self.device_executor, "prepared", None)
         if prepared is None:
             raise ValueError(
-                f"get_ipu_executable: `{self.name}` has not been compiled for the IPU: create it and call "
-                "compile inside an IPUStrategy scope, then fit, evaluate or predict"
+                f"get_ipu_executable: `{self.name}` has not been compiled for the IPU: create it inside an "
+                "IPUStrategy scope and compile it, then fit, evaluate or predict"
             )
         if mode not in prepared:
             ran = ", ".join(f"{m!r} ({EXECUTABLE_MODES[m]})" for m in prepared) or "none"
@@ -194,7 +193,7 @@ class ModelExtension:
                 f"get_ipu_executable: `{self.name}` has no {mode!r} executable since it was last compiled: "
                 f"call {EXECUTABLE_MODES[mode]} first (compiled since: {ran})"
             )
-        return prepared[mode][0]
+        return prepared[mode].executable
 
     def set_pipelining_options(
         self,

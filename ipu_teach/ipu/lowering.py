@@ -1,26 +1,32 @@
 """Lowering: a Keras model becomes a simulated IPU program, op by op, through the cost model.
 
 The model runs once on a real batch while ``autograd.record()`` listens; every op it applies
-states its FLOPs, bytes and grains. Each op becomes one BSP superstep: its grains are spread
-linearly over the tiles (fewer grains than tiles leave tiles idle), matrix ops run on the tiles'
-matrix units and the rest on their vector units, and inputs a tile does not hold arrive by
-exchange. Weights, optimizer state and the activations kept for the backward pass are mapped to
-tiles too, which is where the out-of-memory error comes from. Nothing here is measured on the
-host: cycles and bytes follow from shapes and the hardware spec alone.
+states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
+as Poplar lowers it to several compute sets: each matrix product its rearrangement, the product on
+the tiles' matrix units and the reduction of split sums (:mod:`.matrix_plan`); each element-wise
+pass one compute set on the vector units, its elements spread linearly over the tiles (fewer
+elements than tiles leave tiles idle); each reduction a compute set per stage. Inputs a tile does
+not hold (operand slices, a broadcast bias, partial sums) arrive by exchange. Weights, optimizer
+state, activations and code are laid out on the tiles by :mod:`.memory_layout`; the most a tile
+needs at once is where the out-of-memory error comes from. Nothing here is measured on the host:
+cycles and bytes follow from shapes and the hardware spec alone.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import record
-from . import matrix_plan
+from ..autograd.cost import Reduction, VectorPass, elementwise
+from . import matrix_plan, memory_layout
+from .memory_layout import TEMPORARY, MemoryItem
 
-TEMPORARY = "temporary memory"
-"""The category of the matrix products' temporary memory (not always live, as PopVision shows it)."""
+PARTIAL_BYTES = 4
+"""Bytes of one partial sum a reduction exchanges between its stages: popops reduces in float, also for fp16."""
 
 
 @dataclass
@@ -35,44 +41,18 @@ class LoweredStep:
     output_bytes: int = 0
     temporary: np.ndarray | None = None
     """Per tile, the temporary memory a matrix product needs while it runs (on its main step only)."""
+    unit: str = "vector"
+    """Which of the tiles' units computes it: ``"AMP"`` (the matrix unit, a product's main step) or ``"vector"``."""
 
     @property
     def scope(self) -> str:
         """The layer the op belongs to (``loss`` and ``optimizer`` for the rest)."""
         return self.name.split("/", 1)[0]
 
-    def superstep_cycles(self, spec) -> int:
-        """Cycles of this step alone on one IPU: on-chip sync, exchange, the slowest tile's compute."""
-        exchange = bsp.ceil_div(int(self.received.max(initial=0)), spec.exchange_bytes_per_cycle)
-        return int(self.cycles.max(initial=0)) + spec.sync_cycles_on_chip + exchange
-
     def program(self):
         """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles."""
         exchange = bsp.Exchange(self.received, name=f"{self.name}/exchange") if self.received.any() else None
         return bsp.Execute(bsp.ComputeSet(self.name, self.cycles), exchange, sync=bsp.SyncKind.ON_CHIP)
-
-
-@dataclass
-class MemoryItem:
-    """Bytes per tile of one variable or code category. ``live`` is None for an item PopVision classifies as
-    always live, else the first and last program step it is live in (indices into ``LoweredGraph.steps``)."""
-
-    name: str
-    category: str
-    per_tile: np.ndarray
-    live: tuple[int, int] | None = None
-
-    @property
-    def always_live(self) -> bool:
-        return self.live is None
-
-    @property
-    def live_from(self) -> int:
-        return 0 if self.live is None else self.live[0]
-
-    @property
-    def live_until(self) -> int:
-        return -1 if self.live is None else self.live[1]
 
 
 @dataclass
@@ -102,46 +82,84 @@ class LoweredGraph:
         return len(self.steps)
 
     def tile_memory(self) -> np.ndarray:
-        """Bytes per tile of everything mapped there: always-live items plus every activation (the compiler
-        gives each its own space, so this is what must fit in SRAM)."""
-        return sum((m.per_tile for m in self.memory), np.zeros(self.spec.tiles, dtype=np.int64))
+        """Bytes per tile the program needs, what must fit in SRAM: the always-live items plus the peak of the
+        not-always-live ones (tensors never live at the same step share memory, as Poplar allocates them)."""
+        return memory_layout.allocated(self.memory, len(self.steps), self.spec.tiles)
 
 
-def _spread(count: int, tiles: int) -> np.ndarray:
-    """How many of ``count`` units each tile gets when they are spread linearly over the tiles."""
-    return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
-
-
-def _vector_step(name, phase, flops, grains, spec, output_bytes=0) -> LoweredStep:
-    """One compute set on the vector units: the grains spread over the tiles, each busy tile paying its
-    FLOPs at the vector rate plus a vertex's fixed cost; the data is already where it is needed."""
-    grains_per_tile = _spread(grains, spec.tiles)
-    flops_per_tile = grains_per_tile * (flops / max(grains, 1))
+def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0) -> list:
+    """The compute sets of one item of an op's vector work (``autograd.cost``): a VectorPass is one compute set
+    of its codelet, a Reduction several (see :func:`_reduction_steps`). The first is named ``name``."""
+    if isinstance(work, Reduction):
+        return _reduction_steps(name, phase, work, spec, flops, output_bytes)
+    per_tile = memory_layout.spread(work.elements, spec.tiles)
+    rate = hardware.VECTOR.cycles_per_element(work.codelet, itemsize)
     cycles = np.where(
-        grains_per_tile > 0,
-        np.ceil(flops_per_tile / spec.vector_flops_per_cycle).astype(np.int64) + spec.vertex_overhead_cycles,
-        0,
+        per_tile > 0, np.ceil(per_tile * rate).astype(np.int64) + hardware.VECTOR.elementwise_vertex_cycles, 0
     )
-    return LoweredStep(name, phase, int(flops), cycles, np.zeros(spec.tiles, np.int64), output_bytes)
+    # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use
+    received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
+    return [LoweredStep(name, phase, int(flops), cycles, received, output_bytes)]
+
+
+def _reduce_cycles(inputs_per_tile) -> np.ndarray:
+    """Cycles of a reduce compute set: each tile with inputs reduces them (popops' reduce vertices)."""
+    vector = hardware.VECTOR
+    return np.where(
+        inputs_per_tile > 0, np.ceil(inputs_per_tile * vector.reduce).astype(np.int64) + vector.reduce_vertex_cycles, 0
+    )
+
+
+def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0) -> list:
+    """``popops::reduce`` as poplibs plans it (lib/popops/reduction/ReductionStages.cpp): each tile first
+    reduces the values it holds to partials, with no exchange; then, while more than ``reduce_stage_factor``
+    partials per output are left, an intermediate stage exchanges them in groups of sqrt(partials per output)
+    to reducing tiles; a last stage exchanges what is left to the outputs' tiles and reduces it. Every stage
+    is a compute set, and each after the first an exchange of float partials (4 bytes)."""
+    per_tile = memory_layout.spread(work.elements, spec.tiles)
+    steps = [
+        LoweredStep(name, phase, int(flops), _reduce_cycles(per_tile), np.zeros(spec.tiles, np.int64), output_bytes)
+    ]
+    partials = int(np.minimum(per_tile, work.outputs).sum())  # each tile's values touch at most every output
+    stage = 1
+    while partials > work.outputs:
+        if partials > work.outputs * hardware.VECTOR.reduce_stage_factor:
+            group = math.isqrt(bsp.ceil_div(partials, work.outputs) - 1) + 1  # ceil(sqrt(partials per output))
+            remaining = bsp.ceil_div(partials, group)
+        else:
+            remaining = work.outputs
+        inputs = memory_layout.spread(remaining, spec.tiles) * bsp.ceil_div(partials, remaining)
+        steps.append(LoweredStep(f"{name}/stage{stage}", phase, 0, _reduce_cycles(inputs), inputs * PARTIAL_BYTES))
+        partials, stage = remaining, stage + 1
+    return steps
+
+
+def _transpose_cycles(received, phase, itemsize) -> np.ndarray:
+    """The rearrangement compute set before a backward product: the pass transposes (and, for a convolution's
+    data gradient, flips) an operand it received (poplin's ConvProgramTree: ``weightsTranspose`` "if this is
+    for the backwards pass", ``transposeCSActs``). Forward products receive their operands in the layout they
+    need: the exchange alone."""
+    if phase != "backward":
+        return np.zeros_like(received)
+    vector = hardware.VECTOR
+    elements = bsp.ceil_div(received, itemsize)
+    return np.where(
+        elements > 0, np.ceil(elements * vector.transpose).astype(np.int64) + vector.transpose_vertex_cycles, 0
+    )
 
 
 def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) -> list:
     """The compute sets one matrix product lowers to (see :mod:`.matrix_plan`): the operands' rearrangement
-    (an exchange), the convolution on the AMP and, if the depth is split, the reduction of the partials;
-    all of them once per serial pass (later passes named ``.../serialK/...``)."""
+    (an exchange, and in the backward pass a transpose), the convolution on the AMP and, if the depth is split,
+    the reduction of the partials; all of them once per serial pass (later passes named ``.../serialK/...``)."""
     chosen = matrix_plan.plan(product, spec, itemsize, options)
     used = chosen.tiles
     steps = []
     for k in range(chosen.serial_split):
         label = name if k == 0 else f"{name}/serial{k}"
+        received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
         steps += [
-            LoweredStep(
-                f"{label}/transform",
-                phase,
-                0,
-                np.zeros(spec.tiles, np.int64),
-                matrix_plan.per_tile(chosen.transform_bytes, used, spec),
-            ),
+            LoweredStep(f"{label}/transform", phase, 0, _transpose_cycles(received, phase, itemsize), received),
             LoweredStep(
                 label,
                 phase,
@@ -150,6 +168,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 np.zeros(spec.tiles, np.int64),
                 output_bytes if k == 0 else 0,
                 matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None,
+                unit="AMP",
             ),
         ]
         if chosen.depth_split > 1:
@@ -181,16 +200,19 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
             output_bytes if j == 0 else 0,
             options,
         )
-    if cost.vector_flops:
-        steps.append(
-            _vector_step(
-                f"{name}/vector" if cost.products else name,
-                phase,
-                cost.vector_flops,
-                cost.grains,
-                spec,
-                0 if cost.products else output_bytes,
-            )
+    seen = {}
+    for k, work in enumerate(cost.vector):
+        label = work.codelet if isinstance(work, VectorPass) else "reduction"
+        seen[label] = seen.get(label, 0) + 1
+        first = not steps  # an op without products: its first vector step carries its name and output
+        steps += _vector_steps(
+            name if first else f"{name}/{label}{seen[label] if seen[label] > 1 else ''}",
+            phase,
+            work,
+            spec,
+            itemsize,
+            cost.vector_flops if k == 0 else 0,  # the FLOPs a profile shows, on the op's first vector step
+            output_bytes if first else 0,
         )
     return steps
 
@@ -214,9 +236,18 @@ def split_by_stage(
 
     stages = []
     for s in range(last + 1):
-        pick = [step for step in graph.steps if stage_of(step.name) == s and step.phase not in ("update", "accumulate")]
+        picked = [
+            k
+            for k, step in enumerate(graph.steps)
+            if stage_of(step.name) == s and step.phase not in ("update", "accumulate")
+        ]
+        pick = [graph.steps[k] for k in picked]
         memory = [
-            replace(m, per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1))
+            replace(
+                m,
+                per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1),
+                live=None if m.live is None else _steps_within(picked, *m.live),
+            )
             for m in graph.memory
             if m.category not in hardware.CODE_CATEGORIES + (TEMPORARY,) and stage_of(m.name) == s
         ]
@@ -225,7 +256,7 @@ def split_by_stage(
                 MemoryItem(
                     f"stage{s}/stashed inputs",
                     "activations",
-                    _spread(input_bytes[s], graph.spec.tiles) * input_stash[s],
+                    memory_layout.spread(input_bytes[s], graph.spec.tiles) * input_stash[s],
                 )
             )
         stages.append(
@@ -236,82 +267,19 @@ def split_by_stage(
                 [p for p in pick if p.phase == "forward"],
                 [p for p in pick if p.phase == "backward"],
                 [],
-                memory + _temporary_memory(pick, graph.spec) + _code_memory(pick, graph.spec),
+                memory + memory_layout.temporary_memory(pick, graph.spec) + memory_layout.code_memory(pick, graph.spec),
             )
         )
     return stages
 
 
-def _weight_memory(weights, spec, offset_tiles, name_suffix="", category="variables"):
-    """Each weight mapped linearly over the tiles, successive weights starting where the last ended."""
-    items, start = [], offset_tiles
-    for w in weights:
-        per = _spread(w.size, spec.tiles) * w.dtype.itemsize
-        used = int((per > 0).sum())
-        items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
-        start = (start + used) % spec.tiles
-    return items
-
-
-def _code_memory(steps, spec) -> list:
-    """Approximate code and state bytes per tile, derived from which steps run on which tiles."""
-    active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
-    exchanging = np.array([s.received > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
-    compute_sets_on_tile = active.sum(axis=0).astype(np.int64)
-    exchanges_on_tile = exchanging.sum(axis=0).astype(np.int64)
-    received_on_tile = sum((s.received.astype(np.int64) for s in steps), np.zeros(spec.tiles, np.int64))
-    vertices = sum((np.minimum(s.cycles > 0, 1) * spec.threads_per_tile for s in steps), np.zeros(spec.tiles, np.int64))
-    c = hardware.CODE
-    return [
-        MemoryItem(
-            "vertexCode",
-            "vertex code",
-            np.where(compute_sets_on_tile > 0, c.vertex_code_bytes, 0)
-            + compute_sets_on_tile * c.vertex_code_bytes_per_compute_set,
-        ),
-        MemoryItem(
-            "controlCode",
-            "control code",
-            c.control_code_bytes + len(steps) * c.control_code_bytes_per_step * np.ones(spec.tiles, np.int64),
-        ),
-        MemoryItem(
-            "internalExchangeCode",
-            "internal exchange code",
-            exchanges_on_tile * c.exchange_code_bytes_per_exchange
-            + bsp.ceil_div(received_on_tile, c.received_bytes_per_exchange_code_byte),
-        ),
-        MemoryItem("hostExchangeCode", "host exchange code", np.full(spec.tiles, c.host_exchange_code_bytes, np.int64)),
-        MemoryItem("vertexInstanceState", "vertex instance state", vertices * c.vertex_state_bytes),
-        MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
-    ]
-
-
-def _activation_memory(records, steps, spec) -> list:
-    """Outputs of the forward pass, live from the op's forward step until its backward step reads them."""
-    index = {step.name: k for k, step in enumerate(steps)}
-    items = []
-    for i, rec in enumerate(records):
-        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
-        name = f"{rec.scope or 'loss'}/{rec.op}:{i}"
-        if name not in index or nbytes == 0:
-            continue
-        per = _spread(nbytes, spec.tiles)
-        items.append(
-            MemoryItem(
-                f"{name}/output", "activations", per, live=(index[name], index.get(f"{name}/grad", index[name] + 1))
-            )
-        )
-    return items
-
-
-def _temporary_memory(steps, spec) -> list:
-    """The matrix products' temporary memory: not always live, and one region serves them all in turn (no two
-    products run at once), so a tile needs the largest product's share, from the first product to the last."""
-    marked = [k for k, step in enumerate(steps) if step.temporary is not None]
-    if not marked:
-        return []
-    largest = np.max([steps[k].temporary for k in marked], axis=0)
-    return [MemoryItem("matrixProductTemporaries", TEMPORARY, largest, live=(marked[0], marked[-1]))]
+def _steps_within(picked: list, first: int, last: int) -> tuple:
+    """A live range of the whole program, ``first`` to ``last``, as indices into the ``picked`` steps of one
+    stage (ascending indices of the whole program): from the first picked step at or after ``first`` to the
+    last one at or before ``last``."""
+    start = int(np.searchsorted(picked, first, side="left"))
+    end = int(np.searchsorted(picked, last, side="right")) - 1
+    return start, max(start, end)
 
 
 def _host_itemsize(array) -> int:
@@ -322,11 +290,14 @@ def _host_itemsize(array) -> int:
 
 def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
     """One compute set per weight tensor, as each variable's update (or accumulation) is its own op in
-    TensorFlow: small tensors leave most tiles idle and pay a sync each."""
-    return [
-        _vector_step(f"{w.name.rsplit(':', 1)[0]}/{what}", phase, flops_per_weight * int(w.size), int(w.size), spec)
-        for w in weights
-    ]
+    TensorFlow: small tensors leave most tiles idle and pay a sync each. Each value costs one ScaledAdd element
+    per 2 of its FLOPs (a multiply-add), at least one (an accumulation's add)."""
+    steps = []
+    for w in weights:
+        (work,) = elementwise("scaled_add", bsp.ceil_div(flops_per_weight, 2) * int(w.size))
+        name = f"{w.name.rsplit(':', 1)[0]}/{what}"
+        steps += _vector_steps(name, phase, work, spec, w.dtype.itemsize, flops_per_weight * int(w.size))
+    return steps
 
 
 def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None) -> LoweredGraph:
@@ -384,18 +355,25 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
             )
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
-    update, memory = [], _weight_memory(model.weights, spec, 0)
+    update, memory = [], memory_layout.weight_memory(model.weights, spec, 0)
     if mode == "train":
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec)
         update += _per_weight_steps(weights, "update", "update", model.optimizer.update_flops_per_weight, spec)
         for s in range(model.optimizer.slots_per_weight):
-            memory += _weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
+            memory += memory_layout.weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
         if accumulation > 1:
-            memory += _weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
-        memory += _activation_memory(tape, forward + backward + update, spec)
-    memory += _temporary_memory(forward + backward + update, spec)
-    memory += _code_memory(forward + backward + update, spec)
+            memory += memory_layout.weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
+        memory += memory_layout.gradient_memory(tape, forward + backward + update, spec)
+    readers = {layer.name: [] for layer in model.layers}
+    for layer in model.layers:
+        for source in model.inbound_layers(layer):
+            readers.setdefault(source.name, []).append(layer.name)
+    memory += memory_layout.activation_memory(
+        tape, forward + backward + update, spec, training=mode == "train", readers=readers
+    )
+    memory += memory_layout.temporary_memory(forward + backward + update, spec)
+    memory += memory_layout.code_memory(forward + backward + update, spec)
     sample_bytes = int(np.prod(np.shape(x)[1:])) * _host_itemsize(x)
     label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0
     results = int(np.prod(model.output_shape[1:])) * 4 * len(x) if mode == "predict" else 4 * len(model.metrics)

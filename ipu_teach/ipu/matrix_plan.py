@@ -11,7 +11,7 @@ tiles. Each split has a price, and the planner takes the cheapest:
   groups of ``amp_channel_group``, so a layer with 1 input channel pays for 8: this is why a first
   convolution never reaches the peak rate. Where the vector unit would be faster, it is used instead;
 - when the depth is split, the partial sums are exchanged and added (``reduce``), in the partials type
-  (``partialsType``: 4 bytes for "float", 2 for "half").
+  (``partialsType``: 4 bytes for "float", 2 for "half"), by popops' reduce vertices (``hardware.VECTOR``).
 
 Each split also needs temporary memory on a tile while it runs: the rearranged operand slices and the
 partial sums. Poplar only takes plans whose temporary memory fits ``availableMemoryProportion`` of the
@@ -27,12 +27,14 @@ compute sets a real convolution lowers to.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..autograd.cost import MatrixProduct
 from ..bsp.mapping import ceil_div
+from ..hardware import VECTOR
 
 PARTIAL_BYTES = {"float": 4, "half": 2}
 """Bytes of one partial sum by Poplar's partialsType (default "float" for fp32 and fp16 products)."""
@@ -106,6 +108,12 @@ def vector_cycles(flops: int, spec, vertices: int = 1) -> int:
     return ceil_div(flops, spec.vector_flops_per_cycle) + spec.vertex_overhead_cycles * vertices
 
 
+def reduce_vertex_cycles(partials: int) -> int:
+    """Cycles of one tile reducing ``partials`` partial sums (the convolution's reduce compute set, popops'
+    reduce vertices: ``hardware.VECTOR.reduce`` per partial plus the vertex's fixed cost)."""
+    return math.ceil(partials * VECTOR.reduce) + VECTOR.reduce_vertex_cycles
+
+
 def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions = DEFAULT_OPTIONS) -> ProductPlan:
     """The cheapest split of ``product`` over ``spec.tiles`` tiles whose temporary memory fits the options'
     share of a tile; serial splits only where no plan fits without them (the least memory if none fits)."""
@@ -147,7 +155,7 @@ def _price(
     if depth_split > 1:
         partials = product.rows * ceil_div(product.cols, serial) * depth_split  # each output's partial sums
         reduce_bytes = ceil_div(partials * partial_bytes, tiles)
-        reduce_cycles = vector_cycles(ceil_div(partials, tiles), spec)
+        reduce_cycles = reduce_vertex_cycles(ceil_div(partials, tiles))
     temporary = received + rows * cols * partial_bytes + reduce_bytes
     return ProductPlan(
         rows_split,

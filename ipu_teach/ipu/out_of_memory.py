@@ -38,7 +38,7 @@ class ModelOutOfMemoryError(TileOutOfMemoryError):
     ...         model.fit(np.zeros((32, 512), np.float32), np.zeros((32, 512), np.float32), verbose=0)
     ...     except ipu.ModelOutOfMemoryError as error:
     ...         print(f"tile {error.tile} needs {error.needed:,} of {error.available:,} bytes")
-    tile 0 needs 707,937 of 638,976 bytes
+    tile 0 needs 714,704 of 638,976 bytes
     """
 
     def __init__(self, model_name, tile, needed, available, categories, variables, graph):
@@ -56,17 +56,32 @@ class ModelOutOfMemoryError(TileOutOfMemoryError):
 
 
 def breakdown(graph, tile: int):
-    """(categories, variables) on ``tile``, each a list of (name, bytes), largest first."""
+    """(categories, variables) that fill ``tile`` when it is fullest, each a list of (name, bytes), largest
+    first: its always-live items and the not-always-live ones live at its peak step (they add up to the bytes
+    the tile needs; tensors live at other steps share that memory)."""
+    peak = _peak_step(graph, tile)
     by_category: dict = {}
     variables = []
     for item in graph.memory:
         nbytes = int(item.per_tile[tile])
-        if nbytes:
+        if nbytes and (item.always_live or item.live_from <= peak <= item.live_until):
             by_category[item.category] = by_category.get(item.category, 0) + nbytes
             variables.append((item.name, nbytes))
     categories = sorted(by_category.items(), key=lambda kv: -kv[1])
     variables.sort(key=lambda kv: -kv[1])
     return categories, variables
+
+
+def _peak_step(graph, tile: int) -> int:
+    """The program step at which ``tile`` holds the most not-always-live bytes (ranges cut at the last step)."""
+    steps = max(len(graph.steps), 1)
+    live = np.zeros(steps + 1, dtype=np.int64)
+    for item in graph.memory:
+        if not item.always_live and item.per_tile[tile]:
+            first = min(max(item.live_from, 0), steps - 1)
+            live[first] += item.per_tile[tile]
+            live[min(max(item.live_until, first), steps - 1) + 1] -= item.per_tile[tile]
+    return int(np.argmax(np.cumsum(live[:-1])))
 
 
 def find(model, graph) -> ModelOutOfMemoryError | None:

@@ -6,6 +6,7 @@ Each function takes plain values and either returns what the plan needs or raise
 
 from __future__ import annotations
 
+from ..integers import divisors
 from . import messages, pipelining, system
 
 
@@ -83,13 +84,20 @@ def fixed_batch_size(adapter) -> int:
             "drop_remainder=True) before passing a Dataset"
         )
     if adapter.partial_batch:
-        keep = adapter.num_samples - adapter.num_samples % batch
+        samples = adapter.num_samples
+        keep = samples - samples % batch
+        cure = (
+            f"Keep the first {keep} samples (x = x[:{keep}], as make_divisible in the tutorial does) or use a "
+            f"Dataset with .batch({batch}, drop_remainder=True)"
+            if keep
+            else f"Use a batch size that divides {samples}, such as {', '.join(map(str, divisors(samples)[-3:]))}, "
+            "or more data"
+        )
         raise IPURuleError(
-            f"The data has {adapter.num_samples} samples, which is not divisible by the batch size "
-            f"{batch}: an IPU program is compiled for one batch shape, so the last partial batch "
-            f"({adapter.num_samples - keep} samples) cannot run. Keep the first {keep} samples "
-            f"(x = x[:{keep}], as make_divisible in the tutorial does) or use a Dataset with "
-            f".batch({batch}, drop_remainder=True)"
+            f"The data has {samples} samples, which is not divisible by the batch size {batch}: an IPU program "
+            f"is compiled for one batch shape, so {'the last' if keep else 'its only'} partial batch "
+            f"({samples - keep} samples) cannot run. "
+            f"{cure}"
         )
     if adapter.dataset is not None and not adapter.dataset.drop_remainder and adapter.dataset.cardinality() < 0:
         raise IPURuleError(
@@ -127,25 +135,38 @@ def steps_per_replica(model, steps, spe: int, replicas: int) -> tuple[int, int |
         )
         spe = per_replica
     if per_replica % spe:
-        divisors = [d for d in range(1, per_replica + 1) if per_replica % d == 0]
         raise IPURuleError(
             f"steps_per_execution={spe} must divide the number of steps per epoch per replica "
             f"({per_replica} = {steps} batches / {replicas} replica(s)); choose a divisor such "
-            f"as {', '.join(map(str, divisors[-4:]))}, or trim the data so {spe} divides it"
+            f"as {', '.join(map(str, divisors(per_replica)[-4:]))}, or trim the data so {spe} divides it"
         )
     return spe, per_replica
 
 
-def check_steps_per_execution(plan, mode: str, spe: int, accumulation: int) -> None:
+def check_steps_per_execution(plan, mode: str, spe: int, accumulation: int, per_replica=None) -> None:
     """An inference pipeline runs ``spe`` micro-batches, which its schedule must accept; in training
-    every execution ends with a weight update."""
+    every execution ends with a weight update. ``per_replica``: the steps per epoch per replica (None if
+    unknown), which a steps_per_execution advised must divide."""
     if plan is not None and mode != "train":
         pipelining.check_schedule(plan, spe, False, "steps_per_execution")
     if mode == "train" and spe % accumulation:
+        rule = (
+            f"steps_per_execution={spe} must be a multiple of gradient_accumulation_steps_per_replica="
+            f"{accumulation}: every execution must end with a weight update"
+        )
+        if per_replica is None:
+            raise IPURuleError(f"{rule}; use steps_per_execution={accumulation * max(1, spe // accumulation)}")
+        fitting = [d for d in divisors(per_replica) if d % accumulation == 0]
+        if fitting:
+            raise IPURuleError(
+                f"{rule}; use steps_per_execution={min(fitting, key=lambda d: abs(d - spe))} (a multiple of "
+                f"{accumulation} that divides the {per_replica} steps per replica)"
+            )
         raise IPURuleError(
-            f"steps_per_execution={spe} must be a multiple of "
-            f"gradient_accumulation_steps_per_replica={accumulation}: every execution must end "
-            f"with a weight update; use steps_per_execution={accumulation * max(1, spe // accumulation)}"
+            f"{rule}, and no multiple of {accumulation} divides the {per_replica} steps per epoch per replica"
+            f"{' (fewer than one weight update needs)' if per_replica < accumulation else ''}: use "
+            f"gradient_accumulation_steps_per_replica={max(d for d in divisors(per_replica) if d <= accumulation)} "
+            f"(or another divisor of {per_replica}), or give each replica a multiple of {accumulation} batches"
         )
 
 

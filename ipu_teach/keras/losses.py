@@ -52,13 +52,9 @@ class Loss:
         per_sample = self.per_sample(np.asarray(y_true), y_pred)
         if sample_weight is not None:
             weights = sample_weights.aligned(sample_weight, per_sample.ndim).astype(per_sample.dtype)
-            try:
-                weights = np.broadcast_to(weights, per_sample.shape)
-            except ValueError:
-                raise ValueError(
-                    f"{self.name}: sample_weight of shape {np.shape(sample_weight)} cannot weigh the per-sample "
-                    f"losses of shape {per_sample.shape}: give one weight per sample"
-                ) from None
+            weights = sample_weights.broadcast(
+                weights, per_sample.shape, sample_weight, f"the per-sample losses ({self.name})"
+            )
             per_sample = ops.mul(per_sample, Tensor(weights))
         if self.reduction == "none":
             return per_sample

@@ -21,13 +21,7 @@ def weighted_total_and_count(values, sample_weight):
         weights = np.broadcast_to(weights, values.shape)
     except ValueError:
         values = values.mean(axis=tuple(range(weights.ndim, values.ndim)))
-        try:
-            weights = np.broadcast_to(weights, values.shape)
-        except ValueError:
-            raise ValueError(
-                f"sample_weight of shape {np.shape(sample_weight)} cannot weigh metric values of shape "
-                f"{np.shape(values)}: give one weight per sample"
-            ) from None
+        weights = sample_weights.broadcast(weights, values.shape, sample_weight, "metric values")
     return float((values * weights).sum()), float(weights.sum())
 
 

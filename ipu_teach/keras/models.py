@@ -8,7 +8,18 @@ from ..autograd import Tensor, no_grad
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
-from .engine import device, extensions, graph, model_config, model_file, on_batch, sample_weights, saving, training
+from .engine import (
+    atomic_step,
+    device,
+    extensions,
+    graph,
+    model_config,
+    model_file,
+    on_batch,
+    sample_weights,
+    saving,
+    training,
+)
 from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
@@ -35,7 +46,7 @@ class Model(Layer):
     """A graph of layers from ``inputs`` to ``outputs``, with Keras' training and inference methods.
 
     Built with the functional API: call layers on ``keras.Input`` tensors, then give the model its inputs
-    and outputs. Created and compiled inside ``ipu.ipu_strategy.IPUStrategy().scope()``, its ``fit``,
+    and outputs. Created inside ``ipu.ipu_strategy.IPUStrategy().scope()``, its ``fit``,
     ``evaluate`` and ``predict`` run on the simulated IPU, with the numerics of the CPU. Another package can
     add methods to every model built after it registers them (:mod:`.engine.extensions`): that is how
     ``ipu_teach.ipu`` adds Graphcore's methods (``set_pipelining_options``, ``set_gradient_accumulation_options``, ...).
@@ -70,7 +81,8 @@ class Model(Layer):
         self.compiled = False
         self.stop_training = False
         self.steps_per_execution = 1
-        self.device_executor = None  # set by the IPU strategy when compiled inside its scope
+        self.device_executor = None  # set by compile: the executor of the model's strategy (engine.device)
+        self._distribution_strategy = device.current()  # as in Keras: the model keeps the strategy it is created under
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("keras.Model(inputs, outputs) needs both inputs and outputs")
@@ -320,7 +332,8 @@ class Model(Layer):
     ):
         """Configures the model for training: optimizer, loss and metrics.
 
-        Inside an ``IPUStrategy`` scope, compiling also attaches the model to the simulated IPU;
+        A model created inside an ``IPUStrategy`` scope is attached to the simulated IPU when compiled,
+        inside the scope or not (it keeps the strategy it was created under, as in Keras);
         ``steps_per_execution`` is then how many batches one execution of the IPU program runs, with the
         host overhead paid once per execution (the tutorial's first speed-up). With a ``mixed_float16``
         policy the optimizer is wrapped in a ``LossScaleOptimizer``, as in Keras.
@@ -341,7 +354,9 @@ class Model(Layer):
           jit_compile: Accepted for Keras compatibility.
 
         Raises:
-          ValueError: if ``steps_per_execution`` is not a positive integer.
+          ValueError: if ``steps_per_execution`` is not a positive integer, or a model with weights created
+            outside a strategy's scope is compiled inside it.
+          RuntimeError: in the scope of a strategy other than the one the model was created under.
           TypeError: for an unknown keyword argument.
 
         Example:
@@ -355,6 +370,7 @@ class Model(Layer):
             raise TypeError(f"compile() got unexpected keyword argument(s) {sorted(kwargs)}")
         if not isinstance(steps_per_execution, (int, np.integer)) or steps_per_execution < 1:
             raise ValueError(f"compile: steps_per_execution must be a positive integer, got {steps_per_execution!r}")
+        strategy = device.strategy_for(self)
         self.optimizer = optimizers_module.get(optimizer)
         if self.compute_dtype == "float16" and not isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):
             self.optimizer = mixed_precision.LossScaleOptimizer(self.optimizer)  # as Keras' compile does
@@ -362,7 +378,7 @@ class Model(Layer):
         self.compiled_outputs = CompiledOutputs(loss, loss_weights, metrics, weighted_metrics)
         self.steps_per_execution = int(steps_per_execution)
         self.compiled = True
-        device.attach(self)
+        device.attach(self, strategy)
 
     def assert_compiled(self, what):
         if not self.compiled:
@@ -430,10 +446,15 @@ class Model(Layer):
         self.compiled_outputs.update(loss_value, y, y_pred)
 
     def train_step(self, x, y) -> float:
-        loss_value, grads, y_pred = self.compute_gradients(x, y)
-        self.apply_gradients(grads)
+        # the forward's moving statistics are written with the weights' update: all or nothing
+        loss_value, y_pred = atomic_step.run(self._update_from, x, y)
         self.update_metrics(loss_value, y, y_pred)
         return loss_value
+
+    def _update_from(self, x, y):
+        loss_value, grads, y_pred = self.compute_gradients(x, y)
+        self.apply_gradients(grads)
+        return loss_value, y_pred
 
     def test_step(self, x, y) -> float:
         """Runs with the graph recorded (never differentiated) so that, as in Keras, a cross-entropy

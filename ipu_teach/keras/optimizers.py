@@ -6,7 +6,9 @@ optimizer state in tile memory; ``update_flops_per_weight``, the arithmetic of o
 (one FLOP per multiply, add, square root or division; per-step scalars such as Adam's bias
 correction are not per weight), charged to the weight-update compute sets. A subclass that does not
 declare both is refused when it is defined. To add an optimizer, write its class here: ``get`` and
-``load_model`` find it by name.
+``load_model`` find it by name. Its ``update(weight, value, grad)`` returns the weight's next value and keeps
+state in ``self.slot(weight, i)``; the base class writes nothing until every weight's new value is computed,
+so that a step interrupted by Ctrl-C leaves the model as before it or as after it (``engine.atomic_step``).
 
 Example:
 
@@ -19,8 +21,14 @@ Example:
 import numpy as np
 
 from ..autograd import precision
+from .engine import atomic_step
 
 _DECLARED = ("slots_per_weight", "update_flops_per_weight")
+
+
+def _arithmetic_dtype(weight):
+    """fp16 weights are updated in fp32 arithmetic (their slots are fp32 too); others in their own dtype."""
+    return np.dtype(np.float32) if weight.dtype == np.float16 else weight.dtype
 
 
 class Optimizer:
@@ -42,35 +50,50 @@ class Optimizer:
         self.name = name or type(self).__name__
         self.iterations = 0
         self._slots = {}
+        self._slots_this_step = None
 
     def slot(self, weight, index=0, initial=0.0):
+        """This step's copy of ``weight``'s slot ``index`` (``initial`` everywhere the first time): ``update``
+        changes it in place, and it replaces the optimizer's slot when the whole step is written."""
         key = (id(weight), index)
-        if key not in self._slots:
-            self._slots[key] = np.full_like(weight.data, initial)
-        return self._slots[key]
+        if key not in self._slots_this_step:
+            committed = self._slots.get(key)
+            self._slots_this_step[key] = (
+                np.full(weight.shape, initial, _arithmetic_dtype(weight)) if committed is None else committed.copy()
+            )
+        return self._slots_this_step[key]
 
     def apply_gradients(self, grads_and_vars) -> None:
-        self.iterations += 1
-        for grad, weight in grads_and_vars:
-            if grad is None:
-                continue
-            if weight.dtype == np.float16:
-                self._update_half(weight, grad)
-            else:
-                self.update(weight, np.asarray(grad, dtype=weight.dtype))
+        """Updates each weight from its gradient (a None gradient leaves it alone) and counts the step.
 
-    def _update_half(self, weight, grad) -> None:
-        """An fp16 weight's update is computed in fp32 and written back in fp16: rounded to nearest, or
-        stochastically when the IPU's stochastic rounding is on (``autograd.precision.write``)."""
-        stored = weight.data
-        weight.data = stored.astype(np.float32)
-        try:
-            self.update(weight, np.asarray(grad, dtype=np.float32))
-            precision.write(stored, weight.data)
-        finally:
-            weight.data = stored
+        Every new value (weights, slots, ``iterations``) is computed before any is written, and they are
+        written together (``engine.atomic_step``): interrupted by Ctrl-C, the weights, the slots and
+        ``iterations`` are all as before the step or all as after it.
+        """
+        self._slots_this_step = {}  # filled by slot(); an interrupted step leaves it to the next one to reset
+        new_values = [
+            (weight, "data", self._new_value(weight, grad)) for grad, weight in grads_and_vars if grad is not None
+        ]
+        slots = {**self._slots, **self._slots_this_step}
+        self._slots_this_step = None
+        atomic_step.assign_all([*new_values, (self, "_slots", slots), (self, "iterations", self.iterations + 1)])
 
-    def update(self, weight, grad) -> None:
+    def _new_value(self, weight, grad) -> np.ndarray:
+        """The weight's value after ``update``, in its dtype. An fp16 weight's update is computed in fp32 and
+        rounded to fp16: to nearest, or stochastically when the IPU's stochastic rounding is on
+        (``autograd.precision.write``). ``update`` gets a read-only value: it must not change the weight."""
+        dtype = _arithmetic_dtype(weight)
+        value = weight.data.astype(dtype, copy=False).view()  # read-only view: the weight stays writeable
+        value.flags.writeable = False
+        new = self.update(weight, value, np.asarray(grad, dtype=dtype))
+        stored = np.empty_like(weight.data)
+        precision.write(stored, new)
+        return stored
+
+    def update(self, weight, value, grad) -> np.ndarray:
+        """Returns the weight's next value from its current ``value`` and gradient ``grad`` (both in the dtype
+        of the arithmetic), keeping state in ``self.slot(weight, i)``. ``self.iterations + 1`` is the number
+        of the step being computed (1 for the first), as in Keras' optimizers."""
         raise NotImplementedError
 
     def get_config(self) -> dict:
@@ -121,15 +144,14 @@ class SGD(Optimizer):
             return 2
         return 6 if self.nesterov else 4
 
-    def update(self, weight, grad):
+    def update(self, weight, value, grad):
         lr = self.learning_rate
         if not self.momentum:
-            weight.data -= lr * grad
-            return
+            return value - lr * grad
         velocity = self.slot(weight)
         velocity *= self.momentum
         velocity -= lr * grad
-        weight.data += self.momentum * velocity - lr * grad if self.nesterov else velocity
+        return value + (self.momentum * velocity - lr * grad if self.nesterov else velocity)
 
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
@@ -145,13 +167,13 @@ class Adam(Optimizer):
             raise ValueError("Adam: ipu-teach does not implement amsgrad; use amsgrad=False")
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
 
-    def update(self, weight, grad):
-        t = self.iterations
+    def update(self, weight, value, grad):
+        t = self.iterations + 1  # Keras' local_step
         lr_t = self.learning_rate * np.sqrt(1 - self.beta_2**t) / (1 - self.beta_1**t)
         m, v = self.slot(weight, 0), self.slot(weight, 1)
         m += (1 - self.beta_1) * (grad - m)
         v += (1 - self.beta_2) * (grad * grad - v)
-        weight.data -= (lr_t * m / (np.sqrt(v) + self.epsilon)).astype(weight.dtype)
+        return value - (lr_t * m / (np.sqrt(v) + self.epsilon)).astype(value.dtype)
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
@@ -172,7 +194,7 @@ class RMSprop(Optimizer):
         adds m * mom + step (2); centered adds the mean gradient (3) and ms - mg * mg (2)."""
         return 9 + 2 * bool(self.momentum) + 5 * bool(self.centered)
 
-    def update(self, weight, grad):
+    def update(self, weight, value, grad):
         ms = self.slot(weight, 0)
         ms += (1 - self.rho) * (grad * grad - ms)
         denominator = ms
@@ -188,7 +210,7 @@ class RMSprop(Optimizer):
             step = mom
         else:
             step = self.learning_rate * grad / (np.sqrt(denominator) + self.epsilon)
-        weight.data -= step.astype(weight.dtype)
+        return value - step.astype(value.dtype)
 
     def get_config(self):
         return {
@@ -216,10 +238,10 @@ class Adagrad(Optimizer):
             )
         self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), epsilon
 
-    def update(self, weight, grad):
+    def update(self, weight, value, grad):
         accumulator = self.slot(weight, initial=self.initial_accumulator_value)
         accumulator += grad * grad
-        weight.data -= (self.learning_rate * grad / (np.sqrt(accumulator) + self.epsilon)).astype(weight.dtype)
+        return value - (self.learning_rate * grad / (np.sqrt(accumulator) + self.epsilon)).astype(value.dtype)
 
     def get_config(self):
         return {

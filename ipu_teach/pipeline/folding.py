@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .actions import BACKWARD, FORWARD, WEIGHT_UPDATE
-from .metrics import Phases, PipelineMetrics, peak_stash, phases, stash_bytes, summarise
+from .metrics import Phases, PipelineMetrics, metrics_of, peak_stash, phases, stash_of, summarise
 from .rules import accumulation_multiple, check_gradient_accumulation, display_name
 from .schedules import make_schedule
 from .timing import StageCosts, Timeline, time_schedule
@@ -110,29 +110,16 @@ def _extrapolated(short, longer, shift, periods, activation_bytes, input_bytes) 
     total = short.total + periods * shift
     busy = short.busy_per_ipu() + periods * (longer.busy_per_ipu() - short.busy_per_ipu())
     per_ipu = busy / total if total > 0 else np.zeros_like(busy)
-    spans = phases(short)
-    main_end = spans.main_end + periods * shift
+    short_phases = phases(short)
+    main_start, main_end = short_phases.main_start, short_phases.main_end + periods * shift
     schedule = short.schedule
     micro_batches = schedule.micro_batches + periods * (longer.schedule.micro_batches - schedule.micro_batches)
-    stash = None
-    if activation_bytes is not None:
-        stash = tuple(float(b) for b in stash_bytes(schedule, activation_bytes, input_bytes, short.recompute))
-    return PipelineMetrics(
-        schedule=schedule.name,
-        stages=schedule.stages,
-        micro_batches=micro_batches,
-        ipus=schedule.ipus,
-        total_seconds=total,
-        utilisation=float(per_ipu.mean()),
-        bubble_fraction=1.0 - float(per_ipu.mean()),
-        utilisation_per_ipu=tuple(float(u) for u in per_ipu),
-        phases=Phases(
-            ramp_up=spans.main_start,
-            main=main_end - spans.main_start,
-            ramp_down=total - main_end,
-            main_start=spans.main_start,
-            main_end=main_end,
-        ),
-        peak_stash=tuple(int(n) for n in peak_stash(schedule)),
-        stash_bytes=stash,
+    spans = Phases(
+        ramp_up=main_start,
+        main=main_end - main_start,
+        ramp_down=total - main_end,
+        main_start=main_start,
+        main_end=main_end,
     )
+    stash = stash_of(schedule, activation_bytes, input_bytes, short.recompute)
+    return metrics_of(schedule, micro_batches, total, per_ipu, spans, stash)

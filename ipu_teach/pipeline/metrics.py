@@ -152,21 +152,36 @@ def summarise(
     timeline: Timeline, activation_bytes: Sequence[float] | None = None, input_bytes: Sequence[float] | None = None
 ) -> PipelineMetrics:
     """All metrics of a timed schedule; stash bytes only when ``activation_bytes`` are given."""
-    schedule = timeline.schedule
-    per_ipu = utilisation_per_ipu(timeline)
-    stash = None
-    if activation_bytes is not None:
-        stash = tuple(float(b) for b in stash_bytes(schedule, activation_bytes, input_bytes, timeline.recompute))
+    return metrics_of(
+        timeline.schedule,
+        timeline.schedule.micro_batches,
+        timeline.total,
+        utilisation_per_ipu(timeline),
+        phases(timeline),
+        stash_of(timeline.schedule, activation_bytes, input_bytes, timeline.recompute),
+    )
+
+
+def stash_of(schedule: Schedule, activation_bytes, input_bytes, recompute: bool) -> tuple | None:
+    """Peak stashed bytes per stage as plain floats, or None when no ``activation_bytes`` are given."""
+    if activation_bytes is None:
+        return None
+    return tuple(float(b) for b in stash_bytes(schedule, activation_bytes, input_bytes, recompute))
+
+
+def metrics_of(schedule: Schedule, micro_batches, total, per_ipu, spans, stash) -> PipelineMetrics:
+    """The metrics record of a run of ``schedule``'s order over ``micro_batches`` taking ``total`` seconds
+    (a timed run's, or one folded from a period: see ``folding``)."""
     return PipelineMetrics(
         schedule=schedule.name,
         stages=schedule.stages,
-        micro_batches=schedule.micro_batches,
+        micro_batches=micro_batches,
         ipus=schedule.ipus,
-        total_seconds=timeline.total,
+        total_seconds=total,
         utilisation=float(per_ipu.mean()),
         bubble_fraction=1.0 - float(per_ipu.mean()),
         utilisation_per_ipu=tuple(float(u) for u in per_ipu),
-        phases=phases(timeline),
+        phases=spans,
         peak_stash=tuple(int(n) for n in peak_stash(schedule)),
         stash_bytes=stash,
     )

@@ -8,7 +8,9 @@ over IPU-Links; it occupies the link, not the IPU. Recomputation adds a forward 
 Two ways to run, chosen by ``Schedule.lockstep``:
 
 * lock-step (Graphcore's BSP pipelines: Grouped, Interleaved, Sequential): all IPUs synchronise after
-  every slot, so a slot lasts as long as its busiest IPU plus the longest transfer sent in it;
+  every slot, so a slot lasts as long as its busiest IPU plus the longest transfer sent in it, plus the
+  slot's sync and the transfer's (``StageCosts.slot_sync_s``, the BSP Engine's cross-IPU sync for a Keras
+  pipeline, which the Engine runs as the same program);
 * event-driven (GPipe, 1F1B): each action starts once its IPU is free and its inputs have arrived.
 """
 
@@ -37,6 +39,9 @@ class StageCosts:
     transfer_bytes: Sequence[float] | None = None
     link_bytes_per_s: float = MK2.ipu_link_bytes_per_s
     link_latency_s: float = MK2.ipu_link_latency_s
+    slot_sync_s: float = 0.0
+    """Seconds of the sync that closes each lock-step slot, paid again by a slot that sends a transfer (the
+    copy is a superstep of its own); 0 for a what-if schedule, the cross-IPU sync for a Keras pipeline."""
 
     def __post_init__(self):
         stages = np.size(self.forward)
@@ -62,6 +67,8 @@ class StageCosts:
                 f"StageCosts needs link_bytes_per_s > 0 and link_latency_s >= 0, got "
                 f"{self.link_bytes_per_s!r} and {self.link_latency_s!r}."
             )
+        if not (np.isfinite(self.slot_sync_s) and self.slot_sync_s >= 0):
+            raise ValueError(f"StageCosts needs a finite slot_sync_s >= 0, got {self.slot_sync_s!r}.")
 
     @classmethod
     def uniform(
@@ -155,7 +162,7 @@ def time_schedule(
     durations = _durations(schedule, costs, recompute)
     sent = _transfer_after(schedule, costs)
     if lockstep:
-        start, end, slot_start, slot_end = _lockstep(schedule, durations, sent)
+        start, end, slot_start, slot_end = _lockstep(schedule, durations, sent, costs.slot_sync_s)
         return Timeline(schedule, costs, recompute, True, start, end, slot_start, slot_end)
     start, end = _event_driven(schedule, durations, costs)
     return Timeline(schedule, costs, recompute, False, start, end)
@@ -186,13 +193,13 @@ def _transfer_after(schedule: Schedule, costs: StageCosts) -> np.ndarray:
     return np.select([schedule.kind == FORWARD, schedule.kind == BACKWARD], [forward_send, backward_send], 0.0)
 
 
-def _lockstep(schedule: Schedule, durations: np.ndarray, sent: np.ndarray):
+def _lockstep(schedule: Schedule, durations: np.ndarray, sent: np.ndarray, sync: float = 0.0):
     slots, ipus = schedule.slots, schedule.ipus
     load = np.zeros((slots, ipus))
     np.add.at(load, (schedule.slot, schedule.ipu), durations)
     exchange = np.zeros(slots)
     np.maximum.at(exchange, schedule.slot, sent)
-    slot_length = load.max(axis=1) + exchange
+    slot_length = load.max(axis=1) + exchange + sync * (1 + (exchange > 0))
     slot_end = np.cumsum(slot_length)
     slot_start = slot_end - slot_length
     # Actions sharing a slot and an IPU run back to back in row order: offset = earlier durations in the group.

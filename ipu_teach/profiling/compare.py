@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..hardware import CODE_CATEGORIES
 from .report import Report
 
 
@@ -19,11 +20,16 @@ class Row:
 
 
 def comparison_rows(source: Report, target: Report) -> list:
-    """Memory by category (all IPUs), the fullest tile, the live peak, cycles by phase, utilisation."""
+    """Memory (all IPUs): the total, by PopVision category and by tensor role; the fullest tile, the live peak,
+    cycles by phase, utilisation."""
 
-    def memory(report, category):
-        sums = report.compilation.memory_by_category.get(category)
+    def summed(report, table, category):
+        sums = getattr(report.compilation, table).get(category)
         return int(sums.sum()) if sums is not None else 0
+
+    def total(report):
+        c = report.compilation
+        return sum(int(c.tile_memory(ipu).sum()) for ipu in range(c.target.numIPUs))
 
     def fullest(report):
         c = report.compilation
@@ -33,17 +39,19 @@ def comparison_rows(source: Report, target: Report) -> list:
         c = report.compilation
         return max((p.totalBytes for p in (c.live_peak(i) for i in range(c.target.numIPUs)) if p), default=0)
 
-    categories = list(source.compilation.categories) + [
-        c for c in target.compilation.categories if c not in source.compilation.categories
+    def union(table, keep=lambda c: True):
+        names = [c for r in (source, target) for c in getattr(r.compilation, table) if keep(c)]
+        return list(dict.fromkeys(names))
+
+    rows = [Row("memory: total (bytes)", total(source), total(target))]
+    rows += [
+        Row(f"memory: {c} (bytes)", *(summed(r, "memory_by_popvision_category", c) for r in (source, target)))
+        for c in union("memory_by_popvision_category")
     ]
-    rows = [
-        Row(
-            "memory: total (bytes)",
-            sum(memory(source, c) for c in categories),
-            sum(memory(target, c) for c in categories),
-        )
+    rows += [
+        Row(f"memory: role {c} (bytes)", *(summed(r, "memory_by_category", c) for r in (source, target)))
+        for c in union("memory_by_category", lambda c: c not in CODE_CATEGORIES)
     ]
-    rows += [Row(f"memory: {c} (bytes)", memory(source, c), memory(target, c)) for c in categories]
     rows += [
         Row("memory: fullest tile (bytes)", fullest(source), fullest(target)),
         Row(
@@ -73,7 +81,8 @@ def comparison_rows(source: Report, target: Report) -> list:
 def compare_reports(source: Report, target: Report) -> str:
     """Returns a text table comparing two reports: one row per figure, the source, the target and the difference.
 
-    Like PopVision's comparison of two reports: memory by category, the fullest tile, the live peak and
+    Like PopVision's comparison of two reports: memory by PopVision category and by tensor role, the fullest
+    tile, the live peak and
     the execution's cycles, to see what a change (batch size, tiles, options) did.
 
     Args:
@@ -89,11 +98,11 @@ def compare_reports(source: Report, target: Report) -> str:
     >>> from ipu_teach.examples import small_report
     >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
     >>> print(profiling.compare_reports(report, report))
-                                                      source          target      difference
-                                             sequential_trai sequential_trai
-    memory: total (bytes)                             91,188          91,188               0
+                                                         source          target      difference
+                                                sequential_trai sequential_trai
+    memory: total (bytes)                                88,712          88,712               0
     ...
-    execution: tile utilisation (%)                      1.3             1.3             0.0
+    execution: tile utilisation (%)                      3.5             3.5             0.0
     """
     rows = comparison_rows(source, target)
     width = max(len(r.name) for r in rows) + 2

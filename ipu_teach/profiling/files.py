@@ -10,11 +10,15 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..bsp.timeline import CYCLE_LIMIT
-from ..validation import bad_file, safe_file_name
+from ..untrusted import read_json
+from ..validation import BadFileError, bad_file, safe_file_name
 from .report import Compilation, ComputeSet, Execution, ExecutionStep, Program, Report, StepIPU, Target, Variable
 
 FORMAT = "ipu-teach-profile"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+"""Version 2 reports hold the bytes each tile needs with not-always-live tensors sharing memory (``tileTotals``);
+version 1 held the sum of every variable there. Everything else is the same, so both open."""
 FILE_NAME = "profile.json"
 
 
@@ -67,6 +71,8 @@ def report_to_dict(report: Report) -> dict:
     }
 
 
+MAX_REPORT_BYTES = 128 * 2**20
+"""A report of the tutorial's model pipelined over 2 IPUs is 0.4 MiB; a larger file is refused unread."""
 WHAT = "ipu-teach profile report"
 REMEDY = "open a profile.json written by ipu-teach (capture the report again if it was changed or cut short)"
 
@@ -79,19 +85,21 @@ def report_from_dict(data: dict, path: str | None = None) -> Report:
         raise bad_file(where, WHAT, f"it holds {json.dumps(data)[:40]} instead of a JSON object", REMEDY)
     if data.get("format") != FORMAT:
         raise ValueError(f"{where} is not an ipu-teach profile (format {data.get('format')!r}, expected {FORMAT!r})")
-    if data.get("version") != VERSION:
+    if data.get("version") not in READABLE_VERSIONS:
         raise ValueError(
-            f"{where} has format version {data.get('version')!r}; this ipu-teach reads version "
-            f"{VERSION}: capture the report again with this version"
+            f"{where} has format version {data.get('version')!r}; this ipu-teach reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}: capture the report again with this version"
         )
     try:
         report = _report(data, path)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        _check_consistent(report, where)
+        _check_repeats(data, where)
+    except BadFileError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
         raise bad_file(
-            where, WHAT, f"a part is missing or malformed ({type(error).__name__}: {error})", REMEDY
+            where, WHAT, f"a part is missing or malformed ({type(error).__name__}: {str(error)[:200]})", REMEDY
         ) from None
-    _check_consistent(report, where)
-    _check_repeats(data, where)
     return report
 
 
@@ -111,12 +119,19 @@ def _check_consistent(report: Report, where: str) -> None:
     shape = (target.numIPUs, target.tilesPerIPU)
     if not problems and report.compilation.tileTotals.shape != shape:
         problems.append(f"tileTotals has shape {report.compilation.tileTotals.shape}, expected {shape}")
+    mistyped = [
+        position
+        for position, v in enumerate(report.compilation.variables)
+        if not (isinstance(v.name, str) and isinstance(v.category, str) and type(v.ipu) is int)
+    ]
+    if not problems and mistyped:
+        problems.append(f"variable {mistyped[0]} needs a name and a category (text) and an IPU (an integer)")
     misplaced = [
         v.name
         for v in report.compilation.variables
-        if not 0 <= v.ipu < target.numIPUs or v.perTile.shape != (target.tilesPerIPU,)
+        if not problems and (not 0 <= v.ipu < target.numIPUs or v.perTile.shape != (target.tilesPerIPU,))
     ]
-    if not problems and misplaced:
+    if misplaced:
         problems.append(f"variable {misplaced[0]!r} is not mapped to the tiles of one IPU of the target")
     if problems:
         raise bad_file(where, WHAT, "; ".join(problems), REMEDY)
@@ -187,6 +202,8 @@ def open_report(path) -> Report:
 
     Raises:
       FileNotFoundError: if there is no report there (the message says where reports are written).
+      BadFileError: if it is not a report ipu-teach wrote: not a regular file, over
+        ``MAX_REPORT_BYTES``, not JSON, nested deeper than 100, or with parts missing or impossible.
 
     Example:
 
@@ -205,12 +222,7 @@ def open_report(path) -> Report:
             f"No report at {path}: reports are written as <autoReport.directory>/"
             f"<model>_<mode>_<key>/{FILE_NAME} (turn them on with profiling.auto_report)"
         )
-    with open(path, encoding="utf-8") as file:
-        try:
-            data = json.load(file)
-        except ValueError as error:
-            raise bad_file(path, WHAT, f"it is not JSON ({error})", REMEDY) from None
-    return report_from_dict(data, str(path))
+    return report_from_dict(read_json(path, WHAT, REMEDY, MAX_REPORT_BYTES), str(path))
 
 
 def _program_to_dict(program: Program) -> dict:

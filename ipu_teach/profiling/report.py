@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..hardware import CODE_CATEGORIES
+from ..bsp import allocated_per_tile
+from ..hardware import CODE_CATEGORIES, NOT_ALWAYS_LIVE_VARIABLES, POPVISION_CATEGORIES, popvision_category
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ class Variable:
 
 @dataclass(frozen=True)
 class MemorySize:
-    """The simulated allocator packs tensors without gaps, so both figures are the same."""
+    """The simulated allocator packs tensors without gaps, so both figures are the same: always-live bytes plus
+    the peak of the not-always-live ones (tensors never live together share memory)."""
 
     includingGaps: int
     excludingGaps: int
@@ -79,11 +81,17 @@ class MemorySize:
 
 @dataclass(frozen=True)
 class TileMemory:
+    """One tile's memory. ``byCategory``: bytes by role (weights, activations, ..., code), every tensor counted
+    whole, so with tensors that share memory they add up to more than the total; ``byPopVisionCategory``:
+    PopVision's categories (always-live and not-always-live variables, code), which add up to the total.
+    ``notAlwaysLiveBytes`` is the not-always-live tensors' peak: the memory they share."""
+
     total: MemorySize
     byCategory: dict
     alwaysLiveBytes: int
     notAlwaysLiveBytes: int
     overflow: int
+    byPopVisionCategory: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -158,7 +166,9 @@ class Compilation:
     computeSets: list
     program: Program
     tileTotals: np.ndarray
-    """(numIPUs, tilesPerIPU) bytes the engine mapped to each tile (its own sum, kept to check ours)."""
+    """(numIPUs, tilesPerIPU) bytes the compiler allocated on each tile (kept to check ours). A version 1 report,
+    written before tensors shared memory, holds the sum of every variable here; its other figures are derived
+    again from its variables, so it opens with today's totals."""
 
     @functools.cached_property
     def categories(self) -> tuple:
@@ -177,6 +187,30 @@ class Compilation:
         return sums
 
     @functools.cached_property
+    def memory_by_popvision_category(self) -> dict:
+        """``{PopVision category: (numIPUs, tilesPerIPU) int64 bytes}``, in PopVision's order: always-live
+        variables, not-always-live variables (the most they need at once on each tile), then code. Their sum
+        on a tile is what the tile needs (``tile_memory``).
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> list(report.compilation.memory_by_popvision_category)[:3]
+        ['always-live variables', 'not-always-live variables', 'vertex code']
+        """
+        shape = (self.target.numIPUs, self.target.tilesPerIPU)
+        sums = {c: np.zeros(shape, dtype=np.int64) for c in POPVISION_CATEGORIES}
+        for v in self.variables:
+            if v.alwaysLive:
+                sums[popvision_category(v.category, True)][v.ipu] += v.perTile
+        for ipu in range(self.target.numIPUs):
+            live = [(v.perTile, v.liveFrom, v.liveUntil) for v in self.variables if v.ipu == ipu and not v.alwaysLive]
+            steps = len(self.programSteps[ipu])
+            sums[NOT_ALWAYS_LIVE_VARIABLES][ipu] = allocated_per_tile(np.zeros(shape[1], np.int64), live, steps)
+        return {c: v for c, v in sums.items() if v.any() or c in self.categories}
+
+    @functools.cached_property
     def always_live_memory(self) -> np.ndarray:
         """(numIPUs, tilesPerIPU) bytes of the always-live variables and code."""
         live = np.zeros((self.target.numIPUs, self.target.tilesPerIPU), dtype=np.int64)
@@ -186,7 +220,8 @@ class Compilation:
         return live
 
     def tile_memory(self, ipu: int = 0) -> np.ndarray:
-        """Returns the bytes on each tile of IPU ``ipu``: the sum over the memory categories.
+        """Returns the bytes each tile of IPU ``ipu`` needs: its always-live bytes plus the peak of its
+        not-always-live ones (the sum over PopVision's categories; tensors never live together share memory).
 
         The fullest tile decides whether a model fits: every tile has the same SRAM.
 
@@ -205,14 +240,14 @@ class Compilation:
         ((16,), 0)
         """
         self._check_ipu(ipu)
-        return sum(sums[ipu] for sums in self.memory_by_category.values())
+        return sum(sums[ipu] for sums in self.memory_by_popvision_category.values())
 
     @property
     def tiles(self) -> list:
-        """Every tile of the target (IPU 0's tiles first), each with its memory by category.
+        """Every tile of the target (IPU 0's tiles first), each with its memory by role and by PopVision category.
 
-        Each ``Tile`` has PopVision's fields: ``memory.total.includingGaps``, ``memory.byCategory``,
-        ``memory.overflow``.
+        Each ``Tile`` has PopVision's fields: ``memory.total.includingGaps``, ``memory.byCategory`` (by role),
+        ``memory.byPopVisionCategory``, ``memory.overflow``.
 
         Example:
 
@@ -229,14 +264,20 @@ class Compilation:
             raise IndexError(f"tile {number} does not exist: the target has {self.target.numTiles} tiles")
         ipu, t = divmod(number, self.target.tilesPerIPU)
         by_category = {c: int(sums[ipu, t]) for c, sums in self.memory_by_category.items()}
-        total = sum(by_category.values())
+        by_popvision = {c: int(sums[ipu, t]) for c, sums in self.memory_by_popvision_category.items()}
+        total = sum(by_popvision.values())
         always = int(self.always_live_memory[ipu, t])
         return Tile(
             number,
             ipu,
             t,
             TileMemory(
-                MemorySize(total, total), by_category, always, total - always, max(0, total - self.target.bytesPerTile)
+                MemorySize(total, total),
+                by_category,
+                always,
+                total - always,
+                max(0, total - self.target.bytesPerTile),
+                by_popvision,
             ),
         )
 
@@ -252,7 +293,7 @@ class Compilation:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.compilation.tile_variables(0, 0)[:2]
-        [('vertexCode', 'vertex code', 5632), ('controlCode', 'control code', 1408)]
+        [('vertexCode', 'vertex code', 6448), ('controlCode', 'control code', 1408)]
         """
         self._check_ipu(ipu)
         found = [(v.name, v.category, int(v.perTile[tile])) for v in self.variables if v.ipu == ipu and v.perTile[tile]]
@@ -279,8 +320,8 @@ class Compilation:
         """Returns one ``LivenessStep`` per program step of IPU ``ipu``: the bytes live during it (PopVision's
         liveness).
 
-        Always-live bytes (code, weights) are there throughout; not-always-live ones (activations, temporaries)
-        come and go, and their peak is what a smaller micro-batch or recomputation lowers.
+        Always-live bytes (code, weights) are there throughout; not-always-live ones (activations, gradients,
+        temporaries) come and go, and their peak is what a smaller micro-batch or recomputation lowers.
 
         Args:
           ipu: Integer, the IPU. Default: 0.
@@ -292,7 +333,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> steps = report.compilation.liveness(0)
         >>> steps[0].index, steps[0].alwaysLiveBytes
-        (0, 90816)
+        (0, 88296)
         """
         self._check_ipu(ipu)
         pick = (lambda v: v.size) if tile is None else (lambda v: int(v.perTile[tile]))
@@ -315,7 +356,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> peak = report.compilation.live_peak(0)
         >>> peak.name, peak.totalBytes
-        ('loss/Mean:5', 91188)
+        ('loss/Mean:4/grad', 88712)
         """
         steps = self.liveness(ipu, tile)
         return max(steps, key=lambda s: s.totalBytes) if steps else None
@@ -405,7 +446,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.total_cycles()
-        87416
+        94596
         """
         return self.timeline().total_cycles()
 
@@ -426,7 +467,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.cycles_by_kind()
-        {'host->device': 39362, 'device->host': 39306, 'compute': 8748}
+        {'host->device': 39362, 'device->host': 39306, 'compute': 15928}
         """
         if not 0 <= ipu < self.numIPUs:
             raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
@@ -443,7 +484,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.totals()
-        {'compute': 3900, 'sync': 56800, 'exchange': 26716}
+        {'compute': 10154, 'sync': 57700, 'exchange': 26742}
         """
         return self.timeline().totals()
 
@@ -457,7 +498,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> round(report.execution.utilisation(), 3)
-        0.013
+        0.035
         """
         total = self.total_cycles()
         return float(self.tileBusyCycles.sum() / (self.tileBusyCycles.size * total)) if total else 0.0
@@ -475,7 +516,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> round(report.execution.tile_balance(0), 2)
-        0.3
+        0.32
         """
         busy = self.tileBusyCycles[ipu]
         return float(busy.mean() / busy.max()) if busy.max(initial=0) else 0.0

@@ -389,6 +389,7 @@ class PipelineExplorer(FigureWidget):
             c.transfer_bytes,
             c.link_bytes_per_s / 1e6,
             c.link_latency_s * 1e6,
+            c.slot_sync_s * 1e6,
         )
         kwargs.setdefault("accumulation", run.schedule.micro_batches)
         kwargs.setdefault("recompute", run.timeline.recompute)

@@ -1,6 +1,7 @@
-"""The tile-memory explorer: every tile of an IPU stacked by category with the SRAM limit, one tile's
-details, and the bytes live over the program steps with the peak marked (PopVision's Memory and
-Liveness reports in one picture). ``plot_tile_memory`` draws the same figure without widgets.
+"""The tile-memory explorer: every tile of an IPU stacked by PopVision's categories with the SRAM limit, one
+tile's details (PopVision's categories, and the tensors' roles beside them), and the bytes live over the
+program steps with the peak marked (PopVision's Memory and Liveness reports in one picture).
+``plot_tile_memory`` draws the same figure without widgets.
 """
 
 from __future__ import annotations
@@ -9,17 +10,23 @@ import os
 
 import numpy as np
 
-from ..hardware import CODE_CATEGORIES
+from ..hardware import ALWAYS_LIVE_VARIABLES, CODE_CATEGORIES, NOT_ALWAYS_LIVE_VARIABLES
 from .figure_widget import FigureWidget, plot_text
 
 KIB = 1024
 TENSOR_COLOURS = {
+    ALWAYS_LIVE_VARIABLES: "tab:blue",
+    NOT_ALWAYS_LIVE_VARIABLES: "tab:orange",
     "variables": "tab:blue",
     "optimizer state": "tab:cyan",
     "gradient accumulators": "tab:purple",
     "activations": "tab:orange",
+    "gradients": "salmon",
     "temporary memory": "gold",
 }
+ROLE_PREFIX = "role: "
+"""The tile's details list PopVision's categories, then each tensor role's bytes under this prefix (roles share
+memory when never live together, so they may add up to more than the tile's total)."""
 CODE_COLOURS = dict(zip(CODE_CATEGORIES, ("tab:green", "tab:olive", "tab:brown", "tab:pink", "tab:gray", "tab:red")))
 LIVENESS_SCOPES = ("whole IPU", "selected tile")
 SCALE_TO_DATA_BELOW = 0.4  # below this fraction of the SRAM on the fullest tile, the y axis follows the data
@@ -27,6 +34,7 @@ SRAM_GID = "sram-per-tile"
 
 
 def category_colour(category: str) -> str:
+    category = category.removeprefix(ROLE_PREFIX)
     return TENSOR_COLOURS.get(category) or CODE_COLOURS.get(category, "black")
 
 
@@ -69,7 +77,7 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
         raise ValueError(f"plot_tile_memory: liveness_of must be one of {LIVENESS_SCOPES}, got {liveness_of!r}")
     grid = figure.add_gridspec(2, 2, height_ratios=[1, 1])
     every, detail, live = figure.add_subplot(grid[0, :]), figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
-    by_category = {c: sums[ipu] for c, sums in compilation.memory_by_category.items()}
+    by_category = {c: sums[ipu] for c, sums in compilation.memory_by_popvision_category.items()}
     present = {c: v for c, v in by_category.items() if v.any()}  # a legend entry only for what is drawn
     tiles = np.arange(target.tilesPerIPU)
     every.stackplot(
@@ -89,9 +97,14 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     every.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)
     sram = target.bytesPerTile / KIB
 
-    names = list(by_category)
-    values = [int(by_category[c][tile]) for c in names]
-    detail.barh([plot_text(c) for c in names], [v / KIB for v in values], color=[category_colour(c) for c in names])
+    details = tile_details(compilation, ipu, tile)
+    bars = detail.barh(
+        [plot_text(c) for c in details],
+        [v / KIB for v in details.values()],
+        color=[category_colour(c) for c in details],
+    )
+    for bar, name in zip(bars, details):
+        bar.set_hatch("//" if name.startswith(ROLE_PREFIX) else "")  # a role, beside PopVision's categories
     detail.invert_yaxis()
     detail.tick_params(axis="y", labelsize="x-small")
     detail.set(xlabel="KiB", title=f"tile {tile}: {totals[tile] / KIB:,.1f} KiB of {sram:,.0f} KiB")
@@ -119,6 +132,14 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     live.legend(loc="best", fontsize="x-small")
     figure.tight_layout()
     return caption
+
+
+def tile_details(compilation, ipu: int, tile: int) -> dict:
+    """``{name: bytes}`` of one tile as the details panel lists them: PopVision's categories (they add up to
+    the tile's total), then the tensors' roles (``role: activations``, ...), each tensor counted whole."""
+    memory = compilation.tiles[ipu * compilation.target.tilesPerIPU + tile].memory
+    roles = {ROLE_PREFIX + c: v for c, v in memory.byCategory.items() if c not in CODE_CATEGORIES}
+    return {**memory.byPopVisionCategory, **roles}
 
 
 def plot_tile_memory(report, ipu: int = 0, tile: int | None = None, liveness_of: str = "whole IPU"):

@@ -5,7 +5,7 @@ import pytest
 from autograd_cases import CASE_IDS, CASES
 
 from ipu_teach.autograd import OpCost, Tensor, no_grad, ops, record, scope
-from ipu_teach.autograd.cost import MatrixProduct
+from ipu_teach.autograd.cost import MatrixProduct, Reduction, VectorPass
 from ipu_teach.autograd.ops.gelu import GELU
 
 F32 = 4
@@ -67,6 +67,7 @@ def test_conv2d_cost_is_2_n_ho_wo_cout_kh_kw_cin(strides, padding, out_hw):
         bytes_out=outputs * F32,
         grains=outputs,
         products=(product,),
+        vector=(VectorPass("add", outputs, cout),),  # poplin's addBias: each tile receives the bias it adds
     )
     assert rec.forward.vector_flops == outputs  # the bias add runs on the vector units
 
@@ -82,6 +83,7 @@ def test_conv2d_backward_of_a_first_layer_has_no_input_gradient():
     positions = n * 4 * 4
     assert rec.backward.products == (MatrixProduct(k * k * cin, positions, cout, positions, "conv"),)
     assert rec.backward.vector_flops == positions * cout  # the bias gradient's reduction
+    assert rec.backward.vector == (Reduction(positions * cout, cout),)
 
 
 def test_pool_cost_is_one_flop_per_window_cell():
@@ -94,7 +96,53 @@ def test_pool_cost_is_one_flop_per_window_cell():
 
 def test_elementwise_cost_is_one_flop_per_output():
     rec = _one_record(ops.Add.apply, np.ones((3, 4), np.float32), np.ones(4, np.float32))
-    assert rec.forward == OpCost(12, (12 + 4) * F32, 12 * F32, 12)
+    assert rec.forward == OpCost(12, (12 + 4) * F32, 12 * F32, 12, (), (VectorPass("add", 12, 4),))
+
+
+def test_a_vector_pass_names_a_codelet_the_ipu_model_prices():
+    with pytest.raises(ValueError, match="VectorPass: no vector codelet 'sine': use one of cast, add, scaled_add"):
+        VectorPass("sine", 8)
+
+
+def test_a_broadcast_inputs_gradient_is_a_reduction():
+    """numpy broadcast the bias over the rows: its gradient sums them (a Dense bias gradient); the other
+    input's gradient is the incoming one, with no pass of its own."""
+    rec = _one_record(
+        ops.Add.apply, Tensor(np.ones((3, 4), np.float32), requires_grad=True), Tensor(np.ones(4), requires_grad=True)
+    )
+    assert rec.backward.vector == (Reduction(12, 4),)
+    product = _one_record(ops.Mul.apply, Tensor(np.ones((3, 4), np.float32), requires_grad=True), np.ones(4))
+    assert product.backward.vector == (VectorPass("add", 12),)  # the same shape: a pass, nothing to reduce
+
+
+def test_reductions_and_their_gradients():
+    """A mean is a reduction (its scale fused into it); its gradient a broadcast pass back over the input."""
+    rec = _one_record(lambda x: ops.Mean.apply(x, axis=0), Tensor(np.ones((8, 3), np.float32), requires_grad=True))
+    assert rec.forward.vector == (Reduction(24, 3),)
+    assert rec.backward.vector == (VectorPass("add", 24, 3),)
+
+
+def test_softmax_is_popnns_five_steps():
+    rec = _one_record(ops.Softmax.apply, np.ones((6, 10), np.float32))
+    assert rec.forward.vector == (
+        Reduction(60, 6),
+        VectorPass("add", 60, 6),
+        VectorPass("exp", 60),
+        Reduction(60, 6),
+        VectorPass("divide", 60, 6),
+    )
+
+
+@pytest.mark.parametrize("training, statistics", [(True, (Reduction(2 * 24, 2 * 3),)), (False, ())])
+def test_batch_norm_reduces_its_statistics_only_in_training(training, statistics):
+    """In training the batch's sums of x and x^2 per channel (one reduceMany), then four per-channel passes;
+    in inference the moving statistics are given."""
+    channel = np.ones(3, np.float32)
+    rec = _one_record(
+        lambda x: ops.BatchNorm.apply(x, channel, channel, channel, channel, training=training),
+        np.ones((8, 3), np.float32),
+    )
+    assert rec.forward.vector == statistics + (VectorPass("add", 24, 3),) * 4
 
 
 def test_softmax_splits_into_one_grain_per_row():
@@ -107,8 +155,9 @@ def test_gelu_runs_on_the_vector_units_at_its_stated_flops(approximate, forward,
     rec = _one_record(
         lambda x: GELU.apply(x, approximate=approximate), Tensor(np.ones((6, 10), np.float32), requires_grad=True)
     )
-    assert rec.forward == OpCost(forward * 60, 60 * F32, 60 * F32, 60) and rec.forward.products == ()
-    assert rec.backward == OpCost(backward * 60, 60 * F32, 60 * F32, 60)
+    gelu = (VectorPass("gelu", 60),)  # popnn's GELU non-linearity and its gradient, one pass each
+    assert rec.forward == OpCost(forward * 60, 60 * F32, 60 * F32, 60, (), gelu) and rec.forward.products == ()
+    assert rec.backward == OpCost(backward * 60, 60 * F32, 60 * F32, 60, (), gelu)
 
 
 @pytest.mark.parametrize(
@@ -221,7 +270,9 @@ def test_slice_and_concatenate_are_free_views(fn, shapes):
 )
 def test_transpose_and_pad_are_copies_one_flop_per_output(fn, out_shape):
     n = int(np.prod(out_shape))
-    assert _one_record(fn, np.ones((2, 3, 4), np.float32)).forward == OpCost(n, 24 * F32, n * F32, n)
+    cost = _one_record(fn, np.ones((2, 3, 4), np.float32)).forward
+    assert cost.flops == n and (cost.bytes_in, cost.bytes_out, cost.grains) == (24 * F32, n * F32, n)
+    assert len(cost.vector) == 1 and cost.vector[0].elements == n and not cost.vector[0].broadcast
 
 
 def test_gather_moves_one_row_per_index():
@@ -229,6 +280,6 @@ def test_gather_moves_one_row_per_index():
     assert rec.forward == OpCost(24, (6 + 24) * F32, 24 * F32, 6) and rec.backward == rec.forward
 
 
-def test_layer_norm_costs_as_batch_norm():
+def test_layer_norm_reduces_each_rows_statistics():
     rec = _one_record(ops.LayerNorm.apply, np.ones((2, 5), np.float32), np.ones(5, np.float32), np.ones(5, np.float32))
-    assert rec.forward == OpCost(60, 40, 40, 10)
+    assert rec.forward == OpCost(60, 40, 40, 10, (), (Reduction(20, 4),) + (VectorPass("add", 10, 2),) * 4)

@@ -243,3 +243,32 @@ def test_counts_up_to_the_limit_give_exact_totals():
     assert 0 < timeline.utilisation() <= 1
     empty = bsp.Engine(bsp.Repeat(2**80, bsp.Sequence(bsp.Repeat(2**80, bsp.Sequence()))), T).run()
     assert empty.total_cycles() == 0 and empty.supersteps == 0 and empty.first_supersteps(10) == []
+
+
+def test_parallel_runs_each_ipus_own_program_then_waits_for_the_slowest():
+    rng = np.random.default_rng(3)
+    steps = [[random_step(rng, f"ipu{i}/step{k}")[0] for k in range(k_steps)] for i, k_steps in enumerate((3, 1, 0))]
+    alone = [bsp.Engine(bsp.Sequence(s), T).run().total_cycles() for s in steps]
+    block = bsp.Parallel([bsp.Sequence(s) for s in steps], label="slot")
+    timeline = bsp.Engine(bsp.Repeat(2, block), T, ipus=3).run()
+    expected = 2 * (max(alone) + T.sync_cycles_cross_ipu)
+    assert timeline.ipu_cycles().tolist() == [expected] * 3
+    sync_row = timeline.labels.index("slot/sync")
+    waits = [max(alone) - a + T.sync_cycles_cross_ipu for a in alone]
+    assert timeline.sync[sync_row].tolist() == waits and timeline.kinds[sync_row] == "sync"
+    # a step computes on its own IPU only: the others' rows and tiles are idle
+    row = timeline.labels.index("ipu1/step0")
+    assert timeline.compute[row].tolist()[::2] == [0, 0] and timeline.tile_busy[2].sum() == 0
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        (bsp.Parallel(bsp.Sequence()), "1 program(s) for 2 IPU(s)"),
+        (bsp.Parallel(bsp.HostToDevice(64), bsp.Sequence()), "inside a Parallel block, which holds on-chip"),
+        (bsp.Parallel(bsp.Parallel(bsp.Sequence(), bsp.Sequence()), bsp.Sequence()), "inside another Parallel"),
+    ],
+)
+def test_parallel_blocks_that_cannot_run_are_named(program, message):
+    with pytest.raises(bsp.GraphError, match=re.escape(message)):
+        bsp.Engine(program, T, ipus=2)

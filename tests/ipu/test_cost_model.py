@@ -3,16 +3,17 @@ AMP's channel groups, broadcast exchange, reductions of split sums, one compute 
 grouped all-reduces, host I/O outside pipeline stages, and TF's step-time estimate."""
 
 import io
+import math
 
 import numpy as np
 import pytest
 from ipu_test_helpers import build, configure, data, ipu_model
 
 import ipu_teach.keras as keras
-from ipu_teach import hardware, ipu
-from ipu_teach.autograd.cost import MatrixProduct
+from ipu_teach import bsp, hardware, ipu
+from ipu_teach.autograd.cost import MatrixProduct, Reduction, VectorPass
 from ipu_teach.autograd.ops.gelu import GELU
-from ipu_teach.ipu import executor, matrix_plan
+from ipu_teach.ipu import lowering, matrix_plan, programs
 from ipu_teach.keras.progbar import Progbar
 
 MK2 = hardware.MK2
@@ -88,6 +89,19 @@ def test_a_matrix_product_lowers_to_rearrangement_product_and_reduction():
         assert steps[name].cycles.any() and steps[name].flops > 0
 
 
+def test_a_backward_product_transposes_what_it_received():
+    """poplin's weightsTranspose / transposeCSActs: in the backward pass the rearrangement is a compute set too,
+    each tile paying the Transpose vertex's rate on the elements it received (fp32 here) plus its fixed cost."""
+    _, graph = lowered()
+    transforms = [s for s in graph.backward if s.name.endswith("/transform")]
+    assert transforms
+    vector = hardware.VECTOR
+    for step in transforms:
+        elements = -(-step.received // 4)
+        expected = np.where(elements > 0, np.ceil(elements * vector.transpose) + vector.transpose_vertex_cycles, 0)
+        assert np.array_equal(step.cycles, expected.astype(np.int64)), step.name
+
+
 def test_each_weight_is_updated_in_its_own_compute_set():
     model, graph = lowered(accumulation=2)
     updates = [s.name for s in graph.update if s.phase == "update"]
@@ -122,8 +136,9 @@ def test_the_optimizer_is_costed_from_what_it_declares(optimizer, slots, flops):
 
 
 def test_a_new_vector_op_is_costed_from_what_it_declares():
-    """GELU declares no matrix products and 5 FLOPs per element: one vector compute set whose busiest tile pays
-    its share at the vector rate plus a vertex's overhead; the lowering never names the op."""
+    """GELU declares no matrix products, 5 FLOPs per element and one pass of popnn's GELU codelet: one vector
+    compute set whose busiest tile pays its elements at the codelet's rate plus a vertex's fixed cost; the
+    lowering never names the op."""
     x, _ = data(64)
     configure(1)
     with ipu.ipu_strategy.IPUStrategy().scope():
@@ -135,12 +150,13 @@ def test_a_new_vector_op_is_costed_from_what_it_declares():
     (step,) = [s for s in model.get_ipu_executable("predict").graph.forward if "/GELU:" in s.name]
     elements = 16 * 3000  # 32.6 per tile: 33 on some tiles, 32 on the rest
     assert step.flops == 5 * elements
-    assert int(step.cycles.max()) == -(-5 * 33 // MK2.vector_flops_per_cycle) + MK2.vertex_overhead_cycles
+    vector = hardware.VECTOR
+    assert int(step.cycles.max()) == math.ceil(33 * vector.gelu) + vector.elementwise_vertex_cycles
 
 
 @pytest.mark.parametrize("buffer, expected", [(0, [40, 8, 4000, 12]), (48, [48, 4000, 12]), (10_000, [4060])])
 def test_gradients_are_all_reduced_in_groups_the_buffer_allows(buffer, expected):
-    assert executor.gradient_groups([40, 8, 4000, 12], buffer) == expected
+    assert programs.gradient_groups([40, 8, 4000, 12], buffer) == expected
 
 
 def test_a_larger_cross_replica_sum_buffer_merges_collectives_and_saves_time():
@@ -174,7 +190,7 @@ def test_the_report_shows_the_bytes_each_all_reduce_moved(buffer):
     executable = model.get_ipu_executable("train")
     report = build_report(model.name, "train", executable, ipu.system.current())
     moved = [step.bytesExchanged for step in report.execution.steps if "all-reduce:" in step.name]
-    groups = executor.gradient_groups(executable.graph.gradient_bytes, buffer)
+    groups = programs.gradient_groups(executable.graph.gradient_bytes, buffer)
     assert moved == [-(-group // 2) * 2 for group in groups]  # each of the 2 replicas sends half a group
     assert sum(moved) >= sum(executable.graph.gradient_bytes)
 
@@ -194,7 +210,7 @@ def test_host_io_of_a_pipeline_is_not_part_of_a_stage():
         model.fit(x, y, batch_size=16, epochs=1, verbose=0)
     run = model.get_ipu_executable("train").pipeline
     graph = model.get_ipu_executable("train").graph
-    stage_forward = sum(step.superstep_cycles(MK2) for step in graph.forward) / MK2.clock_hz
+    stage_forward = bsp.Engine(bsp.Sequence([step.program() for step in graph.forward]), MK2).run().seconds()
     assert sum(run.costs.forward) == pytest.approx(stage_forward)  # the stages' own ops, nothing else
     assert run.seconds > run.timeline.total  # the micro-batches' host I/O comes on top
 
@@ -222,3 +238,50 @@ def test_the_cross_replica_sum_buffer_must_be_a_number_of_bytes(bad):
     config.optimizations.maximum_cross_replica_sum_buffer_size = bad
     with pytest.raises(ValueError, match="maximum_cross_replica_sum_buffer_size: expected a number of bytes >= 0"):
         config.configure_ipu_system()
+
+
+def test_a_reduction_reduces_on_each_tile_then_exchanges_its_partials_in_stages():
+    """popops::reduce as ReductionStages.cpp plans it: each tile reduces what it holds (no exchange); while more
+    than 64 partials per output are left, an intermediate stage gathers them in groups of sqrt(partials per
+    output); a last stage brings the rest to the outputs' tiles. Each stage after the first exchanges float
+    partials."""
+    vector = hardware.VECTOR
+    steps = lowering._reduction_steps("bias/grad", "backward", Reduction(MK2.tiles * 40, 5), MK2)
+    assert [s.name for s in steps] == ["bias/grad", "bias/grad/stage1", "bias/grad/stage2"]
+    first, intermediate, last = steps
+    assert not first.received.any()
+    assert int(first.cycles.max()) == math.ceil(40 * vector.reduce) + vector.reduce_vertex_cycles
+    # 1472 tiles x 5 partials = 1472 per output, over 64: groups of ceil(sqrt(1472)) = 39 partials
+    assert int((intermediate.received > 0).sum()) == math.ceil(MK2.tiles * 5 / 39) == 189
+    assert int(intermediate.received.max()) == 39 * lowering.PARTIAL_BYTES
+    # 189 partials left, under 64 per output: the last stage, one tile per output, 38 partials each
+    assert int((last.received > 0).sum()) == 5
+    assert int(last.received.max()) == 38 * lowering.PARTIAL_BYTES
+    assert int(last.cycles.max()) == math.ceil(38 * vector.reduce) + vector.reduce_vertex_cycles
+
+
+def test_a_broadcast_operand_is_exchanged_to_the_tiles_that_use_it():
+    """A bias add: each tile receives the part of the bias its elements use (all of it when it holds more
+    elements than the bias has values), and pays its elements at the codelet's rate."""
+    (add,) = lowering._vector_steps("conv/bias", "forward", VectorPass("add", MK2.tiles * 40, 16), MK2, 4)
+    assert int(add.received.max()) == 16 * 4
+    assert int(add.cycles.max()) == math.ceil(40 * hardware.VECTOR.add) + hardware.VECTOR.elementwise_vertex_cycles
+    (few,) = lowering._vector_steps("conv/bias", "forward", VectorPass("add", MK2.tiles * 4, 16), MK2, 4)
+    assert int(few.received.max()) == 4 * 4
+
+
+def test_an_ops_vector_work_becomes_one_compute_set_per_pass_and_per_reduction_stage():
+    """A softmax (popnn SOFTMAX_STABLE) is five items of vector work: its lowering has a compute set for each
+    pass and each reduction stage, not one compute set for the op."""
+    _, graph = lowered()
+    names = [s.name for s in graph.forward if "/Softmax:" in s.name]
+    base = names[0]
+    assert names == [
+        base,
+        f"{base}/stage1",
+        f"{base}/add",
+        f"{base}/exp",
+        f"{base}/reduction2",
+        f"{base}/reduction2/stage1",
+        f"{base}/divide",
+    ]

@@ -187,6 +187,37 @@ def test_a_bad_cache_entry_is_a_miss_compiled_again_and_replaced(entry, capsys, 
     assert fit_once(capsys)[1].from_cache
 
 
+@pytest.mark.parametrize(
+    "kind, reason",
+    [
+        ("deep JSON", "its JSON nests 100,000 levels deep, more than the 100 allowed"),
+        ("FIFO", "it is a FIFO (named pipe), not a regular file"),
+        ("symlink to /dev/zero", "it is a device, not a regular file"),
+        ("over 16 MiB", "it holds 16,777,217 bytes, more than the 16,777,216 allowed"),
+    ],
+)
+def test_an_entry_deep_a_fifo_a_device_or_too_big_is_a_miss_read_no_further(kind, reason, capsys, tmp_path, fifo):
+    ipu.executable_cache.enable(tmp_path)
+    fit_once(capsys)
+    [path] = tmp_path.glob("*.json")
+    path.unlink()
+    if kind == "deep JSON":
+        path.write_text("[" * 100_000 + "]" * 100_000)  # Python's parser would raise RecursionError
+    elif kind == "FIFO":
+        fifo(path)  # opened the usual way, it would wait for a writer forever
+    elif kind == "symlink to /dev/zero":
+        path.symlink_to("/dev/zero")  # read the usual way, it never ends
+    else:
+        with open(path, "wb") as sparse:
+            sparse.truncate(ipu.executable_cache.MAX_ENTRY_BYTES + 1)
+    out, executable = fit_once(capsys)
+    assert not executable.from_cache
+    assert f"The executable cache entry {path} is not valid ({reason}): compiling again and replacing it" in out
+    assert path.is_file() and not path.is_symlink()  # the link is replaced, not written through
+    assert ipu.executable_cache.is_valid_entry(json.loads(path.read_text()), path.stem)
+    assert fit_once(capsys)[1].from_cache
+
+
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs a folder this user cannot write")
 def test_a_read_only_cache_folder_warns_once_and_training_goes_on(capsys, tmp_path):
     _read_only_cache(capsys, tmp_path)

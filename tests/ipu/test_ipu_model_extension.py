@@ -57,7 +57,8 @@ def test_a_models_accumulation_option_is_the_one_its_executable_uses(capsys):
         accumulating.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
         accumulating.fit(x, y, batch_size=8, epochs=1, verbose=0)
         plain.fit(x, y, batch_size=8, epochs=1, verbose=0)
-    assert (accumulating.device_executor.accumulation, plain.device_executor.accumulation) == (4, 1)
+    setups = [model.device_executor.prepared["train"].setup for model in (accumulating, plain)]
+    assert [setup.accumulation for setup in setups] == [4, 1]
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
@@ -83,7 +84,7 @@ def test_a_model_built_before_the_import_says_to_build_it_again_and_still_runs_o
     done = _run(
         "import numpy as np\n"
         "import ipu_teach.keras as keras\n"
-        "model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))], name='early')\n"
+        "model = keras.Sequential([keras.layers.Dense(2)], name='early')\n"  # no weights yet: may go to the IPU
         "from ipu_teach import ipu\n"
         "config = ipu.config.IPUConfig()\n"
         "config.auto_select_ipus = 1\n"

@@ -142,3 +142,48 @@ def test_reset_forgets_the_configuration_and_the_bigger_system():
     ipu.system.reset()
     assert ipu.system.current() is None
     assert ipu.system.system_name() == "IPU-POD16"
+
+
+@pytest.mark.parametrize("method", ["fit", "evaluate", "predict"])
+def test_a_batch_larger_than_the_data_advises_a_batch_size_that_divides_it(method):
+    """Was: 'Keep the first 0 samples (x = x[:0])'."""
+    x, y = data(48)
+    configure(1)
+    model = ipu_model()
+    args = (x, y) if method != "predict" else (x,)
+    with pytest.raises(
+        ipu.IPURuleError,
+        match=r"The data has 48 samples, which is not divisible by the batch size 64: .* so its only partial batch "
+        r"\(48 samples\) cannot run\. Use a batch size that divides 48, such as 16, 24, 48, or more data$",
+    ):
+        getattr(model, method)(*args, batch_size=64, verbose=0)
+
+
+@pytest.mark.parametrize("steps_per_execution", [2**20, 1])
+def test_an_accumulation_longer_than_the_data_advises_an_accumulation_that_fits(steps_per_execution, capsys):
+    """2**20 accumulated batches on 16 batches: the message used to advise the steps_per_execution already given
+    (or one the data cannot fill)."""
+    x, y = data(64)
+    configure(1)
+    model = ipu_model(steps_per_execution=steps_per_execution, accumulation=2**20)
+    with pytest.raises(
+        ipu.IPURuleError,
+        match=rf"steps_per_execution={min(steps_per_execution, 16)} must be a multiple of "
+        r"gradient_accumulation_steps_per_replica=1048576: every execution must end with a weight update, and no "
+        r"multiple of 1048576 divides the 16 steps per epoch per replica \(fewer than one weight update needs\): "
+        r"use gradient_accumulation_steps_per_replica=16 \(or another divisor of 16\), or give each replica a "
+        r"multiple of 1048576 batches$",
+    ):
+        fit(model, x, y, 4)
+
+
+def test_a_steps_per_execution_not_fitting_the_accumulation_advises_one_that_divides_the_steps():
+    x, y = data(16 * 12)  # 12 batches
+    configure(1)
+    model = ipu_model(steps_per_execution=3, accumulation=2)
+    with pytest.raises(
+        ipu.IPURuleError,
+        match=r"steps_per_execution=3 must be a multiple of gradient_accumulation_steps_per_replica=2: .*; use "
+        r"steps_per_execution=2 \(a multiple of 2 that divides the 12 steps per replica\)$",
+    ):
+        fit(model, x, y, MICRO_BATCH)

@@ -51,10 +51,10 @@ def test_a_new_configuration_replaces_the_old_one_for_a_model_already_run(tmp_pa
     model = ipu_model(steps_per_execution=4)
     x, y = data(64)
     model.fit(x, y, batch_size=8, verbose=0)
-    assert model.device_executor.replicas == 1
+    assert model.device_executor.prepared["train"].setup.replicas == 1
     configure(2)
     model.fit(x, y, batch_size=8, verbose=0)
-    assert model.device_executor.replicas == 2
+    assert model.device_executor.prepared["train"].setup.replicas == 2
     config = ipu.config.IPUConfig()
     config.auto_select_ipus = 1
     config.profiling.auto_report = True

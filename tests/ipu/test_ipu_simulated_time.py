@@ -77,7 +77,7 @@ def test_a_second_identical_model_loads_from_the_cache_without_compiling(capsys,
     assert info.startswith("INFO:") and str(tmp_path) in info
     assert loaded.from_cache and not compiled.from_cache
     first_epoch_seconds = progress_lines(out)[0][1]
-    assert first_epoch_seconds < hardware.HOST.compile_base_s  # only loading the executable
+    assert first_epoch_seconds < compiled.compile_seconds  # only loading the executable, not compiling it
     assert len(cache_files(tmp_path)) == 1
 
 

@@ -134,3 +134,39 @@ def test_bad_validation_data_is_caught_before_training():
     with pytest.raises(ValueError, match=r"x sizes: 4\n  y sizes: 3"):
         model.fit(x, y, validation_data=(x[:4], y[:3]), verbose=0)
     assert model.optimizer.iterations == 0
+
+
+@pytest.mark.parametrize(
+    "call, argument, value",
+    [
+        ("fit", "steps_per_epoch", -3),
+        ("fit", "steps_per_epoch", 0),
+        ("fit", "steps_per_epoch", 2.5),
+        ("fit", "validation_steps", -3),
+        ("evaluate", "steps", -3),
+        ("predict", "steps", 0),
+    ],
+)
+def test_a_number_of_steps_that_is_not_positive_names_the_argument(call, argument, value):
+    """Was a raw islice error ('Indices for islice() must be None or an integer')."""
+    model = compiled(tiny_dense_model())
+    before = model.get_weights()
+    x, y = tiny_classification(16)
+    kwargs = {
+        "fit": {"x": x, "y": y, "verbose": 0, "validation_data": (x, y)},
+        "evaluate": {"x": x, "y": y, "verbose": 0},
+        "predict": {"x": x, "verbose": 0},
+    }[call]
+    with pytest.raises(
+        ValueError,
+        match=rf"`{argument}` must be a positive integer, the number of batches, or None for all the data; "
+        rf"got {argument}={value}$",
+    ):
+        getattr(model, call)(**kwargs, **{argument: value})
+    assert_untrained(model, before)
+
+
+def test_steps_per_epoch_minus_one_says_what_keras_means_by_it():
+    model = compiled(tiny_dense_model())
+    with pytest.raises(ValueError, match=r"steps_per_epoch=-1 \(Keras reads -1 as 'until the data ends'.*None for"):
+        model.fit(*tiny_classification(16), steps_per_epoch=-1, verbose=0)

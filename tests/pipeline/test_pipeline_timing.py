@@ -32,6 +32,18 @@ def test_lockstep_adds_the_longest_transfer_to_each_step():
     assert timeline.total == pytest.approx(compute + 6 * (320e6 / 320e9 + 1e-3))
 
 
+def test_each_lockstep_slot_pays_its_sync_and_each_transfer_its_own():
+    link = {"transfer_bytes": 320e6, "link_bytes_per_s": 320e9, "link_latency_s": 1e-3}
+    free = pipeline.time_schedule(pipeline.grouped(2, 4), pipeline.StageCosts.uniform(2, 1.0, 1.0, **link))
+    synced = pipeline.time_schedule(
+        pipeline.grouped(2, 4), pipeline.StageCosts.uniform(2, 1.0, 1.0, slot_sync_s=0.125, **link)
+    )
+    # 8 slots (see the test above), 6 of which send a transfer
+    assert synced.total == pytest.approx(free.total + (8 + 6) * 0.125)
+    with pytest.raises(ValueError, match="slot_sync_s >= 0"):
+        pipeline.StageCosts.uniform(2, slot_sync_s=-1.0)
+
+
 @pytest.mark.parametrize("stages,micro_batches", [(1, 3), (3, 5), (4, 16)])
 def test_sequential_total_is_the_sum_of_all_costs(stages, micro_batches):
     rng = np.random.default_rng(7)

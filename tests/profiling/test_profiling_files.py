@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from ipu_teach import ipu, profiling
@@ -36,8 +37,23 @@ def test_a_report_of_another_version_is_refused_with_what_to_do(trained, tmp_pat
     data["version"] = files.VERSION + 1
     path = tmp_path / "future.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match="capture the report again"):
+    with pytest.raises(ValueError, match=r"format version 3; this ipu-teach reads versions 1, 2: capture the report"):
         profiling.open_report(path)
+
+
+def test_a_version_1_report_still_opens_with_its_memory_derived_again(trained, tmp_path):
+    _, report = trained
+    data = files.report_to_dict(report)
+    assert data["version"] == 2  # tileTotals: the bytes each tile needs, not-always-live tensors sharing memory
+    data["version"] = 1
+    variables = data["compilation"]["variables"]
+    data["compilation"]["tileTotals"] = [np.sum([v["perTile"] for v in variables], axis=0).tolist()]  # v1's sums
+    path = tmp_path / "version1.json"
+    path.write_text(json.dumps(data))
+    old = profiling.open_report(path)
+    np.testing.assert_array_equal(old.compilation.tile_memory(0), report.compilation.tile_memory(0))
+    assert list(old.compilation.memory_by_popvision_category) == list(report.compilation.memory_by_popvision_category)
+    assert old.compilation.live_peak(0) == report.compilation.live_peak(0)
 
 
 def test_opening_a_missing_report_says_how_reports_are_made(tmp_path):

@@ -28,10 +28,14 @@ def test_comparison_gives_source_target_and_difference(tmp_path):
         fit(batch_size=16)
         large = profiling.open_report(profiling.last_report_path())
     rows = {row.name: row for row in profiling.comparison_rows(small, large)}
-    activations = rows["memory: activations (bytes)"]
+    activations = rows["memory: role activations (bytes)"]
     assert activations.target > activations.source
     assert activations.difference == activations.target - activations.source
-    assert rows["memory: variables (bytes)"].difference == 0  # same weights
+    assert rows["memory: role variables (bytes)"].difference == 0  # same weights
+    assert rows["memory: always-live variables (bytes)"].difference == 0
+    assert rows["memory: not-always-live variables (bytes)"].difference > 0
+    totals = [int(r.compilation.tile_memory(0).sum()) for r in (small, large)]
+    assert [rows["memory: total (bytes)"].source, rows["memory: total (bytes)"].target] == totals
     assert rows["execution: cycles"].source == small.execution.total_cycles()
     text = profiling.compare_reports(small, large)
     assert "source" in text and "target" in text and "difference" in text

@@ -9,9 +9,16 @@ import pytest
 from profiling_helpers import TILES, configure, fit, wide_mlp
 
 from ipu_teach import profiling
+from ipu_teach.hardware import CODE_CATEGORIES
 from ipu_teach.widgets import ExecutionTraceView, TileMemoryExplorer, plot_execution_trace, plot_tile_memory
 
 KIB = 1024
+
+
+def _details(tile):
+    """What the tile-details panel should list: PopVision's categories, then the tensors' roles."""
+    roles = [v for c, v in tile.memory.byCategory.items() if c not in CODE_CATEGORIES]
+    return list(tile.memory.byPopVisionCategory.values()) + roles
 
 
 def _detail_bytes(figure):
@@ -32,9 +39,10 @@ def test_plot_tile_memory_draws_every_tile_the_limit_the_fullest_tile_and_the_pe
     figure = plot_tile_memory(report)
     compilation = report.compilation
     fullest = int(np.argmax(compilation.tile_memory(0)))
-    assert _detail_bytes(figure) == list(compilation.tiles[fullest].memory.byCategory.values())
+    assert _detail_bytes(figure) == _details(compilation.tiles[fullest])
     every = figure.axes[0]
-    present = [c for c, per_tile in compilation.memory_by_category.items() if per_tile[0].any()]
+    present = [c for c, per_tile in compilation.memory_by_popvision_category.items() if per_tile[0].any()]
+    assert present[:2] == ["always-live variables", "not-always-live variables"]
     assert len(every.collections) == len(present)
     assert [text.get_text() for text in every.get_legend().get_texts()] == present
     # about 3% of each tile is used: the axis follows the data and the limit is named above it
@@ -60,7 +68,7 @@ def test_tile_memory_explorer_follows_its_controls(trained):
     first_png, first_live = explorer.image.value, _liveness(explorer.figure)
     other = (explorer.tile.value + 7) % TILES
     explorer.tile.value = other
-    assert _detail_bytes(explorer.figure) == list(report.compilation.tiles[other].memory.byCategory.values())
+    assert _detail_bytes(explorer.figure) == _details(report.compilation.tiles[other])
     assert f"tile {other}" in explorer.caption.value and explorer.image.value != first_png
     explorer.liveness_of.value = "selected tile"
     expected = [s.totalBytes / KIB for s in report.compilation.liveness(0, other)]

@@ -197,14 +197,12 @@ def test_from_model_refuses_a_model_that_is_not_pipelined():
 
 
 def test_from_model_after_compiling_again_says_when_to_call_it(pipelined_model):
-    from ipu_teach import ipu
-
     model, _ = pipelined_model
-    with ipu.ipu_strategy.IPUStrategy().scope():
-        model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)  # a fresh executor: no fit yet
-        model.evaluate(
-            np.zeros((32, 8), np.float32), np.eye(2, dtype=np.float32)[np.zeros(32, int)], batch_size=8, verbose=0
-        )
+    # a fresh executor (no fit yet), on the IPU the model was created for: it keeps its strategy out of the scope
+    model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+    model.evaluate(
+        np.zeros((32, 8), np.float32), np.eye(2, dtype=np.float32)[np.zeros(32, int)], batch_size=8, verbose=0
+    )
     with pytest.raises(ValueError, match="call from_model after fit and before compiling the model again"):
         PipelineExplorer.from_model(model)
 
@@ -233,7 +231,7 @@ def test_get_ipu_executable_of_a_model_not_compiled_for_the_ipu_says_how():
     model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
     model.compile("sgd", "mse")
     with pytest.raises(
-        ValueError, match="has not been compiled for the IPU: create it and call compile inside an IPUStrategy scope"
+        ValueError, match="has not been compiled for the IPU: create it inside an IPUStrategy scope and compile it"
     ):
         model.get_ipu_executable()
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..cost import OpCost
+from ..cost import OpCost, elementwise, reduction
 from ..function import Function
 from . import portable
 from .pointwise import SavesInput, SavesOutput
@@ -19,36 +19,44 @@ def _sigmoid(x):
 
 
 class ReLU(SavesOutput):
+    codelet = "relu"
     function = staticmethod(lambda x: np.maximum(x, 0))
     gradient = staticmethod(lambda grad, y: grad * (y > 0))
 
 
 class Sigmoid(SavesOutput):
+    codelet = "tanh"
     function = staticmethod(_sigmoid)
     gradient = staticmethod(lambda grad, y: grad * y * (1 - y))
 
 
 class Tanh(SavesOutput):
+    codelet = "tanh"
     function = staticmethod(portable.tanh)
     gradient = staticmethod(lambda grad, y: grad * (1 - y * y))
 
 
 class Exp(SavesOutput):
+    codelet = "exp"
     function = staticmethod(portable.exp)
     gradient = staticmethod(lambda grad, y: grad * y)
 
 
 class Log(SavesInput):
+    codelet = "log"
     function = staticmethod(portable.log)
     gradient = staticmethod(lambda grad, x: grad / x)
 
 
 class Softplus(SavesInput):
+    codelet = "log"
     function = staticmethod(portable.softplus)
     gradient = staticmethod(lambda grad, x: grad * (0.5 * (1 + portable.tanh(0.5 * x))))  # the sigmoid, no overflow
 
 
 class ELU(Function):
+    codelet = "exp"
+
     @staticmethod
     def forward(ctx, x, alpha=1.0):
         neg = alpha * portable.expm1(np.minimum(x, 0))
@@ -80,6 +88,28 @@ class Softmax(Function):
 
     @classmethod
     def cost(cls, ctx):
+        """popnn's softmax: the maximum of each row (a reduction), subtract it, exp, the sum of each row (a
+        reduction), divide."""
         n = int(np.prod(ctx.output_shape))
         rows = n // ctx.output_shape[-1]
-        return OpCost(4 * n, n * ctx.itemsize, n * ctx.itemsize, rows)
+        return OpCost(4 * n, n * ctx.itemsize, n * ctx.itemsize, rows, (), softmax_passes(n, rows))
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        """``y * (grad - sum(grad * y))``: a product, its row sums (a reduction), a subtract and a product."""
+        n = int(np.prod(ctx.output_shape))
+        rows = n // ctx.output_shape[-1]
+        vector = elementwise("add", n) + reduction(n, rows) + elementwise("add", n, rows) + elementwise("add", n)
+        return OpCost(4 * n, 2 * n * ctx.itemsize, n * ctx.itemsize, rows, (), vector)
+
+
+def softmax_passes(elements: int, rows: int) -> tuple:
+    """The vector work of a softmax over ``rows`` rows of ``elements`` values in all (popnn ``nonLinearity``
+    SOFTMAX_STABLE: reduce max, subtract, exponent, reduce add, divide)."""
+    return (
+        reduction(elements, rows)
+        + elementwise("add", elements, rows)
+        + elementwise("exp", elements)
+        + reduction(elements, rows)
+        + elementwise("divide", elements, rows)
+    )

@@ -7,7 +7,7 @@ vectorised), which keeps the innermost axis contiguous and lets BLAS do the arit
 import numpy as np
 
 from ...integers import ceil_div
-from ..cost import MatrixProduct, OpCost
+from ..cost import MatrixProduct, OpCost, elementwise, reduction
 from ..function import Function
 from . import portable
 from .gemm import matmul
@@ -109,7 +109,8 @@ class Conv2D(Function):
         kh, kw, channels, filters = ks
         product = MatrixProduct(outputs // filters, kh * kw * channels, filters, channels, "conv")
         bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + int(np.prod(bs))) * ctx.itemsize
-        return OpCost(product.flops + outputs, bytes_in, outputs * ctx.itemsize, outputs, (product,))
+        bias_add = elementwise("add", outputs, filters)  # poplin's addBias: an AddToChannel compute set
+        return OpCost(product.flops + outputs, bytes_in, outputs * ctx.itemsize, outputs, (product,), bias_add)
 
     @classmethod
     def backward_cost(cls, ctx):
@@ -125,11 +126,12 @@ class Conv2D(Function):
             products.append(MatrixProduct(kh * kw * channels, positions, filters, positions, "conv"))
         if ctx.needs_input_grad[0]:
             products.append(MatrixProduct(int(np.prod(xs)) // channels, kh * kw * filters, channels, filters, "conv"))
-        reduction = outputs if ctx.needs_input_grad[2] else 0
+        bias_flops = outputs if ctx.needs_input_grad[2] else 0
         return OpCost(
-            sum(p.flops for p in products) + reduction,
+            sum(p.flops for p in products) + bias_flops,
             (int(np.prod(xs)) + outputs) * ctx.itemsize,
             (int(np.prod(xs)) + int(np.prod(ks))) * ctx.itemsize,
             outputs,
             tuple(products),
+            reduction(outputs, filters) if ctx.needs_input_grad[2] else (),
         )

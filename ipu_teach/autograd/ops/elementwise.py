@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..cost import OpCost, elementwise, reduction
 from ..function import Function
 from .pointwise import SavesInput
 
@@ -15,9 +16,30 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return grad.sum(axis=axes, keepdims=True).reshape(shape) if axes else grad.reshape(shape)
 
 
+class _Broadcasting(Function):
+    """A binary op whose inputs numpy may broadcast. Its backward computes each needed input gradient with
+    ``gradient_codelets`` (None: the incoming gradient itself, no pass) and sums it back down to a broadcast
+    input's shape: a reduction (a Dense layer's bias gradient is one)."""
+
+    gradient_codelets = ("add", "add")
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        forward = cls.cost(ctx)
+        out = int(np.prod(ctx.output_shape))
+        vector = ()
+        for needed, shape, codelet in zip(ctx.needs_input_grad, ctx.input_shapes, cls.gradient_codelets):
+            if needed:
+                vector += (elementwise(codelet, out) if codelet else ()) + reduction(out, int(np.prod(shape)))
+        flops = forward.flops * max(1, sum(ctx.needs_input_grad))
+        return OpCost(flops, forward.bytes_in, forward.bytes_out, forward.grains, (), vector)
+
+
 class Cast(Function):
     """A change of dtype (Keras' autocast of a layer's inputs and variables); the gradient goes back in the
     input's dtype, so a mixed-precision layer's fp32 variables get fp32 gradients."""
+
+    codelet = "cast"
 
     @staticmethod
     def forward(ctx, x, dtype="float32"):
@@ -29,7 +51,9 @@ class Cast(Function):
         return grad.astype(ctx.input_dtype)
 
 
-class Add(Function):
+class Add(_Broadcasting):
+    gradient_codelets = (None, None)
+
     @staticmethod
     def forward(ctx, a, b):
         return a + b
@@ -40,7 +64,9 @@ class Add(Function):
         return unbroadcast(grad, sa), unbroadcast(grad, sb)
 
 
-class Sub(Function):
+class Sub(_Broadcasting):
+    gradient_codelets = (None, "add")
+
     @staticmethod
     def forward(ctx, a, b):
         return a - b
@@ -51,7 +77,9 @@ class Sub(Function):
         return unbroadcast(grad, sa), unbroadcast(-grad, sb)
 
 
-class Mul(Function):
+class Mul(_Broadcasting):
+    gradient_codelets = ("add", "add")
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -65,7 +93,10 @@ class Mul(Function):
         return ga, gb
 
 
-class Div(Function):
+class Div(_Broadcasting):
+    codelet = "divide"
+    gradient_codelets = ("divide", "divide")
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)

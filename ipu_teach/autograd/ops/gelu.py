@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..cost import OpCost
+from ..cost import OpCost, elementwise
 from ..function import Function
 from . import portable
 
@@ -63,4 +63,4 @@ class GELU(Function):
     @staticmethod
     def _per_element(ctx, flops) -> OpCost:
         n = int(np.prod(ctx.output_shape))
-        return OpCost(flops * n, n * ctx.itemsize, n * ctx.itemsize, n)
+        return OpCost(flops * n, n * ctx.itemsize, n * ctx.itemsize, n, (), elementwise("gelu", n))

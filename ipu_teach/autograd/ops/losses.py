@@ -3,7 +3,7 @@ Keras does the same when its output layer is a softmax or sigmoid (see ``keras.l
 
 import numpy as np
 
-from ..cost import OpCost
+from ..cost import OpCost, elementwise, reduction
 from ..function import Function
 from . import portable
 
@@ -13,13 +13,30 @@ EPSILON = 1e-7  # keras.backend.epsilon()
 class _PerSampleLoss(Function):
     @classmethod
     def cost(cls, ctx):
+        """A log-softmax of each sample's row (reduce max, subtract, exp, reduce add, log) and the label's
+        share of it (a product and a row sum): the element-wise ops and reductions TensorFlow's loss lowers to."""
         n = int(np.prod(ctx.input_shapes[0]))
-        return OpCost(
-            5 * n,
-            n * ctx.itemsize * 2,
-            int(np.prod(ctx.output_shape)) * ctx.itemsize,
-            max(1, int(np.prod(ctx.output_shape))),
+        rows = max(1, int(np.prod(ctx.output_shape)))
+        vector = (
+            reduction(n, rows)
+            + elementwise("add", n, rows)
+            + elementwise("exp", n)
+            + reduction(n, rows)
+            + elementwise("log", rows)
+            + elementwise("add", n)
+            + reduction(n, rows)
         )
+        return OpCost(5 * n, n * ctx.itemsize * 2, rows * ctx.itemsize, rows, (), vector)
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        """The softmax again (exp, divide by the row sums), minus the labels, times the incoming gradient."""
+        n = int(np.prod(ctx.input_shapes[0]))
+        rows = max(1, int(np.prod(ctx.output_shape)))
+        vector = (
+            elementwise("exp", n) + elementwise("divide", n, rows) + elementwise("add", n) + elementwise("add", n, rows)
+        )
+        return OpCost(5 * n, n * ctx.itemsize * 2, n * ctx.itemsize, rows, (), vector)
 
 
 def _softmax(logits):

@@ -6,7 +6,7 @@ the backward pass includes that dependence), the moving averages in inference (c
 
 import numpy as np
 
-from ..cost import OpCost
+from ..cost import OpCost, elementwise, reduction
 from ..function import Function
 
 
@@ -46,8 +46,20 @@ class BatchNorm(Function):
 
     @classmethod
     def cost(cls, ctx):
-        n = int(np.prod(ctx.output_shape))
-        return OpCost(6 * n, n * ctx.itemsize, n * ctx.itemsize, n)
+        """In training the batch statistics first (poplin ``normStatistics``: the sums of x and x^2 per channel,
+        one ``popops::reduceMany`` sharing its stages), then whitening and scaling (``normWhiten``,
+        ``normalise``: subtract the mean, times 1/std, times gamma, plus beta, a per-channel pass each)."""
+        n, channels = int(np.prod(ctx.output_shape)), ctx.output_shape[-1]
+        statistics = reduction(2 * n, 2 * channels) if ctx.training else ()
+        return OpCost(6 * n, n * ctx.itemsize, n * ctx.itemsize, n, (), statistics + _per_channel_passes(n, channels))
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        """popnn's ``batchNormGradients``: grad x xhat, the per-channel sums of it and of grad (one reduceMany:
+        they are also gamma's and beta's gradients), then the input gradient in three per-channel passes."""
+        n, channels = int(np.prod(ctx.output_shape)), ctx.output_shape[-1]
+        vector = elementwise("add", n) + reduction(2 * n, 2 * channels) + _per_channel_passes(n, channels)[:3]
+        return OpCost(18 * n, 2 * n * ctx.itemsize, n * ctx.itemsize, n, (), vector)
 
 
 class LayerNorm(Function):
@@ -70,4 +82,27 @@ class LayerNorm(Function):
 
     @classmethod
     def cost(cls, ctx):
-        return BatchNorm.cost(ctx)
+        """Each sample's statistics over its last axis (a reduceMany to two values per row), then four passes."""
+        n, features = int(np.prod(ctx.output_shape)), ctx.output_shape[-1]
+        rows = n // features
+        return OpCost(
+            6 * n, n * ctx.itemsize, n * ctx.itemsize, n, (), reduction(2 * n, 2 * rows) + _per_channel_passes(n, rows)
+        )
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        """Per-row sums for the input gradient and per-feature sums for gamma's and beta's."""
+        n, features = int(np.prod(ctx.output_shape)), ctx.output_shape[-1]
+        rows = n // features
+        vector = (
+            elementwise("add", n)
+            + reduction(2 * n, 2 * rows)
+            + _per_channel_passes(n, rows)[:3]
+            + reduction(2 * n, 2 * features)
+        )
+        return OpCost(18 * n, 2 * n * ctx.itemsize, n * ctx.itemsize, n, (), vector)
+
+
+def _per_channel_passes(elements: int, channels: int) -> tuple:
+    """Four element-wise passes with a per-channel operand (poplin's addToChannel / channelMul vertices)."""
+    return elementwise("add", elements, channels) * 4

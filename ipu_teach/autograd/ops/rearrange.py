@@ -51,6 +51,8 @@ class Concatenate(Function):
 class Transpose(Function):
     """Reorders the axes (``perm``), as ``keras.layers.Permute`` and ``np.transpose``."""
 
+    codelet = "transpose"
+
     @staticmethod
     def forward(ctx, x, perm=None):
         ctx.perm = tuple(perm) if perm is not None else tuple(reversed(range(x.ndim)))

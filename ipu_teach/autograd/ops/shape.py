@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..cost import OpCost
+from ..cost import OpCost, elementwise, reduction
 from ..function import Function
 
 
@@ -27,9 +27,17 @@ class Sum(Function):
 
     @classmethod
     def cost(cls, ctx):
+        """``popops::reduce`` (a Mean's scale is fused into its last stage, as popops' scaled reduce does)."""
         n = int(np.prod(ctx.input_shapes[0]))
         out = max(1, int(np.prod(ctx.output_shape)))
-        return OpCost(n, n * ctx.itemsize, out * ctx.itemsize, out)
+        return OpCost(n, n * ctx.itemsize, out * ctx.itemsize, out, (), reduction(n, out))
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        """The gradient broadcast back over the reduced axes (and scaled, for a Mean): one pass."""
+        n = int(np.prod(ctx.input_shapes[0]))
+        out = max(1, int(np.prod(ctx.output_shape)))
+        return OpCost(n, out * ctx.itemsize, n * ctx.itemsize, n, (), elementwise("add", n, out))
 
 
 class Mean(Sum):

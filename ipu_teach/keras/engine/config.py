@@ -49,9 +49,20 @@ def encode(value):
     )
 
 
+def known_classes(module, base) -> dict:
+    """The classes a file may name: those ``module`` exports that are ``base``'s subclasses. A name read
+    from a file is only ever looked up here, never with getattr (which would find ``__class__``)."""
+    return {name: value for name, value in vars(module).items() if isinstance(value, type) and issubclass(value, base)}
+
+
 def decode(value):
+    """The configuration value ``encode`` wrote; initializers are made from ``keras.initializers``' classes."""
     if isinstance(value, dict) and set(value) == {"initializer", "config"}:
-        return getattr(initializers, value["initializer"])(**decode(value["config"]))
+        name = value["initializer"]
+        cls = known_classes(initializers, initializers.Initializer).get(name) if isinstance(name, str) else None
+        if cls is None:
+            raise ValueError(f"unknown initializer class {str(name)[:80]!r}")
+        return cls(**decode(value["config"]))
     if isinstance(value, dict):
         return {k: decode(v) for k, v in value.items()}
     return value

@@ -2,7 +2,8 @@
 ``keras.utils.Sequence``) into batches.
 
 Checks happen here, before any work: x and y of different lengths, a batch size given with a
-Dataset, an infinite Dataset without ``steps``. The arrays the user passed are never modified.
+Dataset, an infinite Dataset without ``steps``, ``steps`` that is not a positive number of batches.
+The arrays the user passed are never modified.
 A generator is read once: without ``steps`` the first epoch runs until it ends and later epochs find
 it empty (Keras then warns and stops); with ``steps`` every epoch continues where the last stopped.
 """
@@ -34,6 +35,27 @@ def _as_arrays(x):
     return np.asarray(x)
 
 
+def _steps_argument(what) -> str:
+    """The name of the argument that gives ``what`` (``fit``, ``fit (validation_data)``, ...) its batch count."""
+    return {"fit": "steps_per_epoch", "fit (validation_data)": "validation_steps"}.get(what, "steps")
+
+
+def _check_steps(steps, what) -> None:
+    if steps is None or (isinstance(steps, (int, np.integer)) and not isinstance(steps, bool) and steps >= 1):
+        return
+    name = _steps_argument(what)
+    keras_minus_one = (
+        " (Keras reads -1 as 'until the data ends', which never comes with an infinite dataset: give the number "
+        "of batches, or None for one pass over the data)"
+        if isinstance(steps, (int, np.integer)) and steps == -1
+        else ""
+    )
+    raise ValueError(
+        f"{what}: `{name}` must be a positive integer, the number of batches, or None for all the data; "
+        f"got {name}={steps!r}{keras_minus_one}"
+    )
+
+
 def split_element(element, class_weight=None):
     """A Dataset element is ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``."""
     if isinstance(element, list) and 1 <= len(element) <= 3:  # Keras reads a list from a generator as a tuple
@@ -52,6 +74,7 @@ class DataAdapter:
     def __init__(
         self, x, y=None, batch_size=None, steps=None, shuffle=False, what="fit", sample_weight=None, class_weight=None
     ):
+        _check_steps(steps, what)
         self.steps_given = steps
         self.class_weight = class_weight
         self.shuffle = shuffle
@@ -75,7 +98,7 @@ class DataAdapter:
             if cardinality == INFINITE_CARDINALITY and steps is None:
                 raise ValueError(
                     f"{what}: when passing an infinitely repeating dataset, you must specify "
-                    f"the `{'steps_per_epoch' if what == 'fit' else 'steps'}` argument"
+                    f"the `{_steps_argument(what)}` argument"
                 )
             self.batch_size = self.dataset.batch_size
             self.num_batches = cardinality if cardinality >= 0 else None

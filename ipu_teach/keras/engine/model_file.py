@@ -7,21 +7,26 @@ config and weights. Loading makes the layers again, reconnects them, sets the we
 compiled model, compiles it and restores the optimizer, so training continues where it stopped.
 """
 
+import collections
+import contextlib
 import io
 import json
 import math
 import os
+import re
 import zipfile
 
 import numpy as np
 
 from ...atomic import atomic_write
-from ...validation import bad_file
+from ...untrusted import WIDEST_REAL_ITEMSIZE, npz_bound, open_npz, open_zip, parse_json, read_zip_entry
+from ...validation import BadFileError, bad_file, few
 from .. import layers as layers_module
 from .. import losses as losses_module
 from .. import optimizers as optimizers_module
 from ..layers.base import InputLayer
 from . import config, weight_budget
+from .saving import check_fits
 
 FORMAT = "ipu-teach model 1"
 
@@ -108,32 +113,80 @@ def _optimizer_state(model) -> dict:
     return state
 
 
-def _load_arrays(archive, name) -> dict:
-    with np.load(io.BytesIO(archive.read(name)), allow_pickle=False) as data:
-        return {k: data[k] for k in data.files}
+WHAT = "model file"
+REMEDY = "load a file written by model.save"
+MAX_CONFIG_BYTES = 16 * 2**20
+"""``config.json`` holds a few hundred bytes per layer: 0.5 MiB for 1,000 layers."""
+_MALFORMED = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+"""What building from an architecture or compile arguments of the wrong shape or types raises."""
 
 
 def load_model(filepath, custom_objects=None, compile=True):
-    filepath = os.fspath(filepath)
+    """A model file may come from someone else: its architecture is built first, then each array is
+    checked from its header (entry names, shapes, real numbers; the optimizer's step count and slots)
+    before any is read. Anything damaged or crafted is a BadFileError naming the file."""
+    filepath, custom_objects = os.fspath(filepath), custom_objects or {}
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"load_model: no such file {filepath!r}")
-    if not zipfile.is_zipfile(filepath):
-        raise ValueError(f"load_model: {filepath!r} is not a model saved by model.save (not a zip file)")
-    with zipfile.ZipFile(filepath) as archive:
-        description = json.loads(archive.read("config.json")) if "config.json" in archive.namelist() else {}
-        if description.get("format") != FORMAT:
-            raise ValueError(f"load_model: {filepath!r} is not a model saved by ipu-teach's model.save")
-        stored = archive.getinfo("model.weights.npz").file_size
-        weights = _load_arrays(archive, "model.weights.npz")
-        optimizer_state = _load_arrays(archive, "optimizer.npz") if "optimizer.npz" in archive.namelist() else None
-    with weight_budget.limited_to(stored, _refuse_weight(filepath, stored)):
-        model = _rebuild(description["model"], custom_objects or {})
-    model.set_weights([weights[f"w{i}"] for i in range(len(weights))])
-    if compile and description["compile"] is not None:
-        _recompile(model, description["compile"], custom_objects or {})
-        if optimizer_state is not None:
-            _restore_optimizer(model, optimizer_state)
+    with open_zip(filepath, WHAT, REMEDY) as archive:
+        description = (
+            parse_json(
+                read_zip_entry(archive, "config.json", MAX_CONFIG_BYTES, filepath, WHAT, REMEDY), filepath, WHAT, REMEDY
+            )
+            if "config.json" in archive.namelist()
+            else None
+        )
+        if not isinstance(description, dict) or description.get("format") != FORMAT:
+            raise BadFileError(f"load_model: {filepath!r} is not a model saved by ipu-teach's model.save")
+        stored = _declared_size(archive, "model.weights.npz", filepath)
+        with weight_budget.limited_to(stored, _refuse_weight(filepath, stored)), _malformed(filepath, "architecture"):
+            model = _rebuild(description["model"], custom_objects, filepath)
+        weights = model.weights
+        model.set_weights(_read_arrays(archive, "model.weights.npz", weights, filepath))
+        if compile and description.get("compile") is not None:
+            with _malformed(filepath, "compile arguments"):
+                _recompile(model, description["compile"], custom_objects, filepath)
+            if "optimizer.npz" in archive.namelist():
+                _restore_optimizer(model, archive, filepath)
     return model
+
+
+def _declared_size(archive, name, filepath) -> int:
+    try:
+        return archive.getinfo(name).file_size
+    except KeyError:
+        raise bad_file(filepath, WHAT, f"it has no {name}", REMEDY) from None
+
+
+@contextlib.contextmanager
+def _malformed(filepath, part):
+    """Errors from building a ``part`` of the file that is of the wrong shape or types name the file."""
+    try:
+        yield
+    except BadFileError:
+        raise
+    except _MALFORMED as error:
+        raise bad_file(
+            filepath, WHAT, f"its {part} is malformed ({type(error).__name__}: {str(error)[:200]})", REMEDY
+        ) from None
+
+
+def _read_arrays(archive, entry, weights, filepath) -> list:
+    """The arrays of ``model.weights.npz``, one per weight, each checked from its header before any is read."""
+    limit = npz_bound([WIDEST_REAL_ITEMSIZE * math.prod(w.shape) for w in weights])
+    with open_npz(read_zip_entry(archive, entry, limit, filepath, WHAT, REMEDY), WHAT, REMEDY, filepath) as npz:
+        names = [f"w{i}" for i in range(len(weights))]
+        if set(npz.headers) != set(names):
+            raise bad_file(
+                filepath,
+                WHAT,
+                f"its {entry} holds arrays {few(sorted(npz.headers, key=lambda n: (len(n), n)))} "
+                f"where its architecture has {len(weights):,} weights (w0 to w{len(weights) - 1})",
+                REMEDY,
+            )
+        headers = [npz.headers[name] for name in names]
+        check_fits(weights, headers, [f"{entry}/{name}" for name in names], filepath, WHAT, REMEDY, "load_model")
+        return [npz.read(name) for name in names]
 
 
 def _refuse_weight(filepath, stored):
@@ -149,20 +202,45 @@ def _refuse_weight(filepath, stored):
     return refuse
 
 
-def _layer_class(name, custom_objects):
-    cls = custom_objects.get(name) or getattr(layers_module, name, None)
+def _class_named(name, kind, known, custom_objects, filepath):
+    cls = (custom_objects.get(name) or known.get(name)) if isinstance(name, str) else None
     if cls is None:
-        raise ValueError(f"load_model: unknown layer class {name!r}; pass it in custom_objects={{{name!r}: {name}}}")
+        raise bad_file(
+            filepath,
+            WHAT,
+            f"it names an unknown {kind} class {str(name)[:80]!r}",
+            f"if the class is yours, pass it in custom_objects={{{str(name)[:80]!r}: {str(name)[:80]}}}",
+        )
     return cls
 
 
-def _rebuild(architecture, custom_objects):
+def _check_connections(architecture, filepath) -> None:
+    """Each tensor is made by a layer of the file from tensors made before it, and the model's inputs
+    and outputs are tensors of the file: a negative or later index would silently pick another one."""
+
+    def indices(values, end):
+        return isinstance(values, list) and all(type(i) is int and 0 <= i < end for i in values)
+
+    tensors, layers = architecture["tensors"], architecture["layers"]
+    bad = [
+        position
+        for position, entry in enumerate(tensors)
+        if not (indices([entry["layer"]], len(layers)) and indices(entry["inputs"], position))
+    ]
+    if bad or not (indices(architecture["inputs"], len(tensors)) and indices(architecture["outputs"], len(tensors))):
+        where = f"tensor {bad[0]}" if bad else "the model's inputs or outputs"
+        raise bad_file(filepath, WHAT, f"{where} refers to a layer or tensor that is not in the file before it", REMEDY)
+
+
+def _rebuild(architecture, custom_objects, filepath):
     from ..models import Model, Sequential
 
+    _check_connections(architecture, filepath)
+    known = config.known_classes(layers_module, layers_module.Layer)
     made = [
         None
         if entry["class_name"] == "InputLayer"
-        else _layer_class(entry["class_name"], custom_objects).from_config(entry["config"])
+        else _class_named(entry["class_name"], "layer", known, custom_objects, filepath).from_config(entry["config"])
         for entry in architecture["layers"]
     ]
     if architecture["class_name"] == "Sequential":
@@ -188,11 +266,13 @@ def _rebuild(architecture, custom_objects):
     )
 
 
-def _recompile(model, arguments, custom_objects):
+def _recompile(model, arguments, custom_objects, filepath):
+    known_losses = config.known_classes(losses_module, losses_module.Loss)
+
     def loss_of(entry):
         if not isinstance(entry, dict) or "class_name" not in entry:
             return entry
-        cls = custom_objects.get(entry["class_name"]) or getattr(losses_module, entry["class_name"])
+        cls = _class_named(entry["class_name"], "loss", known_losses, custom_objects, filepath)
         return cls(**config.decode(entry["config"]))
 
     loss = arguments["loss"]
@@ -204,7 +284,10 @@ def _recompile(model, arguments, custom_objects):
         else loss_of(loss)
     )
     optimizer = arguments["optimizer"]
-    optimizer = getattr(optimizers_module, optimizer["class_name"])(**optimizer["config"])
+    known_optimizers = config.known_classes(optimizers_module, optimizers_module.Optimizer)
+    optimizer = _class_named(optimizer["class_name"], "optimizer", known_optimizers, custom_objects, filepath)(
+        **optimizer["config"]
+    )
     model.compile(
         optimizer,
         loss,
@@ -215,9 +298,59 @@ def _recompile(model, arguments, custom_objects):
     )
 
 
-def _restore_optimizer(model, state):
-    optimizer = model.optimizer
-    optimizer.iterations = int(state.pop("iterations"))
-    for key, value in state.items():
-        slot, weight = key.split("/")
-        optimizer._slots[(id(model.weights[int(weight[1:])]), int(slot[4:]))] = value.copy()
+_SLOT = re.compile(r"slot([0-9]+)/w([0-9]+)")
+
+
+def _restore_optimizer(model, archive, filepath) -> None:
+    """The optimizer's step count and slots (``slot<k>/w<i>``: slot k of weight i), each checked before
+    it is kept: a negative step count would make Adam's next step NaN, a slot named for a weight that is
+    not there would land on another, one of the wrong shape would fail inside ``fit``."""
+    optimizer, weights, entry = model.optimizer, model.weights, "optimizer.npz"
+    sizes = [WIDEST_REAL_ITEMSIZE * math.prod(w.shape) for w in weights] * optimizer.slots_per_weight
+    limit = npz_bound([WIDEST_REAL_ITEMSIZE, *sizes])
+    with open_npz(read_zip_entry(archive, entry, limit, filepath, WHAT, REMEDY), WHAT, REMEDY, filepath) as npz:
+        slots = {name: _SLOT.fullmatch(name) for name in npz.headers if name != "iterations"}
+        strangers = [name for name, match in slots.items() if not match or int(match[2]) >= len(weights)]
+        if strangers:
+            raise bad_file(
+                filepath,
+                WHAT,
+                f"its {entry} holds {few(strangers)}, which name no slot of its {len(weights)} weights",
+                REMEDY,
+            )
+        slots = {name: (weights[int(match[2])], int(match[1])) for name, match in slots.items()}
+        _check_slots(npz.headers, slots, optimizer, filepath, entry)
+        iterations = npz.read("iterations")
+        if iterations < 0:
+            raise bad_file(
+                filepath, WHAT, f"its {entry}/iterations is {int(iterations)}, not a step count (0 or more)", REMEDY
+            )
+        arrays = {name: npz.read(name) for name in slots}
+    optimizer.iterations = int(iterations)
+    for name, (weight, slot) in slots.items():
+        optimizer._slots[(id(weight), slot)] = arrays[name]
+
+
+def _check_slots(headers, slots, optimizer, filepath, entry) -> None:
+    """The step count is an integer; each weight has at most the optimizer's number of slots, each of
+    the weight's shape and floating point: from the headers, before anything is read."""
+    count = headers.get("iterations")
+    if count is None or count.shape != () or count.dtype.kind not in "iu":
+        raise bad_file(filepath, WHAT, f"its {entry}/iterations is missing or not an integer", REMEDY)
+    per_weight = collections.Counter(id(weight) for weight, _ in slots.values())
+    for name, (weight, _) in slots.items():
+        header = headers[name]
+        if per_weight[id(weight)] > optimizer.slots_per_weight:
+            problem = (
+                f"it holds {per_weight[id(weight)]} slots for weight {weight.name}, "
+                f"but {type(optimizer).__name__} keeps {optimizer.slots_per_weight}"
+            )
+        elif header.shape != tuple(weight.shape):
+            problem = (
+                f"{entry}/{name} has shape {header.shape}, not the shape {tuple(weight.shape)} of weight {weight.name}"
+            )
+        elif header.dtype.kind != "f":
+            problem = f"{entry}/{name} holds {header.dtype} values, not floating-point numbers"
+        else:
+            continue
+        raise bad_file(filepath, WHAT, problem, REMEDY)

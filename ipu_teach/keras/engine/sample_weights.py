@@ -37,6 +37,18 @@ def aligned(sample_weight, ndim) -> np.ndarray:
     return weights
 
 
+def broadcast(weights, shape, sample_weight, weighed) -> np.ndarray:
+    """``weights`` broadcast to ``shape``, or a ValueError naming the user's ``sample_weight`` and what it was
+    to weigh (``weighed``: e.g. "metric values")."""
+    try:
+        return np.broadcast_to(weights, shape)
+    except ValueError:
+        raise ValueError(
+            f"sample_weight of shape {np.shape(sample_weight)} cannot weigh {weighed} of shape {tuple(shape)}: "
+            "give one weight per sample"
+        ) from None
+
+
 def _count(y) -> int:
     return len(y[0]) if isinstance(y, list) else len(y)
 

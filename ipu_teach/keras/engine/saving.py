@@ -1,10 +1,11 @@
 """Weights to and from ``.npz`` (no pickle): arrays in model order, with names and shapes to check.
 
-A weights file may come from someone else, so loading checks everything before changing anything:
-that it is a complete ``.npz`` written by ``save_weights``, that it holds one array per weight of the
-model, and that each array has the shape and the kind of weight (``conv2d/kernel``...) of the weight
-it goes to. Layer numbers are ignored (``dense_3`` loads into ``dense``): Keras numbers layers per
-session, and loads weights by the model's order as its HDF5 format does.
+A weights file may come from someone else, so loading checks everything before changing anything,
+and from the arrays' headers before reading any array: that it is a complete ``.npz`` written by
+``save_weights``, that it holds one array per weight of the model, and that each array has the shape,
+a real dtype and the kind of weight (``conv2d/kernel``...) of the weight it goes to. Layer numbers
+are ignored (``dense_3`` loads into ``dense``): Keras numbers layers per session, and loads weights
+by the model's order as its HDF5 format does.
 """
 
 import json
@@ -14,7 +15,8 @@ import re
 import numpy as np
 
 from ...atomic import atomic_write
-from ...validation import BadFileError, bad_file, read_npz
+from ...untrusted import open_npz, parse_json
+from ...validation import bad_file, few
 
 WHAT = "weights file"
 REMEDY = "load a file written by model.save_weights (save it again if it was cut short)"
@@ -36,51 +38,65 @@ def weight_kind(name: str) -> str:
     return f"{re.sub(r'_[0-9]+$', '', layer)}/{variable.split(':')[0]}"
 
 
-def _read(filepath):
-    """(metadata, arrays in order) of a file written by ``save_weights``; BadFileError otherwise."""
-    arrays = read_npz(filepath, WHAT, REMEDY)
-    try:
-        meta = json.loads(str(arrays.pop("__meta__")))
-        names, model = [str(n) for n in meta["names"]], str(meta["model"])
-    except (KeyError, ValueError, TypeError):
-        raise bad_file(filepath, WHAT, "its metadata (__meta__) is missing or unreadable", REMEDY) from None
-    missing = [f"w{i}" for i in range(len(names)) if f"w{i}" not in arrays]
-    if missing or len(arrays) != len(names):
+MAX_METADATA_BYTES = 16 * 2**20
+"""``__meta__`` holds a name and a shape per weight: a few KiB for a large model."""
+
+
+def _metadata(npz, filepath) -> tuple:
+    """(the saved model's name, its weight names) from ``__meta__`` (its size checked before it is read),
+    having checked that the file holds exactly the arrays it lists."""
+    header = npz.headers.get("__meta__")
+    if header is None or header.dtype.kind != "U" or header.shape != () or header.nbytes > MAX_METADATA_BYTES:
+        raise bad_file(filepath, WHAT, "its metadata (__meta__) is missing or unreadable", REMEDY)
+    meta = parse_json(str(npz.read("__meta__")).encode(), filepath, WHAT, REMEDY)
+    if not (isinstance(meta, dict) and isinstance(meta.get("names"), list) and "model" in meta):
+        raise bad_file(filepath, WHAT, "its metadata (__meta__) is missing or unreadable", REMEDY)
+    names = [str(name) for name in meta["names"]]
+    expected = {"__meta__", *(f"w{i}" for i in range(len(names)))}
+    if set(npz.headers) != expected:
+        arrays = sorted(set(npz.headers) - {"__meta__"}, key=lambda name: (len(name), name))
         raise bad_file(
-            filepath,
-            WHAT,
-            f"its metadata lists {len(names)} weights but it holds arrays {', '.join(sorted(arrays)) or 'none'}",
-            REMEDY,
+            filepath, WHAT, f"its metadata lists {len(names):,} weights but it holds arrays {few(arrays)}", REMEDY
         )
-    return model, names, [arrays[f"w{i}"] for i in range(len(names))]
+    return str(meta["model"]), names
+
+
+def check_fits(weights, headers, entries, filepath, what=WHAT, remedy=REMEDY, caller="load_weights") -> None:
+    """Each array a file declares (its ``ArrayHeader``) has the shape of the weight it goes to and holds
+    real numbers: checked before any array is read, so a file declaring huge arrays costs nothing."""
+    for weight, header, entry in zip(weights, headers, entries):
+        if header.shape != tuple(weight.shape):
+            raise ValueError(
+                f"{caller}: weight {weight.name} has shape {tuple(weight.shape)} but {entry} in {filepath!r} "
+                f"has shape {header.shape}; the architectures differ"
+            )
+        if header.dtype.kind not in "fiu":
+            raise bad_file(filepath, what, f"{entry} holds {header.dtype} values, not real numbers", remedy)
 
 
 def load_weights(model, filepath) -> None:
-    """Check the file fits this architecture (count, then each weight's kind and shape) before changing anything."""
+    """Check the file fits this architecture (count, then each weight's kind and shape) before reading
+    its arrays or changing anything."""
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"load_weights: no such file {filepath!r}")
-    saved_model, names, arrays = _read(filepath)
     weights = model.weights
-    if len(arrays) != len(weights):
-        raise ValueError(
-            f"load_weights: {filepath!r} holds {len(arrays)} weights (saved from model "
-            f"'{saved_model}') but model '{model.name}' has {len(weights)}; "
-            "the architectures differ"
-        )
-    for weight, array, saved_name in zip(weights, arrays, names):
-        if weight_kind(saved_name) != weight_kind(weight.name):
+    with open_npz(filepath, WHAT, REMEDY) as npz:
+        saved_model, names = _metadata(npz, filepath)
+        if len(names) != len(weights):
             raise ValueError(
-                f"load_weights: weight {weight.name} of model '{model.name}' would get the file's "
-                f"{saved_name} in {filepath!r} (saved from model '{saved_model}'); the architectures "
-                "differ (layers of another kind or order)"
+                f"load_weights: {filepath!r} holds {len(names):,} weights (saved from model "
+                f"'{saved_model}') but model '{model.name}' has {len(weights)}; "
+                "the architectures differ"
             )
-        if array.shape != weight.shape:
-            raise ValueError(
-                f"load_weights: weight {weight.name} has shape {weight.shape} but the file's "
-                f"{saved_name} has shape {array.shape}; the architectures differ"
-            )
-        if array.dtype.kind not in "fiu":
-            raise BadFileError(f"{filepath} is not a valid {WHAT}: {saved_name} holds {array.dtype} values; {REMEDY}")
+        for weight, saved_name in zip(weights, names):
+            if weight_kind(saved_name) != weight_kind(weight.name):
+                raise ValueError(
+                    f"load_weights: weight {weight.name} of model '{model.name}' would get the file's "
+                    f"{saved_name} in {filepath!r} (saved from model '{saved_model}'); the architectures "
+                    "differ (layers of another kind or order)"
+                )
+        check_fits(weights, [npz.headers[f"w{i}"] for i in range(len(names))], names, filepath)
+        arrays = [npz.read(f"w{i}") for i in range(len(names))]
     for weight, array in zip(weights, arrays):
         weight.data = array.astype(weight.dtype)

@@ -17,6 +17,7 @@ import contextlib
 import numpy as np
 
 from ...autograd import Tensor, ops
+from ..engine import atomic_step
 from .base import Layer, same_shape
 
 _pools: list = []
@@ -29,11 +30,12 @@ def pooled_moving_statistics():
     means, and the variance of the union). Replicas that each see a batch b then end where one
     step with the global batch R*b ends, as a single device would."""
     pool: dict = {}
-    _pools.append(pool)
-    try:
+    depth = len(_pools)
+    try:  # pushed inside the try: a Ctrl-C right after the push still removes it
+        _pools.append(pool)
         yield
     finally:
-        _pools.remove(pool)
+        del _pools[depth:]
     for layer, stats in pool.items():
         counts = np.array([n for n, _, _ in stats], dtype=np.float64)
         means = np.array([m for _, m, _ in stats], dtype=np.float64)
@@ -94,9 +96,12 @@ class BatchNormalization(Layer):
         return variance * (count / max(count - 1, 1)) if self.fused else variance
 
     def update_moving_statistics(self, mean, var) -> None:
+        """Written with the training step's weight update (``engine.atomic_step``), never apart from it."""
         m = self.momentum
-        self.moving_mean.data = (self.moving_mean.data * m + mean * (1 - m)).astype(np.float32)
-        self.moving_variance.data = (self.moving_variance.data * m + var * (1 - m)).astype(np.float32)
+        atomic_step.assign_all(
+            (statistic, "data", (atomic_step.latest(statistic, "data") * m + batch * (1 - m)).astype(np.float32))
+            for statistic, batch in ((self.moving_mean, mean), (self.moving_variance, var))
+        )  # latest: a layer called twice in a step updates its statistics twice
 
     def call(self, inputs, training=False):
         training = bool(training) and self.trainable

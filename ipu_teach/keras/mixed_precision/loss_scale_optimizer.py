@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine import atomic_step
 from ..optimizers import Optimizer
 
 
@@ -118,16 +119,26 @@ class LossScaleOptimizer(Optimizer):
         if not self.dynamic:
             self.inner_optimizer.apply_gradients(grads_and_vars)
             return True
+        return atomic_step.run(self._dynamic_step, grads_and_vars)  # the scale changes with its step, or not at all
+
+    def _dynamic_step(self, grads_and_vars) -> bool:
         if not all(np.isfinite(g).all() for g, _ in grads_and_vars if g is not None):
-            self.loss_scale = max(self.loss_scale / 2, 1.0)
-            self.dynamic_counter = 0
-            self.inner_optimizer.iterations += 1
+            atomic_step.assign_all(
+                [
+                    (self, "loss_scale", max(self.loss_scale / 2, 1.0)),
+                    (self, "dynamic_counter", 0),
+                    (self.inner_optimizer, "iterations", self.inner_optimizer.iterations + 1),
+                ]
+            )
             return False
         self.inner_optimizer.apply_gradients(grads_and_vars)
-        self.dynamic_counter += 1
-        if self.dynamic_counter == self.dynamic_growth_steps:
-            self.loss_scale *= 2
-            self.dynamic_counter = 0
+        grown = self.dynamic_counter + 1 == self.dynamic_growth_steps
+        atomic_step.assign_all(
+            [
+                (self, "loss_scale", self.loss_scale * 2 if grown else self.loss_scale),
+                (self, "dynamic_counter", 0 if grown else self.dynamic_counter + 1),
+            ]
+        )
         return True
 
     def get_config(self) -> dict:

@@ -1,0 +1,247 @@
+"""Tile memory of a lowered program, as PopVision shows it: tensors by role and liveness, code by category.
+
+Every tensor is mapped linearly over the tiles and has a role (weights, optimizer state, gradient
+accumulators, activations, temporary memory). PopVision files it as an always-live variable (weights and
+optimizer state, there from load to exit) or a not-always-live one (an activation, from the step that makes
+it to the last step that reads it; a gradient from the backward step that makes it to the one that reads it;
+a product's temporary memory while products run). Poplar gives
+not-always-live tensors that are never live together the same addresses, so a tile needs its always-live
+bytes plus the peak of what is live at once (:func:`~ipu_teach.bsp.allocated_per_tile`). The program's
+code and runtime state (vertex code, control code, exchange code, vertex instance state, stack) are always
+live; their sizes follow ``hardware.CODE``, counted per codelet, exchange, program step and vertex, so
+they grow with the program's length and variety, never with the bytes it moves.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import bsp, hardware
+
+TEMPORARY = "temporary memory"
+"""The role of the matrix products' temporary memory (not always live, as PopVision shows it)."""
+GRADIENTS = "gradients"
+"""The role of the backward pass's gradients of activations (not always live)."""
+
+
+@dataclass
+class MemoryItem:
+    """Bytes per tile of one variable or code category. ``category`` is its role (``variables``,
+    ``activations``, ..., or a code category); ``live`` is None for an item PopVision classifies as always
+    live, else the first and last program step it is live in (indices into ``LoweredGraph.steps``)."""
+
+    name: str
+    category: str
+    per_tile: np.ndarray
+    live: tuple[int, int] | None = None
+
+    @property
+    def always_live(self) -> bool:
+        return self.live is None
+
+    @property
+    def live_from(self) -> int:
+        return 0 if self.live is None else self.live[0]
+
+    @property
+    def live_until(self) -> int:
+        return -1 if self.live is None else self.live[1]
+
+    @property
+    def popvision_category(self) -> str:
+        """PopVision's category: always-live / not-always-live variables for a tensor, else its code category."""
+        return hardware.popvision_category(self.category, self.always_live)
+
+
+def allocated(memory, steps: int, tiles: int) -> np.ndarray:
+    """Bytes per tile the program needs: always-live items plus the peak of the not-always-live ones."""
+    always = sum((m.per_tile for m in memory if m.always_live), np.zeros(tiles, dtype=np.int64))
+    return bsp.allocated_per_tile(always, [(m.per_tile, *m.live) for m in memory if not m.always_live], steps)
+
+
+def ipu_peak(memory, steps: int) -> int:
+    """Bytes live at once over all the tiles at the program's fullest step (PopVision's liveness total)."""
+    always = np.array([sum(int(m.per_tile.sum()) for m in memory if m.always_live)], dtype=np.int64)
+    live = [(np.array([int(m.per_tile.sum())]), *m.live) for m in memory if not m.always_live]
+    return int(bsp.allocated_per_tile(always, live, steps)[0])
+
+
+def spread(count: int, tiles: int) -> np.ndarray:
+    """How many of ``count`` units each tile gets when they are spread linearly over the tiles."""
+    return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
+
+
+VECTOR_BYTES = 8
+"""The tile's 64-bit vector width: a linear mapping's grain is a vector (2 fp32 or 4 fp16 values)."""
+MIN_BYTES_PER_TILE = 128
+"""A linear mapping puts at least 128 bytes on each tile it uses."""
+
+
+def mapped_bytes(elements: int, itemsize: int, tiles: int) -> np.ndarray:
+    """Bytes per tile of a tensor mapped as ``poputil::mapTensorLinearly`` maps it by default: grains of one
+    vector, at least 128 bytes on each tile used, from tile 0 (poplibs lib/poputil/TileMapping.cpp,
+    calcLinearTileMapping: grainSize = target.getVectorWidth, minBytesPerTile = 128). A small tensor so
+    sits on a few tiles, which is one reason real tiles are not evenly full."""
+    return (
+        bsp.linear_elements_per_tile(
+            max(int(elements), 0),
+            tiles,
+            grain=max(1, VECTOR_BYTES // itemsize),
+            min_elements_per_tile=-(-MIN_BYTES_PER_TILE // itemsize),
+        )
+        * itemsize
+    )
+
+
+def weight_memory(weights, spec, offset_tiles, name_suffix="", category="variables") -> list:
+    """Each weight mapped linearly over the tiles, successive weights starting where the last ended."""
+    items, start = [], offset_tiles
+    for w in weights:
+        per = mapped_bytes(w.size, w.dtype.itemsize, spec.tiles)
+        used = int((per > 0).sum())
+        items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
+        start = (start + used) % spec.tiles
+    return items
+
+
+def codelet_of(step) -> str:
+    """The codelet a step's vertices run, named from the step: its op and what part of the op it is
+    (``Conv2D/grad``, ``MatMul/reduce`` is the one ``reduce``), without the indices that tell instances apart;
+    a weight's update or accumulation is one codelet for every weight."""
+    if step.phase in ("update", "accumulate"):
+        return step.phase
+    parts = [re.sub(r"\d+$", "", part) for part in step.name.split("/")[1:]]
+    op = parts[0].split(":")[0] if parts else step.name
+    rest = [part for part in parts[1:] if part != "serial"]
+    return "reduce" if rest and rest[-1] == "reduce" else "/".join([op, *rest])
+
+
+def code_memory(steps, spec) -> list:
+    """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where."""
+    c = hardware.CODE
+    active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
+    exchanging = np.array([s.received > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
+    codelets = {}
+    for step, runs in zip(steps, active):
+        codelets[codelet_of(step)] = codelets.get(codelet_of(step), np.zeros(spec.tiles, bool)) | runs
+    codelets_on_tile = sum((runs.astype(np.int64) for runs in codelets.values()), np.zeros(spec.tiles, np.int64))
+    compute_sets_on_tile = active.sum(axis=0).astype(np.int64)
+    return [
+        MemoryItem(
+            "vertexCode",
+            "vertex code",
+            np.where(codelets_on_tile > 0, c.vertex_code_bytes, 0) + codelets_on_tile * c.vertex_code_bytes_per_codelet,
+        ),
+        MemoryItem(
+            "controlCode",
+            "control code",
+            np.full(spec.tiles, c.control_code_bytes + len(steps) * c.control_code_bytes_per_step, np.int64),
+        ),
+        MemoryItem(
+            "internalExchangeCode",
+            "internal exchange code",
+            exchanging.sum(axis=0).astype(np.int64) * c.exchange_code_bytes_per_exchange,
+        ),
+        MemoryItem("hostExchangeCode", "host exchange code", np.full(spec.tiles, c.host_exchange_code_bytes, np.int64)),
+        MemoryItem(
+            "vertexInstanceState",
+            "vertex instance state",
+            compute_sets_on_tile * c.vertices_per_compute_set * c.vertex_state_bytes,
+        ),
+        MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
+    ]
+
+
+def activation_memory(records, steps, spec, training: bool, readers: dict | None = None) -> list:
+    """Outputs of the forward pass. In training each is live from the op's forward step until its backward
+    has read it. Otherwise until its last reader has: the next op of the same layer, else the layers that read
+    the layer's output (``readers``: ``{layer name: names of the layers it feeds}``, so a skip connection's
+    tensor stays until the Add that reads it), else the next op."""
+    spans = _spans(steps)
+    written = {step.name: k for k, step in enumerate(steps)}  # the op's main step writes its output
+    readers = readers or {}
+    items = []
+    names = _op_names(records)
+    for i, (rec, name) in enumerate(zip(records, names)):
+        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
+        if name not in written or nbytes == 0:
+            continue
+        first, last = written[name], spans[name][1]
+        if training:
+            until = spans.get(f"{name}/grad", (last + 1, last + 1))[1]
+        else:
+            later = [(r.scope, n) for r, n in zip(records[i + 1 :], names[i + 1 :]) if n in spans]
+            same_layer = later and later[0][0] == rec.scope
+            read_by = _read_by(rec, readers.get(rec.scope, ()), records, names, spans)
+            if same_layer or not read_by:
+                until = spans[later[0][1]][1] if later else last
+            else:
+                until = max(read_by)
+        per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
+        items.append(MemoryItem(f"{name}/output", "activations", per_tile, live=(first, max(until, last))))
+    return items
+
+
+def _read_by(rec, layers, records, names, spans) -> list:
+    """The last steps of the ops of ``layers`` that read ``rec``'s output: those taking a tensor of its shape
+    (a layer's own casts of its weights do not), else the layer's last op."""
+    shape = tuple(rec.output_shape)
+    found = []
+    for layer in layers:
+        ops = [(r, n) for r, n in zip(records, names) if r.scope == layer and n in spans]
+        reading = [n for r, n in ops if shape in (tuple(s) for s in r.input_shapes)] or [n for _, n in ops[-1:]]
+        found += [spans[n][1] for n in reading[:1]]
+    return found
+
+
+def _op_names(records) -> list:
+    """Each recorded op's name in the lowered program: ``layer/Op:i`` (``loss/...`` outside any layer)."""
+    return [f"{rec.scope or 'loss'}/{rec.op}:{i}" for i, rec in enumerate(records)]
+
+
+def gradient_memory(records, steps, spec) -> list:
+    """The backward pass's gradients of activations (role ``gradients``, not always live): the gradient of an
+    op's output is made by the next op's backward and read by the op's own. (A weight's gradient is not
+    counted: Graphcore's schedulers apply each update as soon as its gradient exists, while ipu-teach's
+    program lists every update after the backward pass, which would keep all of them live at once.)"""
+    spans = _spans(steps)
+    names = _op_names(records)
+    items = []
+    for rec, name, consumer in zip(records, names, names[1:]):
+        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
+        if f"{consumer}/grad" not in spans or f"{name}/grad" not in spans or nbytes == 0:
+            continue
+        first, last = spans[f"{consumer}/grad"][0], spans[f"{name}/grad"][1]
+        per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
+        items.append(MemoryItem(f"{name}/output/grad", GRADIENTS, per_tile, live=(first, max(first, last))))
+    return items
+
+
+def _spans(steps) -> dict:
+    """``{op name: (first, last) step}`` of each op's forward (``layer/Op:i``) and backward (``layer/Op:i/grad``)
+    compute sets, and of each weight's update or accumulation (``layer/kernel/update``)."""
+    spans = {}
+    for k, step in enumerate(steps):
+        parts = step.name.split("/")
+        if step.phase in ("update", "accumulate"):
+            key = step.name
+        elif step.phase == "backward" and len(parts) > 2 and parts[2] == "grad":
+            key = "/".join(parts[:3])
+        else:
+            key = "/".join(parts[:2])
+        first = spans.get(key, (k, k))[0]
+        spans[key] = (first, k)
+    return spans
+
+
+def temporary_memory(steps, spec) -> list:
+    """The matrix products' temporary memory: not always live, and one region serves them all in turn (no two
+    products run at once), so a tile needs the largest product's share, from the first product to the last."""
+    marked = [k for k, step in enumerate(steps) if step.temporary is not None]
+    if not marked:
+        return []
+    largest = np.max([steps[k].temporary for k in marked], axis=0)
+    return [MemoryItem("matrixProductTemporaries", TEMPORARY, largest, live=(marked[0], marked[-1]))]

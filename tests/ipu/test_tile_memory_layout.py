@@ -1,0 +1,188 @@
+"""Tile memory as PopVision shows it: not-always-live tensors share memory, so a tile needs the peak of what is
+live at once (and out of memory comes from that peak); inference keeps activations too; code grows with the
+program (codelets, exchanges, steps, vertices), never with the bytes it moves."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import ipu_teach.keras as keras
+from ipu_teach import bsp, hardware, ipu
+from ipu_teach.ipu import memory_layout, out_of_memory
+
+WIDTH = 64
+
+
+def compile_chain(mode, layers, batch, tiles, width=WIDTH):
+    """The executable of a chain of ``layers`` Dense(width, relu) layers, compiled for ``mode`` on ``tiles``
+    tiles without running (PRE_COMPILE)."""
+    keras.backend.clear_session()
+    ipu.system.reset()
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.ipu_model.tiles_per_ipu = tiles
+    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(width,))
+        x = inputs
+        for _ in range(layers):
+            x = keras.layers.Dense(width, activation="relu")(x)
+        model = keras.Model(inputs, x)
+        model.compile("sgd", "mse", steps_per_execution=1)
+        data = np.zeros((batch, width), np.float32)
+        if mode == "predict":
+            model.predict(data, batch_size=batch, verbose=0)
+        else:
+            model.fit(data, data, batch_size=batch, verbose=0)
+    return model.get_ipu_executable(mode)
+
+
+def test_a_tile_needs_its_always_live_bytes_plus_the_peak_of_the_rest():
+    always = np.array([10, 10, 10])
+    first, second, third = np.array([100, 0, 5]), np.array([60, 60, 5]), np.array([1, 1, 1])
+    # first and second are never live together (steps 0-1 and 2-3); third overlaps both
+    allocated = bsp.allocated_per_tile(always, [(first, 0, 1), (second, 2, 3), (third, 1, 2)], steps=4)
+    assert allocated.tolist() == [10 + 101, 10 + 61, 10 + 6]
+    # a range past the program's end is cut there; nothing not-always-live leaves the always-live bytes
+    assert bsp.allocated_per_tile(always, [(first, 3, 99)], steps=4).tolist() == [110, 10, 15]
+    assert bsp.allocated_per_tile(always, [], steps=4).tolist() == [10, 10, 10]
+
+
+def test_inference_keeps_each_activation_until_the_next_op_has_read_it():
+    executable = compile_chain("predict", layers=8, batch=2048, tiles=4)
+    graph = executable.graph
+    activations = [m for m in graph.memory if m.category == "activations"]
+    assert len(activations) == 8 * 3  # MatMul, Add and ReLU outputs of each layer
+    assert all(not m.always_live and m.popvision_category == "not-always-live variables" for m in activations)
+    names = [s.name for s in graph.steps]
+    matmul = next(m for m in activations if m.name == "dense_1/MatMul:3/output")
+    assert names[matmul.live_from] == "dense_1/MatMul:3" and names[matmul.live_until] == "dense_1/Add:4"
+    # they share memory: the tile needs far less than their sum, and no more than the liveness peak
+    everything = sum(m.per_tile for m in graph.memory)
+    allocated = graph.tile_memory()
+    assert allocated.max() < everything.max() / 3
+    always = sum(m.per_tile for m in graph.memory if m.always_live)
+    live = [(m.per_tile, *m.live) for m in graph.memory if not m.always_live]
+    per_step = [sum((p for p, a, b in live if a <= k <= b), np.zeros(4, np.int64)) for k in range(len(names))]
+    np.testing.assert_array_equal(allocated, always + np.max(per_step, axis=0))
+
+
+def test_out_of_memory_comes_from_the_liveness_peak_on_the_worst_tile():
+    sram = hardware.MK2.sram_per_tile
+    fits = compile_chain("predict", layers=8, batch=2048, tiles=4)
+    summed = sum(m.per_tile for m in fits.graph.memory)
+    assert summed.max() > 5 * sram and fits.graph.tile_memory().max() <= sram  # 8 layers of activations, reused
+    with pytest.raises(ipu.ModelOutOfMemoryError) as caught:
+        compile_chain("predict", layers=1, batch=16384, tiles=4)  # one activation alone does not fit
+    error = caught.value
+    assert error.needed == int(error.graph.tile_memory()[error.tile]) == int(error.graph.tile_memory().max()) > sram
+    assert "activations" in dict(error.categories)  # one activation alone overflows the tile
+
+
+def test_code_does_not_grow_with_the_bytes_the_program_moves_or_computes():
+    graph = compile_chain("train", layers=2, batch=512, tiles=16).graph
+    heavier = [replace(s, cycles=s.cycles * 8, received=s.received * 8) for s in graph.steps]  # 8x the batch
+    code, heavier_code = (memory_layout.code_memory(steps, graph.spec) for steps in (graph.steps, heavier))
+    for item, heavier_item in zip(code, heavier_code, strict=True):
+        np.testing.assert_array_equal(item.per_tile, heavier_item.per_tile, err_msg=item.category)
+    (exchange_code,) = [m.per_tile for m in graph.memory if m.category == "internal exchange code"]
+    exchanges = np.sum([s.received > 0 for s in graph.steps], axis=0)
+    assert exchanges.max() > 0
+    np.testing.assert_array_equal(exchange_code, exchanges * hardware.CODE.exchange_code_bytes_per_exchange)
+
+
+def test_vertex_code_is_per_codelet_so_more_identical_layers_add_none():
+    shallow, deep = (compile_chain("predict", layers=layers, batch=64, tiles=16).graph for layers in (2, 6))
+    code = {}
+    for name, graph in (("shallow", shallow), ("deep", deep)):
+        code[name] = {m.category: m.per_tile for m in graph.memory if m.category in hardware.CODE_CATEGORIES}
+    np.testing.assert_array_equal(code["shallow"]["vertex code"], code["deep"]["vertex code"])
+    codelets = {memory_layout.codelet_of(s) for s in deep.steps if s.cycles.any()}  # a transform runs none
+    assert {"MatMul", "Add", "ReLU"} <= codelets <= {"MatMul", "reduce", "Add", "ReLU"}
+    c = hardware.CODE
+    assert code["deep"]["vertex code"].max() == c.vertex_code_bytes + len(codelets) * c.vertex_code_bytes_per_codelet
+    # control code still grows with the program's steps, one program step at a time
+    extra_steps = len(deep.steps) - len(shallow.steps)
+    assert extra_steps > 0
+    np.testing.assert_array_equal(
+        code["deep"]["control code"] - code["shallow"]["control code"], extra_steps * c.control_code_bytes_per_step
+    )
+
+
+def test_the_codelet_of_a_step_names_its_op_and_part_without_instance_numbers():
+    step = lambda name, phase="forward": bsp_step(name, phase)  # noqa: E731
+    assert memory_layout.codelet_of(step("conv2d/Conv2D:0")) == "Conv2D"
+    assert memory_layout.codelet_of(step("conv2d_1/Conv2D:3/grad/product1", "backward")) == "Conv2D/grad/product"
+    assert memory_layout.codelet_of(step("conv2d_1/Conv2D:3/serial2")) == "Conv2D"
+    assert memory_layout.codelet_of(step("dense/MatMul:7/grad/reduce", "backward")) == "reduce"
+    assert memory_layout.codelet_of(step("dense/kernel/update", "update")) == "update"
+
+
+def bsp_step(name, phase):
+    from ipu_teach.ipu.lowering import LoweredStep
+
+    return LoweredStep(name, phase, 0, np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
+def test_tensors_are_mapped_as_poputil_maps_them_linearly_by_default():
+    # grains of one 64-bit vector and at least 128 bytes on each tile used, from tile 0
+    assert memory_layout.mapped_bytes(10, 4, 1472)[:2].tolist() == [40, 0]
+    fp32 = memory_layout.mapped_bytes(1000, 4, 1472)
+    assert fp32[:31].tolist() == [128] * 31 and fp32[31] == 1000 * 4 - 31 * 128 and not fp32[32:].any()
+    fp16 = memory_layout.mapped_bytes(1000, 2, 1472)
+    assert fp16[:15].tolist() == [128] * 15 and fp16[15] == 1000 * 2 - 15 * 128 and not fp16[16:].any()
+    large = memory_layout.mapped_bytes(1472 * 100, 4, 1472)
+    assert large.tolist() == [400] * 1472  # a large tensor spreads evenly
+    graph = compile_chain("predict", layers=1, batch=64, tiles=16).graph
+    (bias,) = [m.per_tile for m in graph.memory if m.name.startswith("dense/bias")]
+    assert sorted(bias[bias > 0].tolist()) == [128, 128]  # 64 fp32 biases: two tiles of the 128-byte minimum
+
+
+def test_training_holds_each_gradient_from_the_backward_step_that_makes_it_to_the_one_that_reads_it():
+    graph = compile_chain("train", layers=2, batch=64, tiles=16).graph
+    names = [s.name for s in graph.steps]
+    gradients = {m.name: m for m in graph.memory if m.category == "gradients"}
+    assert all(not m.always_live and m.popvision_category == "not-always-live variables" for m in gradients.values())
+    # the gradient of dense's ReLU output: made by dense_1's MatMul backward, read by the ReLU's backward
+    relu = gradients["dense/ReLU:2/output/grad"]
+    assert names[relu.live_from].startswith("dense_1/MatMul:3/grad")
+    assert names[relu.live_until].startswith("dense/ReLU:2/grad")
+    assert relu.live_from < relu.live_until and relu.per_tile.sum() == 64 * WIDTH * 4
+    # the program's last op (the loss) has no gradient tensor of its own output; every other op has one
+    assert len(gradients) == len([n for n in names if n.endswith("/grad")]) - 1
+
+
+def test_the_out_of_memory_breakdown_is_what_the_tile_holds_at_its_peak():
+    graph = compile_chain("predict", layers=8, batch=2048, tiles=4).graph
+    tile = int(np.argmax(graph.tile_memory()))
+    categories, variables = out_of_memory.breakdown(graph, tile)
+    assert sum(n for _, n in categories) == sum(n for _, n in variables) == graph.tile_memory()[tile]
+    live_activations = [name for name, _ in variables if name.endswith("/output")]
+    assert 0 < len(live_activations) < 8 * 3  # only those live at the peak, not every activation of the program
+    assert [n for _, n in categories] == sorted((n for _, n in categories), reverse=True)
+
+
+def test_in_inference_a_skip_connection_keeps_its_tensor_until_the_layer_that_reads_it():
+    keras.backend.clear_session()
+    ipu.system.reset()
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.ipu_model.tiles_per_ipu = 16
+    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(WIDTH,))
+        skip = keras.layers.Dense(WIDTH, activation="relu", name="skip")(inputs)
+        x = keras.layers.Dense(WIDTH, activation="relu", name="inner")(skip)
+        x = keras.layers.Dense(WIDTH, activation="relu", name="deeper")(x)
+        model = keras.Model(inputs, keras.layers.Add(name="join")([skip, x]))
+        model.compile("sgd", "mse")
+        model.predict(np.zeros((64, WIDTH), np.float32), batch_size=64, verbose=0)
+    graph = model.get_ipu_executable("predict").graph
+    names = [s.name for s in graph.steps]
+    outputs = {m.name.rsplit(":", 1)[0]: m for m in graph.memory if m.category == "activations"}
+    assert names[outputs["skip/ReLU"].live_until].startswith("join/")  # read again by the Add, three layers on
+    assert names[outputs["skip/MatMul"].live_until].startswith("skip/Add")  # inside a layer: the next op reads it
+    assert names[outputs["inner/ReLU"].live_until].startswith("deeper/MatMul")
