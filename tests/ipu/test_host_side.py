@@ -108,13 +108,26 @@ def test_a_pipelined_run_waits_for_a_late_host_on_every_micro_batch():
             model.set_pipelining_options(gradient_accumulation_steps_per_replica=SPE)
             model.compile("sgd", "mse", steps_per_execution=SPE)
         fit(model, X, Y, BATCH)
-        return model.get_ipu_executable("train").seconds_per_execution
+        return model.get_ipu_executable("train")
 
-    fast = pipelined_seconds()
+    fast = pipelined_seconds().seconds_per_execution
     rate = 1_000  # BATCH samples take 32 ms, far longer than a micro-batch on the device
     ipu.host.simulate_input_pipeline(rate)
-    slow = pipelined_seconds()
+    executable = pipelined_seconds()
+    slow = executable.seconds_per_execution
     call = bsp.Engine(bsp.HostCall("keras"), hardware.MK2, ipus=2).run().seconds()
+    # the Engine's run of the pipelined program holds the waits: one before each micro-batch's infeed
+    timeline = executable.timeline
+    assert executable.pipeline.execution is timeline
+    assert sum(int(timeline.counts[r]) for r in _wait_rows(timeline)) == SPE
     assert slow > fast
     # host-bound: every micro-batch lasts as long as the host takes to make it, the device's work hidden behind
     assert slow - call == pytest.approx(SPE * BATCH / rate, rel=1e-6)
+
+
+def test_explain_names_the_time_spent_waiting_for_the_host():
+    ipu.host.simulate_input_pipeline(1_000)
+    slow = _executable()
+    waits = sum(int(slow.timeline.counts[r] * slow.timeline.sync[r, 0]) for r in _wait_rows(slow.timeline))
+    [line] = [line for line in slow.explain().splitlines() if "waiting for a late host" in line]
+    assert int(line.split()[-5].replace(",", "")) == waits > 0
