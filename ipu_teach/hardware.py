@@ -50,7 +50,15 @@ class IPUSpec:
         "derived: 62.5 TFLOPS fp32 / (1472 tiles x 1.33 GHz) = 31.9, rounded to 32 FLOPs/cycle/tile"
     )
     fp16_flops_per_cycle: int = _figure(
-        "derived: 250 TFLOPS fp16 / (1472 tiles x 1.33 GHz) = 127.7, rounded to 128 FLOPs/cycle/tile"
+        "derived: 250 TFLOPS fp16 / (1472 tiles x 1.33 GHz) = 127.7, rounded to 128 FLOPs/cycle/tile. This is "
+        "fp16 in and fp16 out (half partials): 16 conv units x 4 half inputs a cycle x 2 (poplibs "
+        "getPerfectCycleCount takes the largest of the ConvUnitsPerTile figures for the peak)"
+    )
+    fp16_float_partials_flops_per_cycle: int = _figure(
+        "poplibs: fp16 inputs with float partials (Poplar's default partialsType) run on half the conv units, 8 "
+        "against 16 with half partials (PerformanceEstimation.hpp getNumConvUnits: Fp16InFp32OutConvUnitsPerTile "
+        "vs Fp16InFp16OutConvUnitsPerTile; the Mk2 codelet conv_partial_1x1_half_float_8_and_half_half_h16.S): "
+        "8 x 4 half inputs a cycle x 2 = 64 FLOPs/cycle/tile, 125 TFLOPS per IPU, half the fp16.16 figure",
     )
     exchange_bytes_per_cycle: int = _figure(
         "derived: 8 TB/s all-to-all exchange / 1472 tiles / 1.33 GHz = 4.09, rounded to 4 bytes/cycle/tile"
@@ -125,6 +133,7 @@ class IPUSpec:
             "sram_per_tile",
             "fp32_flops_per_cycle",
             "fp16_flops_per_cycle",
+            "fp16_float_partials_flops_per_cycle",
             "vector_flops_per_cycle",
             "amp_channel_group",
             "amp_channel_group_fp16",
@@ -158,25 +167,31 @@ class IPUSpec:
             if not getattr(self, name) >= 0:
                 raise ValueError(f"IPUSpec {self.name!r}: {name} must be >= 0, got {getattr(self, name)!r}")
 
-    def flops_per_cycle(self, dtype) -> int:
-        """Returns the peak FLOPs per cycle of one tile's AMP for ``dtype``.
+    def flops_per_cycle(self, dtype, partials_type: str = "float") -> int:
+        """Returns the peak FLOPs per cycle of one tile's AMP for ``dtype`` inputs and ``partials_type`` sums.
 
-        fp16 is 4 times fp32 on a Mk2 (128 against 32): the reason half precision speeds up matrix products.
-        Both are derived from Graphcore's published TFLOPS (see ``describe``).
+        Poplar picks the AMP's conv units by the partials type (poplibs ``getNumConvUnits``): on a Mk2, fp16
+        inputs with half partials use 16 units (4x fp32, Graphcore's 250 TFLOPS), with float partials
+        (Poplar's default ``partialsType``) 8 units (2x fp32). fp32 inputs always sum in fp32 (poplibs
+        promotes half partials to float for float inputs).
 
         Args:
           dtype: ``"float16"`` or ``"float32"`` (other types count as fp32).
+          partials_type: Poplar's ``partialsType``, ``"float"`` (default, as Poplar's) or ``"half"``.
 
         Example:
 
         >>> from ipu_teach import hardware
-        >>> hardware.MK2.flops_per_cycle("float16"), hardware.MK2.flops_per_cycle("float32")
-        (128, 32)
+        >>> mk2 = hardware.MK2
+        >>> mk2.flops_per_cycle("float32"), mk2.flops_per_cycle("float16"), mk2.flops_per_cycle("float16", "half")
+        (32, 64, 128)
         """
-        return self.fp16_flops_per_cycle if is_half(dtype) else self.fp32_flops_per_cycle
+        if not is_half(dtype):
+            return self.fp32_flops_per_cycle
+        return self.fp16_flops_per_cycle if is_half(partials_type) else self.fp16_float_partials_flops_per_cycle
 
     def channel_group(self, dtype) -> int:
-        """Returns how many channels the AMP takes at once for ``dtype``: 16 in fp16, 8 in fp32.
+        """Returns how many input channels the AMP takes at once for ``dtype``: 16 in fp16, 8 in fp32.
 
         A convolution's channels are padded up to whole groups (poplibs' convolution planner), which is
         why a 1-channel first layer runs far below the AMP's peak.
@@ -193,6 +208,22 @@ class IPUSpec:
         [8, 8, 16]
         """
         return self.amp_channel_group_fp16 if is_half(dtype) else self.amp_channel_group
+
+    def output_channel_group(self, dtype, partials_type: str = "float") -> int:
+        """Returns how many output channels one AMP pass produces: one per conv unit.
+
+        poplibs' planner sets ``partialChansPerGroup`` to the number of conv units (ConvVertexType.cpp), so
+        a pass makes 16 output channels with fp16 inputs and half partials and 8 otherwise; each row of a
+        pass then takes the same cycles whatever the types, and half partials need half the passes.
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> hardware.MK2.output_channel_group("float16", "half"), hardware.MK2.output_channel_group("float16")
+        (16, 8)
+        """
+        half_units = is_half(dtype) and is_half(partials_type)
+        return self.amp_channel_group_fp16 if half_units else self.amp_channel_group
 
     def host_stream_bytes_per_s(self, streaming_ipus: int = 1) -> float:
         """Returns the bytes per second of one IPU's host stream while ``streaming_ipus`` IPUs of its machine stream.
@@ -217,9 +248,9 @@ class IPUSpec:
         """Bandwidth each way between two neighbouring IPUs: their links' share of the IPU's total."""
         return self.ipu_link_bytes_per_s * self.links_between_neighbours / self.ipu_links
 
-    def peak_flops(self, dtype="float32") -> float:
-        """Peak FLOP/s of the whole IPU: tiles x FLOPs per cycle x clock."""
-        return self.tiles * self.flops_per_cycle(dtype) * self.clock_hz
+    def peak_flops(self, dtype="float32", partials_type: str = "float") -> float:
+        """Peak FLOP/s of the whole IPU: tiles x FLOPs per cycle x clock (see ``flops_per_cycle``)."""
+        return self.tiles * self.flops_per_cycle(dtype, partials_type) * self.clock_hz
 
     @property
     def total_threads(self) -> int:
@@ -298,7 +329,8 @@ def describe(spec: IPUSpec) -> str:
     rows += [
         f"{'= threads per IPU':<26} {spec.total_threads:>16,}",
         f"{'= SRAM per IPU (MiB)':<26} {spec.total_sram / KIB**2:>16,.1f}",
-        f"{'= peak fp16 TFLOPS':<26} {spec.peak_flops('float16') / 1e12:>16,.1f}",
+        f"{'= peak fp16 TFLOPS':<26} {spec.peak_flops('float16', 'half') / 1e12:>16,.1f}  half partials",
+        f"{'= peak fp16 TFLOPS':<26} {spec.peak_flops('float16') / 1e12:>16,.1f}  float partials (Poplar's default)",
         f"{'= peak fp32 TFLOPS':<26} {spec.peak_flops('float32') / 1e12:>16,.1f}",
         f"{'= exchange TB/s':<26} {spec.exchange_bytes_per_s / 1e12:>16,.2f}",
     ]
@@ -313,6 +345,7 @@ MK2 = IPUSpec(
     clock_hz=1.33e9,
     fp32_flops_per_cycle=32,
     fp16_flops_per_cycle=128,
+    fp16_float_partials_flops_per_cycle=64,
     exchange_bytes_per_cycle=4,
     memory_bytes_per_s=47.5e12,
     sync_cycles_on_chip=150,
@@ -333,6 +366,10 @@ _BOW_NOTES = (
         "approximate: Bow keeps the Mk2 tile: 32 FLOPs/cycle/tile (x 1472 x 1.85 GHz = 87 TFLOPS)",
     ),
     ("fp16_flops_per_cycle", "derived: 350 TFLOPS fp16 / (1472 tiles x 1.85 GHz) = 128.5, rounded to 128"),
+    (
+        "fp16_float_partials_flops_per_cycle",
+        "as the Mk2: the same tile, 8 conv units for fp16 inputs with float partials (x 1472 x 1.85 GHz = 174 TFLOPS)",
+    ),
     ("exchange_bytes_per_cycle", "derived: 11 TB/s all-to-all exchange (slides) / 1472 tiles / 1.85 GHz = 4.04, so 4"),
     ("memory_bytes_per_s", "65 TB/s In-Processor-Memory bandwidth per IPU (" + SLIDES_BOW + ")"),
 )
@@ -399,14 +436,21 @@ class HostSpec:
         default=4.3e9,
     )
     compile_base_s: float = _figure(
-        "approximate: with compile_s_per_compute_set, fitted to the tutorial's two compile times: ~30 s for "
-        "training (first epoch 30 s at a whole epoch per execution; 78 compute sets in ipu-teach's lowering) and "
-        "~13.5 s for evaluation (14 s; 34 compute sets). The same two figures serve every configuration "
-        "(refitted to the same two figures when reductions and element-wise passes became compute sets of their own)",
-        default=0.75,
+        "approximate: the fixed part of a compilation (framework graph construction, Poplar's start, loading the "
+        "executable); fitted with the two below by benchmarks/fit_compile_time.py to the Keras tutorial's eight "
+        "compile times (training ~30-32 s, evaluation ~14 s, 1 IPU, 2 replicas and a 2-IPU pipeline: 36 s and "
+        "17 s), first-epoch time less the epoch's logged run time",
+        default=2.36,
     )
-    compile_s_per_compute_set: float = _figure(
-        "approximate: see compile_base_s; each compute set adds this much", default=0.375
+    compile_s_per_working_tile_step: float = _figure(
+        "approximate: per compute set and tile working in it, the vertices, their state and the exchange code "
+        "Poplar generates (ipu_teach.ipu.compile_time); fitted with compile_base_s",
+        default=3.19e-4,
+    )
+    compile_s_per_program_tile_step: float = _figure(
+        "approximate: per superstep of the program and tile of each IPU of a replica, the control code and sync "
+        "every tile holds, working or not (why a pipeline's IPUs add compile time); fitted with compile_base_s",
+        default=5.2e-5,
     )
     executable_load_s: float = _figure(
         "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0
@@ -449,9 +493,13 @@ class HostSpec:
         """
         return spec.sync_cycles_host + spec.sync_cycles_cross_ipu * math.ceil(math.log2(max(1, int(ipus))))
 
-    def compile_seconds(self, compute_sets: int) -> float:
-        """Simulated seconds to compile a program of ``compute_sets`` supersteps."""
-        return self.compile_base_s + self.compile_s_per_compute_set * compute_sets
+    def compile_seconds(self, size) -> float:
+        """Simulated seconds to compile a graph of ``size`` (an ``ipu_teach.ipu.compile_time.GraphSize``)."""
+        return (
+            self.compile_base_s
+            + self.compile_s_per_working_tile_step * size.working_tile_steps
+            + self.compile_s_per_program_tile_step * size.program_tile_steps
+        )
 
 
 CODE_CATEGORIES = (

@@ -11,10 +11,10 @@ from ipu_teach.hardware import BOW, MK2, TEACHING_IPU, IPUSpec
 def test_mk2_totals_match_the_slides():
     assert MK2.total_threads == 8832
     assert 897 * 2**20 <= MK2.total_sram < 900 * 2**20 + 2**20  # "900MB per IPU"
-    assert MK2.peak_flops("float16") == pytest.approx(250e12, rel=0.01)
+    assert MK2.peak_flops("float16", "half") == pytest.approx(250e12, rel=0.01)  # Graphcore's fp16.16 figure
     assert MK2.peak_flops("float32") == pytest.approx(62.5e12, rel=0.01)
     assert MK2.exchange_bytes_per_s == pytest.approx(8e12, rel=0.03)
-    assert BOW.peak_flops("float16") == pytest.approx(350e12, rel=0.01)
+    assert BOW.peak_flops("float16", "half") == pytest.approx(350e12, rel=0.01)
     assert BOW.exchange_bytes_per_s == pytest.approx(11e12, rel=0.02)
 
 
@@ -52,7 +52,26 @@ def test_bad_tile_count_is_rejected_with_the_field_name(tiles):
 
 
 def test_flops_per_cycle_by_dtype_and_cycle_conversion():
-    assert MK2.flops_per_cycle("float16") == 4 * MK2.flops_per_cycle("float32")
+    assert MK2.flops_per_cycle("float16", "half") == 4 * MK2.flops_per_cycle("float32")
+    assert MK2.seconds_to_cycles(1e-6) == 1330
+    assert MK2.seconds_to_cycles(0) == 0
+
+
+@pytest.mark.parametrize("spec", [MK2, BOW])
+def test_fp16_products_with_float_partials_run_on_half_the_conv_units(spec):
+    """poplibs getNumConvUnits: 8 conv units for half inputs with float partials (Poplar's default), 16 with
+    half partials; fp32 inputs always sum in fp32, so their partials type changes nothing."""
+    fp32 = spec.flops_per_cycle("float32")
+    assert spec.flops_per_cycle("float16") == spec.flops_per_cycle("float16", "float") == 2 * fp32
+    assert spec.flops_per_cycle("float16", "half") == 4 * fp32
+    assert spec.flops_per_cycle("float32", "half") == fp32
+    assert spec.peak_flops("float16") == spec.peak_flops("float16", "half") / 2
+    assert spec.output_channel_group("float16", "half") == 2 * spec.output_channel_group("float16")
+    described = hardware.describe(spec)
+    assert "half partials" in described and "float partials (Poplar's default)" in described
+
+
+def test_seconds_to_cycles():
     assert MK2.seconds_to_cycles(1e-6) == 1330
     assert MK2.seconds_to_cycles(0) == 0
 

@@ -29,7 +29,7 @@ from ..keras.engine import atomic_step
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from . import executable_cache, host, messages, out_of_memory, pipelining, poplar_options, preparation
+from . import compile_time, executable_cache, host, messages, out_of_memory, pipelining, poplar_options, preparation
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import options_of
@@ -299,7 +299,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     else:
         timeline = pipelined.execution
     call = bsp.Engine(host.execution_program(setup.host_api), spec, ipus=configuration.num_ipus).run()
-    compile_seconds = hardware.HOST.compile_seconds(graph.compute_sets)
+    compile_seconds = compile_time.compile_seconds(graph, None if pipelined is None else pipelined.stage_graphs)
     cached = executable_cache.load(key)
     due = hardware.HOST.executable_load_s if cached else compile_seconds
     if cached:

@@ -36,10 +36,21 @@ PARTS = (
 """The parts of one execution's device time, as :func:`time_parts` splits it."""
 
 
-def _row(values) -> str:
+def _row(values, columns=OP_COLUMNS) -> str:
     return "".join(
-        f"{str(value)[: width - 1]:{align}{width - 1}} " for value, (_, align, width) in zip(values, OP_COLUMNS)
+        f"{str(value)[: width - 1]:{align}{width - 1}} " for value, (_, align, width) in zip(values, columns)
     ).rstrip()
+
+
+def _columns(graph) -> tuple:
+    """The op table's columns, the layer and op columns widened to their longest name: names are never cut
+    (a reduction's stages differ only at the end of theirs)."""
+    names = [step.name.partition("/")[::2] for step in graph.steps]
+    widths = {
+        "layer": max((len(layer) for layer, _ in names), default=0) + 1,
+        "op": max((len(op or layer) for layer, op in names), default=0) + 1,
+    }
+    return tuple((name, align, max(width, widths.get(name, 0))) for name, align, width in OP_COLUMNS)
 
 
 def op_cycles(timeline) -> dict:
@@ -91,8 +102,9 @@ def explain(executable) -> str:
         f"{graph.mode} executable, micro-batch {graph.micro_batch}, on {timeline.ipus} IPU(s) of {spec.name}"
         + (f", pipelined ({executable.pipeline.schedule.name})" if executable.pipeline is not None else "")
         + "; one execution, simulated",
-        _row(name for name, _, _ in OP_COLUMNS),
     ]
+    columns = _columns(graph)
+    lines.append(_row((name for name, _, _ in columns), columns))
     for step in graph.steps:
         layer, _, op = step.name.partition("/")
         computes = bool(step.cycles.any())
@@ -109,7 +121,8 @@ def explain(executable) -> str:
                     f"{cycles.get(step.name, 0):,}",
                     f"{int(step.received.sum()):,}",
                     f"{int(step.temporary.sum()) if step.temporary is not None else 0:,}",
-                )
+                ),
+                columns,
             )
         )
     to_us = 1e6 / spec.clock_hz

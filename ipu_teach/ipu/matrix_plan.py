@@ -19,7 +19,10 @@ tile's memory (default 0.6); when none fits, it splits the output channels seria
 ``serialSplit``): each serial pass needs 1/s of the memory but the rearrangement, convolution and
 reduction run s times, each a compute set with its sync. A lower proportion so buys memory with time
 (Graphcore's technical note "Optimising Temporary Memory Usage for Convolutions and Matmuls on the IPU").
-In fp16 the AMP runs 4x the fp32 rate (``fp16_flops_per_cycle``) on channel groups of 16.
+In fp16 the AMP takes input channels in groups of 16, and Poplar picks its conv units by the partials
+type (poplibs ``getNumConvUnits``): with half partials 16 units make 16 output channels per pass, 4x the
+fp32 rate (``fp16_flops_per_cycle``, Graphcore's 250 TFLOPS); with float partials, Poplar's default, 8 units
+make 8, 2x the fp32 rate (``fp16_float_partials_flops_per_cycle``).
 
 Every figure comes from the IPU spec (``hardware.py``); see ``lib/poplin/ConvProgramTree.hpp`` for the
 compute sets a real convolution lowers to.
@@ -93,13 +96,17 @@ def _splits(limit: int):
         value *= 2
 
 
-def amp_cycles(rows: int, depth: int, cols: int, channels: int, spec, dtype="float32") -> int:
-    """Cycles of one tile's AMP vertex for a ``rows x depth x cols`` piece with ``channels`` channels."""
+def amp_cycles(
+    rows: int, depth: int, cols: int, channels: int, spec, dtype="float32", partials_type: str = "float"
+) -> int:
+    """Cycles of one tile's AMP vertex for a ``rows x depth x cols`` piece with ``channels`` channels, its
+    partial sums in ``partials_type`` (which sets how many output channels a pass makes)."""
     group, threads = spec.channel_group(dtype), spec.threads_per_tile
+    out_group = spec.output_channel_group(dtype, partials_type)
     positions = ceil_div(depth, channels)
-    passes = positions * ceil_div(channels, group) * ceil_div(cols, group)
+    passes = positions * ceil_div(channels, group) * ceil_div(cols, out_group)
     # one row on one worker: a group of multiply-adds at the AMP's rate, in the worker's own issue slots
-    per_row = ceil_div(2 * group * group, spec.flops_per_cycle(dtype)) * spec.worker_cycles
+    per_row = ceil_div(2 * group * out_group, spec.flops_per_cycle(dtype, partials_type)) * spec.worker_cycles
     return spec.vertex_overhead_cycles + passes * (spec.amp_pass_cycles + ceil_div(rows, threads) * per_row)
 
 
@@ -117,12 +124,13 @@ def reduce_vertex_cycles(partials: int) -> int:
 def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions = DEFAULT_OPTIONS) -> ProductPlan:
     """The cheapest split of ``product`` over ``spec.tiles`` tiles whose temporary memory fits the options'
     share of a tile; serial splits only where no plan fits without them (the least memory if none fits)."""
-    group = spec.channel_group("float16" if itemsize == 2 else "float32")
+    dtype = "float16" if itemsize == 2 else "float32"
+    in_group, out_group = spec.channel_group(dtype), spec.output_channel_group(dtype, options.partials_type)
     allowed = options.temporary_bytes_allowed(spec)
     best, best_cycles, smallest = None, None, None
-    for serial in _splits(ceil_div(product.cols, group)):
-        for cols_split in _splits(ceil_div(product.cols, group)):
-            for depth_split in _splits(ceil_div(product.depth, group)):
+    for serial in _splits(ceil_div(product.cols, out_group)):
+        for cols_split in _splits(ceil_div(product.cols, out_group)):
+            for depth_split in _splits(ceil_div(product.depth, in_group)):
                 if cols_split * depth_split > spec.tiles:
                     continue
                 rows_split = min(product.rows, spec.tiles // (cols_split * depth_split))
@@ -146,7 +154,7 @@ def _price(
     cols = ceil_div(ceil_div(product.cols, cols_split), serial)  # one serial pass's share of the columns
     depth = ceil_div(product.depth, depth_split)
     channels = min(product.channels, depth)
-    amp = amp_cycles(rows, depth, cols, channels, spec, dtype)
+    amp = amp_cycles(rows, depth, cols, channels, spec, dtype, options.partials_type)
     vector = vector_cycles(2 * rows * depth * cols, spec, spec.threads_per_tile)
     tiles = rows_split * cols_split * depth_split
     received = (rows * depth + depth * cols) * itemsize

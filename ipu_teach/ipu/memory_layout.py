@@ -204,7 +204,9 @@ def _op_names(records) -> list:
 
 def gradient_memory(records, steps, spec) -> list:
     """The backward pass's gradients of activations (role ``gradients``, not always live): the gradient of an
-    op's output is made by the next op's backward and read by the op's own. (A weight's gradient is not
+    op's output is made by the next op's backward and read by the op's own; an op with no backward compute set
+    made it in its forward (as TensorFlow's fused softmax cross-entropy computes its gradient with the loss).
+    (A weight's gradient is not
     counted: Graphcore's schedulers apply each update as soon as its gradient exists, while ipu-teach's
     program lists every update after the backward pass, which would keep all of them live at once.)"""
     spans = _spans(steps)
@@ -212,9 +214,11 @@ def gradient_memory(records, steps, spec) -> list:
     items = []
     for rec, name, consumer in zip(records, names, names[1:]):
         nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
-        if f"{consumer}/grad" not in spans or f"{name}/grad" not in spans or nbytes == 0:
+        backward = spans.get(f"{consumer}/grad")
+        first = backward[0] if backward else spans.get(consumer, (None, None))[1]
+        if first is None or f"{name}/grad" not in spans or nbytes == 0:
             continue
-        first, last = spans[f"{consumer}/grad"][0], spans[f"{name}/grad"][1]
+        last = spans[f"{name}/grad"][1]
         per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
         items.append(MemoryItem(f"{name}/output/grad", GRADIENTS, per_tile, live=(first, max(first, last))))
     return items

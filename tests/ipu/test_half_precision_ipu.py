@@ -67,7 +67,8 @@ def test_fp16_convolutions_are_faster_and_their_activations_take_half_the_memory
         [s for s in e.graph.forward if s.name.startswith("conv2d_1/Conv2D") and s.name.count("/") == 1][0]
         for e in (fp32, fp16)
     )
-    assert conv16.cycles.max() < conv32.cycles.max() / 2
+    # Poplar's default float partials: 8 conv units, twice the fp32 rate less the fixed costs
+    assert conv32.cycles.max() / 2 < conv16.cycles.max() < conv32.cycles.max() / 1.5
     assert fp16.seconds_per_execution < fp32.seconds_per_execution
     convs32 = [m for m in fp32.graph.memory if m.category == "activations" and "/Conv2D" in m.name]
     convs16 = [m for m in fp16.graph.memory if m.category == "activations" and "/Conv2D" in m.name]
@@ -75,12 +76,36 @@ def test_fp16_convolutions_are_faster_and_their_activations_take_half_the_memory
     assert category_bytes(fp16.graph, "variables") == category_bytes(fp32.graph, "variables")  # fp32 for mixed
 
 
-def test_the_amp_takes_channel_groups_of_16_at_four_times_the_rate_in_fp16():
+def test_the_amp_runs_fp16_at_two_or_four_times_fp32_by_partials_type():
+    """poplibs picks the conv units by partials type: 8 for fp16 with float partials (2x fp32), 16 with half
+    partials (4x, Graphcore's 250 TFLOPS); input channels go in groups of 16 either way."""
     assert (MK2.channel_group("float16"), MK2.channel_group("float32")) == (16, 8)
     wide = dict(rows=60, depth=9 * 64, cols=64, channels=64, spec=MK2)
-    assert matrix_plan.amp_cycles(**wide, dtype="float16") < matrix_plan.amp_cycles(**wide) / 3
+    fp32 = matrix_plan.amp_cycles(**wide)
+    float_partials = matrix_plan.amp_cycles(**wide, dtype="float16")
+    half_partials = matrix_plan.amp_cycles(**wide, dtype="float16", partials_type="half")
+    assert float_partials == matrix_plan.amp_cycles(**wide, dtype="float16", partials_type="float")
+    assert fp32 / 3 < float_partials < fp32 / 1.9  # 2x, less the fixed vertex cost
+    assert half_partials < fp32 / 3.8 and half_partials < float_partials / 1.9
+    assert matrix_plan.amp_cycles(**wide, partials_type="half") == fp32  # fp32 inputs always sum in fp32
     thin = dict(rows=60, depth=9, cols=8, channels=1, spec=MK2)  # one channel: fp16 wastes 15 of 16
     assert matrix_plan.amp_cycles(**thin, dtype="float16") == matrix_plan.amp_cycles(**thin)
+
+
+def test_the_ipu_config_partials_type_sets_the_fp16_convolutions_speed():
+    """IPUConfig.convolutions.poplar_options' partialsType reaches the planner: half partials run the fp16
+    convolutions on twice the conv units; fp32 convolutions do not care."""
+    times = {}
+    for policy in ("float32", "mixed_float16"):
+        for partials in ("float", "half"):
+            configure(conv={"partialsType": partials})
+            executable = fit_conv_model(policy)
+            forward = executable.graph.forward
+            conv = next(s for s in forward if s.name.startswith("conv2d_1/Conv2D") and s.name.count("/") == 1)
+            times[policy, partials] = int(conv.cycles.max())
+    assert times["float32", "half"] == times["float32", "float"]
+    assert times["mixed_float16", "half"] < times["mixed_float16", "float"] / 1.5
+    assert times["mixed_float16", "float"] < times["float32", "float"] / 1.5
 
 
 def test_half_partials_halve_the_reduced_bytes():
@@ -213,3 +238,14 @@ def test_pipeline_stage_options_set_one_stages_memory_proportion():
             gradient_accumulation_steps_per_replica=4,
             forward_propagation_stages_poplar_options=[{"availableMemoryProportion": "0.1"}],
         )
+
+
+def test_the_planner_splits_output_channels_by_the_conv_units_of_the_partials_type():
+    """fp16 with float partials makes 8 output channels a pass, as fp32 does: the planner splits the output
+    channels in eights (32 channels over 4 tiles), so a 1-channel convolution is never slower than in fp32."""
+    first_conv = MatrixProduct(rows=64 * 26 * 26, depth=9, cols=32, channels=1)
+    fp32, fp16 = matrix_plan.plan(first_conv, MK2, 4), matrix_plan.plan(first_conv, MK2, 2)
+    assert fp16.cols_split == fp32.cols_split == 4
+    assert fp16.compute_cycles == fp32.compute_cycles and fp16.cycles(MK2) < fp32.cycles(MK2)
+    half = matrix_plan.plan(first_conv, MK2, 2, matrix_plan.MatrixOptions(partials_type="half"))
+    assert half.cycles(MK2) < fp16.cycles(MK2)

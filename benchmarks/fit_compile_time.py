@@ -1,0 +1,106 @@
+"""Fits the compile-time constants of ``hardware.HostSpec`` to the Keras tutorial's compile times, and only to them.
+
+The model (``ipu_teach.ipu.compile_time``): seconds = base + a x working tile-steps + b x program tile-steps.
+The calibration figures are the tutorial's eight compilations (``../shared/seeds/keras-tutorial-how-to-run-on-ipu.txt``,
+the same logs bench_fidelity's calibration table uses): Keras prints each first epoch's time with the compilation
+in it, so a compile time is the first epoch's seconds less the epoch's run time (the next epoch's logged time;
+an evaluation's run is its step count times the logged step time). Keras rounds to whole seconds, so each figure
+is +-0.5 s. The fit minimises the relative error (least squares weighted by 1 / figure). Run it after any change
+to the lowering that changes the graphs' sizes, and copy the constants it prints into ``hardware.HostSpec``:
+    python benchmarks/fit_compile_time.py
+Not a test; takes about a minute.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import fidelity_cases  # noqa: E402  (beside this file)
+
+from ipu_teach import hardware  # noqa: E402
+from ipu_teach.ipu import compile_time  # noqa: E402
+
+TUTORIAL = dict(model="keras_tutorial_cnn", batch=64, optimizer={"name": "sgd"}, loss="categorical_crossentropy")
+CALIBRATION = [
+    # (name, compile seconds, derivation, the case as fidelity_cases.compile_case takes it)
+    (
+        "train, 1 step per execution",
+        35 - 3,
+        "line 204: 35s first epoch; line 207: 3s per epoch",
+        dict(mode="train", steps_per_execution=1),
+    ),
+    (
+        "evaluate, 1 step per execution",
+        14 - 156 * 3e-3,
+        "line 216: 156 steps, 14s at 3ms/step",
+        dict(mode="test", steps_per_execution=1),
+    ),
+    (
+        "train, whole epoch",
+        30 - 937 * 175e-6,
+        "line 286: 30s; line 288: 175us/step",
+        dict(mode="train", steps_per_execution=937),
+    ),
+    ("evaluate, whole test set", 14, "line 293: 14s (run under 0.1 s)", dict(mode="test", steps_per_execution=156)),
+    (
+        "train, 2 replicas",
+        31 - 468 * 226e-6,
+        "line 359: 31s; line 361: 226us/step",
+        dict(mode="train", steps_per_execution=468, replicas=2),
+    ),
+    (
+        "evaluate, 2 replicas",
+        14,
+        "line 366: 14s (run under 0.1 s)",
+        dict(mode="test", steps_per_execution=78, replicas=2),
+    ),
+    (
+        "train, pipelined on 2 IPUs",
+        36 - 936 * 212e-6,
+        "line 479: 36s; line 481: 212us/step",
+        dict(mode="train", steps_per_execution=936, pipeline_stages=2, accumulation=8),
+    ),
+    (
+        "evaluate, pipelined on 2 IPUs",
+        17,
+        "line 488: 17s (run under 0.1 s)",
+        dict(mode="test", steps_per_execution=152, pipeline_stages=2, accumulation=8),
+    ),
+]
+
+
+def sizes():
+    for name, seconds, derivation, case in CALIBRATION:
+        executable = fidelity_cases.compile_case({**TUTORIAL, **case})
+        stages = None if executable.pipeline is None else executable.pipeline.stage_graphs
+        yield name, seconds, derivation, compile_time.graph_size(executable.graph, stages)
+
+
+def main():
+    rows = list(sizes())
+    features = np.array([[1.0, s.working_tile_steps, s.program_tile_steps] for *_, s in rows])
+    real = np.array([seconds for _, seconds, _, _ in rows])
+    weights = 1 / real
+    constants, *_ = np.linalg.lstsq(features * weights[:, None], real * weights, rcond=None)
+    if (constants < 0).any():
+        raise SystemExit(f"a negative constant {constants}: the model does not fit these figures")
+    base, per_working, per_program = constants
+    print(f"compile_base_s = {base:.2f}")
+    print(f"compile_s_per_working_tile_step = {per_working:.3g}")
+    print(f"compile_s_per_program_tile_step = {per_program:.3g}")
+    host = hardware.HOST
+    print(f"\n{'calibration compile':<34} {'working':>8} {'program':>8} {'real':>6} {'fit':>6} {'current':>8}")
+    for (name, seconds, derivation, size), row in zip(rows, features):
+        print(
+            f"{name:<34} {size.working_tile_steps:>8,} {size.program_tile_steps:>8,} {seconds:>5.1f}s "
+            f"{row @ constants:>5.1f}s {host.compile_seconds(size):>7.1f}s  ({derivation})"
+        )
+
+
+if __name__ == "__main__":
+    main()

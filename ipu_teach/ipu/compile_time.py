@@ -1,0 +1,53 @@
+"""How long Poplar takes to compile a lowered program: from the size of the graph, not its compute sets alone.
+
+What a Poplar compilation does, and what each part grows with:
+
+- the framework builds and plans the graph, Poplar starts and the executable is loaded: a fixed part;
+- for every compute set, each tile that works in it gets its vertices, their state and worklists, and the
+  exchange code that brings their operands: a cost per *working tile-step* (compute set x working tile),
+  summed over the IPUs of one replica;
+- every tile of every IPU of a replica holds the control code of the whole program and takes part in each of
+  its syncs, working or not: a cost per *program tile-step* (superstep x tile x IPU).
+
+Replicas share one compiled graph (Poplar compiles a replicated graph once), so they add nothing; a pipeline
+puts each stage on its own IPU, so its IPUs each hold the whole program's control code. The constants are in
+``hardware.HostSpec``, with the figures they were fitted to (``benchmarks/fit_compile_time.py`` refits them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import hardware
+
+
+@dataclass(frozen=True)
+class GraphSize:
+    """The two counts a compilation's work grows with (see the module docstring)."""
+
+    working_tile_steps: int
+    """Over every compute set of the replica's IPUs, the tiles that compute or receive data in it."""
+    program_tile_steps: int
+    """Supersteps of the program x tiles per IPU x IPUs of one replica."""
+
+
+def graph_size(graph, stage_graphs=None) -> GraphSize:
+    """The size of ``graph`` (a LoweredGraph) as Poplar compiles it; ``stage_graphs``, one per IPU of a pipeline."""
+    per_ipu = list(stage_graphs) if stage_graphs else [graph]
+    working = sum(int(((step.cycles > 0) | (step.received > 0)).sum()) for g in per_ipu for step in g.steps)
+    return GraphSize(working, graph.compute_sets * graph.spec.tiles * len(per_ipu))
+
+
+def compile_seconds(graph, stage_graphs=None, host: hardware.HostSpec = hardware.HOST) -> float:
+    """Simulated seconds to compile ``graph`` (one LoweredGraph per pipeline stage in ``stage_graphs``).
+
+    Example:
+
+    >>> from ipu_teach import hardware
+    >>> from ipu_teach.ipu.compile_time import GraphSize
+    >>> host = hardware.HOST
+    >>> small, big = GraphSize(10_000, 20_000), GraphSize(50_000, 200_000)
+    >>> host.compile_base_s < host.compile_seconds(small) < host.compile_seconds(big)
+    True
+    """
+    return host.compile_seconds(graph_size(graph, stage_graphs))
