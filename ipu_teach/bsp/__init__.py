@@ -19,7 +19,19 @@ from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
 from .mapping import bytes_per_tile, ceil_div, intervals, linear_elements_per_tile, linear_tile_of_element
 from .memory import allocated_per_tile, check_tile_memory
-from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Parallel, Program, Repeat, Sequence
+from .programs import (
+    Copy,
+    DeviceToHost,
+    Execute,
+    HostCall,
+    HostToDevice,
+    HostWait,
+    IPULinkCopy,
+    Parallel,
+    Program,
+    Repeat,
+    Sequence,
+)
 from .sync import SyncKind
 from .timeline import Timeline
 
@@ -32,7 +44,9 @@ __all__ = [
     "Exchange",
     "Execute",
     "GraphError",
+    "HostCall",
     "HostToDevice",
+    "HostWait",
     "IPULinkCopy",
     "Parallel",
     "Program",

@@ -11,10 +11,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hardware import MK2
+from ..hardware import HOST, MK2
 from .errors import GraphError
 from .mapping import ceil_div, check_positive_count
-from .programs import Copy, DeviceToHost, Execute, HostToDevice, IPULinkCopy, Parallel, Program, Repeat, Sequence
+from .programs import (
+    Copy,
+    DeviceToHost,
+    Execute,
+    HostCall,
+    HostToDevice,
+    HostWait,
+    IPULinkCopy,
+    Parallel,
+    Program,
+    Repeat,
+    Sequence,
+)
 from .sync import SyncKind
 from .timeline import CYCLE_LIMIT, Timeline
 
@@ -44,7 +56,7 @@ class Engine:
     ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
     >>> program = bsp.Sequence(bsp.HostToDevice(4 * 2**20), bsp.Repeat(1_000_000, step))
     >>> bsp.Engine(program, hardware.MK2.with_tiles(4)).run().totals()
-    {'compute': 2000000000, 'sync': 150013000, 'exchange': 256452925}
+    {'compute': 2000000000, 'sync': 150013000, 'exchange': 257303959}
     """
 
     def __init__(self, program: Program, spec=MK2, ipus: int = 1):
@@ -200,11 +212,18 @@ class Engine:
             return compute, self._sync(compute + exchange_cycles, sync), exchange_cycles, kind, tile_cycles
         if isinstance(step, (HostToDevice, DeviceToHost)):
             nbytes = self._per_ipu(step.nbytes, f"stream {step.label!r}")
-            # every IPU the stream feeds streams at once, sharing its machine's host link
+            # every IPU the stream feeds streams at once, sharing its machine's host link and the host's staging
             streaming = max(1, int(np.count_nonzero(nbytes)))
-            link = self._transfer_cycles(nbytes, spec.host_stream_bytes_per_s(streaming), spec.host_link_latency_s)
+            link = self._transfer_cycles(nbytes, HOST.stream_bytes_per_s(spec, streaming), spec.host_link_latency_s)
             kind = "host->device" if isinstance(step, HostToDevice) else "device->host"
             return zeros, self._sync(link, SyncKind.HOST), link, kind, None
+        if isinstance(step, HostCall):
+            # the front end's seconds per execution hold the host sync of one IPU; more IPUs add the sync's growth
+            growth = HOST.sync_cycles(spec, self.ipus) - HOST.sync_cycles(spec, 1)
+            call = self._zeros + spec.seconds_to_cycles(HOST.execution_seconds(step.api)) + growth
+            return zeros, call, zeros, "host call", None
+        if isinstance(step, HostWait):
+            return zeros, self._zeros + spec.seconds_to_cycles(step.seconds), zeros, "host wait", None
         if isinstance(step, IPULinkCopy):
             nbytes = self._per_ipu(step.nbytes, f"IPU-Link copy {step.label!r}")
             links = step.links or spec.ipu_links
@@ -223,7 +242,7 @@ class Engine:
 
     def _sync(self, busy, sync):
         """Sync cycles per IPU; a global sync adds each IPU's wait for the slowest one's ``busy`` cycles."""
-        sync_cycles = np.full(self.ipus, sync.cycles(self.spec), dtype=np.int64)
+        sync_cycles = np.full(self.ipus, sync.cycles(self.spec, self.ipus), dtype=np.int64)
         return sync_cycles + (busy.max() - busy) if sync.is_global else sync_cycles
 
     def _make_timeline(self):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..hardware import HOST_APIS
 from .compute import ComputeSet
 from .errors import GraphError
 from .exchange import Exchange
@@ -117,7 +118,7 @@ class HostToDevice(_HostStream):
 
     >>> from ipu_teach import bsp, hardware
     >>> bsp.Engine(bsp.HostToDevice(4096), hardware.MK2.with_tiles(4)).run().totals()
-    {'compute': 0, 'sync': 13000, 'exchange': 7087}
+    {'compute': 0, 'sync': 13000, 'exchange': 7918}
     """
 
     label: str = "host->device"
@@ -136,13 +137,66 @@ class DeviceToHost(_HostStream):
     >>> round_trip = bsp.Sequence(bsp.HostToDevice(4096), bsp.DeviceToHost(1024))
     >>> print(bsp.Engine(round_trip, hardware.MK2.with_tiles(4)).run().summary())
     superstep                      runs   compute    sync  exchange    cycles
-    host->device                      1         0   13000      7087     20087
-    device->host                      1         0   13000      6760     19760
-    total: 39,847 cycles = 29.960 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 13,847;
+    host->device                      1         0   13000      7918     20918
+    device->host                      1         0   13000      6968     19968
+    total: 40,886 cycles = 30.741 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 14,886;
     tile utilisation 0.0%
     """
 
     label: str = "device->host"
+
+
+@dataclass(frozen=True, eq=False)
+class HostCall(Program):
+    """The host's call of one execution from a front end (``api``: one of ``hardware.HOST_APIS``), after which
+    the device runs the program; the IPUs wait at a host sync while the framework launches it.
+
+    Its cost is the front end's seconds per execution, which hold the host sync of one IPU, plus the growth of that
+    sync when the program spans more IPUs (``hardware.HostSpec``).
+
+    Args:
+      api: The front end that calls the program: ``"keras"``, ``"custom_loop"`` or ``"poptorch"``. Default: ``"keras"``.
+      label: The step's name in timelines. Default: ``"host call"``.
+
+    Example:
+
+    >>> from ipu_teach import bsp, hardware
+    >>> round(bsp.Engine(bsp.HostCall("keras"), hardware.MK2).run().seconds() * 1e3, 2)
+    2.83
+    """
+
+    api: str = "keras"
+    label: str = "host call"
+
+    def __post_init__(self):
+        _check_label(self.label)
+        if self.api not in HOST_APIS:
+            raise GraphError(f"HostCall: api {self.api!r} is not one of {HOST_APIS}")
+
+
+@dataclass(frozen=True, eq=False)
+class HostWait(Program):
+    """The device waiting ``seconds`` for a late host before a stream can start (PopVision's ``StreamCopyBegin``):
+    the input pipeline has not produced the next batch yet.
+
+    Args:
+      seconds: Non-negative number, how long every IPU waits.
+      label: The step's name in timelines. Default: ``"StreamCopyBegin (host late)"``.
+
+    Example:
+
+    >>> from ipu_teach import bsp, hardware
+    >>> bsp.Engine(bsp.HostWait(1e-6), hardware.MK2).run().totals()
+    {'compute': 0, 'sync': 1330, 'exchange': 0}
+    """
+
+    seconds: float
+    label: str = "StreamCopyBegin (host late)"
+
+    def __post_init__(self):
+        _check_label(self.label)
+        if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)) or not self.seconds >= 0:
+            raise GraphError(f"HostWait {self.label!r}: seconds must be a number >= 0, got {self.seconds!r}")
 
 
 @dataclass(frozen=True, eq=False)

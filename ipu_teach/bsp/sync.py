@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from ..hardware import HOST
+
 
 class SyncKind(enum.Enum):
     """Which parties wait for each other: the tiles of one IPU, all IPUs, or the IPUs and the host."""
@@ -12,13 +14,12 @@ class SyncKind(enum.Enum):
     CROSS_IPU = "cross-IPU"
     HOST = "host"
 
-    def cycles(self, spec) -> int:
-        """The sync's cost in cycles on ``spec`` (an IPUSpec)."""
-        return {
-            SyncKind.ON_CHIP: spec.sync_cycles_on_chip,
-            SyncKind.CROSS_IPU: spec.sync_cycles_cross_ipu,
-            SyncKind.HOST: spec.sync_cycles_host,
-        }[self]
+    def cycles(self, spec, ipus: int = 1) -> int:
+        """The sync's cost in cycles on ``spec`` (an IPUSpec) spanning ``ipus`` IPUs (a host sync grows with them:
+        ``hardware.HostSpec.sync_cycles``)."""
+        if self is SyncKind.HOST:
+            return HOST.sync_cycles(spec, ipus)
+        return spec.sync_cycles_on_chip if self is SyncKind.ON_CHIP else spec.sync_cycles_cross_ipu
 
     @property
     def is_global(self) -> bool:

@@ -1,7 +1,7 @@
 """Graphcore's IPU extensions for Keras, on the simulated IPU: ``from ipu_teach import ipu``.
 
 ``ipu.config.IPUConfig``, ``ipu.config.configure_ipu_system``, ``ipu.ipu_strategy.IPUStrategy``,
-``ipu.ops.pipelining_ops`` (also ``ipu.pipelining_ops``), ``ipu.utils``,
+``ipu.ops.pipelining_ops`` (also ``ipu.pipelining_ops``), ``ipu.utils``, ``ipu.host`` (ipu-teach's simulated host),
 ``ipu.optimizers.GradientAccumulationReductionMethod`` (also ``ipu.gradient_accumulation``), and the Model methods
 ``set_gradient_accumulation_options``, ``set_replication_options``, ``set_pipelining_options`` and the
 pipeline stage assignment methods: importing this package registers ``keras_extensions.ModelExtension`` with
@@ -26,6 +26,7 @@ from . import (
     config,
     executable_cache,
     gradient_accumulation,
+    host,
     ipu_strategy,
     keras_extensions,
     ops,
@@ -51,6 +52,7 @@ __all__ = [
     "configure_ipu_system",
     "executable_cache",
     "gradient_accumulation",
+    "host",
     "ipu_strategy",
     "ops",
     "optimizers",

@@ -4,9 +4,10 @@ Numerics are the CPU's: each replica's micro-batch gradient is computed with num
 accumulates its micro-batches with the model's reduction method and the replicas' results are
 summed before one update, as Graphcore's Keras does (``gradient_accumulation``: R replicas of
 batch b step like the CPU with batch R*b at R times the learning rate). Time is simulated: each
-execution costs the host's launch overhead plus the BSP Engine's cycles for streaming the
-batches in, looping ``steps_per_execution`` steps on the device, all-reducing gradients over
-IPU-Links and updating the weights; the first run of an executable also pays its compile time.
+execution costs the host's call from its front end (``hardware.HostSpec``, a ``bsp.HostCall``) plus the BSP
+Engine's cycles for streaming the batches in (waiting for the host when its simulated input pipeline is slower,
+:mod:`.host`), looping ``steps_per_execution`` steps on the device, all-reducing gradients over IPU-Links and
+updating the weights; the first run of an executable also pays its compile time.
 
 Three stages, each a function of what the previous one returns: :func:`prepare` checks the rules and decides
 the :class:`Setup`; :func:`compile_executable` lowers the model for it and costs one execution with the
@@ -28,7 +29,7 @@ from ..keras.engine import atomic_step
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from . import compile_time, executable_cache, messages, out_of_memory, pipelining, poplar_options, preparation
+from . import compile_time, executable_cache, host, messages, out_of_memory, pipelining, poplar_options, preparation
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import options_of
@@ -64,8 +65,8 @@ class Executable:
         uses, how many times it runs in one execution, its cycles there (superstep by superstep, as the BSP
         Engine costs it: compute, sync and exchange), the bytes its tiles receive by exchange and its
         temporary memory. Then the execution's time on its busiest IPU, split into compute, exchange and
-        syncs of the compute sets, host streams, IPU-Link copies and pipeline waits, plus the host's launch
-        overhead: they add up to ``seconds_per_execution``.
+        syncs of the compute sets, host streams, waits for a late host, IPU-Link copies and pipeline waits, plus
+        the host's call of the execution from its front end: they add up to ``seconds_per_execution``.
 
         Example:
 
@@ -137,6 +138,10 @@ class Setup:
     steps_per_execution: int
     x: object
     y: object
+    host_api: str = "keras"
+    """The front end that calls each execution (``hardware.HOST_APIS``)."""
+    input_samples_per_second: float | None = None
+    """The simulated input pipeline's rate (:func:`.host.simulate_input_pipeline`), None for a host that keeps up."""
 
     def cache_key(self, model) -> tuple:
         """What makes this executable differ from another of the same model, known before lowering: the mode,
@@ -159,6 +164,9 @@ class Setup:
             repr(sorted(options.pipelining.items())),
             repr(SyntheticData.from_flags()),
             tuple(id(w) for w in model.trainable_weights) if self.mode == "train" else (),
+            # the host's, not the program's: they change the time, not the executable (nor the on-disk cache's key)
+            self.host_api,
+            self.input_samples_per_second,
         )
 
 
@@ -172,9 +180,10 @@ class Prepared:
     told_compile_only: bool = False
 
 
-def prepare(model, mode, adapter) -> tuple[Setup, Plan]:
+def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]:
     """Check the model and data against the IPU's rules (:mod:`.preparation`), say what Graphcore's
-    Keras says, and decide the run's setup; the Plan is the epoch loop's."""
+    Keras says, and decide the run's setup (called from ``host_api``, with the host's input pipeline as
+    simulated now); the Plan is the epoch loop's."""
     configuration = preparation.configured_system()
     preparation.check_data_shape_known(adapter)
     options = options_of(model)
@@ -197,6 +206,8 @@ def prepare(model, mode, adapter) -> tuple[Setup, Plan]:
         spe,
         x,
         y,
+        host_api,
+        host.input_pipeline_rate(),
     )
     return setup, Plan(
         steps_per_execution=spe,
@@ -233,7 +244,11 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes
     pipelined = (
-        None if plan is None else PipelinedRun.build(graph, plan, spe, accumulation, replicas, buffer_bytes, synthetic)
+        None
+        if plan is None
+        else PipelinedRun.build(
+            graph, plan, spe, accumulation, replicas, buffer_bytes, synthetic, setup.input_samples_per_second
+        )
     )
     overflow = next(
         filter(
@@ -278,11 +293,12 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     key = executable_cache.key_of(description)
     if pipelined is None:
         program = execution_programs.execution_program(
-            graph, spe, accumulation, replicas, buffer_bytes, synthetic, io_tiles
+            graph, spe, accumulation, replicas, buffer_bytes, synthetic, io_tiles, setup.input_samples_per_second
         )
         timeline = bsp.Engine(program, spec, ipus=replicas).run()
     else:
         timeline = pipelined.execution
+    call = bsp.Engine(host.execution_program(setup.host_api), spec, ipus=configuration.num_ipus).run()
     compile_seconds = compile_time.compile_seconds(graph, None if pipelined is None else pipelined.stage_graphs)
     cached = executable_cache.load(key)
     due = hardware.HOST.executable_load_s if cached else compile_seconds
@@ -307,7 +323,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         key,
         graph,
         timeline,
-        hardware.HOST.execution_overhead_s + timeline.seconds(),
+        call.seconds() + timeline.seconds(),
         compile_seconds,
         bool(cached),
         pipelined,
@@ -355,12 +371,14 @@ def run(model, prepared: Prepared, batches) -> tuple[list, float, Prepared]:
 class IPUExecutor:
     """Runs fit / evaluate / predict of one model on the IPUs the system configuration selected: keeps the
     model's executables (looked up by :meth:`Setup.cache_key` before anything is lowered) and each mode's
-    Prepared, and passes them to :func:`prepare`, :func:`compile_executable` and :func:`run`."""
+    Prepared, and passes them to :func:`prepare`, :func:`compile_executable` and :func:`run`; ``host_api`` names
+    the front end that calls each execution (``hardware.HOST_APIS``), whose host cost per call differs."""
 
     time_note = "(simulated)"
 
-    def __init__(self, model):
-        self.model = model
+    def __init__(self, model, host_api: str = "keras"):
+        hardware.HOST.execution_seconds(host_api)  # names the APIs if this one is unknown
+        self.model, self.host_api = model, host_api
         self.executables = {}
         """Setup.cache_key -> Executable, for the system configuration ``configuration``."""
         self.configuration = None
@@ -371,7 +389,7 @@ class IPUExecutor:
 
     def prepare(self, model, mode, adapter) -> Plan:
         """Prepare ``mode``'s run and compile (or reuse) its executable: the plan of the epoch loop."""
-        setup, plan = prepare(model, mode, adapter)
+        setup, plan = prepare(model, mode, adapter, self.host_api)
         if setup.configuration != self.configuration:
             # a new configure_ipu_system detaches the IPUs: nothing compiled for the old system is reused
             self.executables.clear()

@@ -29,6 +29,7 @@ PARTS = (
     ("exchange", "compute sets: exchange between tiles"),
     ("sync", "compute sets: on-chip syncs"),
     ("host streams", "host streams (infeed, outfeed): host syncs and PCIe"),
+    ("host wait", "waiting for a late host's input pipeline (StreamCopyBegin)"),
     ("ipu-link", "IPU-Link copies (all-reduce, pipeline stage transfers) and their syncs"),
     ("waiting", "pipeline slots: syncs and waiting for the slowest IPU"),
 )
@@ -83,6 +84,8 @@ def time_parts(timeline) -> dict:
             parts["sync"] += sync
         elif kind in ("host->device", "device->host"):
             parts["host streams"] += compute + sync + exchange
+        elif kind == "host wait":
+            parts["host wait"] += compute + sync + exchange
         elif kind == "ipu-link":
             parts["ipu-link"] += compute + sync + exchange
         else:
@@ -140,7 +143,7 @@ def explain(executable) -> str:
     lines += [line(what, parts[name] * to_us / 1e6, parts[name]) for name, what in PARTS if parts[name]]
     lines += [
         line("the device in all", device * to_us / 1e6, device),
-        line("the host: launching the execution (hardware.HOST.execution_overhead_s)", overhead),
+        line("the host: calling the execution from its front end (hardware.HostSpec)", overhead),
         line("one execution (seconds_per_execution)", executable.seconds_per_execution),
         f"  the first run also pays {_first_run(executable)}",
     ]

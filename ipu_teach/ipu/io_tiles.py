@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import bsp
+from .. import bsp, hardware
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class IOTiles:
         host stream of only the bytes the previous step's ``step_seconds`` of compute could not hide."""
         input_bytes = graph.input_bytes if infeed else 0
         output_bytes = graph.output_bytes if outfeed else 0
-        hidden = int(step_seconds * spec.host_stream_bytes_per_s(ipus))
+        hidden = int(step_seconds * hardware.HOST.stream_bytes_per_s(spec, ipus))
         late = max(0, input_bytes + output_bytes - hidden)
         before = [bsp.HostToDevice(late, label="infeed (not hidden by compute)")] if late else []
         if input_bytes:

@@ -128,8 +128,9 @@ class ModelExtension:
         ``prefetch_depth`` (a positive whole number; Graphcore's default 1) is how many batches Poplar may
         move close to the IPU before it asks for them. On a real host a deeper prefetch absorbs the moments
         when the input pipeline is slow (long ``StreamCopyBegin`` in the PopVision trace). The simulated
-        host has every batch ready in time, so the depth is checked and recorded but changes no simulated
-        time: what remains of host I/O is the transfer itself and its syncs (see ``TF_POPLAR_FLAGS
+        host's pipeline runs beside the device, so the depth is checked and recorded but changes no simulated
+        time; a slow input pipeline is simulated with ``ipu.host.simulate_input_pipeline``. What remains of host
+        I/O is the transfer itself and its syncs (see ``TF_POPLAR_FLAGS
         --use_synthetic_data`` and ``IPUConfig.io_tiles``)."""
         depth = kwargs.get("prefetch_depth")
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):

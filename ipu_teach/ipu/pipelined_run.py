@@ -40,7 +40,19 @@ class PipelinedRun:
         return self.execution.seconds()
 
     @classmethod
-    def build(cls, graph, plan, spe, accumulation, replicas, buffer_bytes=0, synthetic=NO_SYNTHETIC_DATA):
+    def build(
+        cls,
+        graph,
+        plan,
+        spe,
+        accumulation,
+        replicas,
+        buffer_bytes=0,
+        synthetic=NO_SYNTHETIC_DATA,
+        samples_per_second=None,
+    ):
+        """The run of ``plan``'s pipeline, its host's input pipeline making ``samples_per_second`` (None: keeping
+        up); a late host makes every micro-batch wait before its infeed (:func:`.programs.late_host_waits`)."""
         spec = graph.spec
         training = graph.mode == "train"
         micro_batches = accumulation if training else spe
@@ -68,10 +80,17 @@ class PipelinedRun:
             bsp.SyncKind.CROSS_IPU.cycles(spec) / spec.clock_hz,
         )
         timeline = schedules.time_schedule(schedule, costs, recompute=recompute)
-        program = execution_programs.pipelined_program(
-            graph, schedule, actions, transfer, spe // micro_batches, replicas, buffer_bytes, synthetic
+        runs = spe // micro_batches
+
+        def program(host_waits=()):
+            return execution_programs.pipelined_program(
+                graph, schedule, actions, transfer, runs, replicas, buffer_bytes, synthetic, host_waits
+            )
+
+        waits = execution_programs.late_host_waits(
+            program(), graph, schedule.ipus, runs * micro_batches, replicas, synthetic, samples_per_second
         )
-        execution = bsp.Engine(program, spec, ipus=schedule.ipus).run()
+        execution = bsp.Engine(program(waits), spec, ipus=schedule.ipus).run()
         stash = [int(n) for n in schedules.peak_stash(schedule)] if training else [1] * plan.stages
         inputs = [graph.input_bytes] + transfer
         stage_graphs = split_by_stage(

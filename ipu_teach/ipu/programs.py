@@ -5,7 +5,9 @@ infeed and giving its results to the outfeed, with the gradients' all-reduce and
 every ``accumulation`` steps. A pipelined program runs its schedule slot by slot: in each slot every IPU
 runs its stages' actions (``bsp.Parallel``), the IPUs synchronise, and the activations (forward) and
 gradients (backward) cross to the neighbouring stage over IPU-Links; the micro-batches' infeed and outfeed
-are host syncs that every IPU of the pipeline waits for. (Graphcore's ``PipelineSchedule`` docstring,
+are host syncs that every IPU of the pipeline waits for. Either kind waits for a late host before each
+micro-batch's infeed when the simulated input pipeline (:mod:`.host`) makes batches more slowly than the
+device runs them. (Graphcore's ``PipelineSchedule`` docstring,
 graphcore/tensorflow ``tensorflow/python/ipu/ops/pipelining_ops.py``: Grouped runs the forward passes of
 the IPUs together, and a schedule is faster when "different IPUs don't spend so much time waiting for each
 other": the IPUs wait for each other at the end of each step of the schedule.)
@@ -17,6 +19,7 @@ import numpy as np
 
 from .. import bsp
 from ..pipeline.actions import BACKWARD, FORWARD, WEIGHT_UPDATE
+from . import host
 from .synthetic_data import NO_SYNTHETIC_DATA
 
 PHASES = ("forward", "backward", "accumulate", "update")
@@ -63,12 +66,34 @@ def all_reduce(graph, replicas, buffer_bytes=0) -> bsp.Program:
     )
 
 
+def late_host_waits(program, graph, ipus, micro_batches, replicas, synthetic, samples_per_second) -> tuple:
+    """The ``bsp.HostWait`` before each of ``program``'s ``micro_batches`` infeeds (on ``ipus`` IPUs) while the
+    input pipeline makes every replica's micro-batch at ``samples_per_second`` (None: the host keeps up): what
+    making them takes beyond the device's time per micro-batch, or nothing. Says so when the host is late."""
+    if synthetic.infeed or samples_per_second is None:  # no batches to make, or a host that keeps up
+        return ()
+    samples = graph.micro_batch * replicas
+    per_micro_batch = bsp.Engine(program, graph.spec, ipus=ipus).run().seconds() / micro_batches
+    waits = host.late_host_waits(samples, per_micro_batch, samples_per_second)
+    host.tell_if_late(waits, samples, per_micro_batch)
+    return waits
+
+
 def execution_program(
-    graph, spe, accumulation, replicas, buffer_bytes=0, synthetic=NO_SYNTHETIC_DATA, io_tiles=None
+    graph,
+    spe,
+    accumulation,
+    replicas,
+    buffer_bytes=0,
+    synthetic=NO_SYNTHETIC_DATA,
+    io_tiles=None,
+    samples_per_second=None,
 ) -> bsp.Program:
     """One execution: ``spe`` steps, each taking its batch from the infeed and giving its results to
     the outfeed (host streams, as Keras' IPU loops do, or through I/O tiles while the previous step
-    computes), with the gradient all-reduce and the weight update after every ``accumulation`` steps."""
+    computes), with the gradient all-reduce and the weight update after every ``accumulation`` steps. Each
+    step first waits for the host if its input pipeline (``samples_per_second``) makes the replicas' batches
+    more slowly than the device runs a step (updates included)."""
     compute = [s.program() for s in graph.forward + graph.backward]
     if io_tiles is not None and io_tiles.count:
         io_tiles.check_fits(graph.input_bytes + graph.output_bytes, graph.spec)
@@ -79,6 +104,15 @@ def execution_program(
     else:
         infeed, outfeed = host_streams(graph, synthetic)
     micro = bsp.Sequence([*infeed, *compute, *outfeed], label="step")
+    program = _loop(graph, micro, spe, accumulation, replicas, buffer_bytes)
+    waits = late_host_waits(program, graph, replicas, spe, replicas, synthetic, samples_per_second)
+    if not waits:
+        return program
+    return _loop(graph, bsp.Sequence([*waits, micro], label="step"), spe, accumulation, replicas, buffer_bytes)
+
+
+def _loop(graph, micro, spe, accumulation, replicas, buffer_bytes) -> bsp.Program:
+    """``spe`` runs of the step ``micro``, with the accumulation, all-reduce and weight update of training."""
     if graph.mode != "train":
         return bsp.Repeat(spe, micro, label="steps_per_execution")
     accumulate = [s.program() for s in graph.update if s.phase == "accumulate"]
@@ -133,7 +167,15 @@ def _one_ipu(nbytes, ipu, ipus) -> np.ndarray:
 
 
 def pipelined_program(
-    graph, schedule, actions, transfer_bytes, runs, replicas=1, buffer_bytes=0, synthetic=NO_SYNTHETIC_DATA
+    graph,
+    schedule,
+    actions,
+    transfer_bytes,
+    runs,
+    replicas=1,
+    buffer_bytes=0,
+    synthetic=NO_SYNTHETIC_DATA,
+    host_waits=(),
 ) -> bsp.Program:
     """One execution of a lock-step pipeline on ``schedule.ipus`` IPUs: ``runs`` times its schedule.
 
@@ -141,7 +183,8 @@ def pipelined_program(
     synchronise), followed by an IPU-Link copy of what the slot's actions send their neighbouring stage (each
     IPU sends the largest it has). Micro-batch m's infeed is a host stream to stage 0's IPU before the slot of
     its first forward, its outfeed one from the last stage's IPU after the slot that finishes it; with
-    replicas the gradients' all-reduce comes before the weight update.
+    replicas the gradients' all-reduce comes before the weight update. ``host_waits`` (``bsp.HostWait``, from
+    :func:`late_host_waits`) come before every micro-batch's infeed: a late host holds every IPU of the pipeline.
     """
     if not schedule.lockstep:
         raise ValueError(f"pipelined_program: schedule {schedule.name!r} is not lock-step; Keras runs lock-step ones")
@@ -163,7 +206,7 @@ def pipelined_program(
         rows = slice(starts[slot], starts[slot + 1])
         kinds, stages = schedule.kind[rows], schedule.stage[rows]
         if infeed is not None:
-            body += [infeed] * int(np.count_nonzero((kinds == FORWARD) & (stages == 0)))
+            body += [*host_waits, infeed] * int(np.count_nonzero((kinds == FORWARD) & (stages == 0)))
         if replicas > 1 and schedule.training and (kinds == WEIGHT_UPDATE).any():
             body.append(all_reduce(graph, replicas, buffer_bytes))
         per_ipu = [[] for _ in range(ipus)]

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import hardware
 from ..session import on_reset
-from . import poplar_options
+from . import host, poplar_options
 from .config import DeviceConnectionType, IPUConfig, StochasticRoundingBehaviour
 from .io_tiles import IOTiles
 from .matrix_plan import DEFAULT_OPTIONS, MatrixOptions
@@ -240,7 +240,7 @@ def reset() -> None:
     """Detaches the simulated IPUs and goes back to the default system, as a new Python process starts.
 
     Useful between experiments in one notebook: the next ``configure_ipu_system`` starts from scratch
-    (the default IPU-POD16, stochastic rounding seed 0).
+    (the default IPU-POD16, stochastic rounding seed 0, a host whose input pipeline keeps up).
 
     Example:
 
@@ -254,3 +254,4 @@ def reset() -> None:
     _current[0] = None
     _system[0] = DEFAULT_SYSTEM
     _rounding_seed[0] = 0
+    host.simulate_input_pipeline(None)

@@ -16,6 +16,7 @@ PROGRAM_TYPES = {
     "host->device": "StreamCopy",
     "device->host": "StreamCopy",
     "ipu-link": "IPULinkCopy",
+    "host wait": "StreamCopyBegin",
 }
 
 

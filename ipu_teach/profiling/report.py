@@ -446,14 +446,14 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.total_cycles()
-        94556
+        94596
         """
         return self.timeline().total_cycles()
 
     def cycles_by_kind(self, ipu: int = 0) -> dict:
         """Returns where the time of one execution goes on IPU ``ipu``: cycles summed per kind of step, largest first.
 
-        The kinds are compute, exchange, host->device, device->host and ipu-link: the breakdown
+        The kinds are compute, exchange, host->device, device->host, host wait and ipu-link: the breakdown
         that shows, for instance, how much of a step is host I/O.
 
         Args:
@@ -467,7 +467,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.cycles_by_kind()
-        {'host->device': 39324, 'device->host': 39304, 'compute': 15928}
+        {'host->device': 39362, 'device->host': 39306, 'compute': 15928}
         """
         if not 0 <= ipu < self.numIPUs:
             raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
@@ -484,7 +484,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.totals()
-        {'compute': 10154, 'sync': 57700, 'exchange': 26702}
+        {'compute': 10154, 'sync': 57700, 'exchange': 26742}
         """
         return self.timeline().totals()
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ipu_teach import bsp
-from ipu_teach.hardware import MK2, TEACHING_IPU
+from ipu_teach.hardware import HOST, HOST_APIS, MK2, TEACHING_IPU
 
 T = TEACHING_IPU  # 16 tiles
 
@@ -94,7 +94,8 @@ def test_per_tile_arrays_of_shape_tiles_apply_to_every_ipu():
 def test_host_streams_cost_a_host_sync_latency_and_bandwidth():
     nbytes = 3_200_000
     timeline = bsp.Engine(bsp.Sequence(bsp.HostToDevice(nbytes), bsp.DeviceToHost(0)), MK2).run()
-    bandwidth = min(MK2.host_link_bytes_per_s, MK2.machine_host_link_bytes_per_s)  # one IPU: the narrower link
+    # one IPU: the narrowest of its link, its machine's host link and the host's staging of the bytes
+    bandwidth = min(MK2.host_link_bytes_per_s, MK2.machine_host_link_bytes_per_s, HOST.stream_staging_bytes_per_s)
     link = -(-nbytes * MK2.clock_hz // bandwidth) + MK2.seconds_to_cycles(MK2.host_link_latency_s)
     assert timeline.kinds == ("host->device", "device->host")
     assert timeline.exchange[0, 0] == link
@@ -104,13 +105,43 @@ def test_host_streams_cost_a_host_sync_latency_and_bandwidth():
 
 
 @pytest.mark.parametrize("ipus, sharing", [(1, 1), (2, 2), (4, 4), (16, 4)])
-def test_ipus_streaming_at_once_share_their_machines_host_link(ipus, sharing):
-    """An IPU-M2000's 4 IPUs share its 100 Gbps host link; a POD16's four machines each have their own."""
+def test_ipus_streaming_at_once_share_their_machines_host_link_and_each_is_staged_by_the_host(ipus, sharing):
+    """An IPU-M2000's 4 IPUs share its 100 Gbps host link (a POD16's four machines each have their own); the host
+    stages each IPU's stream at hardware.HostSpec.stream_staging_bytes_per_s, the narrower for up to 2 IPUs."""
     nbytes = 1_250_000
     timeline = bsp.Engine(bsp.HostToDevice(nbytes), MK2, ipus=ipus).run()
-    seconds = nbytes / min(MK2.host_link_bytes_per_s, MK2.machine_host_link_bytes_per_s / sharing)
-    expected = -(-nbytes * MK2.clock_hz // (nbytes / seconds)) + MK2.seconds_to_cycles(MK2.host_link_latency_s)
+    bandwidth = min(
+        MK2.host_link_bytes_per_s, MK2.machine_host_link_bytes_per_s / sharing, HOST.stream_staging_bytes_per_s
+    )
+    expected = -(-nbytes * MK2.clock_hz // bandwidth) + MK2.seconds_to_cycles(MK2.host_link_latency_s)
     assert timeline.exchange[0].tolist() == [expected] * ipus
+
+
+def test_a_host_sync_grows_with_the_ipus_it_spans():
+    syncs = [int(bsp.Engine(bsp.HostToDevice(8), MK2, ipus=n).run().sync[0, 0]) for n in (1, 2, 4, 16)]
+    assert syncs[0] == MK2.sync_cycles_host
+    assert syncs == [MK2.sync_cycles_host + MK2.sync_cycles_cross_ipu * levels for levels in (0, 1, 2, 4)]
+
+
+def test_a_host_call_costs_its_front_ends_seconds_per_execution():
+    seconds = {api: bsp.Engine(bsp.HostCall(api), MK2).run().seconds() for api in HOST_APIS}
+    assert seconds == pytest.approx({api: HOST.execution_seconds(api) for api in HOST_APIS}, abs=1 / MK2.clock_hz)
+    assert len(set(seconds.values())) == len(HOST_APIS)  # the front ends' costs per call differ
+    four = bsp.Engine(bsp.HostCall("keras"), MK2, ipus=4).run()
+    growth = HOST.sync_cycles(MK2, 4) - HOST.sync_cycles(MK2, 1)
+    assert four.sync[0].tolist() == [MK2.seconds_to_cycles(HOST.execution_overhead_s) + growth] * 4
+    assert four.kinds == ("host call",)
+    with pytest.raises(bsp.GraphError, match=r"api 'popart' is not one of \('keras', 'custom_loop', 'poptorch'\)"):
+        bsp.HostCall("popart")
+
+
+def test_a_host_wait_is_time_the_device_spends_waiting():
+    timeline = bsp.Engine(bsp.Repeat(3, bsp.HostWait(2e-6)), MK2, ipus=2).run()
+    assert timeline.kinds == ("host wait",) and timeline.labels == ("StreamCopyBegin (host late)",)
+    assert timeline.totals() == {"compute": 0, "sync": 3 * MK2.seconds_to_cycles(2e-6), "exchange": 0}
+    for bad in (-1e-6, float("nan"), "1", True):
+        with pytest.raises(bsp.GraphError, match="seconds must be a number >= 0"):
+            bsp.HostWait(bad)
 
 
 def test_ipu_link_copy_uses_the_links_given():

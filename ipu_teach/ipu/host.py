@@ -1,0 +1,85 @@
+"""The host side of a run on the simulated IPU, as BSP programs the engine counts.
+
+The host's figures (per execution by front end, staging a stream's bytes, a sync growing with the IPUs) are in
+``hardware.HostSpec``; this module turns a run's host work into programs: the front end's call of each execution
+(``bsp.HostCall``) and the device's waits for a late input pipeline (``bsp.HostWait``, PopVision's
+``StreamCopyBegin``). How fast the input pipeline produces samples is a simulated setting, ipu-teach's own: on a
+real system it is whatever your ``tf.data`` pipeline or DataLoader achieves, and a slow one shows as long
+``StreamCopyBegin`` waits in the PopVision trace (Graphcore's TensorFlow user guide, "Efficient IPU I/O").
+
+Example:
+
+>>> from ipu_teach import ipu
+>>> ipu.host.simulate_input_pipeline(samples_per_second=20_000)
+>>> ipu.host.input_pipeline_rate()
+20000.0
+>>> [p.seconds for p in ipu.host.late_host_waits(samples=64, device_step_seconds=1e-3)]   # 3.2 ms to make 64
+[0.0022]
+>>> ipu.host.simulate_input_pipeline(None)      # back to a host that keeps up
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import bsp
+from . import messages
+
+_input_samples_per_second = [None]
+
+
+def simulate_input_pipeline(samples_per_second=None) -> None:
+    """Sets how many samples per second the simulated host's input pipeline produces (ipu-teach only).
+
+    When the pipeline makes a step's batch more slowly than the IPU runs the step, the host is late: each step
+    waits for it (``StreamCopyBegin (host late)`` in the timeline and profile), and the run is host-bound, however
+    fast the device. The pipeline runs beside the device (prefetching, as ``tf.data`` and PopTorch's DataLoader
+    do), so a pipeline faster than the device costs nothing. Programs compiled afterwards use the rate.
+
+    Args:
+      samples_per_second: A positive number, or None for a host that always keeps up (the default).
+
+    Raises:
+      ValueError: for anything else, naming the argument.
+    """
+    rate = samples_per_second
+    if rate is not None and (
+        isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0
+    ):
+        raise ValueError(f"simulate_input_pipeline: samples_per_second must be a positive number or None, got {rate!r}")
+    _input_samples_per_second[0] = None if rate is None else float(rate)
+
+
+def input_pipeline_rate():
+    """The simulated input pipeline's samples per second, or None when the host keeps up."""
+    return _input_samples_per_second[0]
+
+
+def execution_program(api: str = "keras") -> bsp.Program:
+    """The host's side of one execution called from ``api`` (``hardware.HOST_APIS``), for the engine to cost."""
+    return bsp.HostCall(api)
+
+
+def late_host_waits(samples: int, device_step_seconds: float, samples_per_second=None) -> tuple:
+    """The wait before each step's infeed while the input pipeline makes ``samples`` (every replica's batch):
+    a ``bsp.HostWait`` of what making them takes beyond the device's step, or nothing when the host keeps up.
+
+    Args:
+      samples: Integer, the samples the host makes per step.
+      device_step_seconds: The device's seconds per step without waiting (streams included).
+      samples_per_second: The pipeline's rate. Default: the one :func:`simulate_input_pipeline` set.
+    """
+    rate = samples_per_second or input_pipeline_rate()
+    late = 0.0 if rate is None else samples / rate - device_step_seconds
+    return (bsp.HostWait(late),) if late > 0 else ()
+
+
+def tell_if_late(waits: tuple, samples: int, device_step_seconds: float) -> None:
+    """Says, as an INFO line, that a program is host-bound and by how much."""
+    if waits:
+        rate = samples / (device_step_seconds + waits[0].seconds)  # the host makes them in the step plus its wait
+        messages.info(
+            f"The simulated input pipeline ({rate:,.0f} samples/s) is slower than the IPU runs "
+            f"the program ({samples / device_step_seconds:,.0f} samples/s): each step waits "
+            f"{waits[0].seconds * 1e6:,.0f} us for the host (StreamCopyBegin in the profile); the run is host-bound."
+        )
