@@ -100,7 +100,7 @@ def compare_reports(source: Report, target: Report) -> str:
     >>> print(profiling.compare_reports(report, report))
                                                          source          target      difference
                                                 sequential_trai sequential_trai
-    memory: total (bytes)                                88,712          88,712               0
+    memory: total (bytes)                                99,992          99,992               0
     ...
     execution: tile utilisation (%)                      3.5             3.5             0.0
     """
