@@ -33,6 +33,7 @@ for layer in fp32:
           f"   fp16, half partials {half[layer]:>6,} cycles   speed-up {fp32[layer] / half[layer]:.2f}x")
 # With Poplar's default float partials, fp16 runs on the same 8 conv units as fp32 (poplibs getNumConvUnits), each
 # pass taking 16 input channels instead of 8. The first convolution has 1 input channel: one pass per kernel
-# position either way, so it gains nothing; the second (32 channels) needs half the passes, well under 2x once the
-# fixed costs are paid. Half partials double the conv units (16 output channels a pass): only then does the
-# second convolution approach the 4x of Graphcore's 250 TFLOPS, and even the thin first one gains a little.
+# position either way, so it gains nothing (1.00x); the second (32 channels) needs half the passes, and its operands
+# exchange half the bytes: 2.39x, a little over the AMP's 2x. Half partials double the conv units (16 output
+# channels a pass): only then does the second convolution reach about the 4x of Graphcore's 250 TFLOPS (3.95x),
+# and even the thin first one gains (1.37x).
