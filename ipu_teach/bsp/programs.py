@@ -118,7 +118,7 @@ class HostToDevice(_HostStream):
 
     >>> from ipu_teach import bsp, hardware
     >>> bsp.Engine(bsp.HostToDevice(4096), hardware.MK2.with_tiles(4)).run().totals()
-    {'compute': 0, 'sync': 13000, 'exchange': 7918}
+    {'compute': 0, 'sync': 13000, 'exchange': 7087}
     """
 
     label: str = "host->device"
@@ -137,10 +137,9 @@ class DeviceToHost(_HostStream):
     >>> round_trip = bsp.Sequence(bsp.HostToDevice(4096), bsp.DeviceToHost(1024))
     >>> print(bsp.Engine(round_trip, hardware.MK2.with_tiles(4)).run().summary())
     superstep                      runs   compute    sync  exchange    cycles
-    host->device                      1         0   13000      7918     20918
-    device->host                      1         0   13000      6968     19968
-    total: 40,886 cycles = 30.741 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 14,886;
-    tile utilisation 0.0%
+    host->device                      1         0   13000      7087     20087
+    device->host                      1         0   13000      6760     19760
+    total: 39,847 cycles = 29.960 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 13,847; tile utilisation 0.0%
     """
 
     label: str = "device->host"
@@ -162,7 +161,7 @@ class HostCall(Program):
 
     >>> from ipu_teach import bsp, hardware
     >>> round(bsp.Engine(bsp.HostCall("keras"), hardware.MK2).run().seconds() * 1e3, 2)
-    2.83
+    2.82
     """
 
     api: str = "keras"
