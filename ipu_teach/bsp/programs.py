@@ -139,7 +139,8 @@ class DeviceToHost(_HostStream):
     superstep                      runs   compute    sync  exchange    cycles
     host->device                      1         0   13000      7087     20087
     device->host                      1         0   13000      6760     19760
-    total: 39,847 cycles = 29.960 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 13,847; tile utilisation 0.0%
+    total: 39,847 cycles = 29.960 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 13,847;
+    tile utilisation 0.0%
     """
 
     label: str = "device->host"
