@@ -1,6 +1,6 @@
 """``ipu-teach explain SCRIPT.py [ARGS...]``: run a script, then explain each IPU executable it compiled."""
 
-import argparse
+from .run import add_script_arguments
 
 
 def add_parser(commands):
@@ -11,8 +11,7 @@ def add_parser(commands):
         "executable it compiled, one line per lowered op (layer, op, FLOPs, AMP or vector unit, tiles, cycles, "
         "exchange bytes, temporary memory) and where one execution's simulated time comes from.",
     )
-    parser.add_argument("script", help="the Python script to run (or a folder or zip file holding a __main__.py)")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script (its sys.argv[1:])")
+    add_script_arguments(parser)
     parser.set_defaults(run=run)
 
 

@@ -12,9 +12,14 @@ def add_parser(commands):
         "resolved to ipu-teach (the table is in the README). A TensorFlow name ipu-teach does not "
         "simulate raises an error naming it.",
     )
+    add_script_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def add_script_arguments(parser) -> None:
+    """The SCRIPT and ARGS of a command that runs a script as ``python SCRIPT ARGS`` would."""
     parser.add_argument("script", help="the Python script to run (or a folder or zip file holding a __main__.py)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script (its sys.argv[1:])")
-    parser.set_defaults(run=run)
 
 
 def run(args) -> int:
