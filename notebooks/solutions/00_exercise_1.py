@@ -33,5 +33,7 @@ def matrix_vector_totals(rows, cols, tiles):
 
 for tiles in (4, 16, 64):
     rounds = math.ceil(256 / tiles / 6)
-    predicted = {"compute": rounds * 75, "exchange": (tiles - 1) * 32 * 4 // 4}
-    print(f"{tiles:>2} tiles: predicted {predicted}, simulated {matrix_vector_totals(256, 32, tiles)}")
+    predicted = {"compute": rounds * 6 * 75, "exchange": 128 // 4}  # rounds x 6-cycle turns x 75; one broadcast
+    simulated = matrix_vector_totals(256, 32, tiles)
+    print(f"{tiles:>2} tiles: predicted compute {predicted['compute']:,} and exchange {predicted['exchange']} cycles; "
+          f"simulated compute {simulated['compute']:,} and exchange {simulated['exchange']} cycles")
