@@ -303,9 +303,17 @@ def sources(spec) -> dict:
     }
 
 
+def _aligned(rows) -> str:
+    """Rows of (name, value, note) as lines whose columns line up, however long a name or value is."""
+    rows = [(name, str(value), note) for name, value, note in rows]
+    name_width = max(len(name) for name, _, _ in rows)
+    value_width = max(len(value) for _, value, _ in rows)
+    return "\n".join(f"{name:<{name_width}} {value:>{value_width}}  {note}".rstrip() for name, value, note in rows)
+
+
 def figure_table(spec) -> str:
     """One line per figure: name, value, source."""
-    return "\n".join(f"{name:<34} {value!s:>12}  {source}" for name, (value, source) in sources(spec).items())
+    return _aligned((name, value, source) for name, (value, source) in sources(spec).items())
 
 
 def describe(spec: IPUSpec) -> str:
@@ -325,16 +333,16 @@ def describe(spec: IPUSpec) -> str:
     tiles                                  1472  1472 independent IPU-Tiles per IPU (Mk2 and Bow slides)
     ...
     """
-    rows = [f"{name:<26} {value!s:>16}  {source}" for name, (value, source) in sources(spec).items()]
+    rows = [(name, value, source) for name, (value, source) in sources(spec).items()]
     rows += [
-        f"{'= threads per IPU':<26} {spec.total_threads:>16,}",
-        f"{'= SRAM per IPU (MiB)':<26} {spec.total_sram / KIB**2:>16,.1f}",
-        f"{'= peak fp16 TFLOPS':<26} {spec.peak_flops('float16', 'half') / 1e12:>16,.1f}  half partials",
-        f"{'= peak fp16 TFLOPS':<26} {spec.peak_flops('float16') / 1e12:>16,.1f}  float partials (Poplar's default)",
-        f"{'= peak fp32 TFLOPS':<26} {spec.peak_flops('float32') / 1e12:>16,.1f}",
-        f"{'= exchange TB/s':<26} {spec.exchange_bytes_per_s / 1e12:>16,.2f}",
+        ("= threads per IPU", f"{spec.total_threads:,}", ""),
+        ("= SRAM per IPU (MiB)", f"{spec.total_sram / KIB**2:,.1f}", ""),
+        ("= peak fp16 TFLOPS", f"{spec.peak_flops('float16', 'half') / 1e12:,.1f}", "half partials"),
+        ("= peak fp16 TFLOPS", f"{spec.peak_flops('float16') / 1e12:,.1f}", "float partials (Poplar's default)"),
+        ("= peak fp32 TFLOPS", f"{spec.peak_flops('float32') / 1e12:,.1f}", ""),
+        ("= exchange TB/s", f"{spec.exchange_bytes_per_s / 1e12:,.2f}", ""),
     ]
-    return "\n".join(rows)
+    return _aligned(rows)
 
 
 MK2 = IPUSpec(

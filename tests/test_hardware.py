@@ -90,3 +90,17 @@ def test_vector_codelets_cost_per_element_and_unknown_ones_are_named():
     for wrong in ("sine", "reduce_vertex_cycles"):
         with pytest.raises(ValueError, match=f"no vector codelet '{wrong}': use one of cast, add"):
             vector.cycles_per_element(wrong)
+
+
+@pytest.mark.parametrize(
+    "spec", [hardware.MK2, hardware.HOST, hardware.CODE, hardware.VECTOR], ids=lambda s: type(s).__name__
+)
+def test_figure_tables_line_up_however_long_a_name_or_value(spec):
+    """`ipu-teach info`'s tables: every value ends in the same column, and its source starts in the same one."""
+    table = hardware.describe(spec) if spec is hardware.MK2 else hardware.figure_table(spec)
+    lines = table.splitlines()[: len(hardware.sources(spec))]
+    ends = {
+        line.index(f" {value!s}  ") + 1 + len(str(value))
+        for line, (value, _) in zip(lines, hardware.sources(spec).values())
+    }
+    assert len(ends) == 1
