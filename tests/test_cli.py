@@ -116,3 +116,13 @@ def test_explain_says_when_a_script_compiled_nothing(tmp_path, capsys):
     script.write_text("print('no model here')\n")
     assert main.main(["explain", str(script)]) == 0
     assert f"ipu-teach explain: {script} compiled no IPU executable" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["run", "explain"])
+def test_a_script_command_without_a_script_says_what_it_needs(command, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main.main([command])
+    assert stop.value.code == 2
+    assert f"ipu-teach {command}: error: give the TensorFlow 2 script to run, e.g. `ipu-teach {command} train.py`" in (
+        capsys.readouterr().err
+    )

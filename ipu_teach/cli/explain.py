@@ -1,6 +1,6 @@
 """``ipu-teach explain SCRIPT.py [ARGS...]``: run a script, then explain each IPU executable it compiled."""
 
-from .run import add_script_arguments
+from .run import add_script_arguments, require_script
 
 
 def add_parser(commands):
@@ -19,6 +19,7 @@ def run(args) -> int:
     from ..ipu.executor import compiled_executables
     from ..tensorflow.runner import run_script
 
+    require_script(args)
     with compiled_executables() as compiled:
         status = run_script(args.script, args.args)  # imports and sys.argv put back: the explaining comes after
     if not compiled:
