@@ -144,12 +144,13 @@ class Timeline:
         total: 24,060 cycles = 18.090 us simulated on GC200 (Mk2) (4 tiles); compute 20,000, sync 1,500, exchange
         2,560; tile utilisation 83.1%
         """
-        lines = [f"{'superstep':<28}{'runs':>7}{'compute':>10}{'sync':>8}{'exchange':>10}{'cycles':>10}"]
+        width = max([28] + [len(label) + 1 for label in self.labels])  # labels are never cut: stages differ at the end
+        lines = [f"{'superstep':<{width}}{'runs':>7}{'compute':>10}{'sync':>8}{'exchange':>10}{'cycles':>10}"]
         once = self.superstep_cycles()
         ipu = int(np.argmax(self.ipu_cycles())) if self.ipus else 0
         for r in range(self.rows):
             lines.append(
-                f"{self.labels[r][:27]:<28}{self.counts[r]:>7}{self.compute[r, ipu]:>10}"
+                f"{self.labels[r]:<{width}}{self.counts[r]:>7}{self.compute[r, ipu]:>10}"
                 f"{self.sync[r, ipu]:>8}{self.exchange[r, ipu]:>10}{once[r]:>10}"
             )
         totals = self.totals()

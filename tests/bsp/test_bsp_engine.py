@@ -272,3 +272,13 @@ def test_parallel_runs_each_ipus_own_program_then_waits_for_the_slowest():
 def test_parallel_blocks_that_cannot_run_are_named(program, message):
     with pytest.raises(bsp.GraphError, match=re.escape(message)):
         bsp.Engine(program, T, ipus=2)
+
+
+def test_summary_never_cuts_a_label_so_rows_stay_distinct():
+    """A reduction's stages differ only at the end of their names: the table keeps them whole and aligned."""
+    labels = ["loss/SoftmaxCrossEntropy:11/reduction1", "loss/SoftmaxCrossEntropy:11/reduction1/stage1"]
+    program = bsp.Sequence(*(bsp.Execute(bsp.ComputeSet(label, np.ones(16, np.int64))) for label in labels))
+    header, *rows = bsp.Engine(program, T).run().summary().splitlines()[:3]
+    assert [row.split()[0] for row in rows] == labels
+    runs_ends = {re.match(r"\S+\s+\d+", row).end() for row in rows}
+    assert runs_ends == {header.index("runs") + len("runs")}  # the runs column lines up under its heading
