@@ -220,7 +220,21 @@ def _check_programs(programs, what):
             raise GraphError(f"{what}: expected programs, got {type(child).__name__} ({child!r:.60})")
 
 
-class Sequence(Program):
+class _Group(Program):
+    """Programs given as arguments or as one list, checked and kept in order (a Sequence's or a Parallel's)."""
+
+    def __init__(self, programs, label):
+        if len(programs) == 1 and isinstance(programs[0], (list, tuple)):
+            programs = tuple(programs[0])
+        _check_programs(programs, f"{type(self).__name__} {label!r}")
+        _check_label(label)
+        self.programs, self.label = tuple(programs), label
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(map(repr, self.programs))})"
+
+
+class Sequence(_Group):
     """A program that runs programs one after another: ``Sequence(a, b)`` or ``Sequence([a, b])``.
 
     Args:
@@ -242,14 +256,7 @@ class Sequence(Program):
     """
 
     def __init__(self, *programs, label: str = "sequence"):
-        if len(programs) == 1 and isinstance(programs[0], (list, tuple)):
-            programs = tuple(programs[0])
-        _check_programs(programs, f"Sequence {label!r}")
-        _check_label(label)
-        self.programs, self.label = tuple(programs), label
-
-    def __repr__(self):
-        return f"Sequence({', '.join(map(repr, self.programs))})"
+        super().__init__(programs, label)
 
 
 class Repeat(Program):
@@ -288,7 +295,7 @@ class Repeat(Program):
         return f"Repeat({self.count}, {self.body!r})"
 
 
-class Parallel(Program):
+class Parallel(_Group):
     """A program in which IPU ``i`` runs ``programs[i]`` while the others run theirs, then every IPU waits
     for the slowest at a cross-IPU sync: one slot of a lock-step pipeline, each IPU running its stage.
 
@@ -314,11 +321,4 @@ class Parallel(Program):
     """
 
     def __init__(self, *programs, label: str = "parallel"):
-        if len(programs) == 1 and isinstance(programs[0], (list, tuple)):
-            programs = tuple(programs[0])
-        _check_programs(programs, f"Parallel {label!r}")
-        _check_label(label)
-        self.programs, self.label = tuple(programs), label
-
-    def __repr__(self):
-        return f"Parallel({', '.join(map(repr, self.programs))})"
+        super().__init__(programs, label)

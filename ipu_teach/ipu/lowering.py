@@ -94,20 +94,23 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0) ->
         return _reduction_steps(name, phase, work, spec, flops, output_bytes)
     per_tile = memory_layout.spread(work.elements, spec.tiles)
     rate = hardware.VECTOR.cycles_per_element(work.codelet, itemsize)
-    cycles = np.where(
-        per_tile > 0, np.ceil(per_tile * rate).astype(np.int64) + hardware.VECTOR.elementwise_vertex_cycles, 0
-    )
+    cycles = _vertex_cycles(per_tile, rate, hardware.VECTOR.elementwise_vertex_cycles)
     # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use
     received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
     return [LoweredStep(name, phase, int(flops), cycles, received, output_bytes)]
 
 
+def _vertex_cycles(elements_per_tile, cycles_per_element, vertex_cycles) -> np.ndarray:
+    """Cycles of a vector compute set on each tile: its elements at the codelet's rate plus the vertex's fixed
+    cost, on the tiles that have any (the others sit the compute set out)."""
+    return np.where(
+        elements_per_tile > 0, np.ceil(elements_per_tile * cycles_per_element).astype(np.int64) + vertex_cycles, 0
+    )
+
+
 def _reduce_cycles(inputs_per_tile) -> np.ndarray:
     """Cycles of a reduce compute set: each tile with inputs reduces them (popops' reduce vertices)."""
-    vector = hardware.VECTOR
-    return np.where(
-        inputs_per_tile > 0, np.ceil(inputs_per_tile * vector.reduce).astype(np.int64) + vector.reduce_vertex_cycles, 0
-    )
+    return _vertex_cycles(inputs_per_tile, hardware.VECTOR.reduce, hardware.VECTOR.reduce_vertex_cycles)
 
 
 def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0) -> list:
@@ -141,11 +144,8 @@ def _transpose_cycles(received, phase, itemsize) -> np.ndarray:
     need: the exchange alone."""
     if phase != "backward":
         return np.zeros_like(received)
-    vector = hardware.VECTOR
     elements = bsp.ceil_div(received, itemsize)
-    return np.where(
-        elements > 0, np.ceil(elements * vector.transpose).astype(np.int64) + vector.transpose_vertex_cycles, 0
-    )
+    return _vertex_cycles(elements, hardware.VECTOR.transpose, hardware.VECTOR.transpose_vertex_cycles)
 
 
 def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) -> list:
