@@ -75,12 +75,7 @@ def run(spec, data, epochs):
     keep_test = make_divisible(len(x_test), test_spe * batch * replicas)
     if spec["steps_per_execution"] != "epoch":
         train_spe = test_spe = spec["steps_per_execution"]
-    keras.backend.clear_session()
-    keras.utils.set_random_seed(0)
-    ipu.system.reset()
-    config = ipu.config.IPUConfig()
-    config.auto_select_ipus = replicas * max(stages, 1)
-    config.configure_ipu_system()
+    fidelity_cases.fresh_config(spec).configure_ipu_system()
     times = []
     with ipu.ipu_strategy.IPUStrategy().scope(), contextlib.redirect_stdout(io.StringIO()):
         model = fidelity_cases.build(spec)

@@ -190,6 +190,17 @@ def _data(model, samples, spec):
     return x, y
 
 
+def fresh_config(spec):
+    """A new session (names, seed 0, no IPU system) and an IPUConfig selecting the IPUs a case runs on:
+    replicas x pipeline stages."""
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(0)
+    ipu.system.reset()
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = spec.get("replicas", 1) * max(spec.get("pipeline_stages", 0), 1)
+    return config
+
+
 def compile_case(spec):
     """Compiles a case's program for the simulated IPU without running it; returns its ``Executable``.
 
@@ -199,11 +210,7 @@ def compile_case(spec):
     """
     stages = spec.get("pipeline_stages", 0)
     replicas = spec.get("replicas", 1)
-    keras.backend.clear_session()
-    keras.utils.set_random_seed(0)
-    ipu.system.reset()
-    config = ipu.config.IPUConfig()
-    config.auto_select_ipus = replicas * max(stages, 1)
+    config = fresh_config(spec)
     config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
     config.ipu_model.version = spec.get("ipu", "ipu2")  # "ipu21": a Bow
     mode = spec["mode"]
