@@ -179,11 +179,17 @@ def calibration(cases, data, epochs):
 
 
 def validation(cases):
-    rows = []
+    rows, fitted = [], []
     for case in cases:
         simulated = fidelity_cases.simulate(case) if case["expressible"] else {}
         for figure in case["figures"]:
-            rows.append((case["id"], figure["name"], figure["kind"], simulated.get(figure["name"]), figure["real"]))
+            row = (case["id"], figure["name"], figure["kind"], simulated.get(figure["name"]), figure["real"])
+            (fitted if "calibrates" in figure else rows).append(row)
+    if fitted:
+        print_table(
+            "Calibration of the host's figures: the figures they were fitted to ('calibrates' in the file)", fitted
+        )
+        print()
     ratios = print_table("Validation: other published Graphcore figures (nothing was fitted to these)", rows)
     timing = [r for kind in fidelity_cases.TIMING_KINDS for r in ratios.get(kind, [])]
     host_bound = [r for kind in ("step_time", "throughput") for r in ratios.get(kind, [])]

@@ -22,8 +22,9 @@ import pathlib
 import numpy as np
 
 import ipu_teach.keras as keras
-from ipu_teach import ipu
+from ipu_teach import hardware, ipu
 from ipu_teach.ipu import memory_layout
+from ipu_teach.ipu.executor import IPUExecutor
 
 CASES_FILE = pathlib.Path(__file__).with_name("fidelity_cases.json")
 SETS = ("calibration", "validation")
@@ -48,6 +49,20 @@ REQUIRED = ("id", "set", "title", "source", "hardware", "configuration", "figure
 def load(path=CASES_FILE) -> list:
     """Returns the cases of the file, in its order."""
     return json.loads(pathlib.Path(path).read_text())["cases"]
+
+
+def input_pipeline(spec, path=CASES_FILE):
+    """``(samples_per_second, overlapped)`` of the host loop a case's ``ipu_teach`` entry names, or None for a
+    host that keeps up: a rate of its own (``samples_per_second``, ``overlapped``), or one of the file's
+    ``input_pipelines`` run by ``workers`` processes (0: in the caller's thread, at one process's rate)."""
+    entry = spec.get("input_pipeline")
+    if entry is None:
+        return None
+    if "pipeline" not in entry:
+        return entry["samples_per_second"], entry["overlapped"]
+    rate = json.loads(pathlib.Path(path).read_text())["input_pipelines"][entry["pipeline"]]["samples_per_second"]
+    workers = entry["workers"]
+    return (rate, False) if workers == 0 else (rate * workers, True)
 
 
 # ----- the models, as the sources write them (in Keras) -----------------------------------------------
@@ -224,6 +239,11 @@ def compile_case(spec):
             elif spec.get("accumulation", 1) > 1:
                 model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
             model.compile(optimizer(spec["optimizer"]), spec["loss"], steps_per_execution=spe)
+            # the front end calling each execution: PopTorch and PopXL programs are costed as PopTorch calls
+            model.device_executor = IPUExecutor(model, host_api=spec.get("host_api", "keras"))
+            pipeline = input_pipeline(spec)
+            if pipeline is not None:
+                ipu.host.simulate_input_pipeline(*pipeline)
             x, y = _data(model, spe * spec["batch"] * replicas, spec)
             if mode == "train":
                 model.fit(x, y, batch_size=spec["batch"], epochs=1, verbose=0)
@@ -331,11 +351,34 @@ def problems(case) -> list:
             found.append(f"figure {figure.get('name')!r}: no quoted line")
         if figure.get("kind") == "category_memory" and not figure.get("category"):
             found.append(f"figure {figure.get('name')!r}: category_memory names ipu-teach's category")
+        if "calibrates" in figure and not figure["calibrates"]:
+            found.append(f"figure {figure.get('name')!r}: calibrates names the figure it was fitted to")
     if case["expressible"]:
         if "ipu_teach" not in case or not case.get("mapping"):
             found.append("an expressible case needs its ipu_teach entry and the mapping")
-        elif case["ipu_teach"]["model"] not in MODELS:
-            found.append(f"model {case['ipu_teach']['model']!r} is not one of {sorted(MODELS)}")
+        else:
+            found += _loop_problems(case["ipu_teach"])
     elif not case.get("reason"):
         found.append("a case that is not expressible says why (reason)")
+    return found
+
+
+def _loop_problems(spec) -> list:
+    """What is wrong with an ``ipu_teach`` entry's model and host loop (front end, input pipeline)."""
+    found = []
+    if spec["model"] not in MODELS:
+        found.append(f"model {spec['model']!r} is not one of {sorted(MODELS)}")
+    if spec.get("host_api", "keras") not in hardware.HOST_APIS:
+        found.append(f"host_api {spec['host_api']!r} is not one of {hardware.HOST_APIS}")
+    entry = spec.get("input_pipeline")
+    if entry is None:
+        return found
+    if "pipeline" in entry:
+        known = json.loads(CASES_FILE.read_text())["input_pipelines"]
+        if entry["pipeline"] not in known or not isinstance(entry.get("workers"), int) or entry["workers"] < 0:
+            found.append(f"input_pipeline names one of {sorted(known)} and its workers (0: the caller's thread)")
+    elif not (
+        entry.get("samples_per_second", 0) > 0 and isinstance(entry.get("overlapped"), bool) and entry.get("source")
+    ):
+        found.append("input_pipeline gives samples_per_second > 0, overlapped (true/false) and its source")
     return found

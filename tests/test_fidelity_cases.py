@@ -12,7 +12,7 @@ import pathlib
 import pytest
 
 import ipu_teach.keras as keras
-from ipu_teach import ipu
+from ipu_teach import hardware, ipu
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
 _spec = importlib.util.spec_from_file_location("fidelity_cases", BENCHMARKS / "fidelity_cases.py")
@@ -28,7 +28,12 @@ def test_the_file_has_both_sets_and_enough_validation_cases():
     ids = [case["id"] for case in CASES]
     assert len(ids) == len(set(ids)), "case ids are unique"
     assert {case["set"] for case in CASES} == {"calibration", "validation"}
-    timing = [f for case in VALIDATION for f in case["figures"] if f["kind"] in fidelity_cases.TIMING_KINDS]
+    timing = [
+        f
+        for case in VALIDATION
+        for f in case["figures"]
+        if f["kind"] in fidelity_cases.TIMING_KINDS and "calibrates" not in f  # fitted figures are calibration
+    ]
     assert len(VALIDATION) >= 10 and len(timing) >= 10
 
 
@@ -66,3 +71,44 @@ def test_error_factor_and_ratio_directions():
     assert fidelity_cases.error_factor([1.0]) == 1.0
     assert fidelity_cases.ratio(2.0, 1.0, "step_time") == 2.0
     assert fidelity_cases.ratio(2.0, 1.0, "throughput") == 0.5  # twice the items/s: half the time
+
+
+def test_problems_names_a_bad_host_loop():
+    spec = dict(VALIDATION[0]["ipu_teach"], host_api="popxl", input_pipeline={"samples_per_second": 10})
+    found = fidelity_cases.problems(dict(VALIDATION[0], ipu_teach=spec))
+    assert any("host_api 'popxl'" in p for p in found)
+    assert any("overlapped" in p for p in found)
+    spec["input_pipeline"] = {"pipeline": "no-such-loader", "workers": 2}
+    assert any("input_pipeline names one of" in p for p in fidelity_cases.problems(dict(VALIDATION[0], ipu_teach=spec)))
+
+
+def test_a_loader_of_workers_runs_beside_the_device_and_none_in_the_callers_thread():
+    rate = fidelity_cases.input_pipeline(
+        {"input_pipeline": {"pipeline": "torchvision-mnist-per-process", "workers": 0}}
+    )
+    assert rate[1] is False and rate[0] > 0
+    assert fidelity_cases.input_pipeline(
+        {"input_pipeline": {"pipeline": "torchvision-mnist-per-process", "workers": 16}}
+    ) == (16 * rate[0], True)
+    assert fidelity_cases.input_pipeline({}) is None
+
+
+def test_a_case_is_costed_with_its_front_ends_call_and_its_loading():
+    """The same PopXL program called from Keras, from PopTorch, and from PopTorch with loading in the caller's
+    thread: the differences are exactly the host's figures, the device program unchanged."""
+    [case] = [c for c in VALIDATION if c["id"] == "popxl-mnist-sgd"]
+    spec = case["ipu_teach"]
+    plain = {k: v for k, v in spec.items() if k not in ("host_api", "input_pipeline")}
+    keras_run = fidelity_cases.compile_case(plain)
+    poptorch_run = fidelity_cases.compile_case(dict(plain, host_api="poptorch"))
+    loaded_run = fidelity_cases.compile_case(spec)
+    assert poptorch_run.timeline.seconds() == keras_run.timeline.seconds() == loaded_run.timeline.seconds()
+    host = hardware.HOST
+    assert keras_run.seconds_per_execution - poptorch_run.seconds_per_execution == pytest.approx(
+        host.execution_seconds("keras") - host.execution_seconds("poptorch"), abs=1e-9
+    )
+    rate, overlapped = fidelity_cases.input_pipeline(spec)
+    assert overlapped is False
+    assert loaded_run.seconds_per_execution - poptorch_run.seconds_per_execution == pytest.approx(
+        spec["batch"] * spec["steps_per_execution"] / rate, abs=1e-9
+    )

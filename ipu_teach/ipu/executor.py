@@ -141,7 +141,10 @@ class Setup:
     host_api: str = "keras"
     """The front end that calls each execution (``hardware.HOST_APIS``)."""
     input_samples_per_second: float | None = None
-    """The simulated input pipeline's rate (:func:`.host.simulate_input_pipeline`), None for a host that keeps up."""
+    """The rate of a simulated input pipeline working beside the device (:func:`.host.simulate_input_pipeline`),
+    None for a host that keeps up."""
+    caller_samples_per_second: float | None = None
+    """The rate of a simulated input pipeline working in the caller's thread (``overlapped=False``), else None."""
 
     def cache_key(self, model) -> tuple:
         """What makes this executable differ from another of the same model, known before lowering: the mode,
@@ -167,6 +170,7 @@ class Setup:
             # the host's, not the program's: they change the time, not the executable (nor the on-disk cache's key)
             self.host_api,
             self.input_samples_per_second,
+            self.caller_samples_per_second,
         )
 
 
@@ -196,6 +200,7 @@ def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]
     preparation.check_steps_per_execution(plan, mode, spe, accumulation, per_replica)
     preparation.tell_effective_batch(mode, batch, replicas, accumulation)
     x, y = adapter.first_batch()
+    rate, overlapped = host.input_pipeline_rate(), host.input_pipeline_overlapped()
     setup = Setup(
         mode,
         configuration,
@@ -207,7 +212,8 @@ def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]
         x,
         y,
         host_api,
-        host.input_pipeline_rate(),
+        rate if overlapped else None,
+        None if overlapped else rate,
     )
     return setup, Plan(
         steps_per_execution=spe,
@@ -243,12 +249,14 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     options = capture.engine_options(configuration)
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes
+    samples = 0 if synthetic.infeed else graph.micro_batch * replicas * spe
+    loading = host.caller_loading(samples, setup.caller_samples_per_second)
+    call = bsp.Engine(host.execution_program(setup.host_api, loading), spec, ipus=configuration.num_ipus).run()
+    feeding = (setup.input_samples_per_second, call.seconds())  # the pipeline works on while the host calls
     pipelined = (
         None
         if plan is None
-        else PipelinedRun.build(
-            graph, plan, spe, accumulation, replicas, buffer_bytes, synthetic, setup.input_samples_per_second
-        )
+        else PipelinedRun.build(graph, plan, spe, accumulation, replicas, buffer_bytes, synthetic, *feeding)
     )
     overflow = next(
         filter(
@@ -293,12 +301,11 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     key = executable_cache.key_of(description)
     if pipelined is None:
         program = execution_programs.execution_program(
-            graph, spe, accumulation, replicas, buffer_bytes, synthetic, io_tiles, setup.input_samples_per_second
+            graph, spe, accumulation, replicas, buffer_bytes, synthetic, io_tiles, *feeding
         )
         timeline = bsp.Engine(program, spec, ipus=replicas).run()
     else:
         timeline = pipelined.execution
-    call = bsp.Engine(host.execution_program(setup.host_api), spec, ipus=configuration.num_ipus).run()
     compile_seconds = compile_time.compile_seconds(graph, None if pipelined is None else pipelined.stage_graphs)
     cached = executable_cache.load(key)
     due = hardware.HOST.executable_load_s if cached else compile_seconds

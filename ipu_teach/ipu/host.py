@@ -16,6 +16,13 @@ Example:
 >>> [p.seconds for p in ipu.host.late_host_waits(samples=64, device_step_seconds=1e-3)]   # 3.2 ms to make 64
 [0.0022]
 >>> ipu.host.simulate_input_pipeline(None)      # back to a host that keeps up
+
+A loop that makes its batches in the thread that calls the program (a torch ``DataLoader`` with
+``num_workers=0``) hides nothing behind the device: ``simulate_input_pipeline(rate, overlapped=False)`` adds
+the making of each execution's samples to the execution (:func:`caller_loading`).
+
+>>> [p.seconds for p in ipu.host.caller_loading(samples=80, samples_per_second=10_000)]   # made before each call
+[0.008]
 """
 
 from __future__ import annotations
@@ -26,9 +33,10 @@ from .. import bsp
 from . import messages
 
 _input_samples_per_second = [None]
+_overlapped = [True]
 
 
-def simulate_input_pipeline(samples_per_second=None) -> None:
+def simulate_input_pipeline(samples_per_second=None, overlapped=True) -> None:
     """Sets how many samples per second the simulated host's input pipeline produces (ipu-teach only).
 
     When the pipeline makes a step's batch more slowly than the IPU runs the step, the host is late: each step
@@ -38,6 +46,10 @@ def simulate_input_pipeline(samples_per_second=None) -> None:
 
     Args:
       samples_per_second: A positive number, or None for a host that always keeps up (the default).
+      overlapped: True (the default) for a pipeline working beside the device; False for one that makes each
+        execution's samples in the thread that calls the program, before the call (a torch ``DataLoader`` with
+        ``num_workers=0``, or a loop whose loading and calls take turns in one Python thread): then its time adds
+        to every execution, however fast the device.
 
     Raises:
       ValueError: for anything else, naming the argument.
@@ -47,7 +59,10 @@ def simulate_input_pipeline(samples_per_second=None) -> None:
         isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0
     ):
         raise ValueError(f"simulate_input_pipeline: samples_per_second must be a positive number or None, got {rate!r}")
+    if not isinstance(overlapped, bool):
+        raise ValueError(f"simulate_input_pipeline: overlapped must be True or False, got {overlapped!r}")
     _input_samples_per_second[0] = None if rate is None else float(rate)
+    _overlapped[0] = overlapped
 
 
 def input_pipeline_rate():
@@ -55,9 +70,23 @@ def input_pipeline_rate():
     return _input_samples_per_second[0]
 
 
-def execution_program(api: str = "keras") -> bsp.Program:
-    """The host's side of one execution called from ``api`` (``hardware.HOST_APIS``), for the engine to cost."""
-    return bsp.HostCall(api)
+def input_pipeline_overlapped() -> bool:
+    """Whether the simulated input pipeline works beside the device (True) or in the caller's thread (False)."""
+    return _overlapped[0]
+
+
+def execution_program(api: str = "keras", loading: tuple = ()) -> bsp.Program:
+    """The host's side of one execution called from ``api`` (``hardware.HOST_APIS``), for the engine to cost:
+    the making of its samples in the caller's thread (``loading``, from :func:`caller_loading`), then the call."""
+    return bsp.Sequence([*loading, bsp.HostCall(api)], label="host") if loading else bsp.HostCall(api)
+
+
+def caller_loading(samples: int, samples_per_second) -> tuple:
+    """The ``bsp.HostWait`` of a caller making an execution's ``samples`` in its own thread before calling the
+    program, at ``samples_per_second``; nothing when there is no such pipeline (None) or nothing to make."""
+    if samples_per_second is None or not samples:
+        return ()
+    return (bsp.HostWait(samples / samples_per_second, label="loading in the caller's thread"),)
 
 
 def late_host_waits(samples: int, device_step_seconds: float, samples_per_second=None) -> tuple:

@@ -50,9 +50,11 @@ class PipelinedRun:
         buffer_bytes=0,
         synthetic=NO_SYNTHETIC_DATA,
         samples_per_second=None,
+        call_seconds=0.0,
     ):
         """The run of ``plan``'s pipeline, its host's input pipeline making ``samples_per_second`` (None: keeping
-        up); a late host makes every micro-batch wait before its infeed (:func:`.programs.late_host_waits`)."""
+        up) while the device runs and the host calls the execution (``call_seconds``); a late host makes every
+        micro-batch wait before its infeed (:func:`.programs.late_host_waits`)."""
         spec = graph.spec
         training = graph.mode == "train"
         micro_batches = accumulation if training else spe
@@ -88,7 +90,7 @@ class PipelinedRun:
             )
 
         waits = execution_programs.late_host_waits(
-            program(), graph, schedule.ipus, runs * micro_batches, replicas, synthetic, samples_per_second
+            program(), graph, schedule.ipus, runs * micro_batches, replicas, synthetic, samples_per_second, call_seconds
         )
         execution = bsp.Engine(program(waits), spec, ipus=schedule.ipus).run()
         stash = [int(n) for n in schedules.peak_stash(schedule)] if training else [1] * plan.stages

@@ -66,14 +66,18 @@ def all_reduce(graph, replicas, buffer_bytes=0) -> bsp.Program:
     )
 
 
-def late_host_waits(program, graph, ipus, micro_batches, replicas, synthetic, samples_per_second) -> tuple:
+def late_host_waits(
+    program, graph, ipus, micro_batches, replicas, synthetic, samples_per_second, call_seconds=0.0
+) -> tuple:
     """The ``bsp.HostWait`` before each of ``program``'s ``micro_batches`` infeeds (on ``ipus`` IPUs) while the
     input pipeline makes every replica's micro-batch at ``samples_per_second`` (None: the host keeps up): what
-    making them takes beyond the device's time per micro-batch, or nothing. Says so when the host is late."""
+    making them takes beyond the device's time per micro-batch and its share of the host's call of the execution
+    (``call_seconds``: the pipeline works on while the framework calls), or nothing. Says so when the host is late."""
     if synthetic.infeed or samples_per_second is None:  # no batches to make, or a host that keeps up
         return ()
     samples = graph.micro_batch * replicas
-    per_micro_batch = bsp.Engine(program, graph.spec, ipus=ipus).run().seconds() / micro_batches
+    device_seconds = bsp.Engine(program, graph.spec, ipus=ipus).run().seconds()
+    per_micro_batch = (device_seconds + call_seconds) / micro_batches
     waits = host.late_host_waits(samples, per_micro_batch, samples_per_second)
     host.tell_if_late(waits, samples, per_micro_batch)
     return waits
@@ -88,12 +92,14 @@ def execution_program(
     synthetic=NO_SYNTHETIC_DATA,
     io_tiles=None,
     samples_per_second=None,
+    call_seconds=0.0,
 ) -> bsp.Program:
     """One execution: ``spe`` steps, each taking its batch from the infeed and giving its results to
     the outfeed (host streams, as Keras' IPU loops do, or through I/O tiles while the previous step
     computes), with the gradient all-reduce and the weight update after every ``accumulation`` steps. Each
     step first waits for the host if its input pipeline (``samples_per_second``) makes the replicas' batches
-    more slowly than the device runs a step (updates included)."""
+    more slowly than the device runs a step (updates included) and the host calls it (``call_seconds`` per
+    execution)."""
     compute = [s.program() for s in graph.forward + graph.backward]
     if io_tiles is not None and io_tiles.count:
         io_tiles.check_fits(graph.input_bytes + graph.output_bytes, graph.spec)
@@ -105,7 +111,7 @@ def execution_program(
         infeed, outfeed = host_streams(graph, synthetic)
     micro = bsp.Sequence([*infeed, *compute, *outfeed], label="step")
     program = _loop(graph, micro, spe, accumulation, replicas, buffer_bytes)
-    waits = late_host_waits(program, graph, replicas, spe, replicas, synthetic, samples_per_second)
+    waits = late_host_waits(program, graph, replicas, spe, replicas, synthetic, samples_per_second, call_seconds)
     if not waits:
         return program
     return _loop(graph, bsp.Sequence([*waits, micro], label="step"), spe, accumulation, replicas, buffer_bytes)
