@@ -70,6 +70,8 @@ class LoweredGraph:
     input_bytes: int = 0
     output_bytes: int = 0
     gradient_bytes: list = field(default_factory=list)
+    gradient_layers: list = field(default_factory=list)
+    """The layer of each gradient of ``gradient_bytes`` (a pipeline stage all-reduces its own layers' only)."""
     itemsizes: list = field(default_factory=list)
     """Bytes per value of each recorded op (4 in fp32, 2 in fp16): the program's precision."""
 
@@ -389,6 +391,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
         input_bytes=len(x) * (sample_bytes + label_bytes),
         output_bytes=results,
         gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights],
+        gradient_layers=[w.name.split("/", 1)[0] for w in weights],
         itemsizes=[rec.itemsize for rec in tape],
     )
 

@@ -84,9 +84,17 @@ class PipelinedRun:
         timeline = schedules.time_schedule(schedule, costs, recompute=recompute)
         runs = spe // micro_batches
 
+        reduce = (
+            execution_programs.stage_all_reduce(
+                graph, plan.stage_of_layer, plan.device_mapping, schedule.ipus, replicas, buffer_bytes
+            )
+            if replicas > 1 and training
+            else None
+        )
+
         def program(host_waits=()):
             return execution_programs.pipelined_program(
-                graph, schedule, actions, transfer, runs, replicas, buffer_bytes, synthetic, host_waits
+                graph, schedule, actions, transfer, runs, reduce, synthetic, host_waits
             )
 
         waits = execution_programs.late_host_waits(

@@ -49,18 +49,39 @@ def all_reduce(graph, replicas, buffer_bytes=0) -> bsp.Program:
     """The gradients' all-reduce over ``replicas`` replicas: one ring all-reduce per group of gradients
     (:func:`gradient_groups`), each 2(n-1) steps moving 1/n of its bytes to the next IPU over the IPU-Link
     between neighbours, each step paying the link's latency and a sync of the IPUs."""
+    return _ring_all_reduce(graph.spec, [gradient_groups(graph.gradient_bytes, buffer_bytes)], replicas)
+
+
+def stage_all_reduce(graph, stage_of_layer, device_mapping, ipus, replicas, buffer_bytes=0) -> bsp.Program:
+    """The all-reduce of a replicated pipeline: each IPU reduces only the gradients of the stages it holds (ops
+    outside every stage's layers count on the last stage) with the same IPU of the other replicas, every IPU's
+    ring at once over its own links, so the step pays for the IPU with the most gradients, not the whole model."""
+    last = len(device_mapping) - 1
+    held = [[] for _ in range(ipus)]
+    for nbytes, layer in zip(graph.gradient_bytes, graph.gradient_layers):
+        held[device_mapping[stage_of_layer.get(layer, last)]].append(nbytes)
+    return _ring_all_reduce(graph.spec, [gradient_groups(g, buffer_bytes) for g in held], replicas)
+
+
+def _ring_all_reduce(spec, groups_per_ipu, replicas) -> bsp.Program:
+    """Ring all-reduces over ``replicas``: the i-th group of every IPU's ``groups_per_ipu`` at once (an IPU with
+    fewer groups sends nothing), 2(n-1) steps each moving 1/n of the group to the next replica's IPU."""
+    rounds = max(len(groups) for groups in groups_per_ipu)
+    sizes = [[groups[i] if i < len(groups) else 0 for groups in groups_per_ipu] for i in range(rounds)]
     return bsp.Sequence(
         [
             bsp.Repeat(
                 2 * (replicas - 1),
                 bsp.IPULinkCopy(
-                    bsp.ceil_div(nbytes, replicas),
-                    links=graph.spec.links_between_neighbours,
+                    [bsp.ceil_div(n, replicas) for n in nbytes]
+                    if len(nbytes) > 1
+                    else bsp.ceil_div(nbytes[0], replicas),
+                    links=spec.links_between_neighbours,
                     label=f"gradients/all-reduce:{i}",
                 ),
                 label="all-reduce",
             )
-            for i, nbytes in enumerate(gradient_groups(graph.gradient_bytes, buffer_bytes))
+            for i, nbytes in enumerate(sizes)
         ],
         label="all-reduce",
     )
@@ -178,8 +199,7 @@ def pipelined_program(
     actions,
     transfer_bytes,
     runs,
-    replicas=1,
-    buffer_bytes=0,
+    gradient_all_reduce=None,
     synthetic=NO_SYNTHETIC_DATA,
     host_waits=(),
 ) -> bsp.Program:
@@ -189,7 +209,8 @@ def pipelined_program(
     synchronise), followed by an IPU-Link copy of what the slot's actions send their neighbouring stage (each
     IPU sends the largest it has). Micro-batch m's infeed is a host stream to stage 0's IPU before the slot of
     its first forward, its outfeed one from the last stage's IPU after the slot that finishes it; with
-    replicas the gradients' all-reduce comes before the weight update. ``host_waits`` (``bsp.HostWait``, from
+    replicas the gradients' all-reduce (``gradient_all_reduce``, from :func:`stage_all_reduce`) comes before the
+    weight update. ``host_waits`` (``bsp.HostWait``, from
     :func:`late_host_waits`) come before every micro-batch's infeed: a late host holds every IPU of the pipeline.
     """
     if not schedule.lockstep:
@@ -213,8 +234,8 @@ def pipelined_program(
         kinds, stages = schedule.kind[rows], schedule.stage[rows]
         if infeed is not None:
             body += [*host_waits, infeed] * int(np.count_nonzero((kinds == FORWARD) & (stages == 0)))
-        if replicas > 1 and schedule.training and (kinds == WEIGHT_UPDATE).any():
-            body.append(all_reduce(graph, replicas, buffer_bytes))
+        if gradient_all_reduce is not None and schedule.training and (kinds == WEIGHT_UPDATE).any():
+            body.append(gradient_all_reduce)
         per_ipu = [[] for _ in range(ipus)]
         sent = np.zeros(ipus, dtype=np.int64)
         for kind, stage in zip(kinds.tolist(), stages.tolist()):

@@ -285,3 +285,38 @@ def test_an_ops_vector_work_becomes_one_compute_set_per_pass_and_per_reduction_s
         f"{base}/reduction2/stage1",
         f"{base}/divide",
     ]
+
+
+def test_a_replicated_pipeline_all_reduces_each_stages_gradients_on_its_own_ipu():
+    """Two replicas of a 2-stage pipeline: the IPU of stage 0 reduces stage 0's big Dense layers, the IPU of stage 1
+    its small one, at the same time; the step pays for the bigger stage, not for the whole model."""
+    x, y = data(64)
+    configure(4)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(x.shape[1],))
+        with keras.ipu.PipelineStage(0):
+            hidden = keras.layers.Dense(256, activation="relu", name="wide")(inputs)
+            hidden = keras.layers.Dense(256, activation="relu", name="big")(hidden)
+        with keras.ipu.PipelineStage(1):
+            outputs = keras.layers.Dense(y.shape[1], name="small")(hidden)
+        model = keras.Model(inputs, outputs)
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=4)
+        model.compile("sgd", "mse", steps_per_execution=4)
+    model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    executable = model.get_ipu_executable("train")
+    graph, timeline = executable.graph, executable.timeline
+    stage_bytes = {layer: 0 for layer in ("wide", "big", "small")}
+    for nbytes, layer in zip(graph.gradient_bytes, graph.gradient_layers):
+        stage_bytes[layer] += nbytes
+    assert stage_bytes["wide"] + stage_bytes["big"] > 10 * stage_bytes["small"] > 0
+    rows = [r for r, label in enumerate(timeline.labels) if "all-reduce:" in label]
+    reduced = sum(int(timeline.counts[r] * timeline.exchange[r].max()) for r in rows)
+
+    def ring_cycles(*stages):
+        gradients = [b for b, layer in zip(graph.gradient_bytes, graph.gradient_layers) if layer in stages]
+        one_ipu = lowering.LoweredGraph("train", graph.spec, 8, [], [], [], [], gradient_bytes=gradients)
+        run = bsp.Engine(programs.all_reduce(one_ipu, 2), graph.spec).run()
+        return int((run.counts * run.exchange.max(axis=1)).sum())
+
+    assert reduced == ring_cycles("wide", "big")  # the stage with the most gradients sets the time
+    assert reduced < ring_cycles("wide", "big", "small")  # not the whole model on every IPU
