@@ -18,7 +18,7 @@ Example:
 >>> from ipu_teach import hardware
 >>> from ipu_teach.ipu.compile_time import GraphSize
 >>> round(hardware.HOST.compile_seconds(GraphSize(working_tile_steps=70_000, program_tile_steps=115_000)), 1)
-30.7
+30.4
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def split_by_stage(
     input_stash: list | None = None,
     input_bytes: list | None = None,
 ) -> list:
-    """One LoweredGraph per pipeline stage: its steps, its weights, its activations times the number of
+    """One LoweredGraph per pipeline stage: its steps (its weights' updates included), its weights, its activations times the number of
     micro-batches the schedule stashes on it (``stash[s]``), and its own code. With recomputation a stage
     keeps one micro-batch's activations (``stash[s]`` 1) and stashes ``input_stash[s]`` copies of its
     input of ``input_bytes[s]`` bytes, from which it recomputes them."""
@@ -238,11 +238,7 @@ def split_by_stage(
 
     stages = []
     for s in range(last + 1):
-        picked = [
-            k
-            for k, step in enumerate(graph.steps)
-            if stage_of(step.name) == s and step.phase not in ("update", "accumulate")
-        ]
+        picked = [k for k, step in enumerate(graph.steps) if stage_of(step.name) == s]
         pick = [graph.steps[k] for k in picked]
         memory = [
             replace(
@@ -268,7 +264,7 @@ def split_by_stage(
                 graph.micro_batch,
                 [p for p in pick if p.phase == "forward"],
                 [p for p in pick if p.phase == "backward"],
-                [],
+                [p for p in pick if p.phase in ("accumulate", "update")],
                 memory + memory_layout.temporary_memory(pick, graph.spec) + memory_layout.code_memory(pick, graph.spec),
             )
         )

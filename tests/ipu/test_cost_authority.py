@@ -190,3 +190,16 @@ def test_the_trace_of_a_pipelined_run_shows_both_ipus_computing_at_once():
     # and both IPUs' traces end with the execution: the slots' syncs keep the IPUs in step
     ends = [max(e["ts"] + e["dur"] for e in events if e["pid"] == ipu) for ipu in (0, 1)]
     assert ends[0] == pytest.approx(ends[1]) == pytest.approx(executable.timeline.seconds() * 1e6)
+
+
+def test_every_step_of_a_pipelined_program_belongs_to_exactly_one_stage_updates_included():
+    """The stages' graphs (their memory, code and compile time) hold every step of the program once: forward,
+    backward and each weight's update on the IPU of the weight's stage."""
+    executable = pipelined_tutorial()
+    graph, stage_graphs = executable.graph, executable.pipeline.stage_graphs
+    names = [step.name for g in stage_graphs for step in g.steps]
+    assert sorted(names) == sorted(step.name for step in graph.steps)
+    for s, stage_graph in enumerate(stage_graphs):
+        assert stage_graph.update, f"stage {s} updates its own weights"
+        layers = {step.scope for step in stage_graph.forward}
+        assert all(step.scope in layers for step in stage_graph.update if step.scope not in ("loss", "optimizer"))
