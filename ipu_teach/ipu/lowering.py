@@ -226,10 +226,10 @@ def split_by_stage(
     input_stash: list | None = None,
     input_bytes: list | None = None,
 ) -> list:
-    """One LoweredGraph per pipeline stage: its steps (its weights' updates included), its weights, its activations times the number of
-    micro-batches the schedule stashes on it (``stash[s]``), and its own code. With recomputation a stage
-    keeps one micro-batch's activations (``stash[s]`` 1) and stashes ``input_stash[s]`` copies of its
-    input of ``input_bytes[s]`` bytes, from which it recomputes them."""
+    """One LoweredGraph per pipeline stage: its steps (its weights' updates included), its weights, its
+    activations times the number of micro-batches the schedule stashes on it (``stash[s]``), and its own code.
+    With recomputation a stage keeps one micro-batch's activations (``stash[s]`` 1) and stashes
+    ``input_stash[s]`` copies of its input of ``input_bytes[s]`` bytes, from which it recomputes them."""
     last = max(stage_of_layer.values())
     input_stash = input_stash or [0] * (last + 1)
 

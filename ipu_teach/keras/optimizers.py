@@ -121,7 +121,7 @@ class SGD(Optimizer):
     Example:
 
     >>> optimizer = keras.optimizers.SGD(learning_rate=0.1)
-    >>> weight = keras.layers.Dense(1).add_weight("w", (2,), "ones")
+    >>> weight = keras.layers.Dense(1).add_weight("w", (2,), initializer="ones")
     >>> optimizer.apply_gradients([(np.array([1.0, -2.0], np.float32), weight)])
     >>> weight.data
     array([0.9, 1.2], dtype=float32)

@@ -7,7 +7,7 @@ from ipu_teach.bsp import poplar
 
 @poplar.codelet(inputs={"a": "", "x": "n"}, inouts={"y": "n"})
 def axpy(a, x, y):
-    return a[:, None] * x + y      # a: (vertices,), x and y: (vertices, n)
+    return a[:, None] * x + y  # a: (vertices,), x and y: (vertices, n)
 
 
 tiles, n = 8, 5

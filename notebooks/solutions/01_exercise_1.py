@@ -13,5 +13,7 @@ BATCH_SIZES = (32, 64, 100, 128)
 print(f"{'data':<16}{'batch':>6}{'train dropped':>15}{'test dropped':>14}")
 for name, (train, test) in DATA_SETS.items():
     for batch_size in BATCH_SIZES:
-        print(f"{name:<16}{batch_size:>6}{train - make_divisible(train, batch_size):>15}"
-              f"{test - make_divisible(test, batch_size):>14}")
+        print(
+            f"{name:<16}{batch_size:>6}{train - make_divisible(train, batch_size):>15}"
+            f"{test - make_divisible(test, batch_size):>14}"
+        )

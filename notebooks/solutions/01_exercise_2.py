@@ -14,11 +14,11 @@ from ipu_teach.examples import tutorial_model_fn
 from ipu_teach import ipu
 
 
-model_fn = tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
+model_fn = tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
 
 
 rng = np.random.default_rng(0)
-x = rng.random((128, 28, 28, 1), dtype=np.float32)          # any data of the right shape will do
+x = rng.random((128, 28, 28, 1), dtype=np.float32)  # any data of the right shape will do
 y = keras.utils.to_categorical(rng.integers(0, 10, 128), 10)
 
 config = ipu.config.IPUConfig()
@@ -29,12 +29,16 @@ strategy = ipu.ipu_strategy.IPUStrategy()
 
 cache = tempfile.mkdtemp()
 ipu.executable_cache.enable(cache)
-variants = [("batch 64", 64, "sgd"), ("batch 64 again, new model", 64, "sgd"), ("batch 32", 32, "sgd"),
-            ("batch 64, learning rate 0.1", 64, keras.optimizers.SGD(learning_rate=0.1)),
-            ("batch 64, Adam", 64, "adam")]
+variants = [
+    ("batch 64", 64, "sgd"),
+    ("batch 64 again, new model", 64, "sgd"),
+    ("batch 32", 32, "sgd"),
+    ("batch 64, learning rate 0.1", 64, keras.optimizers.SGD(learning_rate=0.1)),
+    ("batch 64, Adam", 64, "adam"),
+]
 loaded = {}
 for name, batch_size, optimizer in variants:
-    with strategy.scope(), contextlib.redirect_stdout(io.StringIO()):   # hide the INFO lines
+    with strategy.scope(), contextlib.redirect_stdout(io.StringIO()):  # hide the INFO lines
         model = keras.Model(*model_fn())
         model.compile(optimizer, "categorical_crossentropy", metrics=["accuracy"])
         model.fit(x, y, epochs=1, batch_size=batch_size)

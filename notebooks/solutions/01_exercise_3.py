@@ -15,7 +15,7 @@ from ipu_teach import ipu
 
 
 def model_fn(hidden=None):
-    return tutorial_model_fn(hidden=hidden)   # the tutorial's model, with an optional hidden layer
+    return tutorial_model_fn(hidden=hidden)  # the tutorial's model, with an optional hidden layer
 
 
 rng = np.random.default_rng(0)
@@ -24,7 +24,7 @@ y = keras.utils.to_categorical(rng.integers(0, 10, 64), 10)
 
 config = ipu.config.IPUConfig()
 config.auto_select_ipus = 1
-config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE   # compile only
+config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE  # compile only
 config.configure_ipu_system()
 
 compiled = {}
@@ -35,8 +35,12 @@ for hidden in (None, 128):
         model.fit(x, y, epochs=1, batch_size=64)
     executable = model.get_ipu_executable("train")
     compiled[hidden] = executable
-    print(f"hidden layer {hidden!s:>4}: {executable.graph.compute_sets} compute sets, "
-          f"compile {executable.compile_seconds:.1f} s (simulated)")
+    print(
+        f"hidden layer {hidden!s:>4}: {executable.graph.compute_sets} compute sets, "
+        f"compile {executable.compile_seconds:.1f} s (simulated)"
+    )
 added = compiled[128].graph.compute_sets - compiled[None].graph.compute_sets
-print(f"the hidden layer adds {added} compute sets and "
-      f"{compiled[128].compile_seconds - compiled[None].compile_seconds:.1f} s of compilation")
+print(
+    f"the hidden layer adds {added} compute sets and "
+    f"{compiled[128].compile_seconds - compiled[None].compile_seconds:.1f} s of compilation"
+)

@@ -12,11 +12,11 @@ from ipu_teach.examples import tutorial_model_fn
 from ipu_teach import hardware, ipu
 
 
-model_fn = tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
+model_fn = tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
 
 
 steps = 32
-x = np.zeros((steps * 64, 28, 28, 1), np.float32)       # a compile-only run: the values do not matter
+x = np.zeros((steps * 64, 28, 28, 1), np.float32)  # a compile-only run: the values do not matter
 y = np.zeros((steps * 64, 10), np.float32)
 config = ipu.config.IPUConfig()
 config.auto_select_ipus = 1
@@ -33,6 +33,8 @@ full_epoch = 60_000 // 64
 predicted = overhead / full_epoch + device_step
 smallest = math.floor(9 * overhead / device_step) + 1
 print(f"device time per step: {device_step * 1e6:.1f} us (simulated)")
-print(f"full MNIST epoch per execution (N = {full_epoch}): {predicted * 1e6:.1f} us/step, "
-      f"host overhead {overhead / full_epoch / predicted:.0%}")
+print(
+    f"full MNIST epoch per execution (N = {full_epoch}): {predicted * 1e6:.1f} us/step, "
+    f"host overhead {overhead / full_epoch / predicted:.0%}"
+)
 print(f"host overhead below 10% from N = {smallest} steps per execution")

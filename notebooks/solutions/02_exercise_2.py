@@ -11,14 +11,14 @@ from ipu_teach.examples import tutorial_model_fn
 from ipu_teach import ipu
 
 
-model_fn = tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
+model_fn = tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
 
 
-x_test = np.zeros((2_560, 28, 28, 1), np.float32)       # the bundled test set's shape: 40 batches of 64
+x_test = np.zeros((2_560, 28, 28, 1), np.float32)  # the bundled test set's shape: 40 batches of 64
 y_test = np.zeros((2_560, 10), np.float32)
 config = ipu.config.IPUConfig()
 config.auto_select_ipus = 1
-config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE   # compile only: quick
+config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE  # compile only: quick
 config.configure_ipu_system()
 
 outcomes = {}

@@ -11,7 +11,7 @@ from ipu_teach.examples import tutorial_model_fn
 from ipu_teach import ipu
 
 
-model_fn = tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
+model_fn = tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
 
 
 SAMPLES = 8_192

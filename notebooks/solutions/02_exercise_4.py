@@ -11,7 +11,7 @@ import ipu_teach.keras as keras
 from ipu_teach import ipu
 from ipu_teach.examples import tutorial_model_fn
 
-model_fn = tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
+model_fn = tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
 
 SAMPLES, BATCH = 8_192, 64
 x = np.zeros((SAMPLES, 28, 28, 1), np.float32)

@@ -23,4 +23,4 @@ config = ipu.config.IPUConfig()
 config.auto_select_ipus = 32
 config.configure_ipu_system()
 print("auto_select_ipus=32 on the IPU-POD64: attached", ipu.system.current().num_ipus, "IPUs")
-ipu.system.use_system("IPU-POD16")                       # back to the default system
+ipu.system.use_system("IPU-POD16")  # back to the default system

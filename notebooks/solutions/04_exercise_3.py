@@ -7,7 +7,7 @@ from ipu_teach import ipu
 
 config = ipu.config.IPUConfig()
 config.auto_select_ipus = 16
-config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE   # compile only: fast
+config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE  # compile only: fast
 config.configure_ipu_system()
 with ipu.ipu_strategy.IPUStrategy().scope():
     inputs = keras.Input(shape=(28, 28, 1))
@@ -20,5 +20,9 @@ with ipu.ipu_strategy.IPUStrategy().scope():
     model.set_pipelining_options(gradient_accumulation_steps_per_replica=16)
     model.compile(optimizer="sgd", loss="categorical_crossentropy", steps_per_execution=16)
     samples = 32 * 16 * 8
-    model.fit(np.zeros((samples, 28, 28, 1), "float32"), np.eye(10, dtype="float32")[np.zeros(samples, int)],
-              batch_size=32, verbose=0)
+    model.fit(
+        np.zeros((samples, 28, 28, 1), "float32"),
+        np.eye(10, dtype="float32")[np.zeros(samples, int)],
+        batch_size=32,
+        verbose=0,
+    )

@@ -21,7 +21,7 @@ def model_fn():
 
 config = ipu.config.IPUConfig()
 config.auto_select_ipus = 2
-config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE   # compile only: fast
+config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE  # compile only: fast
 config.configure_ipu_system()
 x, y = np.zeros((512, 28, 28, 1), np.float32), np.zeros((512, 10), np.float32)
 
@@ -47,5 +47,6 @@ explorer = PipelineExplorer.from_model(models[best])
 figure, view = draw_pipeline("Grouped", accumulation=8, costs=explorer.costs, sizes=explorer.sizes, unit="simulated us")
 for stage, (busy, stash) in enumerate(zip(view.metrics.utilisation_per_ipu, view.stash_per_ipu)):
     compute = explorer.costs.forward[stage] + explorer.costs.backward[stage]
-    print(f"stage {stage}: forward + backward {compute:5.1f} us per micro-batch, busy {busy:.0%}, "
-          f"stashes {stash:.2f} MB")
+    print(
+        f"stage {stage}: forward + backward {compute:5.1f} us per micro-batch, busy {busy:.0%}, stashes {stash:.2f} MB"
+    )

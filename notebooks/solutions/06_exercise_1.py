@@ -1,7 +1,9 @@
 # Predict, then check: what fp16 gives for 2048 + 1, 2048 + 2, and a running sum of 0.01 added 10,000 times.
 import numpy as np
 
-print("2048 + 1 in fp16:", float(np.float16(2048) + np.float16(1)))  # the spacing of fp16 at 2048 is 2: 2049 rounds to 2048
+print(
+    "2048 + 1 in fp16:", float(np.float16(2048) + np.float16(1))
+)  # the spacing of fp16 at 2048 is 2: 2049 rounds to 2048
 print("2048 + 2 in fp16:", float(np.float16(2048) + np.float16(2)))
 total = np.float16(0)
 for _ in range(10_000):

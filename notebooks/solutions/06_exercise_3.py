@@ -4,7 +4,7 @@ import numpy as np
 import ipu_teach.keras as keras
 
 optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.01), dynamic_growth_steps=4)
-weight = keras.layers.Dense(1).add_weight("w", (1,), "ones")
+weight = keras.layers.Dense(1).add_weight("w", (1,), initializer="ones")
 history = [optimizer.loss_scale]
 for gradient in [np.inf] * 3 + [0.5] * 5:
     optimizer.apply_gradients([(np.array([gradient], np.float32), weight)])

@@ -14,8 +14,9 @@ def fit_with(proportion):
     config.configure_ipu_system()
     keras.backend.clear_session()
     with ipu.ipu_strategy.IPUStrategy().scope():
-        model = keras.Sequential([keras.layers.Dense(512, input_shape=(2048,)),
-                                  keras.layers.Dense(10, activation="softmax")])
+        model = keras.Sequential(
+            [keras.layers.Dense(512, input_shape=(2048,)), keras.layers.Dense(10, activation="softmax")]
+        )
         model.compile("sgd", "categorical_crossentropy")
         x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
         try:
@@ -26,8 +27,10 @@ def fit_with(proportion):
     graph = executable.graph
     temporary = max(int(m.per_tile.max()) for m in graph.memory if m.category == "temporary memory")
     device_us = (executable.seconds_per_execution - hardware.HOST.execution_overhead_s) * 1e6
-    return (f"fits: {temporary:>7,} B temporary on the fullest tile, {graph.compute_sets:>3} compute sets, "
-            f"{device_us:7.1f} us on the device per step")
+    return (
+        f"fits: {temporary:>7,} B temporary on the fullest tile, {graph.compute_sets:>3} compute sets, "
+        f"{device_us:7.1f} us on the device per step"
+    )
 
 
 for proportion in ("0.6", "0.3", "0.1", "0.05"):

@@ -131,6 +131,30 @@ def test_add_weight_defaults_to_glorot_uniform_and_a_variable_name_as_keras():
         layer.add_weight("v", (2,), dtype="str")
 
 
+def test_add_weight_takes_keras_positional_order_and_keywords():
+    """tf-keras 2.x: ``add_weight(name, shape, dtype, initializer, regularizer, trainable, constraint, ...)``; a
+    third positional argument is the dtype (Keras fails on ``"ones"`` there), an unknown keyword is a TypeError."""
+    layer = keras.layers.Layer(name="custom")
+    weight = layer.add_weight("w", (2,), "float16", "ones", None, False)
+    assert weight.dtype == np.float16 and not weight.requires_grad
+    np.testing.assert_array_equal(weight.data, [1.0, 1.0])
+    assert layer.add_weight("t", (1,), trainable=None).requires_grad  # None means trainable, as Keras
+    assert layer.add_weight("s", (1,), use_resource=True, synchronization=None, partitioner=None).shape == (1,)
+    with pytest.raises(TypeError, match="Unknown keyword argument"):
+        layer.add_weight("u", (1,), shapes=(2,))
+    with pytest.raises(TypeError, match="the third positional argument is the dtype.*pass initializer='ones'"):
+        layer.add_weight("x", (2,), "ones")  # not an initializer in that place
+
+
+@pytest.mark.parametrize("option", ["regularizer", "constraint"])
+def test_add_weight_refuses_what_it_would_otherwise_ignore(option):
+    layer = keras.layers.Layer(name="custom")
+    with pytest.raises(
+        ValueError, match=rf"add_weight\({option}=...\) is not simulated by ipu-teach yet.*remove {option}="
+    ):
+        layer.add_weight("w", (2,), **{option: "l2"})
+
+
 NORMALIZATION = golden("normalization")
 
 

@@ -56,7 +56,7 @@ def test_compile_wraps_the_optimizer_of_an_fp16_model_in_a_loss_scale_optimizer(
 
 
 def sgd_step(optimizer, grad, weight=1.0):
-    w = keras.layers.Dense(1).add_weight("w", (1,), "ones")
+    w = keras.layers.Dense(1).add_weight("w", (1,), initializer="ones")
     w.data[:] = weight
     applied = optimizer.apply_gradients([(np.array([grad], np.float32), w)])
     return applied, float(w.data[0])

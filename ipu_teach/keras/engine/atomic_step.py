@@ -14,7 +14,7 @@ on return or on any exception: no cleanup line that an interrupt could skip, and
 Example:
 
 >>> from ipu_teach.keras.engine import atomic_step
->>> weight = keras.layers.Dense(1).add_weight("w", (2,), "ones")
+>>> weight = keras.layers.Dense(1).add_weight("w", (2,), initializer="ones")
 >>> def add_one():
 ...     atomic_step.assign_all([(weight, "data", weight.data + 1)])
 ...     return weight.data, atomic_step.latest(weight, "data")   # not written until the step returns

@@ -34,6 +34,24 @@ def known_size(dims):
     return None if any(d is None for d in dims) else math.prod(dims)
 
 
+_ADD_WEIGHT_OPTIONS = frozenset(
+    {
+        "use_resource",
+        "synchronization",
+        "aggregation",
+        "partitioner",
+        "autocast",
+        "collections",
+        "experimental_autocast",
+        "caching_device",
+        "getter",
+        "layout",
+        "experimental_enable_variable_lifting",
+    }
+)
+"""``add_weight``'s keywords beyond its named arguments that Keras accepts (tf-keras 2.x base_layer.py)."""
+
+
 class KerasTensor:
     """A symbolic tensor: a shape with ``None`` for the batch, and the layer call that made it."""
 
@@ -110,8 +128,18 @@ class Layer:
             weight.requires_grad = self._trainable and flag
             weight.grad = None
 
-    def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None) -> Tensor:
-        """Adds a new weight to the layer and returns it.
+    def add_weight(
+        self,
+        name=None,
+        shape=None,
+        dtype=None,
+        initializer=None,
+        regularizer=None,
+        trainable=None,
+        constraint=None,
+        **kwargs,
+    ) -> Tensor:
+        """Adds a new weight to the layer and returns it, with Keras' arguments in Keras' order.
 
         Layers call it from ``build``; the weight is named ``"<layer>/<name>:0"`` as in TensorFlow, which
         is also the name reports show for it on the simulated IPU. As in Keras (base_layer.py
@@ -121,26 +149,47 @@ class Layer:
         Args:
           name: String, the weight's name within the layer. Default: None, ``"Variable"``.
           shape: Tuple of ints, the weight's shape. Default: None, a scalar.
+          dtype: The weight's dtype. Default: None, the layer's ``variable_dtype``.
           initializer: An initializer name (``"zeros"``, ``"ones"``, ``"glorot_uniform"``, ...) or object.
             Default: None, ``"glorot_uniform"`` for floats, ``"zeros"`` for integers and booleans.
-          trainable: Boolean, whether the weight takes gradients (if the layer is trainable). Default: True.
-          dtype: The weight's dtype. Default: None, the layer's ``variable_dtype``.
+          regularizer, constraint: Not simulated yet: anything but None is refused (rather than ignored).
+          trainable: Boolean, whether the weight takes gradients (if the layer is trainable). Default: None, True.
+          **kwargs: Keras' distribution and variable options (``use_resource``, ``synchronization``,
+            ``aggregation``, ``caching_device``, ...), accepted and meaningless on one simulated device.
 
         Returns:
           The weight, a Tensor.
 
         Raises:
-          ValueError: with no initializer for a weight that is neither a number nor a boolean.
+          ValueError: with no initializer for a weight that is neither a number nor a boolean, or a
+            regularizer or constraint.
+          TypeError: for a keyword Keras does not know, as Keras.
 
         Example:
 
-        >>> w = keras.layers.Dense(1).add_weight("w", (2,), "ones")
+        >>> w = keras.layers.Dense(1).add_weight("w", (2,), initializer="ones")
         >>> w.name, w.shape, w.data
         ('dense/w:0', (2,), array([1., 1.], dtype=float32))
         >>> keras.layers.Dense(1, name="d").add_weight(shape=(2, 3)).name
         'd/Variable:0'
         """
-        dtype = np.dtype(dtype or self.variable_dtype)
+        unknown = sorted(set(kwargs) - _ADD_WEIGHT_OPTIONS)
+        if unknown:
+            raise TypeError("Unknown keyword argument:", unknown[0])
+        for option, value in (("regularizer", regularizer), ("constraint", constraint)):
+            if value is not None:
+                raise ValueError(
+                    f"Layer {self.name!r}: add_weight({option}=...) is not simulated by ipu-teach yet, and ignoring it "
+                    f"would train a different model; remove {option}= (or apply it in the loss yourself)"
+                )
+        trainable = True if trainable is None else trainable
+        try:
+            dtype = np.dtype(dtype or self.variable_dtype)
+        except TypeError:
+            raise TypeError(
+                f"Layer {self.name!r}: add_weight's dtype {dtype!r} is not a dtype; as in Keras the third positional "
+                f"argument is the dtype: to start the weight from {dtype!r}, pass initializer={dtype!r}"
+            ) from None
         name = "Variable" if name is None else name
         if initializer is None:
             if dtype.kind not in "fiub":

@@ -98,8 +98,10 @@ class _Convolution(Layer):
         return (input_shape[0],) + spatial + (self.filters,)
 
     def add_kernel_and_bias(self, kernel_shape):
-        self.kernel = self.add_weight("kernel", kernel_shape, self.kernel_initializer)
-        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
+        self.kernel = self.add_weight("kernel", kernel_shape, initializer=self.kernel_initializer)
+        self.bias = (
+            self.add_weight("bias", (self.filters,), initializer=self.bias_initializer) if self.use_bias else None
+        )
 
     def bias_or_zeros(self):
         return self.bias if self.bias is not None else Tensor(np.zeros(self.filters, dtype=np.float32))

@@ -57,8 +57,8 @@ class Dense(Layer):
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
 
     def build(self, input_shape):
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
-        self.bias = self.add_weight("bias", (self.units,), self.bias_initializer) if self.use_bias else None
+        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), initializer=self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer) if self.use_bias else None
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

@@ -19,7 +19,9 @@ class Embedding(Layer):
         )
 
     def build(self, input_shape):
-        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim), self.embeddings_initializer)
+        self.embeddings = self.add_weight(
+            "embeddings", (self.input_dim, self.output_dim), initializer=self.embeddings_initializer
+        )
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.output_dim,)

@@ -27,8 +27,8 @@ class LayerNormalization(Layer):
     def build(self, input_shape):
         """``gamma`` only with ``scale``, ``beta`` only with ``center``, as in Keras."""
         features = (input_shape[-1],)
-        self.gamma = self.add_weight("gamma", features, self._initializers[0]) if self.scale else None
-        self.beta = self.add_weight("beta", features, self._initializers[1]) if self.center else None
+        self.gamma = self.add_weight("gamma", features, initializer=self._initializers[0]) if self.scale else None
+        self.beta = self.add_weight("beta", features, initializer=self._initializers[1]) if self.center else None
 
     compute_output_shape = same_shape
 

@@ -82,10 +82,10 @@ class BatchNormalization(Layer):
             )
         channels = (input_shape[-1],)
         g_init, b_init, mm_init, mv_init = self._initializers
-        self.gamma = self.add_weight("gamma", channels, g_init) if self.scale else None
-        self.beta = self.add_weight("beta", channels, b_init) if self.center else None
-        self.moving_mean = self.add_weight("moving_mean", channels, mm_init, trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", channels, mv_init, trainable=False)
+        self.gamma = self.add_weight("gamma", channels, initializer=g_init) if self.scale else None
+        self.beta = self.add_weight("beta", channels, initializer=b_init) if self.center else None
+        self.moving_mean = self.add_weight("moving_mean", channels, initializer=mm_init, trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", channels, initializer=mv_init, trainable=False)
 
     compute_output_shape = same_shape
 

@@ -52,9 +52,11 @@ class _RNN(Layer):
     def build(self, input_shape):
         width = self.gates * self.units
         kernel_init, recurrent_init, _ = self._initializers
-        self.kernel = self.add_weight("kernel", (input_shape[-1], width), kernel_init)
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width), recurrent_init)
-        self.bias = self.add_weight("bias", self.bias_shape(), self.bias_initializer()) if self.use_bias else None
+        self.kernel = self.add_weight("kernel", (input_shape[-1], width), initializer=kernel_init)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width), initializer=recurrent_init)
+        self.bias = (
+            self.add_weight("bias", self.bias_shape(), initializer=self.bias_initializer()) if self.use_bias else None
+        )
 
     def bias_initializer(self):
         return self._initializers[2]

@@ -39,7 +39,7 @@ class LossScaleOptimizer(Optimizer):
     >>> optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1))
     >>> optimizer.loss_scale
     32768.0
-    >>> weight = keras.layers.Dense(1).add_weight("w", (1,), "ones")
+    >>> weight = keras.layers.Dense(1).add_weight("w", (1,), initializer="ones")
     >>> optimizer.apply_gradients([(np.array([np.inf], np.float32), weight)])   # skipped
     False
     >>> optimizer.loss_scale, weight.data
@@ -109,7 +109,7 @@ class LossScaleOptimizer(Optimizer):
 
         >>> optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1),
         ...                                                      dynamic_growth_steps=2)
-        >>> weight = keras.layers.Dense(1).add_weight("w", (1,), "ones")
+        >>> weight = keras.layers.Dense(1).add_weight("w", (1,), initializer="ones")
         >>> [optimizer.apply_gradients([(np.array([g], np.float32), weight)]) for g in (np.nan, 1.0, 1.0)]
         [False, True, True]
         >>> optimizer.loss_scale, round(float(weight.data[0]), 2)
