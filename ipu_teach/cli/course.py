@@ -154,9 +154,12 @@ def add_parser(commands):
         description="Start JupyterLab on your copy of the course notebooks (made or completed first, never "
         "overwritten), listening on 127.0.0.1 unless --ip says otherwise.",
     )
-    parser.add_argument("--notebooks", help="the course's notebooks to copy (default: the repository's notebooks/)")
+    parser.add_argument(
+        "--notebooks", metavar="DIR", help="the course's notebooks to copy (default: the repository's notebooks/)"
+    )
     parser.add_argument(
         "--workspace",
+        metavar="DIR",
         help=f"your copy of the course, which JupyterLab opens (default: ~/{workspace.WORKSPACE_NAME})",
     )
     parser.add_argument(
@@ -174,6 +177,7 @@ def add_parser(commands):
     parser.add_argument(
         "--ip",
         default=LOOPBACK,
+        metavar="ADDRESS",
         help=f"address to listen on (default {LOOPBACK}: this machine only; 0.0.0.0: every network, token required)",
     )
     parser.add_argument(
