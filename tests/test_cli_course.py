@@ -3,6 +3,7 @@ package without the notebooks, and stopping by signal (the server and its childr
 It serves the learner's copy of the course (completed, never overwritten; one notebook reset on request,
 the learner's kept), keeps the token on other addresses, and prints the address to open last."""
 
+import json
 import os
 import re
 import signal
@@ -198,6 +199,7 @@ def test_the_first_start_copies_the_course_and_says_what_is_new(tmp_path):
     course_folder, mine = make_course(tmp_path / "course"), tmp_path / "mine"
     update = workspace.update_workspace(course_folder, mine)
     assert sorted(snapshot(mine)) == [
+        workspace.RECORD_NAME,  # hidden: JupyterLab does not show it
         "00_ipu_and_bsp.ipynb",
         "01_porting_keras_to_the_ipu.ipynb",
         *[f"solutions/00_exercise_{n}.py" for n in range(1, 6)],
@@ -214,21 +216,44 @@ def test_an_update_copies_only_what_the_learner_lacks_and_keeps_their_edits(tmp_
     course_folder, mine = make_course(tmp_path / "course", solutions=2), tmp_path / "mine"
     workspace.update_workspace(course_folder, mine)
     (mine / "00_ipu_and_bsp.ipynb").write_text('{"mine": 1}')  # the learner's edit
+    (mine / "01_porting_keras_to_the_ipu.ipynb").write_text('{"mine": 2}')  # edited, and updated in the course:
+    (course_folder / "01_porting_keras_to_the_ipu.ipynb").write_text('{"course": "updated"}')
+    (course_folder / "solutions" / "00_exercise_1.py").write_text("print('updated')\n")  # updated, not edited
     (mine / "solutions" / "00_exercise_2.py").unlink()  # deleted by the learner: copied again
-    (course_folder / "01_porting_keras_to_the_ipu.ipynb").write_text('{"course": "updated"}')  # a course update
     (course_folder / "02_steps_per_execution.ipynb").write_text('{"course": "new"}')  # a new notebook
     update = workspace.update_workspace(course_folder, mine)
     assert update.new == [Path("02_steps_per_execution.ipynb"), Path("solutions/00_exercise_2.py")]
-    assert update.kept == [Path("00_ipu_and_bsp.ipynb"), Path("01_porting_keras_to_the_ipu.ipynb")]
-    assert update.unchanged == 1
+    assert update.changed == [Path("00_ipu_and_bsp.ipynb")]
+    assert update.updated == [Path("01_porting_keras_to_the_ipu.ipynb"), Path("solutions/00_exercise_1.py")]
+    assert update.unchanged == 0
     assert (mine / "00_ipu_and_bsp.ipynb").read_text() == '{"mine": 1}'
-    assert (mine / "01_porting_keras_to_the_ipu.ipynb").read_text() == '{"course": "01_porting_keras_to_the_ipu"}'
+    assert (mine / "01_porting_keras_to_the_ipu.ipynb").read_text() == '{"mine": 2}'
+    assert (mine / "solutions" / "00_exercise_1.py").read_text() == "print(1)\n"  # never overwritten
     assert workspace.report(update, mine).splitlines()[1:] == [
         "ipu-teach course: new in your copy: 02_steps_per_execution.ipynb, solutions/00_exercise_2.py",
-        "ipu-teach course: kept as you have them (they differ from the course's, edited by you or updated in the "
-        "course): 00_ipu_and_bsp.ipynb, 01_porting_keras_to_the_ipu.ipynb; `ipu-teach course --reset NAME` puts "
-        "the course's version back and keeps yours as a backup",
+        "ipu-teach course: kept as you changed them: 00_ipu_and_bsp.ipynb",
+        "ipu-teach course: the course has another version of these, yours are kept: 01_porting_keras_to_the_ipu.ipynb, "
+        "solutions/00_exercise_1.py; `ipu-teach course --reset NAME` takes the course's and keeps yours as a backup",
     ]
+    assert workspace.update_workspace(course_folder, mine).updated == update.updated  # said again until reset
+    workspace.reset(course_folder, mine, "01")
+    (mine / "01_porting_keras_to_the_ipu.ipynb").write_text('{"mine": 3}')  # edited after the reset: the learner's
+    assert workspace.update_workspace(course_folder, mine).changed == [
+        Path("00_ipu_and_bsp.ipynb"),
+        Path("01_porting_keras_to_the_ipu.ipynb"),
+    ]
+
+
+@pytest.mark.parametrize("record", ["{not json", "[1, 2]", '{"00_ipu_and_bsp.ipynb": 7}'])
+def test_a_damaged_or_missing_record_of_the_copies_loses_nothing(tmp_path, record):
+    course_folder, mine = make_course(tmp_path / "course"), tmp_path / "mine"
+    workspace.update_workspace(course_folder, mine)
+    (mine / "00_ipu_and_bsp.ipynb").write_text('{"mine": 1}')
+    (mine / workspace.RECORD_NAME).write_text(record)
+    update = workspace.update_workspace(course_folder, mine)  # what it cannot tell apart is named as updated
+    assert update.updated == [Path("00_ipu_and_bsp.ipynb")] and update.new == [] and update.unchanged == 6
+    assert (mine / "00_ipu_and_bsp.ipynb").read_text() == '{"mine": 1}'
+    assert json.loads((mine / workspace.RECORD_NAME).read_text())["solutions/00_exercise_1.py"]  # written anew
 
 
 def test_a_read_only_course_gives_the_learner_writable_copies(tmp_path):

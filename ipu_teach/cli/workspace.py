@@ -5,7 +5,9 @@ so running, editing and autosaving change only the learner's copy, and updating 
 never conflicts with the learner's work. Each start copies in what the learner does not have yet (a new
 notebook, solution or data file) and never overwrites a file the learner has: one that differs from the
 course's is kept and named, and ``reset`` puts the course's version back, first renaming the learner's
-(``02_steps_per_execution.backup-1.ipynb``), so nothing the learner wrote is lost.
+(``02_steps_per_execution.backup-1.ipynb``), so nothing the learner wrote is lost. A hidden record in the
+workspace (``.ipu-teach-course.json``: the fingerprint of the course's version each file was copied from)
+tells the files the learner changed from those the course has updated since, which are named apart.
 
 The default folder is ``~/ipu-teach-workspace``: found again from any directory and after any ``git pull``,
 outside the checkout (so ``git status`` stays clean), and one per user on a shared machine.
@@ -14,17 +16,23 @@ outside the checkout (so ``git status`` stays clean), and one per user on a shar
 from __future__ import annotations
 
 import filecmp
+import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..atomic import atomic_write
+from ..untrusted import read_json
+from ..validation import BadFileError
 
 WORKSPACE_NAME = "ipu-teach-workspace"
 # Written by running the course (the executable cache, profiling reports, Python's and Jupyter's caches),
 # not part of it: never copied.
 GENERATED = {"__pycache__", "ipu_executable_cache", "report"}
 FOLDER_SUMMARISED_FROM = 4  # more new files than this in one sub-folder are counted, not listed
+RECORD_NAME = ".ipu-teach-course.json"
+RECORD_LIMIT = 1_000_000  # bytes: a record of a course of thousands of files
 
 
 def default_workspace() -> Path:
@@ -60,6 +68,25 @@ def course_files(course: Path) -> list:
     )
 
 
+def fingerprint(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_record(workspace: Path) -> dict:
+    """The fingerprint of the course's version each workspace file was copied from (by its path); empty for a
+    workspace made before the record was kept, or one whose record is damaged (it is then written anew)."""
+    try:
+        record = read_json(workspace / RECORD_NAME, "a record of ipu-teach course", "", RECORD_LIMIT)
+    except (FileNotFoundError, BadFileError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def write_record(workspace: Path, record: dict) -> None:
+    with atomic_write(workspace / RECORD_NAME) as stream:
+        json.dump(record, stream, indent=1, sort_keys=True)
+
+
 def _copy(source: Path, target: Path) -> None:
     """The course's file, written whole (a new file of the learner's, writable even if the course's is not)."""
     with atomic_write(target, "wb") as stream:
@@ -68,26 +95,33 @@ def _copy(source: Path, target: Path) -> None:
 
 @dataclass
 class Update:
-    """What one update of the workspace did: files copied in, the learner's files kept, and how many were
-    already the course's."""
+    """What one update of the workspace did: files copied in; the learner's kept, those the learner changed
+    and those the course has another version of (updated since they were copied, or copied before the record
+    was kept); and how many were already the course's."""
 
     new: list = field(default_factory=list)
-    kept: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    updated: list = field(default_factory=list)
     unchanged: int = 0
 
 
 def update_workspace(course: Path, workspace: Path) -> Update:
     """Copy into ``workspace`` every course file it does not have; leave every file it has as it is."""
-    update = Update()
+    update, record = Update(), read_record(workspace)
     for name in course_files(course):
-        target = workspace / name
+        target, key, version = workspace / name, name.as_posix(), fingerprint(course / name)
         if not target.exists():
             _copy(course / name, target)
             update.new.append(name)
+            record[key] = version
         elif filecmp.cmp(course / name, target, shallow=False):
             update.unchanged += 1
-        else:
-            update.kept.append(name)
+            record[key] = version
+        elif record.get(key) == version:  # the course's version is the one copied: the learner changed it
+            update.changed.append(name)
+        else:  # the course's version is not the one copied (or that is not known): the course was updated
+            update.updated.append(name)
+    write_record(workspace, record)
     return update
 
 
@@ -113,11 +147,12 @@ def report(update: Update, workspace: Path) -> str:
     ]
     if update.new:
         lines.append(f"ipu-teach course: new in your copy: {summary(update.new)}")
-    if update.kept:
+    if update.changed:
+        lines.append(f"ipu-teach course: kept as you changed them: {summary(update.changed)}")
+    if update.updated:
         lines.append(
-            f"ipu-teach course: kept as you have them (they differ from the course's, edited by you or updated in "
-            f"the course): {summary(update.kept)}; `ipu-teach course --reset NAME` puts the course's version back "
-            f"and keeps yours as a backup"
+            f"ipu-teach course: the course has another version of these, yours are kept: {summary(update.updated)}; "
+            f"`ipu-teach course --reset NAME` takes the course's and keeps yours as a backup"
         )
     return "\n".join(lines)
 
@@ -159,6 +194,7 @@ def reset(course: Path, workspace: Path, name: str) -> str:
         backup = _backup_name(target)
         os.rename(target, backup)
     _copy(course / file, target)
+    write_record(workspace, {**read_record(workspace), file.as_posix(): fingerprint(course / file)})
     kept = f"; yours is kept as {backup.name}" if backup else ""
     return (
         f"ipu-teach course: {target} is the course's version again{kept} (in JupyterLab, close its tab "
