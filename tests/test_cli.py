@@ -1,6 +1,5 @@
 """The ``ipu-teach`` command: course, tour and info, each with --help."""
 
-import argparse
 import os
 import subprocess
 import sys
@@ -32,12 +31,12 @@ def test_info_lists_the_pods_devices_and_the_figures_with_their_sources(capsys):
     assert "reductionFactorThresholdToAddMoreStages" in out  # the vector units' figures, with their sources
 
 
-def test_course_serves_the_notebooks_on_localhost_only():
-    args = argparse.Namespace(notebooks=None, port=8899, no_browser=True)
-    command = course.command(args, 8899)
+def test_course_serves_the_workspace_on_localhost_only(tmp_path):
+    command = course.command(tmp_path, 8899)
     assert "--ServerApp.ip=127.0.0.1" in command and "--ServerApp.port=8899" in command
     assert "--ServerApp.port_retries=0" in command  # JupyterLab never moves to another port on its own
-    assert any(part.endswith("notebooks") for part in command if part.startswith("--ServerApp.root_dir="))
+    assert f"--ServerApp.root_dir={tmp_path}" in command
+    assert not any("token" in part.lower() for part in command)  # the token is in the environment, never here
 
 
 def test_course_says_where_the_notebooks_are_when_they_are_missing(tmp_path):

@@ -1,0 +1,41 @@
+"""``tools/make_wheelhouse.py`` downloads what installing the course needs, at the tested versions.
+(The wheelhouse it makes is installed with ``--no-index`` into a fresh venv by a phase of ``.ci/run``.)"""
+
+import importlib.util
+import re
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("make_wheelhouse", REPO_ROOT / "tools" / "make_wheelhouse.py")
+make_wheelhouse = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_wheelhouse)
+
+
+def name_of(requirement: str) -> str:
+    return re.match(r"[A-Za-z0-9_.-]+", requirement).group(0).lower().replace("_", "-")
+
+
+def test_the_wheelhouse_holds_the_runtime_the_notebooks_extra_and_the_build_backend():
+    names = {name_of(requirement) for requirement in make_wheelhouse.course_requirements()}
+    # numpy is what `import ipu_teach` needs; an install without extras must bring it
+    assert names == {"numpy", "matplotlib", "ipywidgets", "jupyterlab", "setuptools"}
+
+
+def test_every_course_requirement_but_the_build_backend_is_pinned_to_the_tested_version():
+    pins = {
+        name_of(line): line
+        for line in make_wheelhouse.PINS.read_text(encoding="utf-8").splitlines()
+        if "==" in line and not line.startswith("#")
+    }
+    for requirement in make_wheelhouse.course_requirements():
+        if name_of(requirement) != "setuptools":  # pip's build environment, not the course's
+            assert name_of(requirement) in pins, requirement
+
+
+def test_the_download_is_constrained_by_the_pins_and_passes_pips_own_options_on(tmp_path):
+    command = make_wheelhouse.download_command(tmp_path, ["--platform", "manylinux2014_x86_64"])
+    assert command[1:4] == ["-m", "pip", "download"]
+    assert command[command.index("--dest") + 1] == str(tmp_path)
+    assert command[command.index("--constraint") + 1] == str(REPO_ROOT / "requirements" / "test.txt")
+    assert command[command.index("--platform") + 1] == "manylinux2014_x86_64"
+    assert command[-len(make_wheelhouse.course_requirements()) :] == make_wheelhouse.course_requirements()
