@@ -35,7 +35,8 @@ def temporary_name(target_name: str, pid: int, tag: str) -> str:
     return f".{target_name}.{pid}.{tag}{TEMPORARY_SUFFIX}"
 
 
-def _running(pid: int) -> bool:
+def process_running(pid: int) -> bool:
+    """Whether a process with this id runs (POSIX; another user's counts as running)."""
     if pid == os.getpid():
         return True
     try:
@@ -52,7 +53,7 @@ def _is_stale(path: str, pid: int) -> bool:
         untouched = time.time() - os.path.getmtime(path)
     except OSError:  # already gone
         return False
-    if os.name == "posix" and not _running(pid):  # os.kill(pid, 0) would end the process on Windows
+    if os.name == "posix" and not process_running(pid):  # os.kill(pid, 0) would end the process on Windows
         return True
     return untouched > STALE_AFTER_SECONDS
 

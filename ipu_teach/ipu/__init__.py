@@ -24,6 +24,7 @@ True
 
 from . import (
     config,
+    gc_tools,
     executable_cache,
     gradient_accumulation,
     host,
@@ -51,6 +52,7 @@ __all__ = [
     "config",
     "configure_ipu_system",
     "executable_cache",
+    "gc_tools",
     "gradient_accumulation",
     "host",
     "ipu_strategy",
