@@ -29,7 +29,17 @@ from ..keras.engine import atomic_step
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from . import compile_time, executable_cache, host, messages, out_of_memory, pipelining, poplar_options, preparation
+from . import (
+    compile_time,
+    executable_cache,
+    host,
+    messages,
+    out_of_memory,
+    pipelining,
+    poplar_log,
+    poplar_options,
+    preparation,
+)
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import options_of
@@ -269,6 +279,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         None,
     )
     if overflow is not None and not options.allow_out_of_memory:
+        poplar_log.log("ENGINE", "ERR", str(overflow).splitlines()[0])
         raise overflow
     description = {
         "graph": graph.signature,
@@ -341,6 +352,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     if synthetic.active:
         synthetic.tell(model.name)
     capture.on_compile(model, mode, executable, configuration, options)
+    poplar_log.compiled(model.name, mode, executable)
     for compiled in _listeners:
         compiled.append((model.name, mode, executable))
     return executable, due
@@ -372,6 +384,7 @@ def run(model, prepared: Prepared, batches) -> tuple[list, float, Prepared]:
     else:
         results = _compile_only(model, setup, batches, prepared.told_compile_only)
     seconds = executable.seconds_per_execution * connection.runs + prepared.compile_due
+    poplar_log.ran(model.name, setup.mode, executable, len(batches), seconds, connection.runs)
     return results, seconds, replace(prepared, compile_due=0.0, told_compile_only=True)
 
 

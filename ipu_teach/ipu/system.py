@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import hardware
 from ..session import on_reset
-from . import attachments, host, poplar_options
+from . import attachments, host, poplar_log, poplar_options
 from .config import DeviceConnectionType, IPUConfig, StochasticRoundingBehaviour
 from .io_tiles import IOTiles
 from .matrix_plan import DEFAULT_OPTIONS, MatrixOptions
@@ -217,6 +217,7 @@ def configure(config: IPUConfig) -> SystemConfiguration:
         attachments.attach(_system[0], device_id, range(first, first + num_ipus), spec.name, spec.clock_hz)
     else:
         attachments.detach()
+    poplar_log.attached(configuration)
     return configuration
 
 
