@@ -33,6 +33,7 @@ from . import (
     ops,
     optimizers,
     pipelining,
+    system_analyser,
     system,
     utils,
 )
@@ -61,5 +62,6 @@ __all__ = [
     "pipelining",
     "pipelining_ops",
     "system",
+    "system_analyser",
     "utils",
 ]

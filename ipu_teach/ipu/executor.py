@@ -233,6 +233,14 @@ def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]
     )
 
 
+def host_call(setup: Setup, graph, synthetic: SyntheticData, spec) -> bsp.Timeline:
+    """The Engine's timeline of the host's side of one execution: making its samples in the caller's thread (when
+    the simulated input pipeline works there), then the front end's call of the program."""
+    samples = 0 if synthetic.infeed else graph.micro_batch * setup.replicas * setup.steps_per_execution
+    loading = host.caller_loading(samples, setup.caller_samples_per_second)
+    return bsp.Engine(host.execution_program(setup.host_api, loading), spec, ipus=setup.configuration.num_ipus).run()
+
+
 def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     """Lower ``model`` for ``setup``, cost one execution with the BSP Engine and lay out its memory; returns
     the executable and the seconds its first run pays (compiling it, or loading it from the executable cache)."""
@@ -259,9 +267,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     options = capture.engine_options(configuration)
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes
-    samples = 0 if synthetic.infeed else graph.micro_batch * replicas * spe
-    loading = host.caller_loading(samples, setup.caller_samples_per_second)
-    call = bsp.Engine(host.execution_program(setup.host_api, loading), spec, ipus=configuration.num_ipus).run()
+    call = host_call(setup, graph, synthetic, spec)
     feeding = (setup.input_samples_per_second, call.seconds())  # the pipeline works on while the host calls
     pipelined = (
         None
