@@ -98,8 +98,12 @@ def _create_temporary(target: str, permissions: int) -> str:
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
-    """``with atomic_write(path, "wb") as f: ...`` writes ``path`` all at once or not at all."""
+def atomic_write(path, mode: str = "w", encoding: str = "utf-8", durable: bool = True):
+    """``with atomic_write(path, "wb") as f: ...`` writes ``path`` all at once or not at all.
+
+    ``durable=False`` skips the flushes to disk (fsync) for a file that need not outlive a crash of the machine,
+    only be whole when read (a running process's record): it is still replaced at once, never seen half-written.
+    """
     path = os.fspath(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     target = os.path.realpath(path)  # through symbolic links: the link stays, its target gets the data
@@ -117,11 +121,13 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
         with open(temporary, mode, encoding=None if "b" in mode else encoding) as stream:
             yield stream  # stream.name is the temporary path, for checks that read the file back
             stream.flush()
-            os.fsync(stream.fileno())
+            if durable:
+                os.fsync(stream.fileno())
         if kept_permissions is not None:
             os.chmod(temporary, kept_permissions)
         os.replace(temporary, target)
-        _sync_folder(folder)
+        if durable:
+            _sync_folder(folder)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)

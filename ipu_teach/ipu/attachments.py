@@ -6,12 +6,16 @@ small JSON file, ``<pid>.json``, into a run folder, atomically; it removes the f
 (``ipu.system.reset()``, or a configuration that does not attach, PRE_COMPILE / NEVER) and when it exits. So a
 ``gc-monitor`` in a terminal sees what a notebook's kernel holds.
 
-The run folder is ``$IPU_TEACH_RUN_DIR`` when set, else ``ipu-teach-run-<user>`` in the temporary folder, made
-private to its user (mode 0700): other users can neither read it nor plant files in it, and a default folder
-that is not a private directory of this user is not used. A process killed before it could remove its file
-leaves it behind: readers skip (and delete) a file whose process no longer runs, or whose process id now
-belongs to a process started later (Linux), so ``gc-monitor`` never shows a dead process. Nothing here can stop
-a run: when the folder cannot be written, one warning says so and the IPUs are attached all the same.
+The run folder is ``$IPU_TEACH_RUN_DIR`` when set, else ``ipu-teach`` in the user's runtime folder
+(``$XDG_RUNTIME_DIR``), else ``ipu-teach-run-<user>`` in ``/dev/shm`` or, where there is none, the temporary
+folder: in memory where the system offers it, as a process's record need not survive a reboot and files on disk
+cost milliseconds to replace. It is made private to its user (mode 0700): other users can neither read it nor
+plant files in it, and a default folder that is not a private directory of this user is not used.
+
+A process killed before it could remove its file leaves it behind: readers skip (and delete) a file whose process
+no longer runs, or whose process id now belongs to a process started later (Linux), so ``gc-monitor`` never shows
+a dead process. Nothing here can stop a run: when the folder cannot be written, one warning says so and the IPUs
+are attached all the same.
 
 Example:
 
@@ -48,6 +52,8 @@ from . import messages
 ENV_VAR = "IPU_TEACH_RUN_DIR"
 RECORD_LIMIT = 64 * 1024
 """The most bytes a record may have: a command line of a few KiB fits many times over."""
+SHARED_MEMORY = "/dev/shm"
+"""Linux' in-memory folder for all users, used when the user has no runtime folder of their own."""
 _RECORD_NAME = re.compile(r"(?P<pid>[0-9]+)\.json")
 _warned: list = [False]
 _exit_hook: list = [False]
@@ -73,9 +79,15 @@ class Attachment:
 
 
 def run_folder() -> str:
-    """The folder the records are in: ``$IPU_TEACH_RUN_DIR``, or ``ipu-teach-run-<user>`` in the temporary folder."""
-    chosen = os.environ.get(ENV_VAR)
-    return os.path.abspath(chosen) if chosen else os.path.join(tempfile.gettempdir(), f"ipu-teach-run-{_user()}")
+    """The folder the records are in: ``$IPU_TEACH_RUN_DIR``, else one in ``$XDG_RUNTIME_DIR``, ``/dev/shm`` or
+    the temporary folder."""
+    chosen, runtime = os.environ.get(ENV_VAR), os.environ.get("XDG_RUNTIME_DIR")
+    if chosen:
+        return os.path.abspath(chosen)
+    if runtime and os.path.isabs(runtime):
+        return os.path.join(runtime, "ipu-teach")
+    shared = SHARED_MEMORY if os.path.isdir(SHARED_MEMORY) else tempfile.gettempdir()
+    return os.path.join(shared, f"ipu-teach-run-{_user()}")
 
 
 def attach(system: str, device_id: int, ipus, ipu_name: str, clock_hz: float) -> None:
@@ -94,7 +106,8 @@ def attach(system: str, device_id: int, ipus, ipu_name: str, clock_hz: float) ->
     )
     try:
         folder = _private_folder()
-        with atomic_write(os.path.join(folder, f"{record.pid}.json")) as stream:
+        # whole when read, but not worth a flush to disk: it describes a running process, not data to keep
+        with atomic_write(os.path.join(folder, f"{record.pid}.json"), durable=False) as stream:
             json.dump(asdict(record), stream)
     except OSError as error:
         _warn_once(error)

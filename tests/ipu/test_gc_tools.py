@@ -278,10 +278,25 @@ def test_a_folder_it_cannot_write_gives_one_warning_and_the_ipus_are_attached_al
     assert blocker.read_text() == "mine"
 
 
+def test_the_default_folder_is_the_users_runtime_folder_else_shared_memory_else_the_temporary_folder(
+    tmp_path, monkeypatch
+):
+    monkeypatch.delenv(attachments.ENV_VAR)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
+    assert attachments.run_folder() == str(tmp_path / "runtime" / "ipu-teach")
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    monkeypatch.setattr(attachments, "SHARED_MEMORY", str(tmp_path))
+    assert attachments.run_folder() == str(tmp_path / f"ipu-teach-run-{attachments._user()}")
+    monkeypatch.setattr(attachments, "SHARED_MEMORY", str(tmp_path / "none"))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "temp"))
+    assert attachments.run_folder() == str(tmp_path / "temp" / f"ipu-teach-run-{attachments._user()}")
+
+
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
 def test_a_default_folder_others_can_write_is_not_used(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv(attachments.ENV_VAR)
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(attachments, "SHARED_MEMORY", str(tmp_path))
     shared = Path(attachments.run_folder())
     assert shared.parent == tmp_path and shared.name.startswith("ipu-teach-run-")
     shared.mkdir()
