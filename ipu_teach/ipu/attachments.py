@@ -142,7 +142,7 @@ def attached_processes() -> list:
         record = _read(path, int(match["pid"]))
         if record is not None and _alive(record):
             found.append(record)
-        elif record is not None or not process_running(int(match["pid"])):
+        elif record is not None or (os.name == "posix" and not process_running(int(match["pid"]))):
             with contextlib.suppress(OSError):
                 os.unlink(path)
     return sorted(found, key=lambda record: record.pid)
@@ -164,6 +164,8 @@ def _read(path: str, pid: int) -> Attachment | None:
 
 
 def _alive(record: Attachment) -> bool:
+    if os.name != "posix":  # os.kill(pid, 0) would interrupt the process on Windows: a record is taken as it is
+        return True
     if not process_running(record.pid):
         return False
     now = _start_ticks(record.pid)
