@@ -125,6 +125,24 @@ def test_the_figure_has_a_row_per_line_and_spans_the_elapsed_time():
     plt.close(figure)
 
 
-def test_module_examples_run():
+def test_the_chrome_trace_has_a_process_per_line_and_every_event_in_microseconds(tmp_path):
+    import json
+
+    model = trained(replicas=2)
+    timeline = system_analyser.host_timeline(model, executions=2)
+    path = timeline.write_chrome_trace(tmp_path / "host.json")
+    with open(path) as file:
+        events = json.load(file)["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert names == {0: f"{HOST} (simulated)", 1: "IPU 0 (simulated)", 2: "IPU 1 (simulated)"}
+    spans = [e for e in events if e["ph"] == "X"]
+    assert len(spans) == len(timeline.events)
+    for span, event in zip(spans, timeline.events):
+        assert names[span["pid"]] == f"{event.lane} (simulated)" and span["name"] == event.label
+        assert span["ts"] == pytest.approx(event.start * 1e6) and span["dur"] == pytest.approx(event.duration * 1e6)
+
+
+def test_module_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     result = doctest.testmod(system_analyser, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
