@@ -6,9 +6,11 @@ slides' code and this file there are only the two options below and a clear mess
 
 CIFAR-10 comes from Keras' cache folder (``~/.keras/datasets``: ``cifar-10-binary.tar.gz``, its folder
 ``cifar-10-batches-bin`` or a ``cifar10.npz`` of Keras' arrays) or ``IPU_TEACH_CIFAR10``; ipu-teach downloads
-nothing. Without it, the slides' synthetic-data switch trains on synthetic images of CIFAR-10's shapes:
+nothing. Without it, the slides' synthetic-data switch trains on synthetic images of CIFAR-10's shapes (the IPU
+makes its own data, random with the slides' initializer; the losses and accuracy mean nothing):
 
-    TF_POPLAR_FLAGS=--use_synthetic_data ipu-teach run workshop/cifar10_keras.py --epochs 1
+    TF_POPLAR_FLAGS="--use_synthetic_data --synthetic_data_initializer=random" \
+        ipu-teach run workshop/cifar10_keras.py --epochs 1 --train-samples 1024
 
 Options: ``--epochs N`` (the slides: 40) and ``--train-samples N`` (the first N training images, a multiple of
 the batch of 64, for a short run: the simulator computes the numerics on this machine's CPU).
