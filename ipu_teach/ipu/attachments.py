@@ -203,7 +203,11 @@ def _user() -> str:
 
 
 def _command() -> str:
-    """The process's command line as gc-monitor shows it: the program's name, then its arguments."""
+    """The process's command line as gc-monitor shows it: the program's name, then its arguments; for a Jupyter
+    kernel, the notebook it runs (``JPY_SESSION_NAME``, set by Jupyter Server), which says more in a room."""
+    notebook = os.environ.get("JPY_SESSION_NAME")
+    if notebook:
+        return f"{os.path.basename(notebook)} (Jupyter kernel)"
     argv = list(sys.argv) or [sys.executable]
     return " ".join([os.path.basename(argv[0]) or os.path.basename(sys.executable), *argv[1:]])
 

@@ -256,6 +256,15 @@ def test_records_that_are_reused_ids_malformed_or_mislabelled_are_skipped(run_fo
     assert (run_folder / "notes.txt").read_text() == "left alone"
 
 
+def test_a_jupyter_kernel_is_shown_by_its_notebook(monkeypatch):
+    monkeypatch.setenv("JPY_SESSION_NAME", "/home/me/course/01_porting_keras.ipynb")
+    configure(ipus=1)
+    assert [r.command for r in attachments.attached_processes()] == ["01_porting_keras.ipynb (Jupyter kernel)"]
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    configure(ipus=1)
+    assert attachments.attached_processes()[0].command == " ".join([os.path.basename(sys.argv[0]), *sys.argv[1:]])
+
+
 def test_a_record_of_a_running_process_is_shown(run_folder):
     run_folder.mkdir()
     (run_folder / f"{os.getpid()}.json").write_text(json.dumps(_record(ipus=[4, 5], device_id=18)))
