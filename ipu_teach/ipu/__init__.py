@@ -2,6 +2,7 @@
 
 ``ipu.config.IPUConfig``, ``ipu.config.configure_ipu_system``, ``ipu.ipu_strategy.IPUStrategy``,
 ``ipu.ops.pipelining_ops`` (also ``ipu.pipelining_ops``), ``ipu.utils``, ``ipu.host`` (ipu-teach's simulated host),
+``ipu.gc_tools`` (``gc-info -l`` and ``gc-monitor``) and ``ipu.system_analyser`` (the host's side of a run),
 ``ipu.optimizers.GradientAccumulationReductionMethod`` (also ``ipu.gradient_accumulation``), and the Model methods
 ``set_gradient_accumulation_options``, ``set_replication_options``, ``set_pipelining_options`` and the
 pipeline stage assignment methods: importing this package registers ``keras_extensions.ModelExtension`` with
