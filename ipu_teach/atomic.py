@@ -35,7 +35,8 @@ def temporary_name(target_name: str, pid: int, tag: str) -> str:
     return f".{target_name}.{pid}.{tag}{TEMPORARY_SUFFIX}"
 
 
-def _running(pid: int) -> bool:
+def process_running(pid: int) -> bool:
+    """Whether a process with this id runs (POSIX; another user's counts as running)."""
     if pid == os.getpid():
         return True
     try:
@@ -52,7 +53,7 @@ def _is_stale(path: str, pid: int) -> bool:
         untouched = time.time() - os.path.getmtime(path)
     except OSError:  # already gone
         return False
-    if os.name == "posix" and not _running(pid):  # os.kill(pid, 0) would end the process on Windows
+    if os.name == "posix" and not process_running(pid):  # os.kill(pid, 0) would end the process on Windows
         return True
     return untouched > STALE_AFTER_SECONDS
 
@@ -97,8 +98,12 @@ def _create_temporary(target: str, permissions: int) -> str:
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
-    """``with atomic_write(path, "wb") as f: ...`` writes ``path`` all at once or not at all."""
+def atomic_write(path, mode: str = "w", encoding: str = "utf-8", durable: bool = True):
+    """``with atomic_write(path, "wb") as f: ...`` writes ``path`` all at once or not at all.
+
+    ``durable=False`` skips the flushes to disk (fsync) for a file that need not outlive a crash of the machine,
+    only be whole when read (a running process's record): it is still replaced at once, never seen half-written.
+    """
     path = os.fspath(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     target = os.path.realpath(path)  # through symbolic links: the link stays, its target gets the data
@@ -116,11 +121,13 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
         with open(temporary, mode, encoding=None if "b" in mode else encoding) as stream:
             yield stream  # stream.name is the temporary path, for checks that read the file back
             stream.flush()
-            os.fsync(stream.fileno())
+            if durable:
+                os.fsync(stream.fileno())
         if kept_permissions is not None:
             os.chmod(temporary, kept_permissions)
         os.replace(temporary, target)
-        _sync_folder(folder)
+        if durable:
+            _sync_folder(folder)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)

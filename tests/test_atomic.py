@@ -187,3 +187,17 @@ def test_data_reaches_the_disk_before_the_rename(tmp_path, monkeypatch):
     with atomic_write(tmp_path / "out.json") as f:
         f.write("{}")
     assert events[:2] == ["fsync", "replace"]
+
+
+def test_a_write_that_need_not_be_durable_is_still_whole_but_not_flushed_to_disk(tmp_path, monkeypatch):
+    events = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: events.append("fsync"))
+    monkeypatch.setattr(os, "replace", lambda a, b: (events.append("replace"), real_replace(a, b))[1])
+    target = tmp_path / "123.json"
+    target.write_text("old")
+    with atomic_write(target, durable=False) as f:
+        f.write('{"pid": 123}')
+        assert target.read_text() == "old"  # nobody sees it half-written
+    assert events == ["replace"] and target.read_text() == '{"pid": 123}'
+    assert sorted(os.listdir(tmp_path)) == ["123.json"]

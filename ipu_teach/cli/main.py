@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from . import course, explain, info, run, tour
+from . import course, explain, gc_tools, info, run, tour
 
 CLOSED_PIPE_STATUS = 1  # Python's for an output pipe closed early, as in its docs' recipe (signal module) and pip's
 
@@ -14,7 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ipu-teach", description="Learn how a Graphcore IPU is programmed, on a simulated IPU (no IPU needed)."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (course, tour, info, run, explain):
+    for module in (course, tour, info, gc_tools, run, explain):
         module.add_parser(commands)
     return parser
 

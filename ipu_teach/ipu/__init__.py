@@ -2,6 +2,7 @@
 
 ``ipu.config.IPUConfig``, ``ipu.config.configure_ipu_system``, ``ipu.ipu_strategy.IPUStrategy``,
 ``ipu.ops.pipelining_ops`` (also ``ipu.pipelining_ops``), ``ipu.utils``, ``ipu.host`` (ipu-teach's simulated host),
+``ipu.gc_tools`` (``gc-info -l`` and ``gc-monitor``) and ``ipu.system_analyser`` (the host's side of a run),
 ``ipu.optimizers.GradientAccumulationReductionMethod`` (also ``ipu.gradient_accumulation``), and the Model methods
 ``set_gradient_accumulation_options``, ``set_replication_options``, ``set_pipelining_options`` and the
 pipeline stage assignment methods: importing this package registers ``keras_extensions.ModelExtension`` with
@@ -24,6 +25,7 @@ True
 
 from . import (
     config,
+    gc_tools,
     executable_cache,
     gradient_accumulation,
     host,
@@ -32,6 +34,7 @@ from . import (
     ops,
     optimizers,
     pipelining,
+    system_analyser,
     system,
     utils,
 )
@@ -51,6 +54,7 @@ __all__ = [
     "config",
     "configure_ipu_system",
     "executable_cache",
+    "gc_tools",
     "gradient_accumulation",
     "host",
     "ipu_strategy",
@@ -59,5 +63,6 @@ __all__ = [
     "pipelining",
     "pipelining_ops",
     "system",
+    "system_analyser",
     "utils",
 ]

@@ -29,7 +29,17 @@ from ..keras.engine import atomic_step
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
-from . import compile_time, executable_cache, host, messages, out_of_memory, pipelining, poplar_options, preparation
+from . import (
+    compile_time,
+    executable_cache,
+    host,
+    messages,
+    out_of_memory,
+    pipelining,
+    poplar_log,
+    poplar_options,
+    preparation,
+)
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import options_of
@@ -223,6 +233,14 @@ def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]
     )
 
 
+def host_call(setup: Setup, graph, synthetic: SyntheticData, spec) -> bsp.Timeline:
+    """The Engine's timeline of the host's side of one execution: making its samples in the caller's thread (when
+    the simulated input pipeline works there), then the front end's call of the program."""
+    samples = 0 if synthetic.infeed else graph.micro_batch * setup.replicas * setup.steps_per_execution
+    loading = host.caller_loading(samples, setup.caller_samples_per_second)
+    return bsp.Engine(host.execution_program(setup.host_api, loading), spec, ipus=setup.configuration.num_ipus).run()
+
+
 def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     """Lower ``model`` for ``setup``, cost one execution with the BSP Engine and lay out its memory; returns
     the executable and the seconds its first run pays (compiling it, or loading it from the executable cache)."""
@@ -249,9 +267,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     options = capture.engine_options(configuration)
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes
-    samples = 0 if synthetic.infeed else graph.micro_batch * replicas * spe
-    loading = host.caller_loading(samples, setup.caller_samples_per_second)
-    call = bsp.Engine(host.execution_program(setup.host_api, loading), spec, ipus=configuration.num_ipus).run()
+    call = host_call(setup, graph, synthetic, spec)
     feeding = (setup.input_samples_per_second, call.seconds())  # the pipeline works on while the host calls
     pipelined = (
         None
@@ -269,6 +285,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         None,
     )
     if overflow is not None and not options.allow_out_of_memory:
+        poplar_log.log("ENGINE", "ERR", str(overflow).splitlines()[0])
         raise overflow
     description = {
         "graph": graph.signature,
@@ -341,6 +358,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     if synthetic.active:
         synthetic.tell(model.name)
     capture.on_compile(model, mode, executable, configuration, options)
+    poplar_log.compiled(model.name, mode, executable)
     for compiled in _listeners:
         compiled.append((model.name, mode, executable))
     return executable, due
@@ -372,6 +390,7 @@ def run(model, prepared: Prepared, batches) -> tuple[list, float, Prepared]:
     else:
         results = _compile_only(model, setup, batches, prepared.told_compile_only)
     seconds = executable.seconds_per_execution * connection.runs + prepared.compile_due
+    poplar_log.ran(model.name, setup.mode, executable, len(batches), seconds, connection.runs)
     return results, seconds, replace(prepared, compile_due=0.0, told_compile_only=True)
 
 

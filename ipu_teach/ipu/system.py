@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import hardware
 from ..session import on_reset
-from . import host, poplar_options
+from . import attachments, host, poplar_log, poplar_options
 from .config import DeviceConnectionType, IPUConfig, StochasticRoundingBehaviour
 from .io_tiles import IOTiles
 from .matrix_plan import DEFAULT_OPTIONS, MatrixOptions
@@ -212,6 +212,12 @@ def configure(config: IPUConfig) -> SystemConfiguration:
         IOTiles.from_config(config.io_tiles, spec),
     )
     _current[0] = configuration
+    if configuration.runs:  # PRE_COMPILE and NEVER compile without attaching, as on a real system
+        first = device_table(SYSTEMS[_system[0]])[device_id][1]
+        attachments.attach(_system[0], device_id, range(first, first + num_ipus), spec.name, spec.clock_hz)
+    else:
+        attachments.detach()
+    poplar_log.attached(configuration)
     return configuration
 
 
@@ -252,6 +258,7 @@ def reset() -> None:
     (True, 'IPU-POD16')
     """
     _current[0] = None
+    attachments.detach()
     _system[0] = DEFAULT_SYSTEM
     _rounding_seed[0] = 0
     host.simulate_input_pipeline(None)

@@ -123,9 +123,15 @@ _TF_MODULES = (
 )
 
 
+# TensorFlow 2.6's aliases of Keras modules (``tf.optimizers.SGD`` is ``tf.keras.optimizers.SGD``), as the slides use.
+_KERAS_ALIASES = ("initializers", "losses", "metrics", "optimizers")
+
+
 def __getattr__(name):
     if name == "keras":  # loaded on first use, as in TensorFlow
         return _importlib.import_module("ipu_teach.keras")
+    if name in _KERAS_ALIASES:
+        return _importlib.import_module(f"ipu_teach.keras.{name}")
     if name in _TF_MODULES:
         return NotSimulatedModule(f"tensorflow.{name}")
     raise NotSimulatedError(f"tensorflow.{name}", globals())

@@ -1,4 +1,4 @@
-"""Data sets in Keras' format (``keras.datasets.mnist.load_data()``), offline first.
+"""Data sets in Keras' format (``keras.datasets.mnist.load_data()``, ``keras.datasets.cifar10.load_data()``), offline.
 
 Example:
 
@@ -8,6 +8,6 @@ ipu-teach: MNIST ...
 (28, 28)
 """
 
-from . import mnist
+from . import cifar10, mnist
 
-__all__ = ["mnist"]
+__all__ = ["cifar10", "mnist"]
