@@ -80,11 +80,13 @@ def test_a_notebook_is_timed_per_section_and_left_as_it_was(tmp_path, capsys):
     assert idle.wall_seconds >= 0.5 and idle.processor_seconds < 0.3  # sleeping is wall time, not processor time
     assert timing.processor_seconds >= busy.processor_seconds + idle.processor_seconds
     assert timing.wall_seconds >= busy.wall_seconds + idle.wall_seconds
+    assert timing.peak_kernel_bytes > 10 * 2**20  # a Python kernel resides in more than 10 MiB
 
     assert time_notebooks.main([str(path)]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("before: load average ") and printed[0].endswith(" processors")
-    assert any(line.startswith("timed.ipynb: wall ") and "processor" in line for line in printed)
+    notebook_line = next(line for line in printed if line.startswith("timed.ipynb: wall "))
+    assert "processor" in notebook_line and " MiB;" in notebook_line  # a kernel holds some memory
     assert any(line.startswith("    Idle: wall ") for line in printed)
     assert printed[-1] == time_notebooks.LEARNER_RULE
 

@@ -85,6 +85,7 @@ class NotebookTime:
     sections: list
     wall_seconds: float = 0.0
     processor_seconds: float = 0.0
+    peak_kernel_bytes: int = 0  # the kernel's largest resident memory seen after a cell: what an open notebook holds
 
     def total(self, attribute):
         return sum(getattr(section, attribute) for section in self.sections)
@@ -140,6 +141,7 @@ class TimedClient(NotebookClient):
         section.wall_seconds += time.perf_counter() - wall_start
         section.processor_seconds += processor_now - processor_start
         self.result.processor_seconds = processor_now
+        self.result.peak_kernel_bytes = max(self.result.peak_kernel_bytes, self._kernel().memory_info().rss)
 
 
 def time_notebook(path):
@@ -174,7 +176,8 @@ def report(timings):
     lines = []
     for timing in timings:
         lines.append(
-            f"{timing.name}: wall {timing.wall_seconds:.1f} s, processor {timing.processor_seconds:.1f} s;"
+            f"{timing.name}: wall {timing.wall_seconds:.1f} s, processor {timing.processor_seconds:.1f} s,"
+            f" kernel memory {timing.peak_kernel_bytes / 2**20:.0f} MiB;"
             f" learner: reading {timing.total('reading_minutes'):.0f} min"
             f" + exercises {timing.total('exercise_minutes'):.0f} min"
         )
