@@ -112,6 +112,14 @@ def test_a_printed_table_is_shown_without_the_log_lines_printed_with_it(deck):
     assert "INFO:ipu_teach" not in shown
 
 
+def test_a_text_pick_takes_the_first_printed_text_holding_what_it_names(deck):
+    precision = next(p for p in make_slides.SLIDES if p.notebook.startswith("06_"))
+    assert precision.containing == "us/step"
+    shown = slides_of(deck)[1 + make_slides.SLIDES.index(precision)]["text"]
+    assert "float32" in shown and "mixed_float16" in shown and "us/step" in shown
+    assert "Policy" not in shown  # the section's first printout, the policy's demonstration, is passed over
+
+
 def test_the_deck_says_what_it_loads_from_the_network_and_can_take_reveal_from_a_local_folder(tmp_path, capsys):
     out = tmp_path / "room" / "intro.html"
     assert make_slides.main(["--out", str(out)]) == 0

@@ -41,7 +41,7 @@ LOADED_ADDRESS = re.compile(r"""["'](https?://[^"'\s]+?\.(?:js|mjs|css)(?:\?[^"'
 # reveal.js lays out a 960 x 700 slide: a figure under two lines of headings gets what is left.
 SLIDE_STYLE = (
     "<style>.reveal h1 { font-size: 1.9em; } .reveal h2 { font-size: 1.3em; } .reveal h3 { font-size: 1.15em; }"
-    " .reveal .jp-OutputArea-output img { max-height: 400px !important; width: auto; }</style>"
+    " .reveal .jp-OutputArea-output img { max-height: 450px !important; width: auto; }</style>"
 )
 NO_ALTERNATIVE_TEXT = "No description has been provided for this image"  # what nbconvert writes without one
 LOG_LINE = re.compile(r"^(?:INFO|WARNING):ipu_teach:.*\n?", re.MULTILINE)  # Graphcore-style log lines
@@ -50,12 +50,14 @@ LOG_LINE = re.compile(r"^(?:INFO|WARNING):ipu_teach:.*\n?", re.MULTILINE)  # Gra
 @dataclass(frozen=True)
 class Pick:
     """One slide: the first ``kind`` output ("figure": a PNG that is not a widget's; "text": what a cell
-    printed on stdout) of the code cells in the section of ``notebook`` whose heading starts with ``section``."""
+    printed on stdout, holding ``containing``) of the code cells in the section of ``notebook`` whose heading
+    starts with ``section``."""
 
     notebook: str
     section: str
     kind: str = "figure"
     says: str = ""  # one line for the instructor to say, shown under the heading
+    containing: str = ""
 
 
 SLIDES = (
@@ -87,7 +89,7 @@ SLIDES = (
     ),
     Pick(
         "04_pipelining.ipynb",
-        "Three schedules side by side",
+        "Ramp-up, main phase, ramp-down",
         says="A model too big for one IPU: stages on IPUs, micro-batches in flight, gradient accumulation.",
     ),
     Pick(
@@ -99,6 +101,7 @@ SLIDES = (
         "06_half_precision.ipynb",
         "2 · Keras mixed precision",
         kind="text",
+        containing="us/step",
         says="fp16: faster products, half the activations, and new ways to fail.",
     ),
     Pick(
@@ -124,7 +127,7 @@ def sections_of(notebook):
     return sections
 
 
-def figure(cell):
+def figure(cell, containing=""):
     """The cell's first PNG figure that is not a widget's, or None."""
     for output in cell.get("outputs", []):
         data = output.get("data", {})
@@ -133,13 +136,16 @@ def figure(cell):
     return None
 
 
-def printed_text(cell):
-    """What the cell printed on stdout, without the log lines it interleaves with it, or None."""
+def printed_text(cell, containing=""):
+    """What the cell printed on stdout, without the log lines it interleaves with it, if it holds ``containing``;
+    else None."""
     streams = [
         o.text for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stdout"
     ]
     text = LOG_LINE.sub("", "".join(streams)).strip("\n")
-    return nbformat.v4.new_output("stream", name="stdout", text=text + "\n") if text else None
+    if not text or containing not in text:
+        return None
+    return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
 
 
 OUTPUT_KINDS = {"figure": figure, "text": printed_text}
@@ -164,7 +170,7 @@ def picked_output(pick, notebooks_folder):
     for title, cells in sections_of(notebook):
         if title.startswith(pick.section):
             for cell in cells:
-                output = output_of(cell)
+                output = output_of(cell, pick.containing)
                 if output is not None:
                     return notebook_title(notebook, pick.notebook), title, output
             raise SlideSourceError(
