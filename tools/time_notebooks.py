@@ -12,7 +12,6 @@ exercises. That is an estimate with its rule printed beside it (``LEARNER_RULE``
     PYTHONPATH=. python tools/time_notebooks.py notebooks/NAME.ipynb ...
 """
 
-import argparse
 import os
 import re
 import sys
@@ -25,7 +24,7 @@ import psutil  # a dependency of ipykernel, so present wherever notebooks run
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from execute_notebooks import KERNEL_NAME, TIMEOUT_SECONDS, kernel_environment, notebook_paths, prepare  # noqa: E402
+from execute_notebooks import KERNEL_NAME, TIMEOUT_SECONDS, kernel_environment, notebook_arguments, prepare  # noqa: E402
 
 SECTION_HEADING = re.compile(r"^## +(.+)$", re.MULTILINE)
 BEFORE_FIRST_SECTION = "(title and imports)"
@@ -197,9 +196,7 @@ def report(timings):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", help="notebook files (default: every notebooks/*.ipynb)")
-    paths = notebook_paths(parser.parse_args(argv).notebooks)
+    paths = notebook_arguments(argv, __doc__.splitlines()[0])
     if not paths:
         print("time_notebooks: no notebooks to time")
         return 0
