@@ -91,6 +91,18 @@ def test_a_notebook_is_timed_per_section_and_left_as_it_was(tmp_path, capsys):
     assert printed[-1] == time_notebooks.LEARNER_RULE
 
 
+@pytest.mark.slow
+def test_a_failing_notebook_is_named_and_the_others_are_still_timed(tmp_path, capsys):
+    broken, fine = tmp_path / "broken.ipynb", tmp_path / "fine.ipynb"
+    nbformat.write(notebook(("md", "## Oops"), ("code", "1 / 0")), broken)
+    nbformat.write(notebook(("md", "## Fine"), ("code", "print('ok')")), fine)
+    assert time_notebooks.main([str(broken), str(fine)]) == 1
+    printed = capsys.readouterr().out
+    assert "FAILED broken.ipynb (not timed):" in printed and "ZeroDivisionError" in printed
+    assert "\nfine.ipynb: wall " in printed
+    assert "1 of 2 notebooks failed, their times are left out: broken.ipynb" in printed
+
+
 def test_a_path_that_is_not_a_notebook_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="not a notebook file"):
         time_notebooks.main([str(tmp_path / "missing.ipynb")])

@@ -22,6 +22,7 @@ from pathlib import Path
 import nbformat
 import psutil  # a dependency of ipykernel, so present wherever notebooks run
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execute_notebooks import KERNEL_NAME, TIMEOUT_SECONDS, kernel_environment, notebook_arguments, prepare  # noqa: E402
@@ -201,12 +202,20 @@ def main(argv=None):
         print("time_notebooks: no notebooks to time")
         return 0
     print(f"before: {load_line()}", flush=True)
-    timings = []
+    timings, failed = [], []
     for path in paths:
-        timings.append(time_notebook(path))
-        print(f"timed {path.name}", flush=True)
+        try:
+            timings.append(time_notebook(path))
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
+            failed.append(path.name)
+            print(f"FAILED {path.name} (not timed):\n{error}", flush=True)
+        else:
+            print(f"timed {path.name}", flush=True)
     print(f"after: {load_line()}")
     print("\n".join(report(timings)))
+    if failed:
+        print(f"{len(failed)} of {len(paths)} notebooks failed, their times are left out: {', '.join(failed)}")
+        return 1
     return 0
 
 
