@@ -94,6 +94,14 @@ def test_every_section_the_answers_point_to_exists():
         assert section in numbered_sections(number), f"WORKSHOP.md points to {number} §{section}, which is not there"
 
 
+def test_every_link_within_the_page_reaches_a_heading():
+    # GitHub's anchors: the heading in lower case, spaces as hyphens, punctuation other than hyphens dropped
+    headings = re.findall(r"^#+ (.+)$", WORKSHOP, re.MULTILINE)
+    anchors = {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+    links = re.findall(r"\]\(#([^)]+)\)", WORKSHOP)
+    assert links and set(links) <= anchors, set(links) - anchors
+
+
 def test_the_room_commands_wait_for_the_coordinator_and_the_readme_links_the_kit():
     placeholder = next(paragraph for paragraph in WORKSHOP.split("\n\n") if "PLACEHOLDER" in paragraph)
     assert "`ipu-teach course --reset NOTEBOOK`" in placeholder
