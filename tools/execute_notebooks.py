@@ -102,10 +102,15 @@ def notebook_paths(names):
     return paths
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def notebook_arguments(argv, description):
+    """The notebook files a command line names (every notebooks/*.ipynb if none); shared with time_notebooks.py."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("notebooks", nargs="*", help="notebook files (default: every notebooks/*.ipynb)")
-    paths = notebook_paths(parser.parse_args(argv).notebooks)
+    return notebook_paths(parser.parse_args(argv).notebooks)
+
+
+def main(argv=None):
+    paths = notebook_arguments(argv, __doc__.splitlines()[0])
     if not paths:
         print("execute_notebooks: no notebooks to execute")
         return 0
