@@ -35,6 +35,10 @@ class Metric:
     def reset_state(self):
         self.total, self.count = 0.0, 0.0
 
+    def reset_states(self):
+        """Keras 2's name for ``reset_state`` (custom training loops call it at each epoch's end)."""
+        self.reset_state()
+
     def update_state(self, y_true, y_pred, sample_weight=None):
         """Adds each sample's value, times its ``sample_weight`` (one per sample) when given."""
         self._accumulate(self.per_sample(np.asarray(y_true), np.asarray(y_pred)), sample_weight)

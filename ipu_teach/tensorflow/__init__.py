@@ -39,6 +39,7 @@ from .array_ops import (
     zeros_like,
 )
 from .function import function
+from .gradient_tape import GradientTape
 from .math import (
     abs,
     add,
@@ -50,6 +51,7 @@ from .math import (
     greater,
     less,
     log,
+    matmul,
     maximum,
     minimum,
     multiply,
@@ -72,6 +74,7 @@ from .math import (
     truediv,
 )
 from .tensor import EagerTensor as Tensor
+from .variables import Variable
 
 __version__ = "2.6.3"
 VERSION = __version__
