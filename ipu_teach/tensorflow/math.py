@@ -6,7 +6,9 @@ model's output, a loss), those with an autograd op apply it, so that ``tf.Gradie
 import numpy as np
 
 from ..autograd import ops
-from .differentiable import carries_gradient, needs_gradient, not_differentiable
+from .differentiable import carries_gradient as _carries_gradient
+from .differentiable import needs_gradient as _needs_gradient
+from .differentiable import not_differentiable as _not_differentiable
 from .tensor import tensor
 
 
@@ -18,10 +20,10 @@ def _operand(value):
 
 def _elementwise(function, doc, op=None):
     def apply(x, *args, name=None):
-        if op is not None and carries_gradient(x, *args):
+        if op is not None and _carries_gradient(x, *args):
             return op(x, *args)
-        if needs_gradient(x, *args):
-            raise not_differentiable(apply.__name__)
+        if _needs_gradient(x, *args):
+            raise _not_differentiable(apply.__name__)
         return tensor(function(_operand(x), *map(_operand, args)))
 
     apply.__doc__ = doc
@@ -31,10 +33,10 @@ def _elementwise(function, doc, op=None):
 def _reduction(function, doc, op=None):
     def reduce(input_tensor, axis=None, keepdims=False, name=None):
         axis = tuple(int(a) for a in np.atleast_1d(axis)) if axis is not None else None
-        if op is not None and carries_gradient(input_tensor):
+        if op is not None and _carries_gradient(input_tensor):
             return op(input_tensor, axis, keepdims)
-        if needs_gradient(input_tensor):
-            raise not_differentiable(reduce.__name__)
+        if _needs_gradient(input_tensor):
+            raise _not_differentiable(reduce.__name__)
         return tensor(function(np.asarray(input_tensor), axis=axis, keepdims=keepdims))
 
     reduce.__doc__ = doc
@@ -103,13 +105,13 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     second operand is a matrix, as a Dense layer's product is."""
     a = _transposed(a) if transpose_a else a
     b = _transposed(b) if transpose_b else b
-    if carries_gradient(a, b) and np.ndim(b) == 2:
+    if _carries_gradient(a, b) and np.ndim(b) == 2:
         return ops.matmul(a, b)
-    if needs_gradient(a, b):
-        raise not_differentiable("matmul")
+    if _needs_gradient(a, b):
+        raise _not_differentiable("matmul")
     return tensor(np.matmul(np.asarray(a), np.asarray(b)))
 
 
 def _transposed(x):
     perm = (*range(np.ndim(x) - 2), np.ndim(x) - 1, np.ndim(x) - 2)
-    return ops.Transpose.apply(x, perm=perm) if carries_gradient(x) else np.transpose(x, perm)
+    return ops.Transpose.apply(x, perm=perm) if _carries_gradient(x) else np.transpose(x, perm)

@@ -129,6 +129,7 @@ _BINARY = {"add", "subtract", "multiply", "divide", "truediv", "pow", "maximum",
 _BINARY |= {"greater", "less", "math.floordiv", "math.mod", "math.greater_equal", "math.less_equal"}
 _TAKES_NO_TENSOR = {"function", "random.set_seed"}
 _CALLS = {
+    "matmul": lambda T: tf.matmul(T(_A), T(_B.T)),
     "cast": lambda T: tf.cast(T(_A), tf.int32),
     "clip_by_value": lambda T: tf.clip_by_value(T(_A), T(np.float32(0.6)), 1.5),
     "concat": lambda T: tf.concat([T(_A), T(_B)], axis=0),
