@@ -22,6 +22,7 @@ import numpy as np
 
 from ..autograd import Tensor, no_grad
 from ..autograd.graph_order import post_order
+from ..ipu import custom_loop
 from .tensor import tensor
 
 
@@ -105,6 +106,7 @@ class GradientTape:
         for source in flat_sources:
             _check_source(source)
         grads = _backward(targets, seeds, flat_sources)
+        custom_loop.took_gradients(flat_sources)  # on the IPU, the step trains: a backward pass and an update
         if unconnected_gradients == "zero":
             grads = [np.zeros(s.shape, s.dtype) if g is None else g for g, s in zip(grads, flat_sources)]
         values = [None if g is None else tensor(g) for g in grads]
