@@ -35,6 +35,7 @@ from . import (
     ops,
     optimizers,
     pipelining,
+    scopes,
     system,
     utils,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "optimizers",
     "pipelining",
     "pipelining_ops",
+    "scopes",
     "system",
     "utils",
 ]

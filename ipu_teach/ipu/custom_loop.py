@@ -98,8 +98,25 @@ _timings: dict = {}
 
 
 @session.on_reset(runtime=True)
-def _forget_timings():
+def clear_timings() -> None:
+    """Forget the timings so far (``ipu-teach run`` reports each script's own)."""
     _timings.clear()
+
+
+def summary() -> str:
+    """One line per function ``strategy.run`` ran: its calls, steps and simulated seconds; "" if none ran.
+
+    Example:
+
+    >>> ipu.custom_loop.summary()
+    ''
+    """
+    return "\n".join(
+        f"ipu-teach: `{name}` ran {t.calls} call(s), {t.steps} step(s) on the simulated IPU: {t.seconds:.2f} s "
+        f"simulated (compile {t.compile_seconds:.1f} s, then {(t.seconds - t.compile_seconds) * 1e3 / t.steps:.3f} "
+        "ms per step)"
+        for name, t in _timings.items()
+    )
 
 
 def timings() -> dict:
@@ -196,9 +213,11 @@ class CustomLoopPrograms:
             self._programs[key] = executable
             timing.compile_seconds += due
             timing.executable = executable
+            done, what = ("Loaded", "load") if executable.from_cache else ("Compiled", "compile")
             messages.info(
-                f"Compiled `{name}` for the IPU (a custom loop, {steps} step(s) per call, {mode}): simulated "
-                f"compile {due:.1f} s, then {executable.seconds_per_execution * 1e3:.3f} ms per call"
+                f"{done} `{name}` for the IPU (a custom loop, {steps} step(s) per call, "
+                f"{'training' if call.trained else 'inference'}): simulated {what} {due:.1f} s, then "
+                f"{executable.seconds_per_execution * 1e3:.3f} ms per call"
             )
         timing.calls += 1
         timing.steps += steps

@@ -103,7 +103,7 @@ class IPUStrategy:
         >>> with strategy.scope():
         ...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
         ...     loss = strategy.run(lambda x: tf.reduce_mean(model(x)), args=(np.ones((4, 4), np.float32),))
-        INFO:ipu_teach:Compiled `<lambda>` for the IPU (a custom loop, 1 step(s) per call, predict): ...
+        INFO:ipu_teach:Compiled `<lambda>` for the IPU (a custom loop, 1 step(s) per call, inference): ...
         >>> ipu.custom_loop.timings()["<lambda>"].calls
         1
         """

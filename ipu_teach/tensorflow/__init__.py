@@ -40,6 +40,7 @@ from .array_ops import (
 )
 from .function import function
 from .gradient_tape import GradientTape
+from .placement import device
 from .math import (
     abs,
     add,

@@ -104,7 +104,8 @@ def test_the_program_is_compiled_once_per_trace_and_each_call_pays_its_execution
     _, _, timing = _run_loop(steps=4, calls=3)
     out = capsys.readouterr().out
     assert (
-        out.count("INFO:ipu_teach:Compiled `training_loop` for the IPU (a custom loop, 4 step(s) per call, train)") == 1
+        out.count("INFO:ipu_teach:Compiled `training_loop` for the IPU (a custom loop, 4 step(s) per call, training)")
+        == 1
     )
     assert timing.compile_seconds == timing.executable.compile_seconds
     assert timing.seconds == pytest.approx(timing.compile_seconds + 3 * timing.executable.seconds_per_execution)
@@ -189,3 +190,36 @@ def test_run_needs_a_configured_system_and_gather_is_still_not_simulated():
         strategy.run(lambda: None)
     with pytest.raises(NotSimulatedError, match="IPUStrategy.gather is not simulated"):
         strategy.gather  # noqa: B018 (the attribute lookup is what fails)
+
+
+def test_the_run_of_a_script_ends_with_the_simulated_time_of_its_custom_loops(tmp_path, capsys):
+    from ipu_teach.tensorflow.runner import run_script
+
+    script = tmp_path / "loop.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import tensorflow as tf\n"
+        "from tensorflow.python import ipu\n"
+        "cfg = ipu.config.IPUConfig()\n"
+        "cfg.auto_select_ipus = 1\n"
+        "cfg.configure_ipu_system()\n"
+        "with tf.device('cpu'):\n"
+        "    a = tf.constant([[1.0, 2.0]])\n"
+        "with ipu.scopes.ipu_scope('/device:IPU:0'):\n"
+        "    pass\n"
+        "strategy = ipu.ipu_strategy.IPUStrategy()\n"
+        "with strategy.scope():\n"
+        "    for _ in range(3):\n"
+        "        strategy.run(tf.function(lambda a: a * 2), args=[a])\n"
+    )
+    assert run_script(script) == 0
+    lines = capsys.readouterr().out.splitlines()
+    timing = ipu.custom_loop.timings()["<lambda>"]
+    per_step_ms = timing.executable.seconds_per_execution * 1e3
+    assert lines[-1] == (
+        f"ipu-teach: `<lambda>` ran 3 call(s), 3 step(s) on the simulated IPU: {timing.seconds:.2f} s simulated "
+        f"(compile {timing.compile_seconds:.1f} s, then {per_step_ms:.3f} ms per step)"
+    )
+    with pytest.raises(ValueError, match="ipu_scope: expected an IPU device name such as '/device:IPU:0', got 'cpu'"):
+        with ipu.scopes.ipu_scope("cpu"):
+            pass

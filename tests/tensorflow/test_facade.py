@@ -127,7 +127,7 @@ _MASK = np.array([[True, False, True], [False, True, True]])
 _SHAPE = np.array([2, 3])
 _BINARY = {"add", "subtract", "multiply", "divide", "truediv", "pow", "maximum", "minimum", "equal", "not_equal"}
 _BINARY |= {"greater", "less", "math.floordiv", "math.mod", "math.greater_equal", "math.less_equal"}
-_TAKES_NO_TENSOR = {"function", "random.set_seed"}
+_TAKES_NO_TENSOR = {"function", "random.set_seed", "device"}
 _CALLS = {
     "matmul": lambda T: tf.matmul(T(_A), T(_B.T)),
     "cast": lambda T: tf.cast(T(_A), tf.int32),
