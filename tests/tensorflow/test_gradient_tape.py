@@ -147,3 +147,32 @@ def test_variables_assign_in_place_and_metrics_reset_states():
     assert metric.result() == 0.5
     metric.reset_states()
     assert metric.result() == 0.0
+
+
+def test_tf_nn_losses_and_activations_match_finite_differences_and_numpy():
+    rng = np.random.default_rng(2)
+    logits = tf.Variable(rng.normal(size=(4, 5)) * 3, dtype=tf.float64)
+    labels = rng.integers(0, 5, 4)
+    one_hot = np.eye(5)[rng.integers(0, 5, 4)]
+
+    def f():
+        return (
+            tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            + tf.reduce_sum(tf.nn.softmax_cross_entropy_with_logits(labels=one_hot, logits=logits))
+            + tf.reduce_sum(tf.nn.relu(logits) * tf.nn.softmax(logits))
+            + tf.reduce_mean(tf.nn.log_softmax(logits))
+            + tf.nn.l2_loss(tf.nn.bias_add(logits, np.ones(5)))
+        )
+
+    with tf.GradientTape() as tape:
+        loss = f()
+    np.testing.assert_allclose(tape.gradient(loss, logits), _finite_difference(f, logits), rtol=1e-5, atol=1e-7)
+    values = np.asarray(logits)
+    expected = values - values.max(-1, keepdims=True)
+    expected -= np.log(np.exp(expected).sum(-1, keepdims=True))
+    np.testing.assert_allclose(tf.nn.log_softmax(values), expected)
+    assert isinstance(tf.nn.relu(values), tf.Tensor) and not isinstance(tf.nn.relu(values), Tensor)
+    with pytest.raises(ValueError, match=r"labels of shape \(3,\) need the shape of logits without its last axis"):
+        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 1, 2], logits=values)
+    with pytest.raises(ValueError, match=r"tf.nn.softmax: ipu-teach computes it over the last axis only"):
+        tf.nn.softmax(values, axis=0)
