@@ -85,10 +85,12 @@ class IPUOutfeedQueue:
 
 
 def _structure(value, leaf):
+    """``value`` (a tensor, or a dict, list or tuple of them) with ``leaf`` applied to each tensor."""
     if isinstance(value, dict):
         return {key: _structure(item, leaf) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_structure(item, leaf) for item in value) if not hasattr(value, "_fields") else value
+        items = [_structure(item, leaf) for item in value]
+        return items if isinstance(value, list) else tuple(items)
     return leaf(value)
 
 
@@ -101,9 +103,11 @@ def _leaves(element) -> list:
 
 
 def _stacked(elements):
+    """Elements of one structure as that structure of arrays stacked along a new first axis."""
     first = elements[0]
     if isinstance(first, dict):
         return {key: _stacked([element[key] for element in elements]) for key in first}
     if isinstance(first, (list, tuple)):
-        return type(first)(_stacked([element[i] for element in elements]) for i in range(len(first)))
+        items = [_stacked([element[i] for element in elements]) for i in range(len(first))]
+        return items if isinstance(first, list) else tuple(items)
     return np.stack(elements)
