@@ -114,14 +114,14 @@ class IPUStrategy:
     def reduce(self, reduce_op, value, axis=None):
         """The value of the one replica a custom loop runs on (ipu-teach simulates one), as a numpy array; with
         ``axis``, also reduced over that axis (SUM or MEAN), as TensorFlow's ``Strategy.reduce`` does."""
-        array = np.asarray(value)
-        if axis is None:
-            return array
-        name = getattr(reduce_op, "name", str(reduce_op)).upper().rsplit(".", 1)[-1]
+        name = getattr(reduce_op, "name", str(reduce_op)).upper()
         if name not in ("SUM", "MEAN"):
             raise ValueError(
                 f"IPUStrategy.reduce: reduce_op must be tf.distribute.ReduceOp.SUM or MEAN, got {reduce_op!r}"
             )
+        array = np.asarray(value)
+        if axis is None:
+            return array
         return array.sum(axis=axis) if name == "SUM" else array.mean(axis=axis)
 
     def experimental_local_results(self, value):

@@ -176,3 +176,34 @@ def test_tf_nn_losses_and_activations_match_finite_differences_and_numpy():
         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 1, 2], logits=values)
     with pytest.raises(ValueError, match=r"tf.nn.softmax: ipu-teach computes it over the last axis only"):
         tf.nn.softmax(values, axis=0)
+
+
+def test_calling_a_metric_updates_it_and_its_result_answers_numpy_as_in_keras():
+    x, y = _data(16)
+    model, train_loss = _model(), keras.metrics.Mean(name="train_loss")
+    accuracy = keras.metrics.SparseCategoricalAccuracy()
+    predictions = model(x, training=True)
+    loss = keras.losses.SparseCategoricalCrossentropy()(y, predictions)
+    assert train_loss(loss) == pytest.approx(float(loss.data))
+    assert accuracy(y, predictions) == accuracy.result()
+    assert (
+        accuracy.result().numpy().dtype == np.float32
+        and f"{accuracy.result():.2f}" == f"{float(accuracy.result()):.2f}"
+    )
+
+
+def test_strategy_reduce_and_tf_distribute():
+    from ipu_teach import ipu
+
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    assert strategy.reduce(tf.distribute.ReduceOp.SUM, np.array([1.0, 2.0]), axis=0) == 3.0
+    assert strategy.reduce("MEAN", np.array([1.0, 2.0]), axis=0) == 1.5
+    np.testing.assert_array_equal(strategy.reduce(tf.distribute.ReduceOp.MEAN, np.array([1.0, 2.0])), [1.0, 2.0])
+    assert strategy.experimental_local_results(7) == (7,)
+    with pytest.raises(ValueError, match="reduce_op must be tf.distribute.ReduceOp.SUM or MEAN, got 'MAX'"):
+        strategy.reduce("MAX", 1.0)
+    assert not tf.distribute.has_strategy()
+    with strategy.scope():
+        assert tf.distribute.get_strategy() is strategy
+    with pytest.raises(AttributeError, match="tf.distribute.MirroredStrategy is not simulated"):
+        tf.distribute.MirroredStrategy  # noqa: B018 (the attribute lookup is what fails)
