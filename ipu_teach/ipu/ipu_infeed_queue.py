@@ -24,11 +24,15 @@ class IPUInfeedQueue:
 
     Args:
       dataset: A ``tf.data.Dataset`` (batched with ``drop_remainder=True``: the IPU's shapes are fixed).
-      device_ordinal, prefetch_depth, optimise_latency: Accepted for Graphcore's signature; the simulated
-        infeed's cost is its bytes over the host link.
+      prefetch_depth: How many elements Poplar may prefetch, 1 to 255 (the simulated host always keeps up unless
+        ``ipu.host.simulate_input_pipeline`` says otherwise). Default: None, 1.
+      device_ordinal, optimise_latency: Accepted for Graphcore's signature; the simulated infeed's cost is its
+        bytes over the host link.
 
     Raises:
       TypeError: if ``dataset`` is not a dataset (something iterable).
+      ValueError: if its elements' shapes are not all known (a batch without ``drop_remainder=True``), or for a
+        ``prefetch_depth`` out of range, with Graphcore's messages.
     """
 
     def __init__(self, dataset, device_ordinal=None, prefetch_depth=None, optimise_latency=False, **kwargs):
@@ -37,8 +41,18 @@ class IPUInfeedQueue:
                 f"IPUInfeedQueue: expected a tf.data.Dataset, got a {type(dataset).__name__}; make one with "
                 "tf.data.Dataset.from_tensor_slices(...).batch(batch_size, drop_remainder=True)"
             )
+        for spec in _specs(getattr(dataset, "element_spec", None)):
+            if any(d is None for d in spec.shape):
+                raise ValueError(
+                    f"Output shape {spec.shape} is not fully defined. If using tf.Dataset.batch, set "
+                    "`drop_remainder=True`. (The IPU's program has fixed shapes: every batch must have the same size.)"
+                )
+        if prefetch_depth is not None and not 0 < prefetch_depth < 256:
+            raise ValueError(f"prefetch_depth must be greater than zero and less than 256, but it is {prefetch_depth}")
         self._dataset = dataset
         self._iterator = None
+        self.dequeued = False
+        """Whether a step took an element (Graphcore's property)."""
 
     @property
     def initializer(self):
@@ -51,6 +65,7 @@ class IPUInfeedQueue:
     def __next__(self):
         if self._iterator is None:
             self._iterator = iter(self._dataset)
+        self.dequeued = True
         return custom_loop.dequeued(next(self._iterator))
 
     def get_next(self):
@@ -75,3 +90,14 @@ class InfeedIterator:
         return custom_loop.dequeued(next(self._iterator))
 
     get_next = __next__
+
+
+def _specs(spec) -> list:
+    """The TensorSpecs of a dataset's ``element_spec`` (a spec, or a tuple, list or dict of them)."""
+    if spec is None:
+        return []
+    if isinstance(spec, dict):
+        return [s for item in spec.values() for s in _specs(item)]
+    if isinstance(spec, (list, tuple)):
+        return [s for item in spec for s in _specs(item)]
+    return [spec]

@@ -48,30 +48,37 @@ class IPUOutfeedQueue:
             )
         self.outfeed_mode = mode
         self._elements = []
-        self.enqueued = False
+        self._last = None
 
     def enqueue(self, tensors):
         """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now."""
         element = _structure(tensors, lambda value: np.array(value))
         custom_loop.enqueued(sum(value.nbytes for value in _leaves(element)))
         self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
-        self.enqueued = True
+        self._last = element
+
+    @property
+    def enqueued(self) -> bool:
+        """Whether anything was ever enqueued."""
+        return self._last is not None
 
     def dequeue(self, wait_for_completion=False):
-        """What was enqueued since the last ``dequeue``: each value stacked along a new first axis (``ALL``), or
-        the last element (``LAST``); the queue is then empty.
+        """What was enqueued since the last ``dequeue``: each value stacked along a new first axis (``ALL``; a
+        first axis of 0 when nothing was), or the last element enqueued (``LAST``).
 
         Raises:
-          ValueError: if nothing has been enqueued since (there is no structure to give).
+          ValueError: if nothing was ever enqueued (there is no structure to give), with Graphcore's message.
         """
-        if not self._elements:
+        if not self.enqueued:
             raise ValueError(
-                "IPUOutfeedQueue.dequeue: nothing has been enqueued since the last dequeue; run the function that "
-                "enqueues (with strategy.run) first"
+                "Trying to dequeue an outfeed which has not been enqueued. (Run the function that enqueues, with "
+                "strategy.run, first.)"
             )
-        elements, self._elements = self._elements, []
         if self.outfeed_mode is IPUOutfeedMode.LAST:
-            return elements[-1]
+            return self._last
+        elements, self._elements = self._elements, []
+        if not elements:
+            return _structure(self._last, lambda value: np.empty((0, *value.shape), value.dtype))
         return _stacked(elements)
 
     def __iter__(self):

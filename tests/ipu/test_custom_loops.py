@@ -169,12 +169,20 @@ def test_outfeed_modes_and_an_empty_dequeue():
     value, array = last.dequeue()
     assert value == 2.0 and list(array) == [2, 2]
     np.testing.assert_array_equal(every.dequeue()["step"], [0.0, 1.0, 2.0])
-    with pytest.raises(ValueError, match="nothing has been enqueued since the last dequeue"):
-        every.dequeue()
+    assert every.dequeue()["step"].shape == (0,) and last.dequeue()[0] == 2.0  # nothing new since
+    with pytest.raises(ValueError, match="Trying to dequeue an outfeed which has not been enqueued"):
+        ipu.ipu_outfeed_queue.IPUOutfeedQueue().dequeue()
     with pytest.raises(ValueError, match="outfeed_mode must be ipu.ipu_outfeed_queue.IPUOutfeedMode.ALL or .LAST"):
         ipu.ipu_outfeed_queue.IPUOutfeedQueue(outfeed_mode="last")
     with pytest.raises(TypeError, match="IPUInfeedQueue: expected a tf.data.Dataset, got a int"):
         ipu.ipu_infeed_queue.IPUInfeedQueue(3)
+    partial = tf.data.Dataset.from_tensor_slices((np.ones((10, 3), np.float32), np.ones(10))).batch(4)
+    with pytest.raises(
+        ValueError, match=r"Output shape \(None, 3\) is not fully defined. If using tf.Dataset.batch, set"
+    ):
+        ipu.ipu_infeed_queue.IPUInfeedQueue(partial)
+    with pytest.raises(ValueError, match="prefetch_depth must be greater than zero and less than 256, but it is 0"):
+        ipu.ipu_infeed_queue.IPUInfeedQueue(partial.unbatch().batch(2, drop_remainder=True), prefetch_depth=0)
 
 
 def test_a_custom_loop_on_several_replicas_says_it_is_not_simulated():
