@@ -164,16 +164,21 @@ class CustomLoopPrograms:
             self._programs.clear()
             self._configuration = configuration
         call = LoopCall()
+        models, optimizers = _keras_objects(function, args, kwargs)
+        iterations = [optimizer.iterations for optimizer in optimizers]
         with contextlib.ExitStack() as stack:
             _calls.append(call)
             stack.callback(_calls.pop)
             stack.callback(call.recording.close)
             call.step_ops = call.recording.enter_context(record())  # the whole call's ops, unless it has steps
             result = function(*args, **kwargs)
-        self._cost(function, args, kwargs, call, configuration)
+        if [optimizer.iterations for optimizer in optimizers] != iterations:  # also optimizer.minimize(...)
+            call.trained = True
+            call.trainable = call.trainable or [w for model in models for w in model.trainable_weights]
+        self._cost(function, args, call, configuration, models, optimizers)
         return result
 
-    def _cost(self, function, args, kwargs, call, configuration) -> None:
+    def _cost(self, function, args, call, configuration, models, optimizers) -> None:
         steps = max(call.steps, 1)
         x, y = _inputs(call.first_element) if call.steps else _inputs([a for a in args if _is_data(a)])
         mode = "train" if call.trained else ("test" if y is not None else "predict")
@@ -192,7 +197,6 @@ class CustomLoopPrograms:
         executable = self._programs.get(key)
         due = 0.0
         if executable is None:
-            models, optimizers = _keras_objects(function, args, kwargs)
             optimizer = optimizers[0] if optimizers else SGD()
             program = LoopProgram(name, models, optimizer, call.trainable)
             options = IPUModelOptions()

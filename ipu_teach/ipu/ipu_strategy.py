@@ -124,6 +124,10 @@ class IPUStrategy:
             return array
         return array.sum(axis=axis) if name == "SUM" else array.mean(axis=axis)
 
+    def experimental_distribute_dataset(self, dataset, options=None):
+        """The dataset itself: its iterator, given to ``run``, feeds the one replica through an infeed."""
+        return dataset
+
     def experimental_local_results(self, value):
         """The per-replica values: one replica's, as a tuple."""
         return (value,)
@@ -145,7 +149,6 @@ class IPUStrategy:
 # tf.distribute.Strategy's methods and properties (TensorFlow 2.6) that IPUStrategy has there and not here.
 _STRATEGY_API = frozenset(
     (
-        "experimental_distribute_dataset",
         "distribute_datasets_from_function",
         "experimental_distribute_datasets_from_function",
         "experimental_run_v2",

@@ -3,8 +3,8 @@
 TensorFlow records the ops run inside the tape's block and differentiates them on ``tape.gradient``.
 ipu-teach's autograd already links every result computed from a tensor that needs a gradient (Keras weights,
 ``tf.Variable``, a watched tensor) to the op that made it, so the tape only has to walk those links back:
-``gradient`` runs ``Tensor.backward``, the same backward pass ``fit`` uses (``Model.compute_gradients``), and
-gives the gradients of the sources asked for, leaving every ``grad`` in the model as it was.
+``gradient`` runs ``Tensor.backward``, the same backward pass ``fit`` uses (``Model.compute_gradients``), through
+``autograd.gradients``, which gives the gradients of the sources asked for and leaves every ``grad`` as it was.
 
 Example:
 
@@ -20,8 +20,7 @@ import contextlib
 
 import numpy as np
 
-from ..autograd import Tensor, no_grad
-from ..autograd.graph_order import post_order
+from ..autograd import Tensor, gradients, no_grad
 from ..ipu import custom_loop
 from .tensor import tensor
 
@@ -101,11 +100,12 @@ class GradientTape:
             )
         self._used = True
         targets = _flatten(target)
-        seeds = _flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
+        seeds = _flatten(output_gradients) if output_gradients is not None else None
         flat_sources = _flatten(sources)
         for source in flat_sources:
             _check_source(source)
-        grads = _backward(targets, seeds, flat_sources)
+        _check_targets(targets)
+        grads = gradients.of(targets, flat_sources, seeds)
         custom_loop.took_gradients(flat_sources)  # on the IPU, the step trains: a backward pass and an update
         if unconnected_gradients == "zero":
             grads = [np.zeros(s.shape, s.dtype) if g is None else g for g, s in zip(grads, flat_sources)]
@@ -131,34 +131,14 @@ def _check_source(source) -> None:
         )
 
 
-def _backward(targets, seeds, sources) -> list:
-    """Each source's gradient (None where none flows), by ``Tensor.backward`` from every target; every leaf's
-    ``grad`` is as before afterwards (a model's weights keep theirs)."""
+def _check_targets(targets) -> None:
     for target in targets:
-        if not isinstance(target, Tensor) or (target.node is None and not target.requires_grad):
+        if not gradients.carries_gradient(target):
             raise ValueError(
                 f"GradientTape.gradient: the target (a {type(target).__name__} of shape {np.shape(target)}) "
                 "carries no gradient: it was computed with numpy (or np.asarray of a tensor), or from nothing the "
                 "tape watches. Compute it with tf functions and Keras losses on the model's outputs"
             )
-    leaves = [
-        t
-        for t in post_order(targets, lambda t: [p for p in t.node.inputs if p.requires_grad] if t.node else [])
-        if t.node is None
-    ]
-    saved = [(leaf, leaf.grad) for leaf in leaves]
-    try:
-        for leaf in leaves:
-            leaf.grad = None
-        for target, seed in zip(targets, seeds):
-            if target.node is None:  # a source is its own target: d(x)/d(x) = 1
-                target.grad = np.ones_like(target.data) if seed is None else np.asarray(seed, target.dtype)
-                continue
-            target.backward(np.ones_like(target.data) if seed is None else np.asarray(seed, target.dtype))
-        return [source.grad for source in sources]
-    finally:
-        for leaf, grad in saved:
-            leaf.grad = grad
 
 
 def _flatten(structure) -> list:

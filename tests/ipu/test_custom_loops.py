@@ -231,3 +231,28 @@ def test_the_run_of_a_script_ends_with_the_simulated_time_of_its_custom_loops(tm
     with pytest.raises(ValueError, match="ipu_scope: expected an IPU device name such as '/device:IPU:0', got 'cpu'"):
         with ipu.scopes.ipu_scope("cpu"):
             pass
+
+
+def test_optimizer_minimize_in_a_custom_loop_trains_as_the_tape_does(capsys):
+    configure(1)
+    x, y = _data()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        model, optimizer = _model(), keras.optimizers.SGD(0.1)
+        loss_fn = keras.losses.SparseCategoricalCrossentropy()
+
+        @tf.function
+        def minimize_step(features, labels):
+            optimizer.minimize(lambda: loss_fn(labels, model(features, training=True)), model.trainable_variables)
+
+        for start in range(0, 32, 8):
+            strategy.run(minimize_step, args=[x[start : start + 8], y[start : start + 8]])
+    tape_model, _, _ = _run_loop(steps=1, calls=4, infeed=False)
+    for mine, theirs in zip(model.get_weights(), tape_model.get_weights()):
+        np.testing.assert_array_equal(mine, theirs)
+    minimize_program = ipu.custom_loop.timings()["minimize_step"].executable
+    tape_program = ipu.custom_loop.timings()["training_step"].executable
+    assert minimize_program.graph.mode == "train" and len(minimize_program.graph.update) == 4  # 2 kernels, 2 biases
+    assert minimize_program.timeline.seconds() == pytest.approx(tape_program.timeline.seconds(), rel=1e-12)
+    with pytest.raises(ValueError, match="SGD.minimize: `tape` is required when a `Tensor` loss is passed"):
+        optimizer.minimize(loss_fn(y[:8], model(x[:8])), model.trainable_variables)

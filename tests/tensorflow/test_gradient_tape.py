@@ -200,6 +200,8 @@ def test_strategy_reduce_and_tf_distribute():
     assert strategy.reduce("MEAN", np.array([1.0, 2.0]), axis=0) == 1.5
     np.testing.assert_array_equal(strategy.reduce(tf.distribute.ReduceOp.MEAN, np.array([1.0, 2.0])), [1.0, 2.0])
     assert strategy.experimental_local_results(7) == (7,)
+    dataset = tf.data.Dataset.range(4)
+    assert strategy.experimental_distribute_dataset(dataset) is dataset
     with pytest.raises(ValueError, match="reduce_op must be tf.distribute.ReduceOp.SUM or MEAN, got 'MAX'"):
         strategy.reduce("MAX", 1.0)
     assert not tf.distribute.has_strategy()
