@@ -137,7 +137,8 @@ def _check_targets(targets) -> None:
             raise ValueError(
                 f"GradientTape.gradient: the target (a {type(target).__name__} of shape {np.shape(target)}) "
                 "carries no gradient: it was computed with numpy (or np.asarray of a tensor), or from nothing the "
-                "tape watches. Compute it with tf functions and Keras losses on the model's outputs"
+                "tape watches, or it is a gradient (ipu-teach has no second derivatives). Compute it with tf "
+                "functions and Keras losses on the model's outputs"
             )
 
 

@@ -209,3 +209,14 @@ def test_strategy_reduce_and_tf_distribute():
         assert tf.distribute.get_strategy() is strategy
     with pytest.raises(AttributeError, match="tf.distribute.MirroredStrategy is not simulated"):
         tf.distribute.MirroredStrategy  # noqa: B018 (the attribute lookup is what fails)
+
+
+def test_a_second_derivative_says_there_are_none():
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            y = x * x * x
+        dy_dx = inner.gradient(y, x)
+    assert float(dy_dx) == 27.0
+    with pytest.raises(ValueError, match="or it is a gradient \\(ipu-teach has no second derivatives\\)"):
+        outer.gradient(dy_dx, x)
