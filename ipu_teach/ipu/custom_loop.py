@@ -239,13 +239,14 @@ def _is_data(value) -> bool:
 
 
 def _inputs(element) -> tuple:
-    """A step's features and labels: an element ``(x, y)``, ``(x,)`` or ``x`` (a dict: its first value)."""
+    """A step's features and labels, as the program streams them in: of an element ``(x, y)``, ``(x,)`` or
+    ``x`` (a dict: its values), the first two arrays; no arrays at all is one sample of nothing."""
     if isinstance(element, dict):
         element = list(element.values())
-    if isinstance(element, (list, tuple)):
-        parts = [np.asarray(part) for part in element if _is_data(part) or isinstance(part, (list, tuple))]
-        return (parts[0] if parts else np.zeros((1,), np.float32)), (parts[1] if len(parts) > 1 else None)
-    return np.asarray(element), None
+    if not isinstance(element, (list, tuple)):
+        element = [element]
+    parts = [np.asarray(part) for part in element if _is_data(part)]
+    return (parts[0] if parts else np.zeros((1, 0), np.float32)), (parts[1] if len(parts) > 1 else None)
 
 
 def _shape(array):
