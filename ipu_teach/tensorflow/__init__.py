@@ -23,6 +23,7 @@ from .array_ops import (
     fill,
     gather,
     identity,
+    is_tensor,
     one_hot,
     ones,
     ones_like,
@@ -33,11 +34,14 @@ from .array_ops import (
     size,
     squeeze,
     stack,
+    stop_gradient,
     transpose,
     where,
     zeros,
     zeros_like,
 )
+from .clip_ops import clip_by_global_norm, clip_by_norm
+from .control_flow import cond, control_dependencies, no_op, print, while_loop  # noqa: A004 (tf.print)
 from .function import function
 from .gradient_tape import GradientTape
 from .placement import device

@@ -40,6 +40,16 @@ def identity(input, name=None):  # noqa: A002 (TensorFlow's argument name)
     return tensor(np.array(input))
 
 
+def stop_gradient(input, name=None):  # noqa: A002
+    """The same values, through which no gradient flows back."""
+    return tensor(np.array(input))
+
+
+def is_tensor(x) -> bool:
+    """Whether ``x`` is a tensor (a ``tf`` result, a model's output, a variable) rather than a Python value."""
+    return isinstance(x, np.ndarray) or _carries_gradient(x)
+
+
 def reshape(tensor_, shape, name=None):
     if _carries_gradient(tensor_):
         return ops.reshape(tensor_, np.empty(tensor_.shape, np.bool_).reshape(dimensions(shape)).shape)

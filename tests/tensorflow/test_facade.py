@@ -127,9 +127,12 @@ _MASK = np.array([[True, False, True], [False, True, True]])
 _SHAPE = np.array([2, 3])
 _BINARY = {"add", "subtract", "multiply", "divide", "truediv", "pow", "maximum", "minimum", "equal", "not_equal"}
 _BINARY |= {"greater", "less", "math.floordiv", "math.mod", "math.greater_equal", "math.less_equal"}
-_TAKES_NO_TENSOR = {"function", "random.set_seed", "device"}
+_TAKES_NO_TENSOR = {"function", "random.set_seed", "device", "cond", "while_loop", "control_dependencies", "no_op"}
+_TAKES_NO_TENSOR |= {"print", "is_tensor"}
 _CALLS = {
     "matmul": lambda T: tf.matmul(T(_A), T(_B.T)),
+    "clip_by_norm": lambda T: tf.clip_by_norm(T(_A), 1.0),
+    "clip_by_global_norm": lambda T: tf.clip_by_global_norm([T(_A), T(_B)], 1.0)[0][1],
     "cast": lambda T: tf.cast(T(_A), tf.int32),
     "clip_by_value": lambda T: tf.clip_by_value(T(_A), T(np.float32(0.6)), 1.5),
     "concat": lambda T: tf.concat([T(_A), T(_B)], axis=0),
