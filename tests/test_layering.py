@@ -23,7 +23,7 @@ MAY_IMPORT = {
     "examples": SHARED | {"keras", "ipu", "bsp", "profiling"},
     "ipu": SHARED | {"keras", "autograd", "bsp", "pipeline", "profiling"},
     "widgets": SHARED | {"bsp", "pipeline", "profiling"},
-    "tensorflow": SHARED | {"keras", "data", "ipu"},
+    "tensorflow": SHARED | {"keras", "autograd", "data", "ipu"},
     "notebook_environment": SHARED,
     "cli": SHARED | {"keras", "ipu", "tensorflow", "examples", "notebook_environment"},
 }

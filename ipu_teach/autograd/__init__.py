@@ -13,7 +13,7 @@ Example:
 (-3.0, array([[3., 3.]], dtype=float32))
 """
 
-from . import ops
+from . import gradients, ops
 from .cost import OpCost
 from .function import Context, Function, OpRecord, record, scope
 from .ops.portable import portable_numerics, set_portable_numerics
@@ -27,6 +27,7 @@ __all__ = [
     "OpRecord",
     "Tensor",
     "as_tensor",
+    "gradients",
     "is_grad_enabled",
     "no_grad",
     "ops",

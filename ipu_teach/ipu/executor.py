@@ -155,6 +155,8 @@ class Setup:
     None for a host that keeps up."""
     caller_samples_per_second: float | None = None
     """The rate of a simulated input pipeline working in the caller's thread (``overlapped=False``), else None."""
+    recorded: object = None
+    """A custom training loop's step as it ran (``lowering.RecordedStep``), lowered instead of the model's step."""
 
     def cache_key(self, model) -> tuple:
         """What makes this executable differ from another of the same model, known before lowering: the mode,
@@ -263,6 +265,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         accumulation=accumulation,
         replicas=replicas,
         options_for=poplar_options.options_for(configuration, plan, stage_options),
+        recorded=setup.recorded,
     )
     options = capture.engine_options(configuration)
     synthetic = SyntheticData.from_flags()

@@ -298,10 +298,17 @@ def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
     return steps
 
 
-def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None) -> LoweredGraph:
-    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after).
-    ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options."""
-    options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
+@dataclass(frozen=True)
+class RecordedStep:
+    """One step of a custom training loop, recorded as it ran (``ipu.custom_loop``): its ops, lowered in place
+    of running a Keras model's step, and the bytes it gives its outfeeds."""
+
+    ops: tuple
+    output_bytes: int
+
+
+def _record_step(model, mode, x, y) -> list:
+    """The ops of one step of ``model``'s ``mode``, from running it once (its state restored after)."""
     with _preserved_state(model), record() as tape:
         if mode == "train":
             model.compute_gradients(x, y)
@@ -315,6 +322,15 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
 
             with no_grad():
                 model.call(x, training=False)
+    return tape
+
+
+def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None, recorded=None) -> LoweredGraph:
+    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after), or the ops of a
+    custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
+    ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options."""
+    options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
+    tape = _record_step(model, mode, x, y) if recorded is None else list(recorded.ops)
     forward, backward, signature = [], [], []
     # The graph's identity is its ops and shapes, not the layer names a session hands out: a second,
     # identical model (named dense_1 instead of dense) is the same executable, as in Poplar's cache.
@@ -374,7 +390,12 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None)
     memory += memory_layout.code_memory(forward + backward + update, spec)
     sample_bytes = int(np.prod(np.shape(x)[1:])) * _host_itemsize(x)
     label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0
-    results = int(np.prod(model.output_shape[1:])) * 4 * len(x) if mode == "predict" else 4 * len(model.metrics)
+    if recorded is not None:
+        results = recorded.output_bytes
+    elif mode == "predict":
+        results = int(np.prod(model.output_shape[1:])) * 4 * len(x)
+    else:
+        results = 4 * len(model.metrics)
     return LoweredGraph(
         mode,
         spec,

@@ -25,8 +25,21 @@ def weighted_total_and_count(values, sample_weight):
     return float((values * weights).sum()), float(weights.sum())
 
 
+class MetricValue(float):
+    """A metric's result: a Python float that also answers ``.numpy()``, as the scalar tensor Keras returns
+    does (custom training loops print ``metric.result().numpy()``)."""
+
+    def numpy(self) -> np.float32:
+        return np.float32(self)
+
+
 class Metric:
-    """Accumulates a weighted total and the total weight; ``result()`` is their ratio."""
+    """Accumulates a weighted total and the total weight; ``result()`` is their ratio. Calling a metric
+    updates it and gives its result, as in Keras (``train_loss(loss)``, ``accuracy(labels, predictions)``)."""
+
+    def __call__(self, *args, **kwargs) -> MetricValue:
+        self.update_state(*args, **kwargs)
+        return self.result()
 
     def __init__(self, name=None):
         self.name = name or getattr(self, "default_name", type(self).__name__.lower())
@@ -34,6 +47,10 @@ class Metric:
 
     def reset_state(self):
         self.total, self.count = 0.0, 0.0
+
+    def reset_states(self):
+        """Keras 2's name for ``reset_state`` (custom training loops call it at each epoch's end)."""
+        self.reset_state()
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         """Adds each sample's value, times its ``sample_weight`` (one per sample) when given."""
@@ -47,8 +64,8 @@ class Metric:
     def per_sample(self, y_true, y_pred):
         raise NotImplementedError
 
-    def result(self) -> float:
-        return float(self.total / self.count) if self.count else 0.0
+    def result(self) -> MetricValue:
+        return MetricValue(self.total / self.count if self.count else 0.0)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name} result={self.result():.4f}>"

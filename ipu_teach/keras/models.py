@@ -146,6 +146,11 @@ class Model(Layer):
         trainable = {id(w) for w in self.trainable_weights}
         return [w for w in self.weights if id(w) not in trainable]
 
+    # TensorFlow's names for the same lists, as custom training loops use them (tape.gradient, apply_gradients)
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
     def get_config(self) -> dict:
         """The model's architecture as Keras' configuration: its layers (each one's class, arguments and
         the layers it is called on), its inputs and its outputs. ``Model.from_config`` makes the same

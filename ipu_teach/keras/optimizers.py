@@ -20,7 +20,7 @@ Example:
 
 import numpy as np
 
-from ..autograd import precision
+from ..autograd import gradients, precision
 from .engine import atomic_step
 
 _DECLARED = ("slots_per_weight", "update_flops_per_weight")
@@ -77,6 +77,37 @@ class Optimizer:
         slots = {**self._slots, **self._slots_this_step}
         self._slots_this_step = None
         atomic_step.assign_all([*new_values, (self, "_slots", slots), (self, "iterations", self.iterations + 1)])
+
+    def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None) -> None:
+        """One step down the gradient of ``loss`` with respect to ``var_list``, as Keras' ``minimize``: ``loss``
+        is a function of no arguments returning the loss (or the loss itself with the ``tf.GradientTape`` that
+        recorded it); ``var_list`` a list of variables or a function returning one.
+
+        Example:
+
+        >>> import ipu_teach.tensorflow as tf
+        >>> w = tf.Variable([1.0, -2.0])
+        >>> keras.optimizers.SGD(0.25).minimize(lambda: tf.reduce_sum(w * w), [w])
+        >>> w.numpy()
+        array([ 0.5, -1. ], dtype=float32)
+        """
+        variables = list(var_list() if callable(var_list) else var_list)
+        if tape is not None:
+            grads = tape.gradient(loss, variables, output_gradients=grad_loss)
+        else:
+            if not callable(loss):
+                raise ValueError(
+                    f"{type(self).__name__}.minimize: `tape` is required when a `Tensor` loss is passed; pass the "
+                    "loss as a function of no arguments (lambda: ...) or give the tf.GradientTape that recorded it"
+                )
+            value = loss()
+            if not gradients.carries_gradient(value):
+                raise ValueError(
+                    f"{type(self).__name__}.minimize: the loss carries no gradient (computed with numpy, or from "
+                    "nothing in var_list); compute it with tf functions and Keras losses"
+                )
+            grads = gradients.of([value], variables, None if grad_loss is None else [grad_loss])
+        self.apply_gradients(zip(grads, variables))
 
     def _new_value(self, weight, grad) -> np.ndarray:
         """The weight's value after ``update``, in its dtype. An fp16 weight's update is computed in fp32 and

@@ -12,7 +12,7 @@ import importlib as _importlib
 from ..dtypes import DTYPES as _DTYPES, DType, as_dtype
 from ..data.tensor_spec import TensorSpec
 from ..not_simulated import NotSimulatedError, NotSimulatedModule
-from . import config, data, dtypes, math, random
+from . import config, data, distribute, dtypes, math, nn, random
 from .array_ops import (
     cast,
     clip_by_value,
@@ -23,6 +23,7 @@ from .array_ops import (
     fill,
     gather,
     identity,
+    is_tensor,
     one_hot,
     ones,
     ones_like,
@@ -33,12 +34,17 @@ from .array_ops import (
     size,
     squeeze,
     stack,
+    stop_gradient,
     transpose,
     where,
     zeros,
     zeros_like,
 )
+from .clip_ops import clip_by_global_norm, clip_by_norm
+from .control_flow import cond, control_dependencies, no_op, print, while_loop  # noqa: A004 (tf.print)
 from .function import function
+from .gradient_tape import GradientTape
+from .placement import device
 from .math import (
     abs,
     add,
@@ -50,6 +56,7 @@ from .math import (
     greater,
     less,
     log,
+    matmul,
     maximum,
     minimum,
     multiply,
@@ -72,6 +79,7 @@ from .math import (
     truediv,
 )
 from .tensor import EagerTensor as Tensor
+from .variables import Variable
 
 __version__ = "2.6.3"
 VERSION = __version__
@@ -87,7 +95,6 @@ _TF_MODULES = (
     "bitwise",
     "compat",
     "debugging",
-    "distribute",
     "errors",
     "estimator",
     "experimental",
@@ -101,7 +108,6 @@ _TF_MODULES = (
     "mixed_precision",
     "mlir",
     "nest",
-    "nn",
     "profiler",
     "quantization",
     "queue",

@@ -1,14 +1,19 @@
 """``tf.cast``, ``tf.constant``, ``tf.reshape``, ``tf.one_hot``... : the array functions input pipelines use,
-on numpy, with TensorFlow's argument names and defaults."""
+on numpy, with TensorFlow's argument names and defaults. ``cast``, ``reshape``, ``expand_dims``, ``squeeze``,
+``transpose``, ``concat`` and ``identity`` given an autograd Tensor apply its op (:mod:`.differentiable`)."""
 
 import numpy as np
 
+from ..autograd import ops
 from ..dtypes import as_dtype
+from .differentiable import carries_gradient as _carries_gradient
 from .tensor import dimensions, python_default, tensor
 
 
 def cast(x, dtype, name=None):
     """``x`` converted to ``dtype`` (floats to integers truncate toward zero, as in TensorFlow)."""
+    if _carries_gradient(x) and as_dtype(dtype).dtype.kind == "f":
+        return ops.cast(x, as_dtype(dtype).dtype)
     return tensor(np.asarray(x).astype(as_dtype(dtype).dtype))
 
 
@@ -30,26 +35,49 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
 
 def identity(input, name=None):  # noqa: A002 (TensorFlow's argument name)
+    if _carries_gradient(input):
+        return input
     return tensor(np.array(input))
 
 
+def stop_gradient(input, name=None):  # noqa: A002
+    """The same values, through which no gradient flows back."""
+    return tensor(np.array(input))
+
+
+def is_tensor(x) -> bool:
+    """Whether ``x`` is a tensor (a ``tf`` result, a model's output, a variable) rather than a Python value."""
+    return isinstance(x, np.ndarray) or _carries_gradient(x)
+
+
 def reshape(tensor_, shape, name=None):
+    if _carries_gradient(tensor_):
+        return ops.reshape(tensor_, np.empty(tensor_.shape, np.bool_).reshape(dimensions(shape)).shape)
     return tensor(np.reshape(tensor_, dimensions(shape)))
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002
+    if _carries_gradient(input):
+        return ops.reshape(input, np.expand_dims(np.empty(input.shape, np.bool_), axis).shape)
     return tensor(np.expand_dims(input, axis))
 
 
 def squeeze(input, axis=None, name=None):  # noqa: A002
-    return tensor(np.squeeze(input, axis=None if axis is None else tuple(np.atleast_1d(axis))))
+    axis = None if axis is None else tuple(int(a) for a in np.atleast_1d(axis))
+    if _carries_gradient(input):
+        return ops.reshape(input, np.squeeze(np.empty(input.shape, np.bool_), axis).shape)
+    return tensor(np.squeeze(input, axis=axis))
 
 
 def transpose(a, perm=None, conjugate=False, name=None):
+    if _carries_gradient(a):
+        return ops.Transpose.apply(a, perm=None if perm is None else tuple(int(p) for p in perm))
     return tensor(np.transpose(a, perm))
 
 
 def concat(values, axis, name=None):
+    if _carries_gradient(*values):
+        return ops.concatenate(list(values), axis=int(axis))
     return tensor(np.concatenate([np.asarray(v) for v in values], axis=axis))
 
 

@@ -5,7 +5,9 @@ It runs as ``__main__`` with ``sys.argv`` set to its path and arguments and its 
 itself) first on ``sys.path``, inside ``TensorFlowImports`` so its TensorFlow imports give ipu-teach, in
 the processes it starts with multiprocessing too (``child_processes``). The exit status and what is printed
 for an uncaught exception (any ``BaseException``: Ctrl-C gives Python's ``KeyboardInterrupt`` trace and 130)
-are Python's, through ``sys.excepthook``, without the frames of this runner.
+are Python's, through ``sys.excepthook``, without the frames of this runner. When the script ran custom training
+loops on the simulated IPU (``strategy.run``), their simulated time is printed after it (``ipu.custom_loop.summary``):
+the script's own ``time.time()`` measures the host's numpy, not the IPU.
 
 ``ipu-teach run`` runs the script as the whole program: the mapping stays for what Python runs after the main
 code as it ends, the threads it waits for and the atexit functions. Called in a process that goes on
@@ -20,6 +22,7 @@ import pkgutil
 import runpy
 import sys
 
+from ..ipu import custom_loop
 from .child_processes import TensorFlowImportsInChildren
 from .import_map import TensorFlowImports
 
@@ -42,8 +45,12 @@ def run_script(path, args=(), *, as_the_program=False) -> int:
     imports = contextlib.ExitStack()
     imports.enter_context(TensorFlowImports())
     imports.enter_context(TensorFlowImportsInChildren())
+    custom_loop.clear_timings()
     try:
-        return _status_of(runpy.run_path, _absolute(path), run_name="__main__")
+        status = _status_of(runpy.run_path, _absolute(path), run_name="__main__")
+        if custom_loop.summary():  # a script times its loop with time.time(): say what the simulated IPU took
+            print(custom_loop.summary())
+        return status
     finally:
         if not as_the_program:
             imports.close()

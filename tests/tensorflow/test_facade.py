@@ -96,14 +96,14 @@ def test_tf_function_runs_the_python_function_eagerly():
         return x * 2
 
     assert double(2) == 4 and double(3) == 6 and calls == [2, 3]
-    assert tf.function(len) is len
+    assert tf.function(len)([1, 2]) == 2 and tf.function(len).python_function is len and double.jit_compile
 
 
 def test_ipu_utils_and_strategy_names():
     ipu.utils.move_variable_initialization_to_cpu()
     strategy = ipu.ipu_strategy.IPUStrategy()
-    with pytest.raises(AttributeError, match="IPUStrategy.run is not simulated by ipu-teach"):
-        strategy.run(lambda: None)
+    with pytest.raises(AttributeError, match="IPUStrategy.extended is not simulated by ipu-teach"):
+        strategy.extended  # noqa: B018 (the attribute lookup is what fails)
 
 
 def _facade_functions() -> dict:
@@ -127,8 +127,12 @@ _MASK = np.array([[True, False, True], [False, True, True]])
 _SHAPE = np.array([2, 3])
 _BINARY = {"add", "subtract", "multiply", "divide", "truediv", "pow", "maximum", "minimum", "equal", "not_equal"}
 _BINARY |= {"greater", "less", "math.floordiv", "math.mod", "math.greater_equal", "math.less_equal"}
-_TAKES_NO_TENSOR = {"function", "random.set_seed"}
+_TAKES_NO_TENSOR = {"function", "random.set_seed", "device", "cond", "while_loop", "control_dependencies", "no_op"}
+_TAKES_NO_TENSOR |= {"print", "is_tensor"}
 _CALLS = {
+    "matmul": lambda T: tf.matmul(T(_A), T(_B.T)),
+    "clip_by_norm": lambda T: tf.clip_by_norm(T(_A), 1.0),
+    "clip_by_global_norm": lambda T: tf.clip_by_global_norm([T(_A), T(_B)], 1.0)[0][1],
     "cast": lambda T: tf.cast(T(_A), tf.int32),
     "clip_by_value": lambda T: tf.clip_by_value(T(_A), T(np.float32(0.6)), 1.5),
     "concat": lambda T: tf.concat([T(_A), T(_B)], axis=0),
@@ -178,7 +182,8 @@ def _call(name, function):
 
 def test_every_tf_function_reads_a_models_output_as_the_array_it_holds():
     """Keras models return ipu-teach Tensors; every ``tf`` function takes them as TensorFlow's take eager
-    tensors (a Tensor once became a 0-d object array: ``tf.argmax(model(x), axis=-1)`` gave 0)."""
+    tensors (a Tensor once became a 0-d object array: ``tf.argmax(model(x), axis=-1)`` gave 0), with the values
+    numpy gives."""
     functions = {name: f for name, f in _facade_functions().items() if name not in _TAKES_NO_TENSOR}
     assert len(functions) > 60  # the facade's functions were found
     for name, function in sorted(functions.items()):
@@ -187,6 +192,10 @@ def test_every_tf_function_reads_a_models_output_as_the_array_it_holds():
         expected = call(np.asarray)
         tf.random.set_seed(0)
         result = call(Tensor)
+        if isinstance(result, Tensor):  # the differentiable ones apply the autograd's op (custom training loops),
+            assert result.dtype == expected.dtype, name  # whose exp, log and tanh are ipu-teach's portable ones
+            np.testing.assert_allclose(result.data, expected, rtol=1e-6, err_msg=name)
+            continue
         assert isinstance(result, np.ndarray) and result.dtype == expected.dtype, name
         np.testing.assert_array_equal(result, expected, err_msg=name)
 

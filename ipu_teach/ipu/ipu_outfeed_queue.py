@@ -1,0 +1,120 @@
+"""``ipu.ipu_outfeed_queue.IPUOutfeedQueue``: results streamed from the IPU to the host, without a Python call.
+
+A function run by ``strategy.run`` enqueues its results (a tensor, or a list, tuple or dict of them) at each
+step; the host dequeues them after the call. ``IPUOutfeedMode.ALL`` (the default) keeps every enqueued
+element and ``dequeue`` stacks them along a new first axis; ``IPUOutfeedMode.LAST`` keeps only the last.
+Each step's enqueued bytes are streamed to the host: ``ipu.custom_loop`` costs them in the program's outfeed.
+
+Example:
+
+>>> outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+>>> for step in range(3):
+...     outfeed.enqueue({"loss": np.float32(step) / 2})
+>>> outfeed.dequeue()
+{'loss': array([0. , 0.5, 1. ], dtype=float32)}
+"""
+
+import enum
+
+import numpy as np
+
+from . import custom_loop
+
+
+class IPUOutfeedMode(enum.Enum):
+    """What ``dequeue`` gives: every enqueued element stacked (``ALL``), or the last one (``LAST``)."""
+
+    ALL = "all"
+    LAST = "last"
+
+
+class IPUOutfeedQueue:
+    """Collects what a function running on the IPU enqueues, for the host to dequeue.
+
+    Args:
+      outfeed_mode: ``IPUOutfeedMode.ALL`` (default, None) or ``IPUOutfeedMode.LAST``.
+      device_ordinal, buffer_depth, optimise_latency: Accepted for Graphcore's signature.
+
+    Raises:
+      ValueError: for another ``outfeed_mode``.
+    """
+
+    def __init__(self, outfeed_mode=None, device_ordinal=None, buffer_depth=3, optimise_latency=False, **kwargs):
+        mode = IPUOutfeedMode.ALL if outfeed_mode is None else outfeed_mode
+        if not isinstance(mode, IPUOutfeedMode):
+            raise ValueError(
+                f"IPUOutfeedQueue: outfeed_mode must be ipu.ipu_outfeed_queue.IPUOutfeedMode.ALL or .LAST, "
+                f"got {outfeed_mode!r}"
+            )
+        self.outfeed_mode = mode
+        self._elements = []
+        self._last = None
+
+    def enqueue(self, tensors):
+        """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now."""
+        element = _structure(tensors, lambda value: np.array(value))
+        custom_loop.enqueued(sum(value.nbytes for value in _leaves(element)))
+        self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
+        self._last = element
+
+    @property
+    def enqueued(self) -> bool:
+        """Whether anything was ever enqueued."""
+        return self._last is not None
+
+    def dequeue(self, wait_for_completion=False):
+        """What was enqueued since the last ``dequeue``: each value stacked along a new first axis (``ALL``; a
+        first axis of 0 when nothing was), or the last element enqueued (``LAST``).
+
+        Raises:
+          ValueError: if nothing was ever enqueued (there is no structure to give), with Graphcore's message.
+        """
+        if not self.enqueued:
+            raise ValueError(
+                "Trying to dequeue an outfeed which has not been enqueued. (Run the function that enqueues, with "
+                "strategy.run, first.)"
+            )
+        if self.outfeed_mode is IPUOutfeedMode.LAST:
+            return self._last
+        elements, self._elements = self._elements, []
+        if not elements:
+            return _structure(self._last, lambda value: np.empty((0, *value.shape), value.dtype))
+        return _stacked(elements)
+
+    def __iter__(self):
+        """Each enqueued element in turn (the queue is emptied), as iterating TensorFlow 2's outfeed does."""
+        elements, self._elements = self._elements, []
+        return iter(elements)
+
+    @property
+    def deleter(self):
+        return None
+
+
+def _structure(value, leaf):
+    """``value`` (a tensor, or a dict, list or tuple of them) with ``leaf`` applied to each tensor."""
+    if isinstance(value, dict):
+        return {key: _structure(item, leaf) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_structure(item, leaf) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    return leaf(value)
+
+
+def _leaves(element) -> list:
+    if isinstance(element, dict):
+        return [leaf for item in element.values() for leaf in _leaves(item)]
+    if isinstance(element, (list, tuple)):
+        return [leaf for item in element for leaf in _leaves(item)]
+    return [element]
+
+
+def _stacked(elements):
+    """Elements of one structure as that structure of arrays stacked along a new first axis."""
+    first = elements[0]
+    if isinstance(first, dict):
+        return {key: _stacked([element[key] for element in elements]) for key in first}
+    if isinstance(first, (list, tuple)):
+        items = [_stacked([element[i] for element in elements]) for i in range(len(first))]
+        return items if isinstance(first, list) else tuple(items)
+    return np.stack(elements)
