@@ -102,8 +102,19 @@ def test_every_link_within_the_page_reaches_a_heading():
     assert links and set(links) <= anchors, set(links) - anchors
 
 
-def test_the_room_commands_wait_for_the_coordinator_and_the_readme_links_the_kit():
-    placeholder = next(paragraph for paragraph in WORKSHOP.split("\n\n") if "PLACEHOLDER" in paragraph)
-    assert "`ipu-teach course --reset NOTEBOOK`" in placeholder
+def test_the_room_commands_are_the_course_commands_and_the_readme_links_the_kit():
+    """Every ``ipu-teach course`` option WORKSHOP.md tells the instructor to use is one the command has, and the
+    backup name it promises is the one ``--reset`` makes."""
+    import argparse
+
+    from ipu_teach.cli import course, workspace
+
+    commands = argparse.ArgumentParser().add_subparsers()
+    course.add_parser(commands)
+    options = {o for action in commands.choices["course"]._actions for o in action.option_strings}
+    told = set(re.findall(r"`ipu-teach course (--[a-z-]+)", WORKSHOP))
+    assert {"--reset", "--ip"} <= told <= options
+    promised = workspace._backup_name(Path("/nonexistent/02_steps_per_execution.ipynb")).name
+    assert workspace.WORKSPACE_NAME in WORKSHOP and f"`{promised}`" in WORKSHOP
     course_map = (REPO_ROOT / "README.md").read_text(encoding="utf-8").split("## Course map", 1)[1].split("\n## ")[0]
     assert "[WORKSHOP.md](WORKSHOP.md)" in course_map
