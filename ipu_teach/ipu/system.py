@@ -130,6 +130,17 @@ def use_system(name: str) -> None:
 
 
 def system_name() -> str:
+    """The simulated machine ``configure_ipu_system`` selects IPUs from (ipu-teach only; see :func:`use_system`).
+
+    Example:
+
+    >>> ipu.system.system_name()
+    'IPU-POD16'
+    >>> ipu.system.use_system("IPU-M2000")
+    >>> ipu.system.system_name()
+    'IPU-M2000'
+    >>> ipu.system.reset()
+    """
     return _system[0]
 
 
