@@ -126,11 +126,11 @@ def round_trip(path):
     cells = [*first, new_code_cell(SNAPSHOT)]
     for solution in solutions:
         checks[solution] = new_code_cell(CHECK)
-        cells += [new_code_cell((NOTEBOOKS / solution).read_text(encoding="utf-8")), checks[solution]]
+        cells += [new_code_cell((path.parent / solution).read_text(encoding="utf-8")), checks[solution]]
     cells += [new_code_cell(CLEAR_KERAS_SESSION), *second]
     run = nbformat.v4.new_notebook(cells=cells, metadata=notebook.metadata)
     NotebookClient(
-        run, timeout=600, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(NOTEBOOKS)}}
+        run, timeout=600, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(path.parent)}}
     ).execute(env=execute_notebooks.kernel_environment())
     problems = {}
     for solution, check in checks.items():
@@ -166,3 +166,32 @@ def test_solutions_leave_the_notebook_as_they_found_it(path):
     assert {solution: found for solution, found in problems.items() if found} == {}
     for index, (before, after) in enumerate(zip(first, second)):
         assert shown(after) == shown(before), f"{path.name}: code cell {index} shows something else after the solutions"
+
+
+def test_the_round_trip_finds_a_solution_that_rebinds_a_name_or_reconfigures_the_ipus(tmp_path):
+    """The check itself: a solution that rebinds the notebook's `batch` and leaves other IPUs configured."""
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / "99_exercise_1.py").write_text(
+        "from ipu_teach import ipu\n"
+        "batch = 32\n"
+        "config = ipu.config.IPUConfig()\n"
+        "config.auto_select_ipus = 2\n"
+        "config.configure_ipu_system()\n"
+    )
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("batch = 64\nprint(batch)"),
+            nbformat.v4.new_markdown_cell("Solution: `%load solutions/99_exercise_1.py`, then run the cell again."),
+            nbformat.v4.new_code_cell("print(batch * 2)"),
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(notebook, tmp_path / "99_check.ipynb")
+    first, second, problems = round_trip(tmp_path / "99_check.ipynb")
+    assert problems["solutions/99_exercise_1.py"][0] == "rebinds the notebook's `batch`"
+    assert problems["solutions/99_exercise_1.py"][1].startswith("leaves the configured IPUs changed: ")
+    assert (
+        [shown(cell) for cell in second]
+        == [shown(cell) for cell in first]
+        == [[("stdout", "64\n")], [("stdout", "128\n")]]
+    )
