@@ -20,8 +20,12 @@ def no_system_left_behind():
 
 
 def run(name, capsys):
-    runpy.run_path(str(SOLUTIONS / name), run_name="__main__")
-    return capsys.readouterr().out
+    return run_with_namespace(name, capsys)[1]
+
+
+def run_with_namespace(name, capsys):
+    namespace = runpy.run_path(str(SOLUTIONS / name), run_name="__main__")
+    return namespace, capsys.readouterr().out
 
 
 def test_exercise_1_shows_fp16_spacing_and_a_stalled_sum(capsys):
@@ -32,8 +36,14 @@ def test_exercise_1_shows_fp16_spacing_and_a_stalled_sum(capsys):
 
 def test_exercise_2_shows_the_thin_first_convolution_gaining_least(capsys):
     """Per convolution: fp16 with float partials (same 8 conv units as fp32), then with half partials (16)."""
-    speedups = [float(s) for s in re.findall(r"speed-up ([\d.]+)x", run("06_exercise_2.py", capsys))]
+    namespace, out = run_with_namespace("06_exercise_2.py", capsys)
+    speedups = [float(s) for s in re.findall(r"speed-up ([\d.]+)x", out)]
     assert len(speedups) == 4
+    fp32, fp16, half = namespace["conv_fp32"], namespace["conv_fp16"], namespace["conv_half"]
+    for layer in ("conv2d/Conv2D", "conv2d_1/Conv2D"):  # the printed cycles are the compiled programs' own
+        assert f"fp32 {fp32[layer]:>6,} cycles   fp16 {fp16[layer]:>6,} cycles   " in out
+        assert f"fp16, half partials {half[layer]:>6,} cycles   speed-up {fp32[layer] / half[layer]:.2f}x" in out
+    assert ipu.system.current() is None and mixed_precision.global_policy().name == "float32"  # as it found them
     first_float, first_half, second_float, second_half = speedups
     assert first_float == 1.0  # 1 input channel: one pass per kernel position in fp32 and fp16 alike
     # the products' AMP passes gain 2x (float partials) or 4x (half); the vector work around them 2x in fp16

@@ -93,7 +93,19 @@ def disable() -> None:
 
 
 def cache_path() -> str | None:
-    """The folder in use: the Python setting, else ``--executable_cache_path`` in TF_POPLAR_FLAGS."""
+    """The folder in use: the Python setting, else ``--executable_cache_path`` in TF_POPLAR_FLAGS; None when off.
+
+    Code that turns the cache on for a while (an exercise's solution) reads it first, to put it back after.
+
+    Example:
+
+    >>> ipu.executable_cache.cache_path() is None
+    True
+    >>> ipu.executable_cache.enable("ipu_executable_cache")
+    >>> ipu.executable_cache.cache_path()
+    'ipu_executable_cache'
+    >>> ipu.executable_cache.disable()
+    """
     if _python_path[0]:
         return _python_path[0]
     path = poplar_flags.flags().get("executable_cache_path")

@@ -200,6 +200,7 @@ def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]
     """Check the model and data against the IPU's rules (:mod:`.preparation`), say what Graphcore's
     Keras says, and decide the run's setup (called from ``host_api``, with the host's input pipeline as
     simulated now); the Plan is the epoch loop's."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     configuration = preparation.configured_system()
     preparation.check_data_shape_known(adapter)
     options = options_of(model)
@@ -418,6 +419,7 @@ class IPUExecutor:
 
     def prepare(self, model, mode, adapter) -> Plan:
         """Prepare ``mode``'s run and compile (or reuse) its executable: the plan of the epoch loop."""
+        __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
         setup, plan = prepare(model, mode, adapter, self.host_api)
         if setup.configuration != self.configuration:
             # a new configure_ipu_system detaches the IPUs: nothing compiled for the old system is reused

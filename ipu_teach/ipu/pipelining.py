@@ -261,6 +261,7 @@ def warn_unused(model, pipelining_options: dict, plan: PipelinePlan | None, num_
 
 def check_schedule(plan: PipelinePlan, accumulation: int, training: bool, what: str) -> None:
     """Graphcore's rule for the schedule, with ``what`` naming the value at fault."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     try:
         pipeline_rules.check_gradient_accumulation(plan.schedule.name, plan.stages, accumulation, training)
     except pipeline_rules.PipelineScheduleError as error:

@@ -56,6 +56,7 @@ def check_data_shape_known(adapter) -> None:
 def replicas_and_accumulation(model, plan, num_ipus: int, mode: str, options) -> tuple[int, int]:
     """How many replicas run and how many micro-batches each accumulates per weight update; a pipelined
     model in training needs an accumulation count its schedule accepts."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     if plan is None:
         accumulation = int(options.gradient_accumulation_steps_per_replica or 1) if mode == "train" else 1
         return num_ipus, accumulation

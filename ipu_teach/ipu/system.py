@@ -20,6 +20,7 @@ ValueError: ...
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -129,6 +130,17 @@ def use_system(name: str) -> None:
 
 
 def system_name() -> str:
+    """The simulated machine ``configure_ipu_system`` selects IPUs from (ipu-teach only; see :func:`use_system`).
+
+    Example:
+
+    >>> ipu.system.system_name()
+    'IPU-POD16'
+    >>> ipu.system.use_system("IPU-M2000")
+    >>> ipu.system.system_name()
+    'IPU-M2000'
+    >>> ipu.system.reset()
+    """
     return _system[0]
 
 
@@ -262,3 +274,32 @@ def reset() -> None:
     _system[0] = DEFAULT_SYSTEM
     _rounding_seed[0] = 0
     host.simulate_input_pipeline(None)
+
+
+@contextlib.contextmanager
+def restored_afterwards():
+    """A block that may configure other IPUs; afterwards the IPUs configured before it are back (ipu-teach only).
+
+    For an experiment inside a notebook (an exercise's solution, a compile-only measurement) that must not
+    change what the notebook's own cells run on: the configured IPUs, the simulated system, the stochastic
+    rounding seed and the simulated host's input pipeline are restored, also when the block raises.
+
+    Example:
+
+    >>> config = ipu.config.IPUConfig()
+    >>> config.auto_select_ipus = 1
+    >>> config.configure_ipu_system()
+    >>> with ipu.system.restored_afterwards():
+    ...     config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    ...     config.configure_ipu_system()
+    ...     ipu.system.current().runs
+    False
+    >>> ipu.system.current().runs
+    True
+    """
+    saved = _current[0], _system[0], _rounding_seed[0], host.input_pipeline_rate(), host.input_pipeline_overlapped()
+    try:
+        yield
+    finally:
+        _current[0], _system[0], _rounding_seed[0] = saved[:3]
+        host.simulate_input_pipeline(saved[3], overlapped=saved[4])

@@ -12,7 +12,7 @@ from ipu_teach.bsp import poplar
 
 
 @poplar.codelet(inputs={"row": "n", "vec": "n"}, outputs={"out": ""})
-def dot(row, vec):
+def row_dot(row, vec):
     return (row * vec).sum(axis=-1)
 
 
@@ -27,15 +27,13 @@ def matrix_vector_totals(rows, cols, tiles):
     compute_set = graph.add_compute_set("mv")
     row_tiles = graph.tile_of(y)
     for i in range(rows):
-        graph.add_vertex(compute_set, dot, {"row": A[i], "vec": x, "out": y[i]}, tile=int(row_tiles[i]))
+        graph.add_vertex(compute_set, row_dot, {"row": A[i], "vec": x, "out": y[i]}, tile=int(row_tiles[i]))
     return poplar.Engine(graph, poplar.Execute(compute_set)).run().totals()
 
 
-for tiles in (4, 16, 64):
-    rounds = math.ceil(256 / tiles / 6)
+for tile_count in (4, 16, 64):
+    rounds = math.ceil(256 / tile_count / 6)
     predicted = {"compute": rounds * 6 * 75, "exchange": 128 // 4}  # rounds x 6-cycle turns x 75; one broadcast
-    simulated = matrix_vector_totals(256, 32, tiles)
-    print(
-        f"{tiles:>2} tiles: predicted compute {predicted['compute']:,} and exchange {predicted['exchange']} cycles; "
-        f"simulated compute {simulated['compute']:,} and exchange {simulated['exchange']} cycles"
-    )
+    simulated = matrix_vector_totals(256, 32, tile_count)
+    print(f"{tile_count:>2} tiles: predicted compute {predicted['compute']:,} and exchange {predicted['exchange']} cycles; "
+          f"simulated compute {simulated['compute']:,} and exchange {simulated['exchange']} cycles")

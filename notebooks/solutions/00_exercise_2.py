@@ -21,5 +21,5 @@ def cycles_with(vertices, work=600):
     return poplar.Engine(graph, poplar.Execute(compute_set)).run().totals()["compute"]
 
 
-for vertices in (1, 2, 3, 4, 5, 6, 8, 12):
-    print(f"{vertices:>2} vertices on one tile: {cycles_with(vertices):>4} compute cycles")
+for vertex_count in (1, 2, 3, 4, 5, 6, 8, 12):
+    print(f"{vertex_count:>2} vertices on one tile: {cycles_with(vertex_count):>4} compute cycles")

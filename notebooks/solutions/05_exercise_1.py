@@ -1,13 +1,13 @@
 # Exercise 1 (solution): what fills the fullest tile, and which layers hold the most activations?
 # `report` is the tutorial model's report from section 2. Activations are named "<layer>/<op>:<n>/output".
-compilation = report.compilation
-memory = compilation.tile_memory(0)
-fullest = int(memory.argmax())
-print(f"fullest tile {fullest}: {memory[fullest]:,} bytes")
-for name, category, nbytes in compilation.tile_variables(0, fullest)[:5]:
-    print(f"  {name:<32}{category:<24}{nbytes:>8,} B")
+# (The names here are the solution's own: the notebook's `compilation`, `memory`, `fullest` are left alone.)
+report_memory = report.compilation.tile_memory(0)
+fullest_tile = int(report_memory.argmax())
+print(f"fullest tile {fullest_tile}: {report_memory[fullest_tile]:,} bytes")
+for variable_name, variable_category, nbytes in report.compilation.tile_variables(0, fullest_tile)[:5]:
+    print(f"  {variable_name:<32}{variable_category:<24}{nbytes:>8,} B")
 by_layer = {}
-for variable in compilation.variables:
+for variable in report.compilation.variables:
     if variable.category == "activations":
         layer = variable.name.split("/")[0]
         by_layer[layer] = by_layer.get(layer, 0) + variable.size

@@ -148,6 +148,7 @@ def fit(
     >>> sorted(history.history), len(history.history["loss"])
     (['accuracy', 'loss'], 2)
     """
+    __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     model.assert_compiled("fit")
     y = model.labels_in_output_order(y)
     val_weight = None
@@ -294,6 +295,7 @@ def evaluate(
     >>> round(accuracy, 2)
     1.0
     """
+    __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     model.assert_compiled("evaluate")
     adapter = DataAdapter(
         x, model.labels_in_output_order(y), batch_size, steps, what="evaluate", sample_weight=sample_weight
@@ -306,6 +308,7 @@ def evaluate(
 
 
 def _evaluate(model, adapter, verbose, callbacks, in_fit=False):
+    __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     _check_data(model, adapter, with_labels=True, what="evaluate")
     executor = model.executor()
     plan = executor.prepare(model, "test", adapter)
@@ -326,6 +329,7 @@ def _evaluate(model, adapter, verbose, callbacks, in_fit=False):
 
 
 def predict(model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+    __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     adapter = DataAdapter(x, None, batch_size, steps, what="predict")
     _check_data(model, adapter, with_labels=False, what="predict")
     executor = model.executor()

@@ -1,0 +1,195 @@
+"""The numbers the notebooks' prose quotes are the numbers their cells print.
+
+A learner checks the text against the output above it; a figure that drifted after a change of the cost
+model (notebook 05 once said "about 3% full" under an output of 10.5%) is where trust is lost. Each claim
+below names a number in a notebook's markdown (a regex whose group is the number) and where the notebook
+prints it (a regex on the committed outputs whose group is the number), with the factor from the output's
+unit to the prose's. The prose may round: it must agree to the last digit it quotes.
+"""
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class Claim:
+    notebook: str
+    prose: str  # regex on the markdown; group 1 is the quoted number
+    output: str  # regex on the printed outputs; group 1 is the number printed
+    factor: float = 1.0  # output unit -> prose unit (e.g. 1e-6 for bytes -> MB)
+    output_notebook: str = None  # when the prose quotes another notebook's output
+
+    @property
+    def id(self):
+        return f"{self.notebook[:2]}: {self.prose}"
+
+
+N00, N01, N02, N03 = "00_ipu_and_bsp", "01_porting_keras_to_the_ipu", "02_steps_per_execution", "03_replication"
+N04, N05, N06, N07 = "04_pipelining", "05_profiling", "06_half_precision", "07_where_next"
+NUMBER = r"([\d,]+(?:\.\d+)?)"
+
+CLAIMS = [
+    # 00: the first program's superstep, the broadcast, the imbalance
+    Claim(N00, r"13 × 6 = (78) cycles of compute", r"add one +3 +(\d+) +150"),
+    Claim(N00, r"on-chip sync \((150) cycles\)", r"add one +3 +\d+ +(\d+)"),
+    Claim(N00, r"\(150 cycles\): (228) cycles", r"add one +3 +\d+ +\d+ +\d+ +(\d+)"),
+    Claim(N00, r"that is (32) cycles of exchange", r"matrix x vector +1 +\d+ +\d+ +(\d+)"),
+    Claim(N00, r"Predicted factor: (8)×", r"ratio (\d+)x"),
+    # 01: the baseline, the partial batch, compilation and the cache, CPU against IPU
+    Claim(N01, r"which reaches about (80)%", r"40/40 \[=+\] - \S+ \S+ - loss: [\d.]+ - accuracy: ([\d.]+)\n", 100),
+    Claim(N01, r"so an epoch is (127) steps", r"(\d+)/\1 \[=+\] - \d+s \d+ms/step - loss"),
+    Claim(N01, r"and one \*\*partial batch\*\* of (36)", r"\((\d+) dropped\), 126 batches"),
+    Claim(N01, r"the tutorial loses (32) training", r"^(\d+) \d+$"),
+    Claim(N01, r"32 training and (16) test images", r"^\d+ (\d+)$"),
+    Claim(N01, r"The \*\*first epoch\*\* takes about (31) s", r"126/126 \[=+\] - (\d+)s"),
+    Claim(N01, r"`evaluate` takes about (14) s for its 40 steps", r"40/40 \[=+\] - (\d+)s \S+ \(simulated\)"),
+    Claim(N01, r"instead of (31) s to compile it", r"train program: .* compile ([\d.]+) s"),
+    Claim(
+        N01,
+        r"costs about (1) s \(simulated\) to load",
+        r"5/5 \[=+\] - (\d+)s \S+ \(simulated\) - loss: [\d.]+ - accuracy: 0\.1000",
+    ),
+    Claim(N01, r"barely trained \(([\d.]+)% accuracy", r"IPU \(simulated\) +[\d.]+ +([\d.]+)", 100),
+    # 02: the overhead, the speed-up, host I/O
+    Claim(N02, r"about \*\*([\d.]+) ms\*\* of overhead", r"host overhead per execution: ([\d.]+) ms"),
+    Claim(N02, r"takes about ([\d.]+) ms \(section 5", r"Real data: ([\d.]+) us per step", 1e-3),
+    Claim(
+        N02,
+        r"The accuracy, (22)% after the second epoch",
+        r"32/32 \[=+\] - 0s 3ms/step \(simulated\) - loss: [\d.]+ - accuracy: ([\d.]+)",
+        100,
+    ),
+    Claim(N02, r"2\.8 ms / 32 = (88) us", r"host overhead per execution: ([\d.]+) ms", 1e3 / 32),
+    Claim(N02, r"host syncs and transfers, (17\.3)% \+ 8\.3%", r"host->device +[\d.]+ us +([\d.]+)%"),
+    Claim(N02, r"host syncs and transfers, 17\.3% \+ (8\.3)%", r"device->host +[\d.]+ us +([\d.]+)%"),
+    Claim(
+        N02,
+        r"host syncs and transfers, 17\.3% \+ 8\.3% = (26)% of this small model's step",
+        r"host I/O was [\d.]+ us of each [\d.]+ us step \((\d+)%\)",
+    ),
+    # 03: the all-reduce and the host link
+    Claim(N03, r"effective batch size, (128)", r"your effective batch size is (\d+)\."),
+    Claim(N03, r"Each epoch is now (16) steps", r"(\d+)/\1 \[=+\] - 31s"),
+    Claim(
+        N03,
+        r"The accuracy, (22)% after the second epoch",
+        r"16/16 \[=+\] - 0s \S+ \(simulated\) - loss: [\d.]+ - accuracy: ([\d.]+)",
+        100,
+    ),
+    Claim(N03, r"\((48\.4) us against 31\.0 us in notebook 02\)", r"host->device +([\d.]+) us"),
+    Claim(N03, r"\(48\.4 us against (31\.0) us in notebook 02\)", r"host->device +([\d.]+) us", output_notebook=N02),
+    Claim(N03, r"computes for ~(133) us a step \(section 3\)", r"compute +([\d.]+) us +[\d.]+%"),
+    # 04: the unbalanced cut, the best cut, recomputation
+    Claim(N04, r"\((115\.3) − 27\.8 = 87\.5 us", r"conv2d_1 +([\d.]+) +[\d.]+ +[\d,]+ +[\d.]+"),
+    Claim(N04, r"\(115\.3 − (27\.8) = 87\.5 us", r"max_pooling2d +([\d.]+) +[\d.]+ +[\d,]+ +[\d.]+"),
+    Claim(N04, r"of the 133\.3 us of both stages: (115\.3) \+ 18\.0", r"conv2d_1 +([\d.]+) +[\d.]+ +[\d,]+ +[\d.]+"),
+    Claim(N04, r"of the 133\.3 us of both stages: 115\.3 \+ (18\.0)", r"conv2d_1 +[\d.]+ +([\d.]+) +[\d,]+ +[\d.]+"),
+    Claim(N04, r"its device step takes (206\.6) us", r"^conv2d_1 +[\d.]+ +[\d.]+ +[\d,]+ +([\d.]+)"),
+    Claim(N04, r"against (179\.1) us on one IPU", r"one IPU, no pipeline +([\d.]+)"),
+    Claim(N04, r"only (410) kB per micro-batch", r"max_pooling2d_1 +[\d.]+ +[\d.]+ +([\d,]+)"),
+    Claim(N04, r"\((177\.0) against 179\.1 us, the last row\)", r"max_pooling2d_1 +[\d.]+ +[\d.]+ +[\d,]+ +([\d.]+)"),
+    Claim(N04, r"\(177\.0 against (179\.1) us, the last row\)", r"one IPU, no pipeline +([\d.]+)"),
+    Claim(N04, r"instead of (2) MB", r"stage 0 sends ([\d,]+) bytes of activations", 1e-6),
+    Claim(
+        N04,
+        r"64 × 8 × 1 = (512) samples",
+        r"Training is accumulating 8 batches per optimizer step, your effective batch size is (\d+)\.",
+    ),
+    # 05: memory, liveness, the execution
+    Claim(N05, r"the fullest tile is only ([\d.]+)% full", r"fullest tile \d+: [\d,]+ of [\d,]+ bytes \(([\d.]+)%\)"),
+    Claim(N05, r"more than its ([\d,]+) bytes", r"fullest tile \d+: ([\d,]+) of"),
+    Claim(
+        N05, r"against (128) bytes of variables", r"variables +[\d,]+ bytes over the IPU, +([\d,]+) on the fullest tile"
+    ),
+    Claim(N05, r"at step (64) of 77", r"peak: [\d,]+ bytes at step (\d+)"),
+    Claim(N05, r"at step 64 of (77)", r"(\d+) program steps; always live"),
+    Claim(N05, r"\(infeed ([\d,]+) \+ outfeed [\d,]+ =", r"^  infeed +8 x +[\d,]+ = +([\d,]+) cycles"),
+    Claim(N05, r"\(infeed [\d,]+ \+ outfeed ([\d,]+) =", r"^  outfeed +8 x +[\d,]+ = +([\d,]+) cycles"),
+    Claim(N05, r"= 400,936 of the ([\d,]+) cycles\)", r"one execution: ([\d,]+) cycles"),
+    Claim(N05, r"against ([\d.]+)% for all the compute", r"compute [\d,]+ \(([\d.]+)%\), sync"),
+    Claim(N05, r"\(utilisation ([\d.]+)%\)", r"tile utilisation ([\d.]+)%, tile balance over"),
+    # 06: fp16's gain, the partials, the memory proportion
+    Claim(N06, r"drops from ([\d.]+) to [\d.]+ us, only", r"float32 +device +([\d.]+) us/step"),
+    Claim(N06, r"drops from [\d.]+ to ([\d.]+) us, only", r"mixed_float16 +device +([\d.]+) us/step"),
+    Claim(N06, r"\(92 against (78)\)", r"float32 +device +[\d.]+ us/step \| (\d+) compute sets"),
+    Claim(N06, r"\((92) against 78\)", r"mixed_float16 +device +[\d.]+ us/step \| (\d+) compute sets"),
+    Claim(
+        N06,
+        r"the step drops from [\d.]+ to ([\d.]+) us \(the convolutions",
+        r"partialsType 'half' : device +([\d.]+) us/step",
+    ),
+    Claim(
+        N06,
+        r"the temporary memory from\s+(64\.5) to",
+        r"partialsType 'float': device +[\d.]+ us/step \| temporary memory +([\d,]+) B",
+        1e-6,
+    ),
+    Claim(
+        N06,
+        r"from\s+64\.5 to (37\.3) MB",
+        r"partialsType 'half' : device +[\d.]+ us/step \| temporary memory +([\d,]+) B",
+        1e-6,
+    ),
+    Claim(N06, r"and the fullest tile from ([\d,]+) to", r"partialsType 'float'.*fullest tile +([\d,]+) B"),
+    Claim(N06, r"and the fullest tile from [\d,]+ to ([\d,]+) B", r"partialsType 'half' .*fullest tile +([\d,]+) B"),
+    Claim(N06, r"\((718,656) -> 708,440 B\)", r"no stage options +out of memory: needs ([\d,]+) bytes"),
+    Claim(N06, r"\(718,656 -> (708,440) B\)", r"forward stages only +out of memory: needs ([\d,]+) bytes"),
+    Claim(N06, r"its fullest tile at ([\d,]+) B", r"fullest tile per stage \['([\d,]+)'"),
+    # 07: the schedules' stash
+    Claim(N07, r"GPipe stashes all (16) micro-batches", r"GPipe +\d+ +\d+% +\[(\d+),"),
+    Claim(N07, r"from its own to the last \((4), 3, 2, 1\)", r"1F1B +\d+ +\d+% +\[(\d+),"),
+    Claim(N07, r"2\(n − s\) − 1 \((7), 5, 3, 1\)", r"Eager 1F1B +\d+ +\d+% +\[(\d+),"),
+    Claim(N07, r"twice 1F1B's \((8), 6, 4, 2", r"Grouped +\d+ +\d+% +\[(\d+),"),
+]
+
+
+def printed_text(notebook_name):
+    """Every text output of the committed notebook, in order (ANSI colours removed)."""
+    notebook = json.loads((NOTEBOOKS / f"{notebook_name}.ipynb").read_text(encoding="utf-8"))
+    texts = []
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            text = output.get("text") or output.get("data", {}).get("text/plain") or output.get("evalue", "")
+            texts.append("".join(text) if isinstance(text, list) else text)
+    return ANSI_ESCAPE.sub("", "".join(texts))
+
+
+def markdown_text(notebook_name):
+    notebook = json.loads((NOTEBOOKS / f"{notebook_name}.ipynb").read_text(encoding="utf-8"))
+    return "\n\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+
+
+def agrees(quoted: str, printed: float) -> bool:
+    """``printed`` rounds to ``quoted``: they agree to the last digit the prose quotes."""
+    decimals = len(quoted.split(".")[1]) if "." in quoted else 0
+    return abs(float(quoted.replace(",", "")) - printed) <= 0.5 * 10**-decimals + 1e-9
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=[claim.id for claim in CLAIMS])
+def test_the_number_the_prose_quotes_is_the_number_printed(claim):
+    quoted = re.findall(claim.prose, markdown_text(claim.notebook))
+    assert quoted, f"{claim.notebook}: the prose no longer says {claim.prose!r}: update the claim with the prose"
+    printed = re.search(claim.output, printed_text(claim.output_notebook or claim.notebook), re.MULTILINE)
+    assert printed, f"{claim.output_notebook or claim.notebook}: no output matches {claim.output!r}"
+    value = float(printed.group(1).replace(",", "")) * claim.factor
+    for number in quoted:
+        assert agrees(number, value), f"{claim.notebook}: the prose says {number}, the output {printed.group(0)!r}"
+
+
+@pytest.mark.parametrize(
+    "quoted, printed, expected",
+    [("31", 30.7, True), ("31", 30.4, False), ("11.4", 11.44, True), ("11.4", 11.46, False), ("72,989", 72989, True)],
+)
+def test_agreement_is_to_the_last_quoted_digit(quoted, printed, expected):
+    assert agrees(quoted, printed) is expected
+
+
+def test_every_notebook_has_claims():
+    assert {claim.notebook for claim in CLAIMS} == {path.stem for path in NOTEBOOKS.glob("*.ipynb")}
