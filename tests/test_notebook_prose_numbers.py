@@ -50,7 +50,7 @@ CLAIMS = [
     Claim(N01, r"32 training and (16) test images", r"^\d+ (\d+)$"),
     Claim(N01, r"The \*\*first epoch\*\* takes about (31) s", r"126/126 \[=+\] - (\d+)s"),
     Claim(N01, r"`evaluate` takes about (14) s for its 40 steps", r"40/40 \[=+\] - (\d+)s \S+ \(simulated\)"),
-    Claim(N01, r"instead of (31) s to compile it", r"train program: .* compile ([\d.]+) s"),
+    Claim(N01, r"instead of (\d+) s to compile it", r"train program: .* compile ([\d.]+) s"),
     Claim(
         N01,
         r"costs about (1) s \(simulated\) to load",
@@ -76,7 +76,7 @@ CLAIMS = [
     ),
     # 03: the all-reduce and the host link
     Claim(N03, r"effective batch size, (128)", r"your effective batch size is (\d+)\."),
-    Claim(N03, r"Each epoch is now (16) steps", r"(\d+)/\1 \[=+\] - 31s"),
+    Claim(N03, r"Each epoch is now (16) steps", r"(\d+)/\1 \[=+\] - \d+s \d+s/step"),
     Claim(
         N03,
         r"The accuracy, (22)% after the second epoch",
@@ -139,8 +139,8 @@ CLAIMS = [
     ),
     Claim(N06, r"and the fullest tile from ([\d,]+) to", r"partialsType 'float'.*fullest tile +([\d,]+) B"),
     Claim(N06, r"and the fullest tile from [\d,]+ to ([\d,]+) B", r"partialsType 'half' .*fullest tile +([\d,]+) B"),
-    Claim(N06, r"\((718,656) -> 708,440 B\)", r"no stage options +out of memory: needs ([\d,]+) bytes"),
-    Claim(N06, r"\(718,656 -> (708,440) B\)", r"forward stages only +out of memory: needs ([\d,]+) bytes"),
+    Claim(N06, r"\(([\d,]+) -> [\d,]+ B\)", r"no stage options +out of memory: needs ([\d,]+) bytes"),
+    Claim(N06, r"\([\d,]+ -> ([\d,]+) B\)", r"forward stages only +out of memory: needs ([\d,]+) bytes"),
     Claim(N06, r"its fullest tile at ([\d,]+) B", r"fullest tile per stage \['([\d,]+)'"),
     # 07: the schedules' stash
     Claim(N07, r"GPipe stashes all (16) micro-batches", r"GPipe +\d+ +\d+% +\[(\d+),"),
