@@ -16,6 +16,7 @@ drawn by matplotlib goes through :func:`plot_text` so a ``$`` is not read as mat
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import io
 
@@ -65,6 +66,7 @@ class FigureWidget:
         import ipywidgets
 
         self.controls = controls
+        self._held = False
         for control in controls:
             control_layout(control)
             if isinstance(control, ipywidgets.Dropdown) and len(control.options) < 2:
@@ -83,7 +85,19 @@ class FigureWidget:
         Subclasses implement it."""
         raise NotImplementedError
 
+    @contextlib.contextmanager
+    def holding_redraws(self):
+        """Change controls inside this block without a redraw for each change (``draw`` may adjust one
+        control to fit another, as the accumulation slider follows the schedule)."""
+        held, self._held = self._held, True
+        try:
+            yield
+        finally:
+            self._held = held
+
     def redraw(self) -> None:
+        if self._held:
+            return
         self.figure.clear()
         self.caption.value = caption_html(self.draw(self.figure))
         self.image.value = figure_png(self.figure)
