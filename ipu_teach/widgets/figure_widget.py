@@ -62,7 +62,9 @@ class FigureWidget:
 
     figure_size = (10, 6)
 
-    def __init__(self, controls: list):
+    def __init__(self, controls: list, row: list | None = None):
+        """``controls`` redraw the figure when they change; ``row`` is what the controls' row shows,
+        by default the controls (an explorer may group a control with a box linked to it)."""
         import ipywidgets
 
         self.controls = controls
@@ -76,7 +78,7 @@ class FigureWidget:
         self.caption = ipywidgets.HTML()
         for control in controls:
             control.observe(lambda change: self.redraw(), names="value")
-        row = ipywidgets.HBox(controls, layout=ipywidgets.Layout(flex_flow="row wrap"))
+        row = ipywidgets.HBox(row or controls, layout=ipywidgets.Layout(flex_flow="row wrap"))
         self.widget = ipywidgets.VBox([row, self.caption, self.image])
         self.redraw()
 

@@ -31,6 +31,7 @@ CODE_COLOURS = dict(zip(CODE_CATEGORIES, ("tab:green", "tab:olive", "tab:brown",
 LIVENESS_SCOPES = ("whole IPU", "selected tile")
 SCALE_TO_DATA_BELOW = 0.4  # below this fraction of the SRAM on the fullest tile, the y axis follows the data
 SRAM_GID = "sram-per-tile"
+TILE_BOX_WIDTH = "90px"  # "1471" and the box's arrows
 
 
 def category_colour(category: str) -> str:
@@ -195,7 +196,9 @@ def as_report(source, what: str = "TileMemoryExplorer"):
 class TileMemoryExplorer(FigureWidget):
     """An ipywidgets explorer of a report's tile memory: pick an IPU, a tile and whose liveness to show.
 
-    The figure of ``plot_tile_memory`` follows the controls; the tile starts on the fullest. It takes a
+    The figure of ``plot_tile_memory`` follows the controls; the tile starts on the fullest. The tile has a
+    slider and a number box (``tile_number``): with 1,472 tiles a pixel of the slider spans several, so a
+    tile named in a report is typed. It takes a
     report or its path, also the report of a model that does not fit in memory (written with
     ``debug.allowOutOfMemory``), to see which tiles overflow and why. Display it in a notebook.
 
@@ -225,17 +228,28 @@ class TileMemoryExplorer(FigureWidget):
         self.ipu = ipywidgets.Dropdown(
             options=[(f"IPU {i}", i) for i in range(target.numIPUs)], value=0, description="IPU"
         )
+        last = target.tilesPerIPU - 1
         self.tile = ipywidgets.IntSlider(
             value=int(np.argmax(report.compilation.tile_memory(0))),
             min=0,
-            max=target.tilesPerIPU - 1,
+            max=last,
             description="tile",
+            readout=False,  # the number box beside it shows the tile and takes a typed one
             continuous_update=False,
         )
+        self.tile_number = ipywidgets.BoundedIntText(
+            value=self.tile.value,
+            min=0,
+            max=last,
+            tooltip=f"type a tile index, 0 to {last}",
+            layout=ipywidgets.Layout(width=TILE_BOX_WIDTH),
+        )
+        ipywidgets.link((self.tile, "value"), (self.tile_number, "value"))
         self.liveness_of = ipywidgets.Dropdown(
             options=LIVENESS_SCOPES, value=LIVENESS_SCOPES[0], description="liveness of"
         )
-        super().__init__([self.ipu, self.tile, self.liveness_of])
+        controls = [self.ipu, self.tile, self.liveness_of]
+        super().__init__(controls, [self.ipu, ipywidgets.HBox([self.tile, self.tile_number]), self.liveness_of])
 
     def draw(self, figure) -> str:
         return draw_tile_memory(figure, self.report, self.ipu.value, self.tile.value, self.liveness_of.value)
