@@ -98,6 +98,7 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     """Draw on ``figure``: phases over time (top), cycles per step (bottom left), busy cycles per tile
     (bottom right), all for ``ipu``. Returns a one-line caption."""
     from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
 
     execution = report.execution
     if not 0 <= ipu < execution.numIPUs:
@@ -138,7 +139,9 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
         fontsize="x-small",
     )
     steps.invert_yaxis()
-    steps.set(xlabel="cycles over the execution", title=f"the {len(order)} costliest steps")
+    steps.set(xlabel="cycles over the execution")
+    steps.set_title(f"the {len(order)} costliest steps", fontsize="medium")
+    steps.xaxis.set_major_locator(MaxNLocator(4))  # six-digit cycle counts side by side would touch
 
     busy = execution.tileBusyCycles[ipu]
     tiles.fill_between(np.arange(busy.size), busy, step="mid", color=COLOURS["compute"], linewidth=0)
@@ -152,10 +155,10 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
         va="center",
         fontsize="x-small",
     )  # a legend would hide the bars
-    tiles.set(
-        xlabel="tile",
-        ylabel="busy cycles",
-        title=f"tile balance {execution.tile_balance(ipu):.1%}, utilisation {execution.utilisation():.1%}",
+    tiles.set(xlabel="tile", ylabel="busy cycles")
+    tiles.set_title(
+        f"tile balance {execution.tile_balance(ipu):.1%}, utilisation {execution.utilisation():.1%}",
+        fontsize="medium",
     )
     figure.set_layout_engine("constrained")
     _name_the_steps(trace, named)
@@ -214,7 +217,7 @@ class ExecutionTraceView(FigureWidget):
     30
     """
 
-    figure_size = (10, 6.5)
+    figure_size = (8.4, 5.4)  # 806 pixels wide on the page
 
     def __init__(self, report, max_supersteps: int = DEFAULT_SUPERSTEPS):
         import ipywidgets

@@ -20,7 +20,8 @@ import contextlib
 import html
 import io
 
-SCREEN_DPI = 80  # CSS pixels per figure inch: an 11-inch figure is 880 pixels wide on the page
+SCREEN_DPI = 96  # CSS pixels per figure inch, CSS's own: a 10-point label is as large as the notebook's text
+MIN_TEXT_PX = 9  # the smallest text drawn in a figure, in CSS pixels on the page (7 points)
 PNG_DPI = 2 * SCREEN_DPI
 CONTROL_WIDTH = "330px"
 DESCRIPTION_WIDTH = "95px"  # "accumulation" and "liveness of" in full
@@ -60,7 +61,7 @@ class FigureWidget:
     """Base of the explorers: ``controls`` (ipywidgets) whose changes call ``redraw``. Controls wrap
     onto as many rows as the page needs; a control that has nothing to choose is hidden."""
 
-    figure_size = (10, 6)
+    figure_size = (8.4, 5)
 
     def __init__(self, controls: list, row: list | None = None):
         """``controls`` redraw the figure when they change; ``row`` is what the controls' row shows,

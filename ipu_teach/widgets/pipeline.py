@@ -307,7 +307,7 @@ class PipelineExplorer(FigureWidget):
     35.0
     """
 
-    figure_size = (11, 4)
+    figure_size = (9.2, 3.4)  # 883 pixels wide on the page: the width of a notebook at a 1024-pixel window
 
     def __init__(
         self,
@@ -359,7 +359,7 @@ class PipelineExplorer(FigureWidget):
     @staticmethod
     def figure_size_for(stages: int) -> tuple:
         """Taller for more IPU rows, so boxes and labels keep their size."""
-        return (PipelineExplorer.figure_size[0], 2.0 + 0.6 * stages)
+        return (PipelineExplorer.figure_size[0], 1.7 + 0.5 * stages)
 
     @classmethod
     def from_model(cls, model, **kwargs):

@@ -108,7 +108,8 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
         bar.set_hatch("//" if name.startswith(ROLE_PREFIX) else "")  # a role, beside PopVision's categories
     detail.invert_yaxis()
     detail.tick_params(axis="y", labelsize="x-small")
-    detail.set(xlabel="KiB", title=f"tile {tile}: {totals[tile] / KIB:,.1f} KiB of {sram:,.0f} KiB")
+    detail.set_xlabel("KiB")
+    detail.set_title(f"tile {tile}: {totals[tile] / KIB:,.1f} KiB of {sram:,.0f} KiB", fontsize="medium")
 
     steps = compilation.liveness(ipu, None if liveness_of == "whole IPU" else tile)
     unit, unit_name = (KIB * KIB, "MiB") if liveness_of == "whole IPU" else (KIB, "KiB")
@@ -124,11 +125,9 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     if peak is not None:
         live.plot([peak.index], [peak.totalBytes / unit], "v", color="red", label=f"peak at step {peak.index}")
         caption += f"; live peak of the {liveness_of}: {peak.totalBytes:,} bytes at step {peak.index} `{peak.name}`"
-    live.set(
-        xlabel="program step",
-        ylabel=unit_name,
-        ylim=(0, None),
-        title=f"liveness of the {liveness_of}" + (f" (tile {tile})" if liveness_of != "whole IPU" else ""),
+    live.set(xlabel="program step", ylabel=unit_name, ylim=(0, None))
+    live.set_title(
+        "liveness of the whole IPU" if liveness_of == "whole IPU" else f"liveness of tile {tile}", fontsize="medium"
     )
     live.legend(loc="best", fontsize="x-small")
     figure.tight_layout()
@@ -218,7 +217,7 @@ class TileMemoryExplorer(FigureWidget):
     True
     """
 
-    figure_size = (10, 6.5)
+    figure_size = (8.4, 5.4)  # 806 pixels wide on the page
 
     def __init__(self, report):
         import ipywidgets

@@ -140,6 +140,6 @@ def test_a_single_ipu_hides_the_ipu_choice_and_the_widget_offers_its_figure_as_a
     bundle, metadata = explorer._repr_mimebundle_()
     assert base64.b64decode(bundle["image/png"]) == explorer.image.value
     # shown as wide as the widget's figure (the PNG has twice the pixels, for sharp high-density screens)
-    assert metadata == {"image/png": {"width": explorer.display_width()}} and explorer.display_width() == 800
+    assert metadata == {"image/png": {"width": explorer.display_width()}} and explorer.display_width() == 806
     assert bundle["text/plain"] == "TileMemoryExplorer: run this cell to use its controls"
     assert "application/vnd.jupyter.widget-view+json" in bundle

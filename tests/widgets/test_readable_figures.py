@@ -1,0 +1,125 @@
+"""Every explorer's figure stays readable as shown on the page (``display_width`` CSS pixels, the width the
+browser test checks it keeps at a 1024-pixel window): no text smaller than ``MIN_TEXT_PX``, none cut by the
+figure's edge, no two texts overlapping. Checked on what matplotlib really draws (tick labels outside the
+axes' limits are not drawn), in the settings a learner reaches: the notebooks' own, the sliders at their
+ends, every schedule and every liveness scope."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from unittest import mock
+
+import numpy as np
+import pytest
+from matplotlib.text import Text
+
+from ipu_teach.widgets import ExecutionTraceView, TileMemoryExplorer
+from ipu_teach.widgets.figure_widget import MIN_TEXT_PX
+from ipu_teach.widgets.pipeline import SCHEDULES, PipelineExplorer
+
+pytest.importorskip("ipywidgets")
+TOUCHING_PX = 1  # boxes that share an edge do not overlap
+
+
+def drawn_texts(figure):
+    """``[(text, its box in figure pixels)]`` of every non-empty text matplotlib draws."""
+    drawn, draw = [], Text.draw
+
+    def record(self, renderer):
+        draw(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            drawn.append((self, self.get_window_extent(renderer)))
+
+    with mock.patch.object(Text, "draw", record):
+        figure.draw_without_rendering()
+    return drawn
+
+
+def unreadable(widget) -> list:
+    """What a learner could not read in the widget's figure, shown ``display_width`` CSS pixels wide."""
+    figure, problems = widget.figure, []
+    css_px_per_point = widget.display_width() / figure.get_figwidth() / 72
+    texts = drawn_texts(figure)
+    edge = figure.bbox
+    for text, box in texts:
+        size = text.get_fontsize() * css_px_per_point
+        if size < MIN_TEXT_PX - 1e-9:
+            problems.append(f"{text.get_text()!r} is {size:.1f} px high")
+        if box.x0 < edge.x0 - TOUCHING_PX or box.x1 > edge.x1 + TOUCHING_PX or box.y0 < edge.y0 - TOUCHING_PX:
+            problems.append(f"{text.get_text()!r} is cut by the figure's edge")
+        if box.y1 > edge.y1 + TOUCHING_PX:
+            problems.append(f"{text.get_text()!r} is cut by the figure's edge")
+    corners = np.array([[b.x0, b.y0, b.x1, b.y1] for _, b in texts])
+    for i in range(len(texts)):
+        later = corners[i + 1 :]
+        apart_x = np.minimum(corners[i, 2], later[:, 2]) - np.maximum(corners[i, 0], later[:, 0]) <= TOUCHING_PX
+        apart_y = np.minimum(corners[i, 3], later[:, 3]) - np.maximum(corners[i, 1], later[:, 1]) <= TOUCHING_PX
+        for j in np.flatnonzero(~(apart_x | apart_y)):
+            problems.append(f"{texts[i][0].get_text()!r} overlaps {texts[i + 1 + j][0].get_text()!r}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """A 16-tile report and a whole Mk2 IPU's (1,472 tiles: four-digit tile numbers on the axes)."""
+    from ipu_teach import ipu, keras, profiling
+    from ipu_teach.examples import configure_ipus
+
+    found = []
+    for tiles in (16, None):
+        configure_ipus(1, tiles_per_ipu=tiles)
+        try:
+            with profiling.auto_report(tmp_path_factory.mktemp("report")), ipu.ipu_strategy.IPUStrategy().scope():
+                model = keras.Sequential(
+                    [keras.layers.Dense(256, input_shape=(64,), activation="relu"), keras.layers.Dense(2)]
+                )
+                model.compile("sgd", "mse", steps_per_execution=2)
+                model.fit(np.ones((128, 64), np.float32), np.ones((128, 2), np.float32), batch_size=64, verbose=0)
+            found.append(profiling.open_report(profiling.last_report_path()))
+        finally:
+            ipu.system.reset()
+    return found
+
+
+def test_the_checker_finds_small_cut_and_overlapping_text():
+    explorer = PipelineExplorer(stages=2, accumulation=4)
+    assert unreadable(explorer) == []
+    ax = explorer.figure.axes[0]
+    ax.text(0.5, 0.5, "tiny", fontsize=5, transform=ax.transAxes)
+    ax.text(0.2, 0.2, "first", transform=ax.transAxes)
+    ax.text(0.2, 0.2, "second", transform=ax.transAxes)
+    explorer.figure.text(0.99, 0.5, "past the edge")
+    problems = unreadable(explorer)
+    assert any(p.startswith("'tiny' is") for p in problems)
+    assert "'first' overlaps 'second'" in problems and "'past the edge' is cut by the figure's edge" in problems
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_the_pipeline_explorer_is_readable_at_every_setting(schedule):
+    explorer = PipelineExplorer(schedule=schedule, stages=4, accumulation=16)  # notebook 04's explorer
+    assert unreadable(explorer) == [], f"{schedule}, 4 stages"
+    explorer.stages.value, explorer.ratio.value = explorer.stages.max, explorer.ratio.max
+    explorer.accumulation.value = explorer.accumulation.max
+    assert unreadable(explorer) == [], f"{schedule}, everything at its maximum"
+    explorer.stages.value, explorer.accumulation.value = 1, 1
+    explorer.recompute.value = True
+    assert unreadable(explorer) == [], f"{schedule}, one stage, one micro-batch"
+
+
+def test_the_tile_memory_explorer_is_readable_at_every_setting(reports):
+    for report in reports:
+        explorer = TileMemoryExplorer(report)
+        tiles = report.compilation.target.tilesPerIPU
+        for tile in (0, tiles - 1):
+            for scope in explorer.liveness_of.options:
+                explorer.tile.value, explorer.liveness_of.value = tile, scope
+                assert unreadable(explorer) == [], f"{tiles} tiles, tile {tile}, liveness of the {scope}"
+
+
+def test_the_execution_trace_is_readable_at_every_setting(reports):
+    for report in reports:
+        view = ExecutionTraceView(report)
+        for supersteps in (1, 20, view.supersteps.max):
+            view.supersteps.value = supersteps
+            assert unreadable(view) == [], f"{report.compilation.target.tilesPerIPU} tiles, {supersteps} supersteps"
