@@ -12,6 +12,7 @@ import numpy as np
 
 from ..bsp.figures import COLOURS
 from ..bsp.timeline import PHASE_ORDER
+from ..pipeline.figure import counted
 from .figure_widget import FigureWidget, plot_text
 
 DEFAULT_SUPERSTEPS = 60
@@ -44,7 +45,7 @@ def trace_rows(names: list) -> tuple:
 
 def _draw_trace(trace, timeline, ipu: int, max_supersteps: int) -> tuple:
     """The phases of the first supersteps along simulated time, each on its layer's row; returns
-    ``(last cycle drawn, steps drawn, [(name, start, end, row)] of each step)`` for the names on the bars."""
+    ``(last cycle drawn, steps drawn, [(name, start, end, row)] of each step, the rows as text)``."""
     names = [timeline.labels[r] for r in timeline.first_supersteps(max_supersteps)]
     titles, rows = trace_rows(names)
     rows = np.asarray(rows)
@@ -69,7 +70,9 @@ def _draw_trace(trace, timeline, ipu: int, max_supersteps: int) -> tuple:
         for name, b, e, row in zip(names, begins, ends, rows)
         if "/" in name  # a step that is its whole layer is named by its row
     ]
-    return max(1, int(ends.max(initial=0))), len(names), steps
+    per_row = np.bincount(rows, minlength=len(titles))
+    rows_text = ", ".join(f"{title} ({counted(int(n), 'step')})" for title, n in zip(titles, per_row))
+    return max(1, int(ends.max(initial=0))), len(names), steps, rows_text
 
 
 def _name_the_steps(trace, steps) -> None:
@@ -96,7 +99,7 @@ def _name_the_steps(trace, steps) -> None:
 
 def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEFAULT_SUPERSTEPS) -> str:
     """Draw on ``figure``: phases over time (top), cycles per step (bottom left), busy cycles per tile
-    (bottom right), all for ``ipu``. Returns a one-line caption."""
+    (bottom right), all for ``ipu``. Returns a caption: the cycles per phase, then the trace's rows."""
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
@@ -111,7 +114,7 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     # two sub-figures, so the long step names of the bottom row do not push the trace to the right
     top, bottom = figure.subfigures(2, 1, height_ratios=[1, 1.4])
     trace, (steps, tiles) = top.subplots(), bottom.subplots(1, 2, width_ratios=[1.25, 1])
-    end, drawn, named = _draw_trace(trace, timeline, ipu, max_supersteps)
+    end, drawn, named, rows_text = _draw_trace(trace, timeline, ipu, max_supersteps)
     total = timeline.supersteps
     trace.set(
         xlim=(0, end),
@@ -163,8 +166,10 @@ def draw_execution_trace(figure, report, ipu: int = 0, max_supersteps: int = DEF
     figure.set_layout_engine("constrained")
     _name_the_steps(trace, named)
     totals = {c: int(per_run[c].sum()) for c in PHASE_ORDER}
-    return f"IPU {ipu}: {sum(totals.values()):,} cycles per execution (simulated): " + ", ".join(
-        f"{c} {v:,}" for c, v in totals.items()
+    phases = ", ".join(f"{c} {v:,}" for c, v in totals.items())
+    return (
+        f"IPU {ipu}: {sum(totals.values()):,} cycles per execution (simulated): {phases}\n"
+        f"the trace's rows, layers in the order they first run: {rows_text}"
     )
 
 

@@ -76,3 +76,14 @@ def test_layers_beyond_the_rows_share_the_last_row():
     titles, rows = trace_rows(names)
     assert titles[:-1] == [f"layer{i}" for i in range(MOST_LAYER_ROWS - 1)] and titles[-1] == "4 more layers"
     assert rows == list(range(MOST_LAYER_ROWS - 1)) + [MOST_LAYER_ROWS - 1] * 4
+
+
+def test_the_caption_names_the_rows_with_their_steps(report):
+    from ipu_teach.widgets import ExecutionTraceView
+
+    view = ExecutionTraceView(report, max_supersteps=SUPERSTEPS)
+    names, _ = drawn_steps(report)
+    counts = {layer: sum(layer_of(n) == layer for n in names) for layer in dict.fromkeys(map(layer_of, names))}
+    assert counts["infeed"] == 1 and counts["dense"] > 1
+    expected = ", ".join(f"{layer} ({n} step{'s' if n > 1 else ''})" for layer, n in counts.items())
+    assert view.caption.value.endswith("<br>the trace&#x27;s rows, layers in the order they first run: " + expected)
