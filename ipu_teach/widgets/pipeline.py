@@ -336,6 +336,7 @@ class PipelineExplorer(FigureWidget):
             continuous_update=False,
         )
         self.most_micro_batches = max(MOST_MICRO_BATCHES, accumulation)
+        self.wanted_accumulation, self.shown_accumulation = accumulation, None
         self.accumulation = ipywidgets.IntSlider(
             value=accumulation,
             min=1,
@@ -427,12 +428,16 @@ class PipelineExplorer(FigureWidget):
     def follow_the_accumulation_rule(self, stages: int) -> str:
         """Makes the accumulation slider step through the counts the schedule allows on ``stages`` stages
         (Grouped: multiples of 2 x stages, Interleaved: of stages, the others: any); a count it does not
-        allow moves to the nearest allowed one. Returns a line saying so, or ``""``."""
+        allow moves to the nearest allowed one. The count the learner chose is kept: it comes back when
+        the schedule allows it again. Returns a line saying what moved, or ``""``."""
         slider, schedule = self.accumulation, self.schedule.value
-        wanted = slider.value
+        if slider.value != self.shown_accumulation:  # set by the learner, not by this rule
+            self.wanted_accumulation = slider.value
+        wanted = self.wanted_accumulation
         multiple, largest, nearest = allowed_accumulation(schedule, stages, wanted, self.most_micro_batches)
         with self.holding_redraws(), slider.hold_trait_notifications():
             slider.step, slider.min, slider.max, slider.value = multiple, multiple, largest, nearest
+        self.shown_accumulation = nearest
         if nearest == wanted:
             return ""
         return (

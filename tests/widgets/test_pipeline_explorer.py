@@ -114,9 +114,22 @@ def test_the_accumulation_slider_steps_through_the_counts_the_schedule_allows():
         in (explorer.caption.value)
     )
     assert "15 micro-batches" in explorer.caption.value and boxes(explorer.figure, "F") == 3 * 15
-    explorer.schedule.value = "1F1B"  # no rule: every count
-    assert (slider.min, slider.step, slider.max, slider.value) == (1, 1, 64, 15)
+    explorer.schedule.value = "1F1B"  # no rule: every count, and the learner's 16 is back
+    assert (slider.min, slider.step, slider.max, slider.value) == (1, 1, 64, 16)
     assert "not allowed" not in explorer.caption.value
+
+
+def test_the_learners_count_comes_back_when_the_schedule_allows_it_again():
+    explorer = PipelineExplorer(schedule="Interleaved", stages=4, accumulation=16)
+    first = explorer.caption.value
+    explorer.stages.value = 5
+    assert explorer.accumulation.value == 15 and "accumulation 16 is not allowed" in explorer.caption.value
+    explorer.stages.value = 4
+    assert explorer.accumulation.value == 16 and explorer.caption.value == first
+    explorer.stages.value = 5
+    explorer.accumulation.value = 25  # the learner's new choice replaces the old one
+    explorer.stages.value = 4
+    assert explorer.accumulation.value == 24 and "accumulation 25 is not allowed" in explorer.caption.value
 
 
 def test_a_count_the_schedule_forbids_moves_to_the_nearest_allowed_one_and_says_so():
@@ -127,7 +140,9 @@ def test_a_count_the_schedule_forbids_moves_to_the_nearest_allowed_one_and_says_
     assert boxes(explorer.figure, "F") == 4 * 16
     explorer.accumulation.value = 11
     assert explorer.accumulation.value == 8 and "moved to the nearest, 8" in explorer.caption.value
-    explorer.ratio.value = 3.0  # the next redraw has nothing to say about the accumulation
+    explorer.ratio.value = 3.0  # still not the count the learner asked for: still said
+    assert "accumulation 11 is not allowed" in explorer.caption.value
+    explorer.accumulation.value = 16  # an allowed count: nothing to say
     assert "not allowed" not in explorer.caption.value
     started = PipelineExplorer(schedule="Grouped", stages=2, accumulation=6)
     assert started.accumulation.value == 8 and "accumulation 6 is not allowed" in started.caption.value
