@@ -5,31 +5,11 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np
-import pytest
 
 from ipu_teach.widgets import plot_execution_trace
 from ipu_teach.widgets.execution_trace import MOST_LAYER_ROWS, layer_of, trace_rows
 
 SUPERSTEPS = 20
-
-
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    """Two Dense layers on 16 tiles, wide enough that the first layer's matmul is a long step."""
-    from ipu_teach import ipu, keras, profiling
-    from ipu_teach.examples import configure_ipus
-
-    configure_ipus(1, tiles_per_ipu=16)
-    try:
-        with profiling.auto_report(tmp_path_factory.mktemp("report")), ipu.ipu_strategy.IPUStrategy().scope():
-            model = keras.Sequential(
-                [keras.layers.Dense(256, input_shape=(64,), activation="relu"), keras.layers.Dense(2)]
-            )
-            model.compile("sgd", "mse", steps_per_execution=2)
-            model.fit(np.ones((128, 64), np.float32), np.ones((128, 2), np.float32), batch_size=64, verbose=0)
-        return profiling.open_report(profiling.last_report_path())
-    finally:
-        ipu.system.reset()
 
 
 def drawn_steps(report):

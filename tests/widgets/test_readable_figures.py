@@ -60,28 +60,6 @@ def unreadable(widget) -> list:
     return problems
 
 
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    """A 16-tile report and a whole Mk2 IPU's (1,472 tiles: four-digit tile numbers on the axes)."""
-    from ipu_teach import ipu, keras, profiling
-    from ipu_teach.examples import configure_ipus
-
-    found = []
-    for tiles in (16, None):
-        configure_ipus(1, tiles_per_ipu=tiles)
-        try:
-            with profiling.auto_report(tmp_path_factory.mktemp("report")), ipu.ipu_strategy.IPUStrategy().scope():
-                model = keras.Sequential(
-                    [keras.layers.Dense(256, input_shape=(64,), activation="relu"), keras.layers.Dense(2)]
-                )
-                model.compile("sgd", "mse", steps_per_execution=2)
-                model.fit(np.ones((128, 64), np.float32), np.ones((128, 2), np.float32), batch_size=64, verbose=0)
-            found.append(profiling.open_report(profiling.last_report_path()))
-        finally:
-            ipu.system.reset()
-    return found
-
-
 def test_the_checker_finds_small_cut_and_overlapping_text():
     explorer = PipelineExplorer(stages=2, accumulation=4)
     assert unreadable(explorer) == []

@@ -9,12 +9,12 @@ pytest.importorskip("ipywidgets")
 
 
 @pytest.fixture(scope="module")
-def report():
+def small():
     return small_report()  # a Dense model trained on 16 tiles, profiled
 
 
-def test_typing_a_tile_index_in_the_number_box_shows_that_tile(report):
-    explorer = TileMemoryExplorer(report)
+def test_typing_a_tile_index_in_the_number_box_shows_that_tile(small):
+    explorer = TileMemoryExplorer(small)
     box, slider = explorer.tile_number, explorer.tile
     assert box.value == slider.value and (box.min, box.max) == (0, 15) and "0 to 15" in box.tooltip
     first = explorer.image.value
@@ -25,16 +25,16 @@ def test_typing_a_tile_index_in_the_number_box_shows_that_tile(report):
     assert box.value == 3
 
 
-def test_a_typed_tile_beyond_the_last_is_the_last_tile(report):
-    explorer = TileMemoryExplorer(report)
+def test_a_typed_tile_beyond_the_last_is_the_last_tile(small):
+    explorer = TileMemoryExplorer(small)
     explorer.tile_number.value = 99
     assert explorer.tile_number.value == explorer.tile.value == 15 and "tile 15:" in explorer.caption.value
 
 
-def test_the_number_box_sits_beside_the_slider_and_is_its_readout(report):
+def test_the_number_box_sits_beside_the_slider_and_is_its_readout(small):
     import ipywidgets
 
-    explorer = TileMemoryExplorer(report)
+    explorer = TileMemoryExplorer(small)
     row = explorer.widget.children[0]
     (group,) = [child for child in row.children if isinstance(child, ipywidgets.HBox)]
     assert group.children == (explorer.tile, explorer.tile_number)
