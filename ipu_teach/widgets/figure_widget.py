@@ -26,6 +26,7 @@ PNG_DPI = 2 * SCREEN_DPI
 CONTROL_WIDTH = "330px"
 DESCRIPTION_WIDTH = "95px"  # "accumulation" and "liveness of" in full
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+FIGURE_CLASS = "ipu-teach-figure"  # the box around an explorer's figure, for pages and tests to find it
 
 
 def new_figure(size):
@@ -75,12 +76,18 @@ class FigureWidget:
             if isinstance(control, ipywidgets.Dropdown) and len(control.options) < 2:
                 control.layout.display = "none"
         self.figure = new_figure(self.figure_size)
-        self.image = ipywidgets.Image(format="png", layout=ipywidgets.Layout(max_width="100%", height="auto"))
+        # never shrunk (its text would drop under MIN_TEXT_PX): in a column narrower than the figure, as
+        # JupyterLab's with the file browser open at a 1024-pixel window, the figure scrolls on its own
+        self.image = ipywidgets.Image(
+            format="png", layout=ipywidgets.Layout(flex="0 0 auto", max_width="none", height="auto")
+        )
+        figure_box = ipywidgets.Box([self.image], layout=ipywidgets.Layout(overflow="auto hidden", max_width="100%"))
+        figure_box.add_class(FIGURE_CLASS)
         self.caption = ipywidgets.HTML()
         for control in controls:
             control.observe(lambda change: self.redraw(), names="value")
         row = ipywidgets.HBox(row or controls, layout=ipywidgets.Layout(flex_flow="row wrap"))
-        self.widget = ipywidgets.VBox([row, self.caption, self.image])
+        self.widget = ipywidgets.VBox([row, self.caption, figure_box])
         self.redraw()
 
     def draw(self, figure) -> str:

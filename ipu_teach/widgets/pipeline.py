@@ -289,7 +289,9 @@ class PipelineExplorer(FigureWidget):
     ``PipelineExplorer(stages=4, accumulation=16, ...)`` from numbers, or ``PipelineExplorer.from_model(model)``
     after a pipelined ``fit`` on the simulated IPU (its stages' real costs in simulated microseconds, and
     their real activation sizes). The figure of ``draw_pipeline`` follows the controls; ``explorer.view``
-    holds what was drawn. Display it in a notebook.
+    holds what was drawn, and the caption says what the schedule is. The accumulation slider steps through
+    the counts the schedule allows on the chosen stages; a count it forbids moves to the nearest allowed one,
+    and the caption says so. Display it in a notebook.
 
     Args:
       schedule, stages, accumulation, ratio, recompute, costs, sizes, unit, device_mapping: The starting
@@ -307,7 +309,7 @@ class PipelineExplorer(FigureWidget):
     35.0
     """
 
-    figure_size = (9.2, 3.4)  # 883 pixels wide on the page: the width of a notebook at a 1024-pixel window
+    figure_size = (8.75, 3.4)  # 840 pixels on the page: JupyterLab's output column at a 1024-pixel window is 844
 
     def __init__(
         self,

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from ipu_teach.widgets.figure_widget import FIGURE_CLASS, MIN_TEXT_PX
+
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -44,15 +46,16 @@ OFFLINE_STYLESHEETS = ("fontawesome-free",)  # Voila's template asks a CDN for i
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NOTEBOOK_SECONDS = 300  # Voila runs the whole notebook before the page loads: over 120 s for 04 in a busy full suite
 REDRAW_MS = 30_000
-EXPLORER = ".widget-vbox:has(> .widget-image)"  # an explorer: controls, caption and its figure
+EXPLORER = f".widget-vbox:has(> .{FIGURE_CLASS})"  # an explorer: controls, caption and its figure
+FIGURE = f":scope > .{FIGURE_CLASS} > .widget-image"
 CONTROLS = ".widget-dropdown select, .widget-slider .noUi-handle, .widget-checkbox input[type=checkbox]"
 WINDOW_WIDTHS = (1024, 1440)  # a laptop's browser window, and a larger screen's
 WINDOW_HEIGHT = 900
 PIXEL_RATIO = 2  # a high-density screen, where a figure drawn at the page's resolution looks blurred
 MIN_TRACK_PX = 120  # a slider track a learner can drag
-MIN_TEXT_PX = 9  # as ipu_teach.widgets.figure_widget.MIN_TEXT_PX, for the page's own text
+LAB_COLUMN = {1024: 592}  # JupyterLab 4.6's output column at this window with its file browser open (measured)
 TEXTS = ".widget-label, .widget-label-basic, .widget-readout, select, input, .widget-html-content"
-READABILITY = f"""(explorer, ratio) => {{
+READABILITY = f"""(explorer, [ratio, narrow]) => {{
     const problems = [], visible = e => e.offsetParent !== null;
     const name = e => `"${{(e.textContent || e.value || '').trim().slice(0, 40)}}"`;
     for (const track of explorer.querySelectorAll('.widget-slider .noUi-target')) {{
@@ -80,16 +83,20 @@ READABILITY = f"""(explorer, ratio) => {{
     if (page.scrollWidth > page.clientWidth + 1)
         problems.push(`the page scrolls sideways (${{page.scrollWidth}} px in ${{page.clientWidth}} px)`);
     for (const box of [explorer, ...explorer.querySelectorAll('*')]) {{
+        if (narrow && box.classList.contains('{FIGURE_CLASS}')) continue;  // there the figure scrolls on its own
         const style = getComputedStyle(box).overflowX;
         if (visible(box) && (style === 'auto' || style === 'scroll') && box.scrollWidth > box.clientWidth + 1)
             problems.push(`${{box.className || box.tagName}} scrolls sideways (${{box.scrollWidth}} px wide)`);
     }}
-    const image = explorer.querySelector(':scope > .widget-image'), shown = image.getBoundingClientRect();
+    const image = explorer.querySelector('{FIGURE}'), shown = image.getBoundingClientRect();
     if (Math.abs(shown.width * ratio - image.naturalWidth) > 2)
         problems.push(`the figure, drawn for ${{image.naturalWidth / ratio}} px, is shown on ${{shown.width}} px`);
     if (Math.abs(shown.width / shown.height - image.naturalWidth / image.naturalHeight) > 0.01)
         problems.push('the figure is stretched');
-    if (shown.right > document.documentElement.clientWidth + 1) problems.push('the figure is wider than the page');
+    if (image.parentElement.clientHeight + 1 < shown.height)
+        problems.push(`the figure's bottom is cut (${{image.parentElement.clientHeight}} px of ${{shown.height}} px)`);
+    const frame = narrow ? image.parentElement.getBoundingClientRect() : shown;
+    if (frame.right > document.documentElement.clientWidth + 1) problems.push('the figure is wider than the page');
     return problems;
 }}"""
 
@@ -259,16 +266,34 @@ def _slug(text):
     return re.sub(r"\W+", "-", " ".join(text.split())).strip("-").lower()
 
 
-def _readable(explorer, where):
-    """Fail naming what a learner could not read or use: narrow tracks, cut labels, a blurred or stretched figure."""
-    problems = explorer.evaluate(READABILITY, PIXEL_RATIO)
+def _readable(explorer, where, narrow=False):
+    """Fail naming what a learner could not read or use: narrow tracks, cut or overlapping text, text too small,
+    sideways scrolling, a blurred, shrunk or stretched figure. ``narrow``: the column is narrower than the
+    figure, which then scrolls on its own (and only it)."""
+    problems = explorer.evaluate(READABILITY, [PIXEL_RATIO, narrow])
     assert not problems, f"{where}: " + "; ".join(problems)
+
+
+def _check_a_narrow_column(explorer, column, where, screenshot):
+    """In a column as narrow as JupyterLab's beside its file browser, the controls and caption wrap and the
+    figure keeps its size (its text readable), scrolling on its own."""
+    window = explorer.page.viewport_size
+    explorer.evaluate(f"e => e.style.maxWidth = '{column}px'")
+    try:
+        _readable(explorer, f"{where} in a {column}-px column", narrow=True)
+        figure_box = explorer.locator(f":scope > .{FIGURE_CLASS}")
+        assert figure_box.evaluate("e => e.scrollWidth > e.clientWidth"), f"{where}: the figure does not scroll"
+        explorer.page.set_viewport_size({**window, "height": 2 * window["height"]})  # the whole widget in view
+        explorer.screenshot(path=screenshot)
+    finally:
+        explorer.page.set_viewport_size(window)
+        explorer.evaluate("e => e.style.maxWidth = ''")
 
 
 def _try_extremes(explorer, where, screenshots):
     """Every slider at its maximum (the most stages, micro-batches, supersteps), then every option of every
     dropdown there: each must redraw, stay readable and show a caption. Screenshots: ``screenshots``-max-*.png."""
-    image = explorer.locator(":scope > .widget-image")
+    image = explorer.locator(FIGURE)
     for slider in explorer.locator(".widget-slider .noUi-handle").all():
         if _movable(slider) and slider.get_attribute("aria-valuenow") != slider.get_attribute("aria-valuemax"):
             before = image.get_attribute("src")
@@ -305,7 +330,7 @@ def _value(handle) -> int:
 
 def _change(explorer, action, what):
     """Do ``action`` and wait for the explorer's figure to be redrawn; return the caption's text."""
-    image = explorer.locator(":scope > .widget-image")
+    image = explorer.locator(FIGURE)
     before = image.get_attribute("src")
     action()
     _wait_for_redraw(image, before, what)
@@ -386,7 +411,7 @@ def test_every_control_of_every_widget_redraws_its_figure(browser, voila, notebo
         f"n => document.querySelectorAll('{EXPLORER}').length >= n", arg=explorers, timeout=NOTEBOOK_SECONDS * 1000
     )
     page.wait_for_function(
-        f"() => Array.from(document.querySelectorAll('{EXPLORER} > .widget-image'))"
+        f"() => Array.from(document.querySelectorAll('{EXPLORER} > .{FIGURE_CLASS} > .widget-image'))"
         ".every(img => img.complete && img.naturalWidth > 0)",
         timeout=REDRAW_MS,
     )
@@ -403,7 +428,7 @@ def test_every_control_of_every_widget_redraws_its_figure(browser, voila, notebo
         moved = 0
         for number in range(explorer.locator(CONTROLS).count()):
             control = explorer.locator(CONTROLS).nth(number)
-            image = explorer.locator(":scope > .widget-image")
+            image = explorer.locator(FIGURE)
             caption = explorer.locator(":scope > .widget-html")
             name, before, first_caption = _label(control), image.get_attribute("src"), caption.inner_text()
             move = _move(control)
@@ -426,6 +451,9 @@ def test_every_control_of_every_widget_redraws_its_figure(browser, voila, notebo
         for check in kinds:
             check(explorer, where)
         _try_extremes(explorer, where, screenshots / f"{stem}-widget{index}")
+        if width in LAB_COLUMN:
+            column = LAB_COLUMN[width]
+            _check_a_narrow_column(explorer, column, where, screenshots / f"{stem}-widget{index}-{column}px-column.png")
     assert not page.errors, f"{notebook}: the page logged errors: {page.errors}"
     assert all(any(name in u for name in OFFLINE_STYLESHEETS) for u in page.external), (
         f"{notebook}: the page asked the network for more than Voila's icon fonts: {page.external}"

@@ -101,3 +101,16 @@ def test_the_execution_trace_is_readable_at_every_setting(reports):
         for supersteps in (1, 20, view.supersteps.max):
             view.supersteps.value = supersteps
             assert unreadable(view) == [], f"{report.compilation.target.tilesPerIPU} tiles, {supersteps} supersteps"
+
+
+def test_the_figure_keeps_its_size_and_scrolls_on_its_own_in_a_narrow_column():
+    from ipu_teach.widgets.figure_widget import FIGURE_CLASS
+
+    explorer = PipelineExplorer(stages=8, accumulation=64)
+    row, caption, box = explorer.widget.children
+    assert box.children == (explorer.image,) and FIGURE_CLASS in box._dom_classes and caption is explorer.caption
+    assert box.layout.overflow == "auto hidden" and box.layout.max_width == "100%"  # the box fits, the figure scrolls
+    assert explorer.image.layout.flex == "0 0 auto" and explorer.image.layout.max_width == "none"  # never shrunk
+    assert explorer.image.layout.width == f"{explorer.display_width()}px"
+    assert explorer.display_width() <= 844  # JupyterLab's output column at a 1024-pixel window, file browser closed
+    assert row.layout.flex_flow == "row wrap"
