@@ -25,7 +25,7 @@ MAX_DRAWN_SUPERSTEPS = 400
 
 def draw_phase_bars(axes, intervals) -> int:
     """One row of bars on ``axes``, a colour per phase (``Timeline.phase_intervals``); returns the last cycle drawn
-    (at least 1), for the axis' limit. Shared by this figure and the execution-trace view."""
+    (at least 1), for the axis' limit."""
     end = 1
     for category in PHASE_ORDER:
         starts, widths = intervals[category]

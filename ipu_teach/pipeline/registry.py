@@ -113,8 +113,9 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
         lockstep=True,
         graphcore=True,
         doc="""One stage at a time, as a sharded model: micro-batch m runs forward through every stage,
-    then backward through every stage, before micro-batch m + 1 starts. No overlap, one activation
-    stash per stage; Graphcore uses it for debugging and to recompute on a single IPU.
+    then backward through every stage, before micro-batch m + 1 starts.
+
+    No overlap, one activation stash per stage; Graphcore uses it for debugging and to recompute on a single IPU.
     Every slot holds one action (the weight updates too), so the total time is the sum of all costs.
     """,
     ),
@@ -147,14 +148,17 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
         _eager_slots,
         lockstep=False,
         aliases=("eager1f1b",),
-        doc="""Eager 1F1B (Qi et al. 2024, "Pipeline Parallelism with Controllable Memory"; PaddlePaddle offers
-    it), for comparison: 1F1B with a longer warm-up, event-driven.
+        doc="""Eager 1F1B, for comparison: 1F1B with a longer warm-up, each stage running forwards ahead
+    of its first backward so that sending activations to the next IPU overlaps the wait for gradients,
+    at the price of stashing about twice as many micro-batches.
 
-    Stage s starts with 2 * (stages - s) - 1 forwards instead of stages - s, then alternates one
-    backward and one forward. The extra forwards are sent on while the stage waits for its first
-    gradient, so a slow link delays the pipeline less than in 1F1B; the price is about twice 1F1B's
-    stash (2 * (stages - s) - 1 micro-batches on stage s). The per-IPU order is Grouped's run without
-    lock-step. Micro-batch m: forward on stage s in slot 2(m + s), backward in slot 2(m + 2*stages - 1 - s) - 1.
+    From Qi et al. 2024, "Pipeline Parallelism with Controllable Memory" (PaddlePaddle offers it);
+    event-driven, not in Graphcore's PipelineSchedule. Stage s starts with 2 * (stages - s) - 1
+    forwards instead of stages - s, then alternates one backward and one forward. The extra forwards
+    are sent on while the stage waits for its first gradient, so a slow link delays the pipeline less
+    than in 1F1B; the price is about twice 1F1B's stash (2 * (stages - s) - 1 micro-batches on stage
+    s). The per-IPU order is Grouped's run without lock-step. Micro-batch m: forward on stage s in
+    slot 2(m + s), backward in slot 2(m + 2*stages - 1 - s) - 1.
     """,
     ),
 )

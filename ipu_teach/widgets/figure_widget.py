@@ -16,14 +16,17 @@ drawn by matplotlib goes through :func:`plot_text` so a ``$`` is not read as mat
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import io
 
-SCREEN_DPI = 80  # CSS pixels per figure inch: an 11-inch figure is 880 pixels wide on the page
+SCREEN_DPI = 96  # CSS pixels per figure inch, CSS's own: a 10-point label is as large as the notebook's text
+MIN_TEXT_PX = 9  # the smallest text drawn in a figure, in CSS pixels on the page (7 points)
 PNG_DPI = 2 * SCREEN_DPI
 CONTROL_WIDTH = "330px"
 DESCRIPTION_WIDTH = "95px"  # "accumulation" and "liveness of" in full
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+FIGURE_CLASS = "ipu-teach-figure"  # the box around an explorer's figure, for pages and tests to find it
 
 
 def new_figure(size):
@@ -59,23 +62,32 @@ class FigureWidget:
     """Base of the explorers: ``controls`` (ipywidgets) whose changes call ``redraw``. Controls wrap
     onto as many rows as the page needs; a control that has nothing to choose is hidden."""
 
-    figure_size = (10, 6)
+    figure_size = (8.4, 5)
 
-    def __init__(self, controls: list):
+    def __init__(self, controls: list, row: list | None = None):
+        """``controls`` redraw the figure when they change; ``row`` is what the controls' row shows,
+        by default the controls (an explorer may group a control with a box linked to it)."""
         import ipywidgets
 
         self.controls = controls
+        self._held = False
         for control in controls:
             control_layout(control)
             if isinstance(control, ipywidgets.Dropdown) and len(control.options) < 2:
                 control.layout.display = "none"
         self.figure = new_figure(self.figure_size)
-        self.image = ipywidgets.Image(format="png", layout=ipywidgets.Layout(max_width="100%", height="auto"))
+        # never shrunk (its text would drop under MIN_TEXT_PX): in a column narrower than the figure, as
+        # JupyterLab's with the file browser open at a 1024-pixel window, the figure scrolls on its own
+        self.image = ipywidgets.Image(
+            format="png", layout=ipywidgets.Layout(flex="0 0 auto", max_width="none", height="auto")
+        )
+        figure_box = ipywidgets.Box([self.image], layout=ipywidgets.Layout(overflow="auto hidden", max_width="100%"))
+        figure_box.add_class(FIGURE_CLASS)
         self.caption = ipywidgets.HTML()
         for control in controls:
             control.observe(lambda change: self.redraw(), names="value")
-        row = ipywidgets.HBox(controls, layout=ipywidgets.Layout(flex_flow="row wrap"))
-        self.widget = ipywidgets.VBox([row, self.caption, self.image])
+        row = ipywidgets.HBox(row or controls, layout=ipywidgets.Layout(flex_flow="row wrap"))
+        self.widget = ipywidgets.VBox([row, self.caption, figure_box])
         self.redraw()
 
     def draw(self, figure) -> str:
@@ -83,7 +95,19 @@ class FigureWidget:
         Subclasses implement it."""
         raise NotImplementedError
 
+    @contextlib.contextmanager
+    def holding_redraws(self):
+        """Change controls inside this block without a redraw for each change (``draw`` may adjust one
+        control to fit another, as the accumulation slider follows the schedule)."""
+        held, self._held = self._held, True
+        try:
+            yield
+        finally:
+            self._held = held
+
     def redraw(self) -> None:
+        if self._held:
+            return
         self.figure.clear()
         self.caption.value = caption_html(self.draw(self.figure))
         self.image.value = figure_png(self.figure)

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import pipeline
 from ..pipeline.figure import BOX_HEIGHT, counted, format_amount
-from ..pipeline.registry import GRAPHCORE_SPECS, REGISTRY
+from ..pipeline.registry import GRAPHCORE_SPECS, REGISTRY, SPECS
 from .figure_widget import FigureWidget, new_figure
 
 SCHEDULES = tuple(spec.display for spec in REGISTRY)
@@ -34,6 +34,29 @@ GANTT_GID = "pipeline-gantt"
 UTILISATION_GID = "utilisation-per-ipu"
 STASH_GID = "stash-per-ipu"
 INSIDE_THE_BAR_ABOVE = 0.6  # of a panel's full scale: a longer bar's number is written inside it, not past the frame
+MOST_MICRO_BATCHES = 64  # the accumulation slider's end, unless the explorer starts with more
+
+
+def schedule_summary(schedule: str) -> str:
+    """The schedule in one sentence: the first paragraph of its registry entry, shown under the controls."""
+    spec = SPECS[pipeline.schedule_key(schedule)]
+    return " ".join(spec.doc.split("\n\n", 1)[0].split())
+
+
+def allowed_accumulation(schedule: str, stages: int, wanted: int, most: int = MOST_MICRO_BATCHES) -> tuple:
+    """``(multiple, largest, nearest)``: the accumulation counts the schedule allows on ``stages`` stages
+    in training are ``multiple``, 2 x ``multiple``, ... ``largest`` (at most ``most``); ``nearest`` is the
+    allowed count nearest ``wanted`` (a tie goes to the larger).
+
+    >>> allowed_accumulation("Grouped", stages=4, wanted=12)
+    (8, 64, 16)
+    >>> allowed_accumulation("Interleaved", stages=3, wanted=64)
+    (3, 63, 63)
+    """
+    multiple = pipeline.accumulation_multiple(schedule, stages, training=True)
+    largest = max(multiple, most // multiple * multiple)
+    nearest = (wanted + multiple // 2) // multiple * multiple
+    return multiple, largest, min(max(nearest, multiple), largest)
 
 
 @dataclass(frozen=True)
@@ -266,7 +289,9 @@ class PipelineExplorer(FigureWidget):
     ``PipelineExplorer(stages=4, accumulation=16, ...)`` from numbers, or ``PipelineExplorer.from_model(model)``
     after a pipelined ``fit`` on the simulated IPU (its stages' real costs in simulated microseconds, and
     their real activation sizes). The figure of ``draw_pipeline`` follows the controls; ``explorer.view``
-    holds what was drawn. Display it in a notebook.
+    holds what was drawn, and the caption says what the schedule is. The accumulation slider steps through
+    the counts the schedule allows on the chosen stages; a count it forbids moves to the nearest allowed one,
+    and the caption says so. Display it in a notebook.
 
     Args:
       schedule, stages, accumulation, ratio, recompute, costs, sizes, unit, device_mapping: The starting
@@ -284,7 +309,7 @@ class PipelineExplorer(FigureWidget):
     35.0
     """
 
-    figure_size = (11, 4)
+    figure_size = (8.75, 3.4)  # 840 pixels on the page: JupyterLab's output column at a 1024-pixel window is 844
 
     def __init__(
         self,
@@ -312,8 +337,14 @@ class PipelineExplorer(FigureWidget):
             disabled=costs is not None,
             continuous_update=False,
         )
+        self.most_micro_batches = max(MOST_MICRO_BATCHES, accumulation)
+        self.wanted_accumulation, self.shown_accumulation = accumulation, None
         self.accumulation = ipywidgets.IntSlider(
-            value=accumulation, min=1, max=64, description="accumulation", continuous_update=False
+            value=accumulation,
+            min=1,
+            max=self.most_micro_batches,
+            description="accumulation",
+            continuous_update=False,
         )
         self.ratio = ipywidgets.FloatSlider(
             value=ratio,
@@ -331,7 +362,7 @@ class PipelineExplorer(FigureWidget):
     @staticmethod
     def figure_size_for(stages: int) -> tuple:
         """Taller for more IPU rows, so boxes and labels keep their size."""
-        return (PipelineExplorer.figure_size[0], 2.0 + 0.6 * stages)
+        return (PipelineExplorer.figure_size[0], 1.7 + 0.5 * stages)
 
     @classmethod
     def from_model(cls, model, **kwargs):
@@ -396,10 +427,31 @@ class PipelineExplorer(FigureWidget):
         sizes = StashSizes(tuple(map(float, run.activation_bytes)), tuple(map(float, run.input_bytes)), "MB", 1e6)
         return cls(costs=costs, sizes=sizes, unit="simulated us", device_mapping=run.schedule.device_mapping, **kwargs)
 
+    def follow_the_accumulation_rule(self, stages: int) -> str:
+        """Makes the accumulation slider step through the counts the schedule allows on ``stages`` stages
+        (Grouped: multiples of 2 x stages, Interleaved: of stages, the others: any); a count it does not
+        allow moves to the nearest allowed one. The count the learner chose is kept: it comes back when
+        the schedule allows it again. Returns a line saying what moved, or ``""``."""
+        slider, schedule = self.accumulation, self.schedule.value
+        if slider.value != self.shown_accumulation:  # set by the learner, not by this rule
+            self.wanted_accumulation = slider.value
+        wanted = self.wanted_accumulation
+        multiple, largest, nearest = allowed_accumulation(schedule, stages, wanted, self.most_micro_batches)
+        with self.holding_redraws(), slider.hold_trait_notifications():
+            slider.step, slider.min, slider.max, slider.value = multiple, multiple, largest, nearest
+        self.shown_accumulation = nearest
+        if nearest == wanted:
+            return ""
+        return (
+            f"accumulation {wanted} is not allowed: {schedule} on {counted(stages, 'stage')} needs a multiple of "
+            f"{multiple}; moved to the nearest, {nearest}"
+        )
+
     def draw(self, figure) -> str:
         stages = self.costs.stages if self.costs else self.stages.value
         sizes = self.sizes or StashSizes.in_activation_units(stages)
         figure.set_size_inches(self.figure_size_for(stages))
+        moved = self.follow_the_accumulation_rule(stages)
         self.view = time_pipeline(
             self.schedule.value,
             self.stages.value,
@@ -411,4 +463,5 @@ class PipelineExplorer(FigureWidget):
             self.device_mapping,
         )
         draw(figure, self.view, self.unit, sizes.unit)
-        return caption(self.view, self.unit, sizes.unit)
+        lines = (moved, schedule_summary(self.schedule.value), caption(self.view, self.unit, sizes.unit))
+        return "\n".join(line for line in lines if line)

@@ -31,6 +31,7 @@ CODE_COLOURS = dict(zip(CODE_CATEGORIES, ("tab:green", "tab:olive", "tab:brown",
 LIVENESS_SCOPES = ("whole IPU", "selected tile")
 SCALE_TO_DATA_BELOW = 0.4  # below this fraction of the SRAM on the fullest tile, the y axis follows the data
 SRAM_GID = "sram-per-tile"
+TILE_BOX_WIDTH = "90px"  # "1471" and the box's arrows
 
 
 def category_colour(category: str) -> str:
@@ -107,7 +108,8 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
         bar.set_hatch("//" if name.startswith(ROLE_PREFIX) else "")  # a role, beside PopVision's categories
     detail.invert_yaxis()
     detail.tick_params(axis="y", labelsize="x-small")
-    detail.set(xlabel="KiB", title=f"tile {tile}: {totals[tile] / KIB:,.1f} KiB of {sram:,.0f} KiB")
+    detail.set_xlabel("KiB")
+    detail.set_title(f"tile {tile}: {totals[tile] / KIB:,.1f} KiB of {sram:,.0f} KiB", fontsize="medium")
 
     steps = compilation.liveness(ipu, None if liveness_of == "whole IPU" else tile)
     unit, unit_name = (KIB * KIB, "MiB") if liveness_of == "whole IPU" else (KIB, "KiB")
@@ -123,11 +125,9 @@ def draw_tile_memory(figure, report, ipu: int = 0, tile: int | None = None, live
     if peak is not None:
         live.plot([peak.index], [peak.totalBytes / unit], "v", color="red", label=f"peak at step {peak.index}")
         caption += f"; live peak of the {liveness_of}: {peak.totalBytes:,} bytes at step {peak.index} `{peak.name}`"
-    live.set(
-        xlabel="program step",
-        ylabel=unit_name,
-        ylim=(0, None),
-        title=f"liveness of the {liveness_of}" + (f" (tile {tile})" if liveness_of != "whole IPU" else ""),
+    live.set(xlabel="program step", ylabel=unit_name, ylim=(0, None))
+    live.set_title(
+        "liveness of the whole IPU" if liveness_of == "whole IPU" else f"liveness of tile {tile}", fontsize="medium"
     )
     live.legend(loc="best", fontsize="x-small")
     figure.tight_layout()
@@ -195,7 +195,9 @@ def as_report(source, what: str = "TileMemoryExplorer"):
 class TileMemoryExplorer(FigureWidget):
     """An ipywidgets explorer of a report's tile memory: pick an IPU, a tile and whose liveness to show.
 
-    The figure of ``plot_tile_memory`` follows the controls; the tile starts on the fullest. It takes a
+    The figure of ``plot_tile_memory`` follows the controls; the tile starts on the fullest. The tile has a
+    slider and a number box (``tile_number``): with 1,472 tiles a pixel of the slider spans several, so a
+    tile named in a report is typed. It takes a
     report or its path, also the report of a model that does not fit in memory (written with
     ``debug.allowOutOfMemory``), to see which tiles overflow and why. Display it in a notebook.
 
@@ -215,7 +217,7 @@ class TileMemoryExplorer(FigureWidget):
     True
     """
 
-    figure_size = (10, 6.5)
+    figure_size = (8.4, 5.4)  # 806 pixels wide on the page
 
     def __init__(self, report):
         import ipywidgets
@@ -225,17 +227,28 @@ class TileMemoryExplorer(FigureWidget):
         self.ipu = ipywidgets.Dropdown(
             options=[(f"IPU {i}", i) for i in range(target.numIPUs)], value=0, description="IPU"
         )
+        last = target.tilesPerIPU - 1
         self.tile = ipywidgets.IntSlider(
             value=int(np.argmax(report.compilation.tile_memory(0))),
             min=0,
-            max=target.tilesPerIPU - 1,
+            max=last,
             description="tile",
+            readout=False,  # the number box beside it shows the tile and takes a typed one
             continuous_update=False,
         )
+        self.tile_number = ipywidgets.BoundedIntText(
+            value=self.tile.value,
+            min=0,
+            max=last,
+            tooltip=f"type a tile index, 0 to {last}",
+            layout=ipywidgets.Layout(width=TILE_BOX_WIDTH),
+        )
+        ipywidgets.link((self.tile, "value"), (self.tile_number, "value"))
         self.liveness_of = ipywidgets.Dropdown(
             options=LIVENESS_SCOPES, value=LIVENESS_SCOPES[0], description="liveness of"
         )
-        super().__init__([self.ipu, self.tile, self.liveness_of])
+        controls = [self.ipu, self.tile, self.liveness_of]
+        super().__init__(controls, [self.ipu, ipywidgets.HBox([self.tile, self.tile_number]), self.liveness_of])
 
     def draw(self, figure) -> str:
         return draw_tile_memory(figure, self.report, self.ipu.value, self.tile.value, self.liveness_of.value)

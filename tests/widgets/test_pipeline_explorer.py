@@ -4,13 +4,16 @@ import numpy as np
 import pytest
 
 from ipu_teach import pipeline
+from ipu_teach.widgets.figure_widget import caption_html
 from ipu_teach.widgets.pipeline import (
     GANTT_GID,
+    SCHEDULES,
     STASH_GID,
     UTILISATION_GID,
     PipelineExplorer,
     StashSizes,
     draw_pipeline,
+    schedule_summary,
 )
 
 pytest.importorskip("ipywidgets")
@@ -98,14 +101,74 @@ def test_recomputation_costs_a_forward_per_backward_and_stashes_only_the_stage_i
     assert "recomputation" in explorer.caption.value
 
 
-def test_a_forbidden_combination_shows_graphcores_rule_instead_of_a_chart():
+def test_the_accumulation_slider_steps_through_the_counts_the_schedule_allows():
+    explorer = PipelineExplorer(schedule="Grouped", stages=4, accumulation=16)
+    slider = explorer.accumulation
+    assert (slider.min, slider.step, slider.max) == (8, 8, 64)  # Grouped: multiples of 2 x stages
+    explorer.schedule.value = "Interleaved"
+    assert (slider.min, slider.step, slider.max, slider.value) == (4, 4, 64, 16)  # multiples of the stages
+    explorer.stages.value = 3
+    assert (slider.min, slider.step, slider.max, slider.value) == (3, 3, 63, 15)
+    assert (
+        "accumulation 16 is not allowed: Interleaved on 3 stages needs a multiple of 3; moved to the nearest, 15"
+        in (explorer.caption.value)
+    )
+    assert "15 micro-batches" in explorer.caption.value and boxes(explorer.figure, "F") == 3 * 15
+    explorer.schedule.value = "1F1B"  # no rule: every count, and the learner's 16 is back
+    assert (slider.min, slider.step, slider.max, slider.value) == (1, 1, 64, 16)
+    assert "not allowed" not in explorer.caption.value
+
+
+def test_the_learners_count_comes_back_when_the_schedule_allows_it_again():
+    explorer = PipelineExplorer(schedule="Interleaved", stages=4, accumulation=16)
+    first = explorer.caption.value
+    explorer.stages.value = 5
+    assert explorer.accumulation.value == 15 and "accumulation 16 is not allowed" in explorer.caption.value
+    explorer.stages.value = 4
+    assert explorer.accumulation.value == 16 and explorer.caption.value == first
+    explorer.stages.value = 5
+    explorer.accumulation.value = 25  # the learner's new choice replaces the old one
+    explorer.stages.value = 4
+    assert explorer.accumulation.value == 24 and "accumulation 25 is not allowed" in explorer.caption.value
+
+
+def test_a_count_the_schedule_forbids_moves_to_the_nearest_allowed_one_and_says_so():
     explorer = PipelineExplorer(schedule="Grouped", stages=4, accumulation=8)
-    explorer.accumulation.value = 12
-    assert "multiple of 8" in explorer.caption.value and explorer.view.timeline is None
-    assert boxes(explorer.figure, "F") == 0
-    assert any("multiple of 8" in text.get_text() for ax in explorer.figure.axes for text in ax.texts)
-    explorer.schedule.value = "Interleaved"  # a multiple of the stages is enough here
-    assert explorer.view.error == "" and boxes(explorer.figure, "F") == 4 * 12
+    explorer.accumulation.value = 12  # halfway between 8 and 16: the larger
+    assert explorer.accumulation.value == 16 and explorer.view.error == ""
+    assert "accumulation 12 is not allowed: Grouped on 4 stages needs a multiple of 8" in explorer.caption.value
+    assert boxes(explorer.figure, "F") == 4 * 16
+    explorer.accumulation.value = 11
+    assert explorer.accumulation.value == 8 and "moved to the nearest, 8" in explorer.caption.value
+    explorer.ratio.value = 3.0  # still not the count the learner asked for: still said
+    assert "accumulation 11 is not allowed" in explorer.caption.value
+    explorer.accumulation.value = 16  # an allowed count: nothing to say
+    assert "not allowed" not in explorer.caption.value
+    started = PipelineExplorer(schedule="Grouped", stages=2, accumulation=6)
+    assert started.accumulation.value == 8 and "accumulation 6 is not allowed" in started.caption.value
+
+
+def test_a_forbidden_combination_still_gives_graphcores_rule_outside_the_explorer():
+    figure, view = draw_pipeline("Grouped", stages=4, accumulation=12)
+    assert "multiple of 8" in view.error and view.timeline is None and boxes(figure, "F") == 0
+    assert any("multiple of 8" in text.get_text() for ax in figure.axes for text in ax.texts)
+
+
+def test_the_slider_reaches_a_starting_count_beyond_its_usual_end():
+    explorer = PipelineExplorer(schedule="Interleaved", stages=2, accumulation=96)
+    assert explorer.accumulation.value == 96 and explorer.accumulation.max == 96
+
+
+def test_the_explorer_says_what_each_schedule_is():
+    explorer = PipelineExplorer(schedule="Grouped", stages=2, accumulation=8)
+    summaries = {}
+    for name in SCHEDULES:
+        explorer.schedule.value = name
+        summaries[name] = schedule_summary(name)
+        assert caption_html(summaries[name]) in explorer.caption.value
+    assert len(set(summaries.values())) == len(SCHEDULES)
+    assert "1F1B with a longer warm-up" in summaries["Eager 1F1B"] and "twice" in summaries["Eager 1F1B"]
+    assert all(len(text) < 300 for text in summaries.values())  # one sentence, not the whole entry
 
 
 def test_the_comparison_schedules_have_no_accumulation_rule():
@@ -238,7 +301,7 @@ def test_get_ipu_executable_of_a_model_not_compiled_for_the_ipu_says_how():
 
 def test_the_caption_counts_in_words_and_writes_long_times_without_an_exponent():
     explorer = PipelineExplorer(schedule="Sequential", stages=1, accumulation=1)
-    assert explorer.caption.value.startswith("Sequential: 1 stage, 1 micro-batch; total 4 units")
+    assert "<br>Sequential: 1 stage, 1 micro-batch; total 4 units" in explorer.caption.value
     explorer.stages.value, explorer.accumulation.value, explorer.ratio.value = 8, 64, 4.0
     main = explorer.view.metrics.phases.main
     assert main > 1000 and f"main {float(f'{main:.3g}'):,.0f}, ramp-down" in explorer.caption.value
