@@ -318,7 +318,10 @@ class Worker:
     def train(self, start, samples) -> dict:
         self.process.stdin.write(json.dumps({"start": start, "samples": samples}) + "\n")
         self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {self.name} worker stopped; its log follows")
+        return json.loads(line)
 
     def stop(self):
         self.process.stdin.close()
@@ -335,8 +338,9 @@ def load_average() -> str:
         return "unknown"
 
 
-def write_data(data_dir: Path, samples: int) -> None:
-    """MNIST as the tutorial prepares it (scaled to [0, 1], one-hot labels), saved for the workers."""
+def write_data(data_dir: Path, samples: int) -> int:
+    """MNIST as the tutorial prepares it (scaled to [0, 1], one-hot labels), saved for the workers; returns
+    how many samples were saved (at most ``samples``: the bundled subset has 10,000)."""
     import numpy as np
 
     import ipu_teach.keras as keras
@@ -345,9 +349,10 @@ def write_data(data_dir: Path, samples: int) -> None:
     x = (x[:samples].astype("float32") / 255)[..., None]
     np.save(data_dir / "x.npy", x, allow_pickle=False)
     np.save(data_dir / "y.npy", keras.utils.to_categorical(y[:samples], CLASSES).astype("float32"), allow_pickle=False)
+    return len(x)
 
 
-def run_threads(threads, args, data_dir, log) -> dict:
+def run_threads(threads, args, data_dir, available, log) -> dict:
     """{name: (samples/s wall, samples per processor-second)} at ``threads`` threads, medians of the rounds."""
     workers = []
     for name, (_, _, reference) in CONTENDERS.items():
@@ -367,7 +372,7 @@ def run_threads(threads, args, data_dir, log) -> dict:
     times = {w.name: [] for w in ready}
     print(f"  load average before: {load_average()}")
     for round_ in range(args.rounds):
-        start = (round_ * samples) % (args.samples - samples + 1)
+        start = (round_ * samples) % (available - samples + 1) // BATCH * BATCH
         order = ready[round_ % len(ready) :] + ready[: round_ % len(ready)]  # who goes first rotates
         for w in order:
             times[w.name].append(w.train(start, samples))
@@ -425,14 +430,19 @@ def main():
         return
     if args.rounds < 5:
         parser.error("--rounds must be at least 5 (medians of at least 5 rounds)")
-    if args.samples < args.batches * BATCH:
-        parser.error("--samples must hold at least one round (--batches x 64)")
     results = {}
     with tempfile.TemporaryDirectory() as data_dir, open(Path(data_dir) / "workers.log", "w+") as log:
-        write_data(Path(data_dir), args.samples)
-        for threads in args.threads:
-            print(f"{threads} thread(s) per contender, batch {BATCH}, {args.rounds} rounds of {args.batches} batches:")
-            results[threads] = run_threads(threads, args, data_dir, log)
+        available = write_data(Path(data_dir), args.samples)
+        if available < args.batches * BATCH:
+            parser.error(f"only {available} training samples: fewer than one round (--batches x 64)")
+        try:
+            for threads in args.threads:
+                print(f"{threads} thread(s) each, batch {BATCH}, {args.rounds} rounds of {args.batches} batches:")
+                results[threads] = run_threads(threads, args, data_dir, available, log)
+        except RuntimeError:
+            log.seek(0)
+            print(log.read()[-4000:], file=sys.stderr)
+            raise
         log.seek(0)
         errors = [line for line in log if "Error" in line or "Traceback" in line]
     print(f"\nmedians ({os.cpu_count()} processors):")
