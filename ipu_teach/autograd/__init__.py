@@ -13,13 +13,11 @@ Example:
 (-3.0, array([[3., 3.]], dtype=float32))
 """
 
-from . import allocation, ops
+from . import ops
 from .cost import OpCost
 from .function import Context, Function, OpRecord, record, scope
 from .ops.portable import portable_numerics, set_portable_numerics
 from .tensor import DEFAULT_FLOAT, Tensor, as_tensor, is_grad_enabled, no_grad
-
-allocation.keep_freed_memory()  # numpy's arrays reuse freed memory from step to step, as a framework's pool
 
 __all__ = [
     "Context",
