@@ -1,179 +1,127 @@
-"""Training samples/s of the tutorial's MNIST CNN through ``ipu_teach.keras`` ``fit``, against a
-plain-numpy reference (written here: same model, same maths, careful im2col) and PyTorch eager on
-the CPU when torch is importable; ipu-teach runs twice, as by default and with portable numerics
-(what the tests and notebooks use). All use 2 threads.
+"""Training samples/s of the tutorial's MNIST CNN: ipu-teach's ``fit`` (on the CPU path, with portable
+numerics, and inside IPUStrategy) against real tf-keras (and PyTorch eager, if installed) from a separate
+reference environment, and a plain-numpy reference written here, at 1 and 2 threads.
 
 Model: Conv2D(32, 3x3, relu) -> MaxPool 2x2 -> Conv2D(64, 3x3, relu) -> MaxPool 2x2 -> Flatten
 -> Dropout(0.5) -> Dense(10, softmax); SGD(0.01), categorical cross-entropy, batch 64.
 
-The contenders alternate in rounds within one run (after a warm-up), so that load from other
-processes on a shared machine falls on all of them alike. Prints samples/s per contender, the
-ratios ipu-teach / numpy, ipu-teach / torch (and with portable numerics), and the target (ipu-teach >=
-1.0x PyTorch eager).
-Not a test. Run:
-    PYTHONPATH=. python benchmarks/bench_training.py [--rounds 5] [--samples 384]
+How it is fair. Every contender runs in its own persistent worker process, its thread count set before its
+libraries load (BLAS, OpenMP, TensorFlow's intra- and inter-op pools, torch), and is warmed up (imports,
+graph tracing, the IPU's compilation) before timing. The workers train in turn, round by round, each on the
+same batches, one at a time (the others wait, idle), so that load from other processes on a shared machine
+falls on all of them alike. A round is 40 batches through ``fit`` (or the equivalent loop); each contender's
+figure is the median of the rounds. Processor time (all of a worker's threads) is printed beside wall time:
+threads that busy-wait show as processor time without samples, and on a busy machine the processor-time
+ratio is the steadier one. No timed unit tests: this script prints ratios, it asserts nothing.
+
+The reference environment (never a test dependency): ``benchmarks/requirements-reference.txt``, e.g.
+    python3 -m venv .venv-reference && .venv-reference/bin/pip install -r benchmarks/requirements-reference.txt
+Run:
+    PYTHONPATH=. python benchmarks/bench_training.py --reference-python .venv-reference/bin/python
+        [--rounds 5] [--batches 40] [--threads 1 2]
+(or set IPU_TEACH_REFERENCE_PYTHON). Without a reference environment, ipu-teach and numpy are compared alone.
 """
 
+import argparse
+import contextlib
+import json
 import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "2"  # before numpy (and torch) load their BLAS
-
-import argparse  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import ipu_teach.keras as keras  # noqa: E402
-from ipu_teach import autograd  # noqa: E402
-from ipu_teach.examples import tutorial_model_fn  # noqa: E402
-
-BATCH, CLASSES, LEARNING_RATE, DROPOUT, TARGET = 64, 10, 0.01, 0.5, 1.0
-
-
-def load_mnist():
-    (x_train, y_train), _ = keras.datasets.mnist.load_data()
-    x = (x_train.astype("float32") / 255)[..., None]
-    return x, keras.utils.to_categorical(y_train, CLASSES).astype("float32")
+BATCH, CLASSES, LEARNING_RATE, DROPOUT = 64, 10, 0.01, 0.5
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {  # issue 27's targets, on the tutorial's CNN and a 2-core machine
+    ("ipu-teach", "tf-keras", 1): 1.0,
+    ("ipu-teach", "tf-keras", 2): 0.8,
+    ("ipu-teach IPUStrategy", "ipu-teach", None): 0.9,
+    ("ipu-teach portable", "ipu-teach", None): 0.8,
+}
 
 
-# ----- ipu-teach -----------------------------------------------------------------------------------
+def set_threads(threads: int) -> None:
+    """Before numpy, TensorFlow or torch load their thread pools."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+
+
+# ----- contenders (each built inside its worker) ---------------------------------------------------
 
 
 class IpuTeach:
-    name = "ipu-teach"
+    """ipu-teach's Keras ``fit`` on the CPU path."""
 
-    def __init__(self):
+    def __init__(self, threads, portable=False, strategy=False):
+        import ipu_teach.keras as keras
+        from ipu_teach import autograd
+        from ipu_teach.examples import configure_ipus, tutorial_model_fn
+
+        autograd.set_portable_numerics(portable)
         keras.backend.clear_session()
         keras.utils.set_random_seed(0)
-        self.model = keras.Model(*tutorial_model_fn(num_classes=CLASSES))  # Dropout(DROPOUT), as the reference
+        self.scope = contextlib.nullcontext
+        if strategy:
+            from ipu_teach import ipu
+
+            configure_ipus(1)
+            self.scope = ipu.ipu_strategy.IPUStrategy().scope
+        with self.scope():
+            self.model = keras.Model(*tutorial_model_fn(num_classes=CLASSES))  # Dropout(DROPOUT), as the others
+            self.model.compile(
+                keras.optimizers.SGD(learning_rate=LEARNING_RATE), "categorical_crossentropy", metrics=["accuracy"]
+            )
+
+    def train(self, x, y):
+        with self.scope():
+            self.model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
+
+
+class TfKeras:
+    """Real tf-keras (Keras 2 on TensorFlow), its default SGD, ``fit`` as a user calls it."""
+
+    def __init__(self, threads):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        os.environ["TF_USE_LEGACY_KERAS"] = "1"  # Keras 2, as tools/make_keras_goldens.py
+        import tensorflow as tf
+        import tf_keras as keras
+
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+        keras.utils.set_random_seed(0)
+        layers = keras.layers
+        self.model = keras.Sequential(
+            [
+                keras.Input(shape=(28, 28, 1)),
+                layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
+                layers.MaxPooling2D(pool_size=(2, 2)),
+                layers.Conv2D(64, kernel_size=(3, 3), activation="relu"),
+                layers.MaxPooling2D(pool_size=(2, 2)),
+                layers.Flatten(),
+                layers.Dropout(DROPOUT),
+                layers.Dense(CLASSES, activation="softmax"),
+            ]
+        )
         self.model.compile(
             keras.optimizers.SGD(learning_rate=LEARNING_RATE), "categorical_crossentropy", metrics=["accuracy"]
         )
 
     def train(self, x, y):
-        self.model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
-
-
-class IpuTeachPortable(IpuTeach):
-    """The same, with portable numerics (float64 sums and functions: the same bits on every CPU), as the
-    tests and notebooks run."""
-
-    name = "ipu-teach portable"
-
-    def train(self, x, y):
-        autograd.set_portable_numerics(True)
-        try:
-            super().train(x, y)
-        finally:
-            autograd.set_portable_numerics(False)
-
-
-# ----- plain numpy ---------------------------------------------------------------------------------
-
-
-def glorot(rng, shape, fan_in, fan_out):
-    limit = np.sqrt(6 / (fan_in + fan_out))
-    return rng.uniform(-limit, limit, size=shape).astype(np.float32)
-
-
-def im2col(x, k):
-    """(n, h, w, c) -> (n * ho * wo, k * k * c) patches, one strided copy per kernel offset."""
-    n, h, w, c = x.shape
-    ho, wo = h - k + 1, w - k + 1
-    cols = np.empty((n, ho, wo, k, k, c), dtype=x.dtype)
-    for i in range(k):
-        for j in range(k):
-            cols[:, :, :, i, j, :] = x[:, i : i + ho, j : j + wo, :]
-    return cols.reshape(n * ho * wo, k * k * c)
-
-
-def col2im(dcols, shape, k):
-    n, h, w, c = shape
-    ho, wo = h - k + 1, w - k + 1
-    dcols = dcols.reshape(n, ho, wo, k, k, c)
-    dx = np.zeros(shape, dtype=dcols.dtype)
-    for i in range(k):
-        for j in range(k):
-            dx[:, i : i + ho, j : j + wo, :] += dcols[:, :, :, i, j, :]
-    return dx
-
-
-def max_pool_2x2(x):
-    """Forward and the first-maximum mask of each 2x2 window (rows and columns beyond pairs dropped)."""
-    n, h, w, c = x.shape
-    windows = x[:, : h // 2 * 2, : w // 2 * 2, :].reshape(n, h // 2, 2, w // 2, 2, c)
-    out = windows.max(axis=(2, 4))
-    is_max = windows == out[:, :, None, :, None, :]
-    seen = is_max[:, :, 0, :, 0, :].copy()
-    for i, j in ((0, 1), (1, 0), (1, 1)):
-        here = is_max[:, :, i, :, j, :]
-        is_max[:, :, i, :, j, :] = here & ~seen
-        seen |= here
-    return out, is_max
-
-
-def max_pool_2x2_backward(grad, is_max, shape):
-    n, h, w, c = shape
-    dx = np.zeros(shape, dtype=grad.dtype)
-    dx[:, : h // 2 * 2, : w // 2 * 2, :] = (grad[:, :, None, :, None, :] * is_max).reshape(n, h // 2 * 2, w // 2 * 2, c)
-    return dx
-
-
-class NumpyReference:
-    name = "numpy"
-
-    def __init__(self):
-        rng = np.random.default_rng(0)
-        self.k1 = glorot(rng, (9, 32), 9, 9 * 32)
-        self.k2 = glorot(rng, (288, 64), 288, 9 * 64)
-        self.w = glorot(rng, (1600, CLASSES), 1600, CLASSES)
-        self.b1, self.b2, self.b = (np.zeros(n, np.float32) for n in (32, 64, CLASSES))
-        self.rng = rng
-
-    def step(self, x, y):
-        n = len(x)
-        cols1 = im2col(x, 3)
-        a1 = np.maximum(cols1 @ self.k1 + self.b1, 0).reshape(n, 26, 26, 32)
-        p1, mask1 = max_pool_2x2(a1)
-        cols2 = im2col(p1, 3)
-        a2 = np.maximum(cols2 @ self.k2 + self.b2, 0).reshape(n, 11, 11, 64)
-        p2, mask2 = max_pool_2x2(a2)
-        keep = (self.rng.random((n, 1600), dtype=np.float32) >= DROPOUT) * np.float32(1 / (1 - DROPOUT))
-        d = p2.reshape(n, 1600) * keep
-        logits = d @ self.w + self.b
-        e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        probs = e / e.sum(axis=1, keepdims=True)
-        loss = -np.mean(np.sum(y * np.log(probs + 1e-7), axis=1))
-
-        g = (probs - y) / n
-        gw, gb = d.T @ g, g.sum(axis=0)
-        gp2 = ((g @ self.w.T) * keep).reshape(n, 5, 5, 64)
-        gz2 = (max_pool_2x2_backward(gp2, mask2, a2.shape) * (a2 > 0)).reshape(-1, 64)
-        gk2, gb2 = cols2.T @ gz2, gz2.sum(axis=0)
-        gp1 = col2im(gz2 @ self.k2.T, p1.shape, 3)
-        gz1 = (max_pool_2x2_backward(gp1, mask1, a1.shape) * (a1 > 0)).reshape(-1, 32)
-        gk1, gb1 = cols1.T @ gz1, gz1.sum(axis=0)
-        for param, grad in ((self.k1, gk1), (self.b1, gb1), (self.k2, gk2), (self.b2, gb2), (self.w, gw), (self.b, gb)):
-            param -= LEARNING_RATE * grad
-        return loss
-
-    def train(self, x, y):
-        for start in range(0, len(x), BATCH):
-            self.step(x[start : start + BATCH], y[start : start + BATCH])
-
-
-# ----- PyTorch eager -------------------------------------------------------------------------------
+        self.model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, shuffle=False)
 
 
 class TorchEager:
-    name = "torch"
+    """PyTorch eager on the CPU, the same model (NCHW, as PyTorch's default layout)."""
 
-    def __init__(self):
+    def __init__(self, threads):
         import torch
         from torch import nn
 
-        torch.set_num_threads(2)
+        torch.set_num_threads(threads)
+        torch.set_num_interop_threads(threads)
         torch.manual_seed(0)
         self.torch = torch
         self.model = nn.Sequential(
@@ -190,26 +138,197 @@ class TorchEager:
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=LEARNING_RATE)
         self.model.train()
 
-    def prepare(self, x, y):
-        """NCHW tensors and class indices, made once, outside the timing (fit takes numpy as it is)."""
-        return self.torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2))), self.torch.from_numpy(y.argmax(1))
-
     def train(self, x, y):
-        loss_fn = self.torch.nn.functional.cross_entropy
+        torch = self.torch
+        x = torch.from_numpy(x.transpose(0, 3, 1, 2).copy())  # as a DataLoader hands batches over
+        y = torch.from_numpy(y.argmax(1))
         for start in range(0, len(x), BATCH):
             self.optimizer.zero_grad()
-            loss = loss_fn(self.model(x[start : start + BATCH]), y[start : start + BATCH])
+            loss = torch.nn.functional.cross_entropy(self.model(x[start : start + BATCH]), y[start : start + BATCH])
             loss.backward()
             self.optimizer.step()
 
 
-def make_contenders():
-    contenders = [IpuTeach(), IpuTeachPortable(), NumpyReference()]
+class NumpyReference:
+    """The same model and maths in plain numpy (im2col, one product per layer), for scale."""
+
+    def __init__(self, threads):
+        import numpy as np
+
+        self.np = np
+        rng = np.random.default_rng(0)
+        self.k1 = _glorot(rng, (9, 32), 9, 9 * 32)
+        self.k2 = _glorot(rng, (288, 64), 288, 9 * 64)
+        self.w = _glorot(rng, (1600, CLASSES), 1600, CLASSES)
+        self.b1, self.b2, self.b = (np.zeros(n, np.float32) for n in (32, 64, CLASSES))
+        self.rng = rng
+
+    def step(self, x, y):
+        np, n = self.np, len(x)
+        cols1 = _im2col(x, 3)
+        a1 = np.maximum(cols1 @ self.k1 + self.b1, 0).reshape(n, 26, 26, 32)
+        p1, mask1 = _max_pool_2x2(a1)
+        cols2 = _im2col(p1, 3)
+        a2 = np.maximum(cols2 @ self.k2 + self.b2, 0).reshape(n, 11, 11, 64)
+        p2, mask2 = _max_pool_2x2(a2)
+        keep = (self.rng.random((n, 1600), dtype=np.float32) >= DROPOUT) * np.float32(1 / (1 - DROPOUT))
+        d = p2.reshape(n, 1600) * keep
+        logits = d @ self.w + self.b
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs = e / e.sum(axis=1, keepdims=True)
+        g = (probs - y) / n
+        gw, gb = d.T @ g, g.sum(axis=0)
+        gp2 = ((g @ self.w.T) * keep).reshape(n, 5, 5, 64)
+        gz2 = (_max_pool_2x2_backward(gp2, mask2, a2.shape) * (a2 > 0)).reshape(-1, 64)
+        gk2, gb2 = cols2.T @ gz2, gz2.sum(axis=0)
+        gp1 = _col2im(gz2 @ self.k2.T, p1.shape, 3)
+        gz1 = (_max_pool_2x2_backward(gp1, mask1, a1.shape) * (a1 > 0)).reshape(-1, 32)
+        gk1, gb1 = cols1.T @ gz1, gz1.sum(axis=0)
+        for param, grad in ((self.k1, gk1), (self.b1, gb1), (self.k2, gk2), (self.b2, gb2), (self.w, gw), (self.b, gb)):
+            param -= LEARNING_RATE * grad
+
+    def train(self, x, y):
+        for start in range(0, len(x), BATCH):
+            self.step(x[start : start + BATCH], y[start : start + BATCH])
+
+
+def _glorot(rng, shape, fan_in, fan_out):
+    limit = (6 / (fan_in + fan_out)) ** 0.5
+    return rng.uniform(-limit, limit, size=shape).astype("float32")
+
+
+def _im2col(x, k):
+    """(n, h, w, c) -> (n * ho * wo, k * k * c) patches, one strided copy per kernel offset."""
+    import numpy as np
+
+    n, h, w, c = x.shape
+    ho, wo = h - k + 1, w - k + 1
+    cols = np.empty((n, ho, wo, k, k, c), dtype=x.dtype)
+    for i in range(k):
+        for j in range(k):
+            cols[:, :, :, i, j, :] = x[:, i : i + ho, j : j + wo, :]
+    return cols.reshape(n * ho * wo, k * k * c)
+
+
+def _col2im(dcols, shape, k):
+    import numpy as np
+
+    n, h, w, c = shape
+    ho, wo = h - k + 1, w - k + 1
+    dcols = dcols.reshape(n, ho, wo, k, k, c)
+    dx = np.zeros(shape, dtype=dcols.dtype)
+    for i in range(k):
+        for j in range(k):
+            dx[:, i : i + ho, j : j + wo, :] += dcols[:, :, :, i, j, :]
+    return dx
+
+
+def _max_pool_2x2(x):
+    """Forward and the first-maximum mask of each 2x2 window (rows and columns beyond pairs dropped)."""
+    n, h, w, c = x.shape
+    windows = x[:, : h // 2 * 2, : w // 2 * 2, :].reshape(n, h // 2, 2, w // 2, 2, c)
+    out = windows.max(axis=(2, 4))
+    is_max = windows == out[:, :, None, :, None, :]
+    seen = is_max[:, :, 0, :, 0, :].copy()
+    for i, j in ((0, 1), (1, 0), (1, 1)):
+        here = is_max[:, :, i, :, j, :]
+        is_max[:, :, i, :, j, :] = here & ~seen
+        seen |= here
+    return out, is_max
+
+
+def _max_pool_2x2_backward(grad, is_max, shape):
+    import numpy as np
+
+    n, h, w, c = shape
+    dx = np.zeros(shape, dtype=grad.dtype)
+    dx[:, : h // 2 * 2, : w // 2 * 2, :] = (grad[:, :, None, :, None, :] * is_max).reshape(n, h // 2 * 2, w // 2 * 2, c)
+    return dx
+
+
+CONTENDERS = {  # name: (class, keyword arguments, runs in the reference environment)
+    "ipu-teach": (IpuTeach, {}, False),
+    "ipu-teach portable": (IpuTeach, {"portable": True}, False),
+    "ipu-teach IPUStrategy": (IpuTeach, {"strategy": True}, False),
+    "numpy": (NumpyReference, {}, False),
+    "tf-keras": (TfKeras, {}, True),
+    "torch": (TorchEager, {}, True),
+}
+
+
+# ----- the worker: one contender, one process ------------------------------------------------------
+
+
+def worker(name: str, threads: int, data_dir: str) -> None:
+    """Builds the contender, warms it up, then trains on each ``{"start", "samples"}`` line of stdin and answers
+    ``{"wall", "processor"}`` seconds on stdout. A contender that cannot be built answers ``{"error"}``."""
+    set_threads(threads)
+    channel = os.fdopen(os.dup(1), "w")  # answers only: whatever the contender prints goes to the log
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def answer(message):
+        print(json.dumps(message), file=channel, flush=True)
+
+    import numpy as np
+
+    x = np.load(Path(data_dir) / "x.npy", allow_pickle=False)
+    y = np.load(Path(data_dir) / "y.npy", allow_pickle=False)
+    cls, kwargs, _ = CONTENDERS[name]
     try:
-        contenders.append(TorchEager())
-    except ImportError:
-        print("torch is not importable: comparing with numpy only")
-    return contenders
+        contender = cls(threads, **kwargs)
+        contender.train(x[: 2 * BATCH], y[: 2 * BATCH])  # warm-up: first calls allocate, import, trace, compile
+    except ImportError as error:
+        answer({"error": f"{type(error).__name__}: {error}"})
+        return
+    answer({"ready": True})
+    for line in sys.stdin:
+        request = json.loads(line)
+        xs = x[request["start"] : request["start"] + request["samples"]]
+        ys = y[request["start"] : request["start"] + request["samples"]]
+        wall, processor = time.perf_counter(), time.process_time()
+        contender.train(xs, ys)
+        wall, processor = time.perf_counter() - wall, time.process_time() - processor
+        answer({"wall": wall, "processor": processor})
+
+
+class Worker:
+    """The parent's handle on one worker process."""
+
+    def __init__(self, name, threads, data_dir, python, log):
+        self.name = name
+        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+        self.process = subprocess.Popen(
+            [python, __file__, "--worker", name, "--threads", str(threads), "--data", data_dir],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=env,
+            cwd=REPO_ROOT,
+        )
+        self.error = None
+
+    def wait_ready(self) -> bool:
+        line = self.process.stdout.readline()
+        answer = json.loads(line) if line else {"error": "the worker stopped (see its log)"}
+        self.error = answer.get("error")
+        return self.error is None
+
+    def train(self, start, samples) -> dict:
+        self.process.stdin.write(json.dumps({"start": start, "samples": samples}) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {self.name} worker stopped; its log follows")
+        return json.loads(line)
+
+    def stop(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+# ----- the parent: rounds, medians, ratios ---------------------------------------------------------
 
 
 def load_average() -> str:
@@ -219,45 +338,121 @@ def load_average() -> str:
         return "unknown"
 
 
+def write_data(data_dir: Path, samples: int) -> int:
+    """MNIST as the tutorial prepares it (scaled to [0, 1], one-hot labels), saved for the workers; returns
+    how many samples were saved (at most ``samples``: the bundled subset has 10,000)."""
+    import numpy as np
+
+    import ipu_teach.keras as keras
+
+    (x, y), _ = keras.datasets.mnist.load_data()
+    x = (x[:samples].astype("float32") / 255)[..., None]
+    np.save(data_dir / "x.npy", x, allow_pickle=False)
+    np.save(data_dir / "y.npy", keras.utils.to_categorical(y[:samples], CLASSES).astype("float32"), allow_pickle=False)
+    return len(x)
+
+
+def run_threads(threads, args, data_dir, available, log) -> dict:
+    """{name: (samples/s wall, samples per processor-second)} at ``threads`` threads, medians of the rounds."""
+    workers = []
+    for name, (_, _, reference) in CONTENDERS.items():
+        python = args.reference_python if reference else sys.executable
+        if python is None:
+            print(f"  {name}: no reference environment (--reference-python), skipped")
+            continue
+        workers.append(Worker(name, threads, str(data_dir), python, log))
+    ready = []
+    for w in workers:
+        if w.wait_ready():
+            ready.append(w)
+        else:
+            print(f"  {w.name}: not run ({w.error})")
+            w.stop()
+    samples = args.batches * BATCH
+    times = {w.name: [] for w in ready}
+    print(f"  load average before: {load_average()}")
+    for round_ in range(args.rounds):
+        start = (round_ * samples) % (available - samples + 1) // BATCH * BATCH
+        order = ready[round_ % len(ready) :] + ready[: round_ % len(ready)]  # who goes first rotates
+        for w in order:
+            times[w.name].append(w.train(start, samples))
+        line = "  ".join(f"{name} {samples / t[-1]['wall']:.0f}" for name, t in times.items())
+        print(f"  round {round_ + 1}: {line}  samples/s (wall)")
+    print(f"  load average after: {load_average()}")
+    for w in ready:
+        w.stop()
+    return {
+        name: (
+            samples / statistics.median(t["wall"] for t in runs),
+            samples / statistics.median(t["processor"] for t in runs),
+        )
+        for name, runs in times.items()
+    }
+
+
+def ratios(results: dict) -> list:
+    """Lines of ratios against the targets, wall and processor time."""
+    lines = []
+    for (ours, theirs, threads), target in TARGETS.items():
+        for t, rates in results.items():
+            if (threads is not None and t != threads) or ours not in rates or theirs not in rates:
+                continue
+            wall, processor = (rates[ours][i] / rates[theirs][i] for i in (0, 1))
+            met = "met" if wall >= target else "NOT met"
+            lines.append(
+                f"{t} thread(s): {ours} / {theirs}: {wall:.2f}x wall, {processor:.2f}x processor "
+                f"(target >= {target}x: {met})"
+            )
+    for t, rates in results.items():
+        for other in ("numpy", "torch"):
+            if other in rates and "ipu-teach" in rates:
+                wall, processor = (rates["ipu-teach"][i] / rates[other][i] for i in (0, 1))
+                lines.append(f"{t} thread(s): ipu-teach / {other}: {wall:.2f}x wall, {processor:.2f}x processor")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--samples", type=int, default=384, help="samples per contender per round (multiple of 64)")
-    args = parser.parse_args()
-    x, y = load_mnist()
-    contenders = make_contenders()
-    data = {c.name: c.prepare(x, y) if hasattr(c, "prepare") else (x, y) for c in contenders}
-    for c in contenders:  # warm-up: first calls allocate, import and build
-        cx, cy = data[c.name]
-        c.train(cx[: 2 * BATCH], cy[: 2 * BATCH])
-    print(f"load average before: {load_average()}")
-    seconds = {c.name: 0.0 for c in contenders}
-    done = 0
-    for round_ in range(args.rounds):
-        start = (round_ * args.samples) % (len(x) - args.samples)
-        line = []
-        for c in contenders:
-            cx, cy = data[c.name]
-            began = time.perf_counter()
-            c.train(cx[start : start + args.samples], cy[start : start + args.samples])
-            elapsed = time.perf_counter() - began
-            seconds[c.name] += elapsed
-            line.append(f"{c.name} {args.samples / elapsed:7.0f}")
-        done += args.samples
-        print(f"round {round_ + 1}: " + "  ".join(line) + "  samples/s")
-    rate = {name: done / s for name, s in seconds.items()}
-    print(f"load average after: {load_average()}")
-    print(f"batch {BATCH}, 2 threads, {args.rounds} rounds x {args.samples} samples each")
-    for name, value in rate.items():
-        print(f"{name:>10}: {value:7.0f} samples/s")
-    print(f"ipu-teach / numpy: {rate['ipu-teach'] / rate['numpy']:.2f}x")
-    print(
-        f"portable numerics cost: ipu-teach portable / ipu-teach: {rate['ipu-teach portable'] / rate['ipu-teach']:.2f}x"
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (the median is taken; at least 5)")
+    parser.add_argument("--batches", type=int, default=40, help="batches of 64 per contender per round")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--samples", type=int, default=10_240, help="training samples the rounds walk through")
+    parser.add_argument(
+        "--reference-python",
+        default=os.environ.get("IPU_TEACH_REFERENCE_PYTHON"),
+        help="the reference environment's python, with tensorflow-cpu and tf-keras (and torch)",
     )
-    if "torch" in rate:
-        ratio = rate["ipu-teach"] / rate["torch"]
-        print(f"ipu-teach / torch: {ratio:.2f}x (target >= {TARGET}x: {'met' if ratio >= TARGET else 'NOT met'})")
-        print(f"ipu-teach portable / torch: {rate['ipu-teach portable'] / rate['torch']:.2f}x")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.threads[0], args.data)
+        return
+    if args.rounds < 5:
+        parser.error("--rounds must be at least 5 (medians of at least 5 rounds)")
+    results = {}
+    with tempfile.TemporaryDirectory() as data_dir, open(Path(data_dir) / "workers.log", "w+") as log:
+        available = write_data(Path(data_dir), args.samples)
+        if available < args.batches * BATCH:
+            parser.error(f"only {available} training samples: fewer than one round (--batches x 64)")
+        try:
+            for threads in args.threads:
+                print(f"{threads} thread(s) each, batch {BATCH}, {args.rounds} rounds of {args.batches} batches:")
+                results[threads] = run_threads(threads, args, data_dir, available, log)
+        except RuntimeError:
+            log.seek(0)
+            print(log.read()[-4000:], file=sys.stderr)
+            raise
+        log.seek(0)
+        errors = [line for line in log if "Error" in line or "Traceback" in line]
+    print(f"\nmedians ({os.cpu_count()} processors):")
+    for threads, rates in results.items():
+        for name, (wall, processor) in rates.items():
+            print(f"{threads} thread(s) {name:>22}: {wall:7.0f} samples/s wall, {processor:7.0f} per processor-second")
+    print()
+    print("\n".join(ratios(results)))
+    if errors:
+        print("\nworkers' errors:\n" + "".join(errors))
 
 
 if __name__ == "__main__":

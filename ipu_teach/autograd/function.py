@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import precision
+from . import allocation, precision
 from .cost import OpCost, elementwise
 from .tensor import Node, Tensor, as_tensor, is_grad_enabled
 
@@ -45,6 +45,8 @@ class OpRecord:
     backward: OpCost
     params: dict = field(default_factory=dict)
 
+
+allocation.keep_freed_memory()  # the ops' arrays reuse freed memory from step to step, as a framework's pool
 
 _recorders: list = []
 _scopes: list = [""]

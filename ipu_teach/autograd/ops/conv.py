@@ -1,10 +1,11 @@
 """2-D convolution (NHWC, kernels HWIO, as Keras) by im2col: one big matrix multiply.
 
-The patches are gathered with one strided copy per kernel offset (kh * kw copies, each
-vectorised), which keeps the innermost axis contiguous and lets BLAS do the arithmetic.
+The patches are gathered in one copy from a strided view of every window (no Python loop over the
+kernel's offsets), which lays them out contiguously for BLAS to do the arithmetic.
 """
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ...integers import ceil_div
 from ..cost import MatrixProduct, OpCost, elementwise, reduction
@@ -43,6 +44,27 @@ def window_slices(offset_h, offset_w, outs, strides):
     )
 
 
+def windows(x, window, strides, outs):
+    """Every window of NHWC ``x`` as a view of shape (n, out_h, out_w, window_h, window_w, c), no copy:
+    ``windows(...)[:, :, :, i, j, :]`` is ``x[window_slices(i, j, outs, strides)]``."""
+    (sh, sw), (ho, wo) = strides, outs
+    view = sliding_window_view(x, window, axis=(1, 2))[:, : sh * (ho - 1) + 1 : sh, : sw * (wo - 1) + 1 : sw]
+    return view.transpose(0, 1, 2, 4, 5, 3)
+
+
+def copy_windows(cols, view):
+    """``cols[...] = view`` for a ``windows`` view, in one copy, or, for few channels and no cast, one copy
+    per kernel offset: then numpy's runs of contiguous values are an output row (its width) instead of a
+    window's row (kernel width x channels), and its overhead per run outweighs short runs."""
+    kh, kw, c = view.shape[3:]
+    if kw * c >= view.shape[2] or cols.dtype != view.dtype:
+        np.copyto(cols, view)
+        return
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, :, i, j, :] = view[:, :, :, i, j, :]
+
+
 def pad_nhwc(x, pads, value=0.0):
     if not any(p for pair in pads for p in pair):
         return x
@@ -68,10 +90,8 @@ class Conv2D(Function):
                 f"with padding {padding!r}; use padding='same' or a smaller kernel"
             )
         xp = pad_nhwc(x, pads)
-        cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=portable.compute_type(x.dtype))  # one cast
-        for i in range(kh):
-            for j in range(kw):
-                cols[:, :, :, i, j, :] = xp[window_slices(i, j, outs, strides)]
+        cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=portable.compute_type(x.dtype))
+        copy_windows(cols, windows(xp, (kh, kw), strides, outs))  # the one cast to the compute type
         cols = cols.reshape(n * outs[0] * outs[1], kh * kw * c)
         w2 = kernel.reshape(kh * kw * c, filters)
         y = matmul(cols, w2, "conv", dtype=x.dtype)

@@ -1,0 +1,170 @@
+"""Where one training step of the tutorial's CNN spends its time, by op: each op's forward and backward
+(timed around the op's own numpy code), the optimizer's update, and the rest (the tape, the layers,
+``fit``'s loop, metrics: Python overhead), on the CPU path or inside IPUStrategy, with or without
+portable numerics. Prints a Markdown table (milliseconds per step of batch 64) for benchmarks/README.md,
+and with ``--cprofile`` the functions that take the most time.
+
+Model: Conv2D(32, 3x3, relu) -> MaxPool 2x2 -> Conv2D(64, 3x3, relu) -> MaxPool 2x2 -> Flatten ->
+Dropout(0.5) -> Dense(10, softmax); SGD(0.01), categorical cross-entropy, batch 64.
+Not a test. Run:
+    PYTHONPATH=. python benchmarks/profile_training_step.py [--threads 1] [--ipu] [--portable] [--steps 40]
+"""
+
+import argparse
+import os
+import sys
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    parser.add_argument("--ipu", action="store_true", help="train inside IPUStrategy (a simulated IPU)")
+    parser.add_argument("--portable", action="store_true", help="portable numerics (as the tests and notebooks)")
+    parser.add_argument("--steps", type=int, default=40, help="steps timed, after 4 steps of warm-up")
+    parser.add_argument("--cprofile", action="store_true", help="also print cProfile's 20 slowest functions")
+    return parser.parse_args()
+
+
+ARGS = parse_arguments() if __name__ == "__main__" else None
+if ARGS is not None:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = str(ARGS.threads)  # before numpy loads its BLAS
+
+import contextlib  # noqa: E402
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
+import time  # noqa: E402
+from collections import defaultdict  # noqa: E402
+
+import ipu_teach.keras as keras  # noqa: E402
+from ipu_teach import autograd  # noqa: E402
+from ipu_teach.autograd import Function  # noqa: E402
+from ipu_teach.examples import configure_ipus, tutorial_model_fn  # noqa: E402
+
+BATCH = 64
+
+
+def all_subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from all_subclasses(sub)
+
+
+@contextlib.contextmanager
+def op_timers(seconds):
+    """Every op's ``forward`` and ``backward`` timed into ``seconds[(op, "forward" | "backward")]``, in
+    processor time (the load of other processes on a shared machine does not count)."""
+    patched = []
+    for cls in [Function, *all_subclasses(Function)]:
+        for method in ("forward", "backward"):
+            raw = cls.__dict__.get(method)
+            if raw is None or getattr(raw.__func__, "__isabstractmethod__", False):
+                continue
+            patched.append((cls, method, raw))
+            setattr(cls, method, _timed(raw, cls.__name__, method, seconds))
+    try:
+        yield
+    finally:
+        for cls, method, raw in patched:
+            setattr(cls, method, raw)
+
+
+def _timed(raw, owner, method, seconds):
+    function = raw.__func__
+    is_classmethod = isinstance(raw, classmethod)
+
+    def timed(*args, **kwargs):
+        name = args[0].__name__ if is_classmethod else owner
+        began = time.process_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            seconds[(name, method)] += time.process_time() - began
+
+    return classmethod(timed) if is_classmethod else staticmethod(timed)
+
+
+@contextlib.contextmanager
+def optimizer_timer(optimizer, seconds):
+    apply = optimizer.apply_gradients
+
+    def timed(pairs):
+        began = time.process_time()
+        try:
+            return apply(pairs)
+        finally:
+            seconds[("optimizer", "update")] += time.process_time() - began
+
+    optimizer.apply_gradients = timed
+    try:
+        yield
+    finally:
+        del optimizer.apply_gradients
+
+
+def build(ipu: bool):
+    """The compiled model and a function that opens its scope (IPUStrategy's, or none for the CPU path)."""
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(0)
+    scope = contextlib.nullcontext
+    if ipu:
+        from ipu_teach import ipu as ipu_module
+
+        configure_ipus(1)
+        scope = ipu_module.ipu_strategy.IPUStrategy().scope
+    with scope():
+        model = keras.Model(*tutorial_model_fn())
+        model.compile(keras.optimizers.SGD(learning_rate=0.01), "categorical_crossentropy", metrics=["accuracy"])
+    return model, scope
+
+
+def data(samples):
+    (x, y), _ = keras.datasets.mnist.load_data()
+    x = (x[:samples].astype("float32") / 255)[..., None]
+    return x, keras.utils.to_categorical(y[:samples], 10).astype("float32")
+
+
+def profile(ipu: bool, portable: bool, steps: int):
+    """Milliseconds per step by (op, pass), the total wall and processor time, and the cProfile of the run."""
+    autograd.set_portable_numerics(portable)
+    model, scope = build(ipu)
+    x, y = data(BATCH * steps)
+    with scope():
+        model.fit(x[: 4 * BATCH], y[: 4 * BATCH], batch_size=BATCH, epochs=1, verbose=0)  # warm-up (and compile)
+        seconds = defaultdict(float)
+        profiler = cProfile.Profile()
+        with op_timers(seconds), optimizer_timer(model.optimizer, seconds):
+            wall, cpu = time.perf_counter(), time.process_time()
+            profiler.enable()
+            model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
+            profiler.disable()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {k: 1000 * v / steps for k, v in seconds.items()}, 1000 * wall / steps, 1000 * cpu / steps, profiler
+
+
+def table(ms, wall, cpu) -> str:
+    """Processor milliseconds per step by op and pass, the rest of the step (Python), and the step's total."""
+    rows = sorted(ms.items(), key=lambda item: -item[1])
+    lines = ["| op | pass | processor ms / step | share |", "|---|---|---:|---:|"]
+    lines += [f"| {op} | {what} | {value:.2f} | {value / cpu:.0%} |" for (op, what), value in rows if value >= 0.005]
+    rest = cpu - sum(ms.values())
+    lines.append(f"| (tape, layers, fit loop, metrics) | Python | {rest:.2f} | {rest / cpu:.0%} |")
+    lines.append(f"| **step** | processor (wall) | **{cpu:.2f}** ({wall:.2f}) | 100% |")
+    return "\n".join(lines)
+
+
+def main():
+    ms, wall, cpu, profiler = profile(ARGS.ipu, ARGS.portable, ARGS.steps)
+    where = "inside IPUStrategy" if ARGS.ipu else "CPU path"
+    numerics = "portable numerics" if ARGS.portable else "float32 numerics"
+    print(f"{where}, {numerics}, {ARGS.threads} BLAS thread(s), batch {BATCH}, {ARGS.steps} steps")
+    print(f"load average: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"{BATCH * 1000 / wall:.0f} samples/s wall, {BATCH * 1000 / cpu:.0f} samples per processor-second\n")
+    print(table(ms, wall, cpu))
+    if ARGS.cprofile:
+        print()
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(20)
+
+
+if __name__ == "__main__":
+    main()
