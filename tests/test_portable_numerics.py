@@ -115,3 +115,5 @@ def test_notebook_kernels_everywhere_get_the_same_environment(tmp_path):
     assert env["PYTHONHASHSEED"] == "0" and env["IPU_TEACH_PORTABLE_NUMERICS"] == "1"
     assert "MPLBACKEND" not in env and env["HOME"] == "/h"
     assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path), "elsewhere"]
+    assert env["OPENBLAS_THREAD_TIMEOUT"] == "4"  # idle BLAS threads do not spin on a 2-core laptop
+    assert notebook_environment({"OPENBLAS_THREAD_TIMEOUT": "28"})["OPENBLAS_THREAD_TIMEOUT"] == "28"  # a user's own
