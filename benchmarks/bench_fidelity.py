@@ -98,7 +98,7 @@ def run(spec, data, epochs):
 
 def fmt(value, kind):
     """A figure as the sources print it."""
-    if kind in ("step_time", "first_epoch_time", "compile_time"):
+    if kind in ("step_time", "first_epoch_time", "compile_time", "run_time"):
         if value >= 1:
             return f"{value:.1f} s"
         return f"{value * 1e3:.2f} ms" if value >= 1e-3 else f"{value * 1e6:.0f} us"
@@ -194,7 +194,7 @@ def validation(cases):
     timing = [r for kind in fidelity_cases.TIMING_KINDS for r in ratios.get(kind, [])]
     host_bound = [r for kind in ("step_time", "throughput") for r in ratios.get(kind, [])]
     memory = [r for kind in fidelity_cases.MEMORY_KINDS for r in ratios.get(kind, [])]
-    print(summary("validation timing (step times, throughputs, device cycles)", timing))
+    print(summary("validation timing (step times, throughputs, device cycles, run times)", timing))
     print(summary("  of which host-visible (step times, throughputs)", host_bound))
     print(summary("validation compile times", ratios.get("compile_time", [])))
     print(summary("validation memory (totals and categories)", memory, within=1.3))

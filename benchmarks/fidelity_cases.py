@@ -22,6 +22,7 @@ import pathlib
 import numpy as np
 
 import ipu_teach.keras as keras
+import ipu_teach.tensorflow as tf
 from ipu_teach import hardware, ipu
 from ipu_teach.ipu import memory_layout
 from ipu_teach.ipu.executor import IPUExecutor
@@ -39,9 +40,10 @@ KINDS = {
     "category_memory": "bytes",
     "compute_sets": "count",
     "accuracy": "fraction",
+    "run_time": "s",
 }
 """Every kind of figure a case may publish, with its unit."""
-TIMING_KINDS = ("step_time", "throughput", "step_cycles")
+TIMING_KINDS = ("step_time", "throughput", "step_cycles", "run_time")
 MEMORY_KINDS = ("tile_memory", "total_memory", "category_memory")
 REQUIRED = ("id", "set", "title", "source", "hardware", "configuration", "figures", "expressible")
 
@@ -136,6 +138,17 @@ def popxl_mlp(stages=0):
     return keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(x))
 
 
+def infeed_tutorial_mlp(stages=0):
+    """The TF2 infeed/outfeed tutorial's model: Flatten, Dense 128 relu, Dense 10 softmax, on 28 x 28 images."""
+    return keras.Sequential(
+        [
+            keras.layers.Flatten(input_shape=(28, 28)),
+            keras.layers.Dense(128, activation="relu"),
+            keras.layers.Dense(10, activation="softmax"),
+        ]
+    )
+
+
 def tensorboard_cnn(stages=2):
     """The TF2 TensorBoard tutorial's CNN, stage 0 (two conv blocks) and stage 1 (conv block, dense)."""
     inputs = keras.Input(shape=(28, 28, 1))
@@ -160,6 +173,7 @@ MODELS = {
         poptorch_pipelined_mnist,
         popxl_mlp,
         tensorboard_cnn,
+        infeed_tutorial_mlp,
     )
 }
 
@@ -297,8 +311,64 @@ def simulated_figure(figure, spec, executable):
 def simulate(case) -> dict:
     """``{figure name: simulated value}`` for each figure of an expressible validation case."""
     spec = case["ipu_teach"]
+    if "custom_loop" in spec:
+        return {figure["name"]: custom_loop_run_time(spec) for figure in case["figures"]}
     executable = compile_case(spec)
     return {figure["name"]: simulated_figure(figure, spec, executable) for figure in case["figures"]}
+
+
+# ----- custom training loops (the TF2 infeed/outfeed tutorial's two scripts) -------------------------------
+
+
+@tf.function(experimental_compile=True)
+def _loop_with_feeds(iterator, outfeed_queue, model, optimizer, steps_per_execution):
+    """The tutorial's ``training_loop``: ``steps_per_execution`` steps from the infeed in one call."""
+    for _ in tf.range(steps_per_execution):
+        features, labels = next(iterator)
+        with tf.GradientTape() as tape:
+            predictions = model(features, training=True)
+            loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, predictions))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        outfeed_queue.enqueue(loss)
+
+
+@tf.function(experimental_compile=True)
+def _step_without_feeds(features, labels, model, optimizer):
+    """The tutorial's ``training_step``: one step per call, its batch given as arguments."""
+    with tf.GradientTape() as tape:
+        predictions = model(features, training=True)
+        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, predictions))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+def custom_loop_run_time(spec, calls_simulated=2) -> float:
+    """Simulated seconds of a custom loop's whole run, as its script times it (compilation included): the loop
+    is run for ``calls_simulated`` calls on zeros (every call costs the same), then its compile time plus
+    ``spec["custom_loop"]["calls"]`` calls at the simulated seconds per call."""
+    loop = spec["custom_loop"]
+    batch, steps = spec["batch"], loop["steps_per_call"]
+    config = fresh_config(spec)
+    ipu.custom_loop.clear_timings()
+    with contextlib.redirect_stdout(io.StringIO()):
+        config.configure_ipu_system()
+        x = np.zeros((batch * steps * calls_simulated, 28, 28), np.float32)
+        dataset = tf.data.Dataset.from_tensor_slices((x, np.zeros(len(x), np.int32))).batch(batch, drop_remainder=True)
+        strategy = ipu.ipu_strategy.IPUStrategy(enable_dataset_iterators=loop["feeds"])
+        with strategy.scope():
+            model, opt = build(spec), optimizer(spec["optimizer"])
+            if loop["feeds"]:
+                outfeed, iterator = ipu.ipu_outfeed_queue.IPUOutfeedQueue(), iter(dataset.repeat())
+                for _ in range(calls_simulated):
+                    strategy.run(_loop_with_feeds, args=[iterator, outfeed, model, opt, steps])
+            else:
+                for features, labels in dataset:
+                    strategy.run(_step_without_feeds, args=[features, labels, model, opt])
+    [timing] = ipu.custom_loop.timings().values()
+    per_call = (timing.seconds - timing.compile_seconds) / timing.calls
+    return timing.compile_seconds + loop["calls"] * per_call
 
 
 # ----- ratios and their summary ----------------------------------------------------------------------------
