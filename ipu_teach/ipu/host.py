@@ -11,9 +11,10 @@ Example:
 
 >>> from ipu_teach import ipu
 >>> ipu.host.simulate_input_pipeline(samples_per_second=20_000)
->>> ipu.host.input_pipeline_rate()
+>>> rate = ipu.host.input_pipeline_rate()
+>>> rate
 20000.0
->>> [p.seconds for p in ipu.host.late_host_waits(samples=64, device_step_seconds=1e-3)]   # 3.2 ms to make 64
+>>> [p.seconds for p in ipu.host.late_host_waits(64, 1e-3, rate)]   # 3.2 ms to make 64 in a 1 ms device step
 [0.0022]
 >>> ipu.host.simulate_input_pipeline(None)      # back to a host that keeps up
 
@@ -89,17 +90,18 @@ def caller_loading(samples: int, samples_per_second) -> tuple:
     return (bsp.HostWait(samples / samples_per_second, label="loading in the caller's thread"),)
 
 
-def late_host_waits(samples: int, device_step_seconds: float, samples_per_second=None) -> tuple:
+def late_host_waits(samples: int, device_step_seconds: float, samples_per_second) -> tuple:
     """The wait before each step's infeed while the input pipeline makes ``samples`` (every replica's batch):
     a ``bsp.HostWait`` of what making them takes beyond the device's step, or nothing when the host keeps up.
 
     Args:
       samples: Integer, the samples the host makes per step.
       device_step_seconds: The device's seconds per step without waiting (streams included).
-      samples_per_second: The pipeline's rate. Default: the one :func:`simulate_input_pipeline` set.
+      samples_per_second: The rate of a pipeline working beside the device (``Setup.input_samples_per_second``),
+        or None for a host that keeps up. Never the global setting itself: a pipeline in the caller's thread
+        (``overlapped=False``) is costed by :func:`caller_loading` instead.
     """
-    rate = samples_per_second or input_pipeline_rate()
-    late = 0.0 if rate is None else samples / rate - device_step_seconds
+    late = 0.0 if samples_per_second is None else samples / samples_per_second - device_step_seconds
     return (bsp.HostWait(late),) if late > 0 else ()
 
 
