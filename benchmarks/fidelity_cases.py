@@ -53,6 +53,11 @@ def load(path=CASES_FILE) -> list:
     return json.loads(pathlib.Path(path).read_text())["cases"]
 
 
+def input_pipelines(path=CASES_FILE) -> dict:
+    """The file's named input pipelines (``{name: {"samples_per_second": ..., ...}}``) that cases run by workers."""
+    return json.loads(pathlib.Path(path).read_text())["input_pipelines"]
+
+
 def input_pipeline(spec, path=CASES_FILE):
     """``(samples_per_second, overlapped)`` of the host loop a case's ``ipu_teach`` entry names, or None for a
     host that keeps up: a rate of its own (``samples_per_second``, ``overlapped``), or one of the file's
@@ -62,7 +67,7 @@ def input_pipeline(spec, path=CASES_FILE):
         return None
     if "pipeline" not in entry:
         return entry["samples_per_second"], entry["overlapped"]
-    rate = json.loads(pathlib.Path(path).read_text())["input_pipelines"][entry["pipeline"]]["samples_per_second"]
+    rate = input_pipelines(path)[entry["pipeline"]]["samples_per_second"]
     workers = entry["workers"]
     return (rate, False) if workers == 0 else (rate * workers, True)
 
@@ -320,28 +325,26 @@ def simulate(case) -> dict:
 # ----- custom training loops (the TF2 infeed/outfeed tutorial's two scripts) -------------------------------
 
 
-@tf.function(experimental_compile=True)
-def _loop_with_feeds(iterator, outfeed_queue, model, optimizer, steps_per_execution):
-    """The tutorial's ``training_loop``: ``steps_per_execution`` steps from the infeed in one call."""
-    for _ in tf.range(steps_per_execution):
-        features, labels = next(iterator)
-        with tf.GradientTape() as tape:
-            predictions = model(features, training=True)
-            loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, predictions))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        outfeed_queue.enqueue(loss)
-
-
-@tf.function(experimental_compile=True)
-def _step_without_feeds(features, labels, model, optimizer):
-    """The tutorial's ``training_step``: one step per call, its batch given as arguments."""
+def _training_step(features, labels, model, optimizer):
+    """The step both of the tutorial's scripts write out: the loss under a tape, its gradients applied."""
     with tf.GradientTape() as tape:
         predictions = model(features, training=True)
         loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, predictions))
     grads = tape.gradient(loss, model.trainable_variables)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
     return loss
+
+
+@tf.function(experimental_compile=True)
+def _loop_with_feeds(iterator, outfeed_queue, model, optimizer, steps_per_execution):
+    """The tutorial's ``training_loop``: ``steps_per_execution`` steps from the infeed in one call."""
+    for _ in tf.range(steps_per_execution):
+        features, labels = next(iterator)
+        outfeed_queue.enqueue(_training_step(features, labels, model, optimizer))
+
+
+_step_without_feeds = tf.function(_training_step, experimental_compile=True)
+"""The tutorial's ``training_step``: one step per call, its batch given as arguments."""
 
 
 def custom_loop_run_time(spec, calls_simulated=2) -> float:
@@ -444,7 +447,7 @@ def _loop_problems(spec) -> list:
     if entry is None:
         return found
     if "pipeline" in entry:
-        known = json.loads(CASES_FILE.read_text())["input_pipelines"]
+        known = input_pipelines()
         if entry["pipeline"] not in known or not isinstance(entry.get("workers"), int) or entry["workers"] < 0:
             found.append(f"input_pipeline names one of {sorted(known)} and its workers (0: the caller's thread)")
     elif not (

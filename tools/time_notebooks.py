@@ -26,8 +26,8 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execute_notebooks import KERNEL_NAME, TIMEOUT_SECONDS, kernel_environment, notebook_arguments, prepare  # noqa: E402
+from make_slides import SECTION_HEADING  # noqa: E402  (one rule for what starts a section, as the deck picks them)
 
-SECTION_HEADING = re.compile(r"^## +(.+)$", re.MULTILINE)
 BEFORE_FIRST_SECTION = "(title and imports)"
 
 # A learner's pace, the rule of the estimate: prose (code shown in it included) read at 200 words a minute,
