@@ -65,7 +65,8 @@ def stage_all_reduce(graph, stage_of_layer, device_mapping, ipus, replicas, buff
 
 def _ring_all_reduce(spec, groups_per_ipu, replicas) -> bsp.Program:
     """Ring all-reduces over ``replicas``: the i-th group of every IPU's ``groups_per_ipu`` at once (an IPU with
-    fewer groups sends nothing), 2(n-1) steps each moving 1/n of the group to the next replica's IPU."""
+    fewer groups sends nothing), 2(n-1) steps each moving 1/n of the group to the next replica's IPU. One list
+    of groups is sent by every IPU the Engine runs (a replica of one IPU each); several, one per IPU."""
     rounds = max(len(groups) for groups in groups_per_ipu)
     sizes = [[groups[i] if i < len(groups) else 0 for groups in groups_per_ipu] for i in range(rounds)]
     return bsp.Sequence(
