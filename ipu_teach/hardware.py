@@ -83,9 +83,9 @@ class IPUSpec:
         default=2,
     )
     amp_channel_group: int = _figure(
-        "approximate: the AMP takes input and output channels in groups of 8 in fp32: a layer "
-        "with fewer channels pays for a whole group (poplibs ConvPlan inChansPerGroup / partialChansPerGroup; "
-        "8 fp32 conv units x CONV_UNIT_INPUT_LOAD_ELEMS_FLOAT = 2 in poplibs TileConstants.hpp = 16 MACs/cycle)",
+        "approximate: the AMP takes input channels in groups of 8 in fp32 (output channels: amp_conv_units): a "
+        "layer with fewer channels pays for a whole group (poplibs ConvPlan inChansPerGroup: a conv unit's chain "
+        "holds CONV_UNIT_INPUT_LOAD_ELEMS_FLOAT = 2 inputs x 4 stages, TileConstants.hpp)",
         default=8,
     )
     amp_channel_group_fp16: int = _figure(
@@ -99,11 +99,13 @@ class IPUSpec:
         "estimators (lib/poplin/PerformanceEstimation.hpp: supervisorNonloopOverhead 50, convNx1Overhead 95)",
         default=80,
     )
-    amp_pass_cycles: int = _figure(
-        "approximate: per kernel position and channel group an AMP vertex reloads its weights and each worker "
-        "restarts its loop: ~65 worker cycles, x6 tile cycles as the 6 workers are barrel-scheduled (poplibs "
-        "getConvPartialnx1SupervisorCycleInnerLoopEstimate: 19 + 46 per worker, plus weight loads)",
-        default=400,
+    amp_conv_units: int = _figure(
+        "16 conv units make one AMP pass's output channels with fp32 inputs (the Mk2's f32sisov2amp, poplibs "
+        "lib/poplin/codelets/asm/conv_partial_1x1_float_float_16.S and conv_partial_nx1_float_float_16.S; "
+        "Fp32InFp32OutConvUnitsPerTile) and with fp16 inputs and half partials; fp16 with float partials uses 8 "
+        "(fp16_float_partials_flops_per_cycle). 16 x 8 fp32 inputs per position every 8 worker cycles = the "
+        "32 FLOPs/cycle of fp32_flops_per_cycle",
+        default=16,
     )
     worker_cycles: int = _figure(
         "the 6 worker threads are barrel-scheduled: each issues one instruction every 6 cycles, so a loop of n "
@@ -137,6 +139,7 @@ class IPUSpec:
             "vector_flops_per_cycle",
             "amp_channel_group",
             "amp_channel_group_fp16",
+            "amp_conv_units",
             "worker_cycles",
             "links_between_neighbours",
             "exchange_bytes_per_cycle",
@@ -160,7 +163,6 @@ class IPUSpec:
             "sync_cycles_cross_ipu",
             "sync_cycles_host",
             "vertex_overhead_cycles",
-            "amp_pass_cycles",
             "ipu_link_latency_s",
             "host_link_latency_s",
         ):
@@ -212,18 +214,18 @@ class IPUSpec:
     def output_channel_group(self, dtype, partials_type: str = "float") -> int:
         """Returns how many output channels one AMP pass produces: one per conv unit.
 
-        poplibs' planner sets ``partialChansPerGroup`` to the number of conv units (ConvVertexType.cpp), so
-        a pass makes 16 output channels with fp16 inputs and half partials and 8 otherwise; each row of a
-        pass then takes the same cycles whatever the types, and half partials need half the passes.
+        poplibs' planner sets ``partialChansPerGroup`` to the number of conv units (ConvVertexType.cpp): 16 with
+        fp32 inputs and with fp16 inputs and half partials, 8 with fp16 inputs and float partials (Poplar's
+        default), so float partials need twice the passes of half partials.
 
         Example:
 
         >>> from ipu_teach import hardware
-        >>> hardware.MK2.output_channel_group("float16", "half"), hardware.MK2.output_channel_group("float16")
-        (16, 8)
+        >>> [hardware.MK2.output_channel_group(*types) for types in [("float32",), ("float16", "half"), ("float16",)]]
+        [16, 16, 8]
         """
-        half_units = is_half(dtype) and is_half(partials_type)
-        return self.amp_channel_group_fp16 if half_units else self.amp_channel_group
+        float_partials_on_half = is_half(dtype) and not is_half(partials_type)
+        return self.amp_conv_units // 2 if float_partials_on_half else self.amp_conv_units
 
     def host_stream_bytes_per_s(self, streaming_ipus: int = 1) -> float:
         """Returns the bytes per second of one IPU's host stream while ``streaming_ipus`` IPUs of its machine stream.

@@ -35,7 +35,7 @@ def test_exercise_1_shows_fp16_spacing_and_a_stalled_sum(capsys):
 
 
 def test_exercise_2_shows_the_thin_first_convolution_gaining_least(capsys):
-    """Per convolution: fp16 with float partials (same 8 conv units as fp32), then with half partials (16)."""
+    """Per convolution: fp16 with float partials (8 conv units, fp32 runs 16), then with half partials (16)."""
     namespace, out = run_with_namespace("06_exercise_2.py", capsys)
     speedups = [float(s) for s in re.findall(r"speed-up ([\d.]+)x", out)]
     assert len(speedups) == 4
@@ -45,7 +45,7 @@ def test_exercise_2_shows_the_thin_first_convolution_gaining_least(capsys):
         assert f"fp16, half partials {half[layer]:>6,} cycles   speed-up {fp32[layer] / half[layer]:.2f}x" in out
     assert ipu.system.current() is None and mixed_precision.global_policy().name == "float32"  # as it found them
     first_float, first_half, second_float, second_half = speedups
-    assert first_float == 1.0  # 1 input channel: one pass per kernel position in fp32 and fp16 alike
+    assert 0.95 < first_float < 1.05  # 1 input channel: fp16's 4 short passes a position take fp32's 2 long ones' time
     # the products' AMP passes gain 2x (float partials) or 4x (half); the vector work around them 2x in fp16
     assert first_float < first_half < 2 and 1 < second_float < second_half < 4
     assert second_half > first_half and second_float > first_float

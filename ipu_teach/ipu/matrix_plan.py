@@ -6,10 +6,13 @@ tiles. Each split has a price, and the planner takes the cheapest:
 - the operands are first rearranged to where the split needs them (poplibs' ``transformPre``): an
   exchange in which each tile receives its slice of both operands. Exchange is receiver-selected, so a
   weight slice that many tiles need is sent once and received by all of them (a broadcast);
-- the tiles compute on their matrix units (``convolve``): per kernel position and channel group a
-  pass that costs a fixed overhead plus one group-wide multiply per row. Channels are taken in whole
-  groups of ``amp_channel_group``, so a layer with 1 input channel pays for 8: this is why a first
-  convolution never reaches the peak rate. Where the vector unit would be faster, it is used instead;
+- the tiles compute on their matrix units (``convolve``): per group of input channels and of output
+  channels (one per conv unit) a pass loads the weights, then each of the six workers runs through its
+  share of the output positions, at poplibs' estimates of the vertex Poplar picks (:mod:`.amp_vertex`:
+  ConvPartial1x1Out for a matrix product, ConvPartialnx1 for a kernel of several positions). Channels are
+  taken in whole groups of ``amp_channel_group``, so a layer with 1 input channel pays for 8: this is why a
+  first convolution never reaches the peak rate, nor does a tile with few positions per worker. Where the
+  vector unit would be faster, it is used instead;
 - when the depth is split, the partial sums are exchanged and added (``reduce``), in the partials type
   (``partialsType``: 4 bytes for "float", 2 for "half"), by popops' reduce vertices (``hardware.VECTOR``).
 
@@ -19,6 +22,7 @@ tile's memory (default 0.6); when none fits, it splits the output channels seria
 ``serialSplit``): each serial pass needs 1/s of the memory but the rearrangement, convolution and
 reduction run s times, each a compute set with its sync. A lower proportion so buys memory with time
 (Graphcore's technical note "Optimising Temporary Memory Usage for Convolutions and Matmuls on the IPU").
+In fp32, 16 conv units make 16 output channels per pass from groups of 8 input channels (``amp_conv_units``).
 In fp16 the AMP takes input channels in groups of 16, and Poplar picks its conv units by the partials
 type (poplibs ``getNumConvUnits``): with half partials 16 units make 16 output channels per pass, 4x the
 fp32 rate (``fp16_flops_per_cycle``, Graphcore's 250 TFLOPS); with float partials, Poplar's default, 8 units
@@ -37,7 +41,8 @@ import numpy as np
 
 from ..autograd.cost import MatrixProduct
 from ..bsp.mapping import ceil_div
-from ..hardware import VECTOR
+from ..hardware import VECTOR, is_half
+from . import amp_vertex
 
 PARTIAL_BYTES = {"float": 4, "half": 2}
 """Bytes of one partial sum by Poplar's partialsType (default "float" for fp32 and fp16 products)."""
@@ -100,14 +105,18 @@ def amp_cycles(
     rows: int, depth: int, cols: int, channels: int, spec, dtype="float32", partials_type: str = "float"
 ) -> int:
     """Cycles of one tile's AMP vertex for a ``rows x depth x cols`` piece with ``channels`` channels, its
-    partial sums in ``partials_type`` (which sets how many output channels a pass makes)."""
-    group, threads = spec.channel_group(dtype), spec.threads_per_tile
-    out_group = spec.output_channel_group(dtype, partials_type)
-    positions = ceil_div(depth, channels)
-    passes = positions * ceil_div(channels, group) * ceil_div(cols, out_group)
-    # one row on one worker: a group of multiply-adds at the AMP's rate, in the worker's own issue slots
-    per_row = ceil_div(2 * group * out_group, spec.flops_per_cycle(dtype, partials_type)) * spec.worker_cycles
-    return spec.vertex_overhead_cycles + passes * (spec.amp_pass_cycles + ceil_div(rows, threads) * per_row)
+    partial sums in ``partials_type`` (which sets how many conv units, so output channels, a pass makes): as
+    poplibs estimates the vertex Poplar picks, ConvPartial1x1Out for one kernel position and ConvPartialnx1
+    for more (:mod:`.amp_vertex`)."""
+    in_groups = ceil_div(channels, spec.channel_group(dtype))
+    conv_units = spec.output_channel_group(dtype, partials_type)
+    out_groups = ceil_div(cols, conv_units)
+    kernel_positions = ceil_div(depth, channels)
+    fp32 = not is_half(dtype)
+    float_partials = fp32 or not is_half(partials_type)
+    if kernel_positions == 1:
+        return amp_vertex.one_by_one_cycles(rows, in_groups, out_groups, fp32, float_partials, conv_units)
+    return amp_vertex.n_by_one_cycles(rows, kernel_positions, in_groups, out_groups, fp32, float_partials, conv_units)
 
 
 def vector_cycles(flops: int, spec, vertices: int = 1) -> int:

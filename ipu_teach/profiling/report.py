@@ -446,7 +446,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.total_cycles()
-        94556
+        94496
         """
         return self.timeline().total_cycles()
 
@@ -467,7 +467,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.cycles_by_kind()
-        {'host->device': 39324, 'device->host': 39304, 'compute': 15928}
+        {'host->device': 39324, 'device->host': 39304, 'compute': 15868}
         """
         if not 0 <= ipu < self.numIPUs:
             raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
@@ -484,7 +484,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.totals()
-        {'compute': 10154, 'sync': 57700, 'exchange': 26702}
+        {'compute': 10094, 'sync': 57700, 'exchange': 26702}
         """
         return self.timeline().totals()
 

@@ -35,9 +35,10 @@ for layer in conv_fp32:
     print(f"{layer:16} fp32 {conv_fp32[layer]:>6,} cycles   fp16 {conv_fp16[layer]:>6,} cycles   "
           f"speed-up {conv_fp32[layer] / conv_fp16[layer]:.2f}x   "
           f"fp16, half partials {conv_half[layer]:>6,} cycles   speed-up {conv_fp32[layer] / conv_half[layer]:.2f}x")
-# With Poplar's default float partials, fp16 runs on the same 8 conv units as fp32 (poplibs getNumConvUnits), each
-# pass taking 16 input channels instead of 8. The first convolution has 1 input channel: one pass per kernel
-# position either way, so it gains nothing (1.00x); the second (32 channels) needs half the passes, and its operands
-# exchange half the bytes: 2.39x, a little over the AMP's 2x. Half partials double the conv units (16 output
-# channels a pass): only then does the second convolution reach about the 4x of Graphcore's 250 TFLOPS (3.95x),
-# and even the thin first one gains (1.37x).
+# With Poplar's default float partials, fp16 runs on 8 conv units where fp32 runs on 16 (poplibs getNumConvUnits),
+# each taking 16 input channels instead of 8, a position in half the worker cycles: 2x the fp32 rate at best. The
+# first convolution has 1 input channel: fp32 makes its 32 output channels in 2 passes a kernel position, fp16 in 4
+# shorter ones, so it gains nothing (1.01x). The second (32 channels) gains 1.61x, less than the AMP's 2x: each
+# pass's fixed costs (loading the weights, each worker's start) do not shrink in fp16, and its tiles hold few
+# positions. Half partials double the conv units (16 output channels a pass): 2.56x, still short of the 4x of
+# Graphcore's 250 TFLOPS for the same reason, and even the thin first one gains (1.38x).

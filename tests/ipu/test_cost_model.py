@@ -13,7 +13,7 @@ import ipu_teach.keras as keras
 from ipu_teach import bsp, hardware, ipu
 from ipu_teach.autograd.cost import MatrixProduct, Reduction, VectorPass
 from ipu_teach.autograd.ops.gelu import GELU
-from ipu_teach.ipu import lowering, matrix_plan, programs
+from ipu_teach.ipu import amp_vertex, lowering, matrix_plan, programs
 from ipu_teach.keras.progbar import Progbar
 
 MK2 = hardware.MK2
@@ -34,13 +34,43 @@ def test_one_input_channel_pays_for_a_whole_channel_group():
     )
 
 
-def test_amp_cycles_count_passes_rows_and_overheads():
-    group, threads = MK2.amp_channel_group, MK2.threads_per_tile
-    rows, positions, channels, cols = 13, 9, 16, 24
-    passes = positions * (channels // group) * (cols // group)
-    per_row = 2 * group * group // MK2.fp32_flops_per_cycle * MK2.worker_cycles
-    expected = MK2.vertex_overhead_cycles + passes * (MK2.amp_pass_cycles + -(-rows // threads) * per_row)
-    assert matrix_plan.amp_cycles(rows, positions * channels, cols, channels, MK2) == expected
+@pytest.mark.parametrize("zeroing", [False, True])
+def test_an_fp32_1x1_worker_costs_what_its_codelet_says(zeroing):
+    """The cycle counts written in poplibs' conv_partial_1x1_float_float_16.S (num_field_pos >= 3:
+    46 + (2 + 4 n) x first_input_group + (n - 3) x 8; 0 positions: 24)."""
+    for n in range(3, 40):
+        expected = 46 + (2 + 4 * n) * zeroing + (n - 3) * 8
+        assert amp_vertex._worker_1x1(n, True, True, zeroing, 4) == expected
+    assert amp_vertex._worker_1x1(0, True, True, zeroing, 4) == 24
+
+
+@pytest.mark.parametrize(
+    "dtype, partials",
+    [("float32", "float"), ("float16", "float"), ("float16", "half")],
+    ids=["fp32", "fp16", "fp16.16"],
+)
+@pytest.mark.parametrize("kernel_positions", [1, 9])
+def test_long_runs_of_positions_approach_the_peak_rate_of_their_types(dtype, partials, kernel_positions):
+    """Each further output position costs about the AMP's peak rate for the types, whichever vertex, never more:
+    only zeroing the partials (the first input group's pass, or the zeroing vertex before an nx1) adds to it."""
+    group = MK2.channel_group(dtype)
+    depth, cols = kernel_positions * 16 * group, MK2.output_channel_group(dtype, partials)
+    extra = 6 * 100  # 100 more positions for each of the six workers
+
+    def cycles(rows):
+        return matrix_plan.amp_cycles(rows, depth, cols, 16 * group, MK2, dtype, partials)
+
+    rate = 2 * extra * depth * cols / (cycles(6 * 200 + extra) - cycles(6 * 200))
+    assert 0.9 * MK2.flops_per_cycle(dtype, partials) < rate <= MK2.flops_per_cycle(dtype, partials)
+
+
+def test_passes_are_paid_per_input_and_output_channel_group():
+    """A tile with twice the input or output channel groups pays about twice the AMP time (a bit less for the
+    inputs: only the first group's pass zeroes the partials)."""
+    one = matrix_plan.amp_cycles(96, 8, 16, 8, MK2)
+    more_inputs = matrix_plan.amp_cycles(96, 16, 16, 16, MK2)
+    more_outputs = matrix_plan.amp_cycles(96, 8, 32, 8, MK2)
+    assert 1.4 < more_inputs / one < 1.9 and 1.8 < more_outputs / one < 2.1
 
 
 def test_the_planner_takes_the_cheapest_split_within_the_tiles():
