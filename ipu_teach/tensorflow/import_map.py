@@ -35,7 +35,11 @@ ALIASES = {
     "keras": "ipu_teach.keras",
     "ipu_tensorflow_addons": "ipu_teach.ipu.ipu_tensorflow_addons",
 }
-ROOTS = frozenset(name.partition(".")[0] for name in ALIASES)
+UNSIMULATED_ROOTS = frozenset({"popdist"})
+"""Graphcore packages scripts import that ipu-teach does not simulate (PopDist, the multi-host launcher's
+library): importing them, or anything in them, is a NotSimulatedImportError naming it, not Python's
+ModuleNotFoundError."""
+ROOTS = frozenset(name.partition(".")[0] for name in ALIASES) | UNSIMULATED_ROOTS
 
 
 class _NotAModule:
@@ -45,6 +49,8 @@ class _NotAModule:
 def target_of(name):
     """The ipu-teach module TensorFlow module ``name`` stands for; None for a grouping name of the table;
     ``_NotAModule`` for a non-module attribute. Raises NotSimulatedImportError when ipu-teach has no such name."""
+    if name.partition(".")[0] in UNSIMULATED_ROOTS:
+        raise NotSimulatedImportError(name)
     if name in ALIASES:
         return None if ALIASES[name] is None else importlib.import_module(ALIASES[name])
     parent, _, leaf = name.rpartition(".")
