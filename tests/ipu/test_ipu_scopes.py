@@ -13,7 +13,6 @@ from ipu_teach.autograd.function import record
 X = np.ones((4, 3), np.float32)
 
 
-
 def on_the_ipu(x):
     y = tf.matmul(x, tf.ones((3, 3)))
     return tf.exp(y) + 1.0
