@@ -137,3 +137,30 @@ def test_scripts_import_the_layers_and_a_missing_one_is_named_as_not_simulated()
             addons.GroupNormalization  # noqa: B018 (the access is what raises)
         with pytest.raises(NotSimulatedImportError, match="^ipu_tensorflow_addons.keras.optimizers is not simulated"):
             exec("from ipu_tensorflow_addons.keras.optimizers import AdamIpuOptimizer", {})
+
+
+@pytest.mark.parametrize("dimension", ["input_columns", "input_rows_kernel_columns", "kernel_rows"])
+def test_serial_dense_computes_dense_in_factor_products_as_serialized_matmul(dimension):
+    keras.utils.set_random_seed(0)
+    x = np.random.default_rng(2).normal(size=(4, 6)).astype(np.float32)
+    serial, dense = ipu_layers.SerialDense(8, 2, dimension, activation="relu"), keras.layers.Dense(8, activation="relu")
+    _same_weights(serial, dense, x)
+    results = []
+    for layer in (serial, dense):
+        with record() as tape:
+            out = layer(Tensor(x))
+        out.sum().backward()
+        results.append((out.data, [w.grad for w in layer.trainable_weights], sum(r.op == "MatMul" for r in tape)))
+    np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-6)
+    for a, b in zip(results[0][1], results[1][1], strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+    assert (results[0][2], results[1][2]) == (2, 1)
+
+
+def test_serial_dense_refuses_a_factor_that_does_not_divide_and_an_unknown_dimension():
+    with pytest.raises(
+        ValueError, match=r"Expected 'serialization_factor' \(4\) to divide the rows dimension of 'b' \(6\)"
+    ):
+        ipu_layers.SerialDense(6, 4, "kernel_rows")(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="Invalid serialization_dimension=rows, expected one of: 'input_columns'"):
+        ipu_layers.SerialDense(6, 2, "rows")

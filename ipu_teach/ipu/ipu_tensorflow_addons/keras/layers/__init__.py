@@ -3,9 +3,9 @@
 Each is an ipu-teach Keras layer with Graphcore's arguments (graphcore/ipu_tensorflow_addons
 ``ipu_tensorflow_addons/keras/layers``): ``Embedding`` (a multi-slice, serialisable), ``Dropout``,
 ``LayerNormalization``, ``PopnnLSTM`` (also ``LSTM``: PopLibs' fused cell, one matrix product per step),
-``PopnnGRU`` (also ``GRU``) and ``RecomputationCheckpoint``. The others of the package (``GroupNormalization``,
-``InstanceNormalization``, ``SerialDense``, ``CTCLoss``, ``EffectiveTransformer``, the fp8 layers...) are not
-simulated.
+``PopnnGRU`` (also ``GRU``), ``RecomputationCheckpoint`` and ``SerialDense``. The others of the package
+(``GroupNormalization``, ``InstanceNormalization``, ``CTCLoss``, ``EffectiveTransformer``, the fp8 layers...) are
+not simulated.
 
 Example:
 
@@ -16,6 +16,7 @@ Example:
 (None, 16)
 """
 
+from .dense import SerialDense
 from .dropout import Dropout
 from .embedding import Embedding
 from .normalization import LayerNorm, LayerNormalization
@@ -32,4 +33,5 @@ __all__ = [
     "PopnnGRU",
     "PopnnLSTM",
     "RecomputationCheckpoint",
+    "SerialDense",
 ]
