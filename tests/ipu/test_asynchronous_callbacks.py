@@ -165,3 +165,20 @@ def test_the_argument_must_be_true_or_false():
     model = ipu_model()
     with pytest.raises(ValueError, match=r"set_asynchronous_callbacks: asynchronous must be True or False, got 'yes'"):
         model.set_asynchronous_callbacks("yes")
+
+
+def test_every_executor_gives_each_steps_logs_when_asked():
+    """The executors' contract the polling thread relies on: the CPU's gives the same logs as the IPU's."""
+    from ipu_teach.keras.engine.training import CPUExecutor
+
+    configure(1)
+    batches = [(X[i : i + BATCH], Y[i : i + BATCH]) for i in range(0, 4 * BATCH, BATCH)]
+    cpu, ipu_run = ipu_model(steps_per_execution=4), ipu_model(steps_per_execution=4)
+    cpu_logs, ipu_logs = [], []
+    CPUExecutor().run(cpu, "test", batches, cpu_logs)
+    _evaluate(ipu_run)  # compiles the test program
+    ipu_run.reset_metrics()
+    ipu_run.executor().run(ipu_run, "test", batches, ipu_logs)
+    assert len(cpu_logs) == len(ipu_logs) == 4
+    for a, b in zip(cpu_logs, ipu_logs, strict=True):
+        np.testing.assert_allclose(list(a.values()), list(b.values()), rtol=1e-6)
