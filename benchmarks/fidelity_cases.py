@@ -26,6 +26,8 @@ import ipu_teach.tensorflow as tf
 from ipu_teach import hardware, ipu
 from ipu_teach.ipu import memory_layout
 from ipu_teach.ipu.executor import IPUExecutor
+from ipu_teach.keras.engine import polling_thread
+from ipu_teach.keras.progbar import Progbar
 
 CASES_FILE = pathlib.Path(__file__).with_name("fidelity_cases.json")
 SETS = ("calibration", "validation")
@@ -256,6 +258,11 @@ def compile_case(spec):
     ``evaluate`` or ``predict`` with ``DeviceConnectionType.PRE_COMPILE``: the program is lowered, costed
     and its memory laid out as for a run, and the numerics are skipped.
     """
+    return _compile(spec)[0]
+
+
+def _compile(spec):
+    """:func:`compile_case`'s executable and the setup it runs in (``executor.Setup``: the host's side)."""
     stages = spec.get("pipeline_stages", 0)
     replicas = spec.get("replicas", 1)
     config = fresh_config(spec)
@@ -272,6 +279,7 @@ def compile_case(spec):
             elif spec.get("accumulation", 1) > 1:
                 model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
             model.compile(optimizer(spec["optimizer"]), spec["loss"], steps_per_execution=spe)
+            model.set_asynchronous_callbacks(spec.get("asynchronous_callbacks", False))
             # the front end calling each execution: PopTorch and PopXL programs are costed as PopTorch calls
             model.device_executor = IPUExecutor(model, host_api=spec.get("host_api", "keras"))
             pipeline = input_pipeline(spec)
@@ -284,7 +292,7 @@ def compile_case(spec):
                 model.evaluate(x, y, batch_size=spec["batch"], verbose=0)
             else:
                 model.predict(x, batch_size=spec["batch"], verbose=0)
-        return model.get_ipu_executable(mode)
+        return model.get_ipu_executable(mode), model.device_executor.prepared[mode].setup
 
 
 def _graphs(executable) -> list:
@@ -313,14 +321,29 @@ def device_cycles(timeline) -> int:
     return int(per_ipu.max(initial=0))
 
 
-def simulated_figures(spec, executable) -> dict:
+def shown_step_seconds(executable, callback_seconds_per_step=None) -> float:
+    """The time per step Keras' progress bar shows for an execution after the first: the execution over its
+    steps, or, with callbacks run per step beside it (``set_asynchronous_callbacks``), the pace of the polling
+    thread, the first step left out as Keras' Progbar leaves it out once steps arrive one by one."""
+    seconds, spe = executable.seconds_per_execution, executable.steps_per_execution
+    if callback_seconds_per_step is None:
+        return seconds / spe
+    bar = Progbar(spe, verbose=0)
+    arrivals = executable.step_arrivals(seconds)
+    for step, finished in enumerate(polling_thread.completions(arrivals, callback_seconds_per_step), start=1):
+        bar.update(step, elapsed=finished)
+    return bar.seconds_per_step
+
+
+def simulated_figures(spec, executable, callback_seconds_per_step=None) -> dict:
     """Every figure kind a compiled case gives: the simulated counterpart of what the sources print
-    (``category_memory`` is per category: see :func:`simulated_figure`)."""
+    (``category_memory`` is per category: see :func:`simulated_figure`); ``callback_seconds_per_step`` is the
+    setup's when the callbacks run per step."""
     seconds = executable.seconds_per_execution
     spe = spec["steps_per_execution"]
     samples = spe * spec["batch"] * spec.get("replicas", 1)
     return {
-        "step_time": seconds / spe,
+        "step_time": shown_step_seconds(executable, callback_seconds_per_step),
         "throughput": samples / seconds,
         "compile_time": executable.compile_seconds,
         "step_cycles": executable.timeline.total_cycles() / spe,
@@ -331,11 +354,11 @@ def simulated_figures(spec, executable) -> dict:
     }
 
 
-def simulated_figure(figure, spec, executable):
+def simulated_figure(figure, spec, executable, callback_seconds_per_step=None):
     """The simulated counterpart of one published figure."""
     if figure["kind"] == "category_memory":
         return memory_by_category(executable).get(figure["category"], 0)
-    return simulated_figures(spec, executable)[figure["kind"]]
+    return simulated_figures(spec, executable, callback_seconds_per_step)[figure["kind"]]
 
 
 def simulate(case) -> dict:
@@ -343,8 +366,9 @@ def simulate(case) -> dict:
     spec = case["ipu_teach"]
     if "custom_loop" in spec:
         return {figure["name"]: custom_loop_run_time(spec) for figure in case["figures"]}
-    executable = compile_case(spec)
-    return {figure["name"]: simulated_figure(figure, spec, executable) for figure in case["figures"]}
+    executable, setup = _compile(spec)
+    per_step = setup.callback_seconds_per_step
+    return {figure["name"]: simulated_figure(figure, spec, executable, per_step) for figure in case["figures"]}
 
 
 # ----- custom training loops (the TF2 infeed/outfeed tutorial's two scripts) -------------------------------

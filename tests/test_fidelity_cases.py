@@ -121,3 +121,18 @@ def test_a_case_is_costed_with_its_front_ends_call_and_its_loading():
     assert loaded_run.seconds_per_execution - poptorch_run.seconds_per_execution == pytest.approx(
         spec["batch"] * spec["steps_per_execution"] / rate, abs=1e-9
     )
+
+
+def test_a_case_with_asynchronous_callbacks_shows_the_slower_of_the_device_step_and_the_hosts_work_per_step():
+    """The TF2 TensorBoard tutorial's evaluate runs its callbacks per step (set_asynchronous_callbacks): its step
+    time is the polling thread's pace, not the execution's time over its steps."""
+    [case] = [c for c in VALIDATION if c["id"] == "tf2-tensorboard-pipelined-evaluate"]
+    spec = case["ipu_teach"]
+    assert spec["asynchronous_callbacks"] is True
+    executable = fidelity_cases.compile_case(spec)
+    device_step = executable.timeline.seconds() / spec["steps_per_execution"]
+    [shown] = fidelity_cases.simulate(case).values()
+    assert shown == pytest.approx(max(device_step, hardware.HOST.callback_step_s), rel=1e-9)
+    assert fidelity_cases.shown_step_seconds(executable) == pytest.approx(
+        executable.seconds_per_execution / spec["steps_per_execution"]
+    )

@@ -65,6 +65,18 @@ def record():
 
 
 @contextlib.contextmanager
+def unrecorded():
+    """A block whose ops no :func:`record` block collects: they run, but not on the device being costed
+    (TensorFlow's ``outside_compilation_scope`` runs them on the host)."""
+    saved = _recorders[:]
+    del _recorders[:]
+    try:
+        yield
+    finally:
+        _recorders[:] = saved
+
+
+@contextlib.contextmanager
 def scope(name: str):
     """Name the ops applied inside (a Keras layer names its ops after itself)."""
     depth = len(_scopes)

@@ -53,6 +53,11 @@ class LoopCall:
     recording: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
 
+def running() -> bool:
+    """True while ``strategy.run`` runs a function on the IPU (TensorFlow's XLA context)."""
+    return bool(_calls)
+
+
 def dequeued(element):
     """An infeed gave ``element`` to the function running now: a step begins (called by the infeeds)."""
     if _calls:

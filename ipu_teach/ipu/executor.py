@@ -26,7 +26,7 @@ import numpy as np
 from .. import bsp, hardware
 from ..autograd import precision
 from ..keras.engine import atomic_step
-from ..keras.engine.training import Plan
+from ..keras.engine.training import Plan, step_log
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
 from . import (
@@ -42,7 +42,7 @@ from . import (
 )
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
-from .keras_extensions import options_of
+from .keras_extensions import callbacks_per_step, options_of
 from .lowering import lower
 from .pipelined_run import PipelinedRun
 from .preparation import IPURuleError
@@ -66,6 +66,13 @@ class Executable:
     """Which host streams TF_POPLAR_FLAGS made synthetic when this program was compiled."""
     steps_per_execution: int = 1
     """The steps (micro-batches per replica) one execution runs."""
+
+    def step_arrivals(self, seconds: float, runs: int = 1) -> list:
+        """When each step's results reach the host's outfeed, in seconds from the start of an execution that took
+        ``seconds``: the host's call (and a first run's compile) come first, then the device's steps, each an
+        equal share of the Engine's timeline (``runs``: 0 when the program is compiled but never runs)."""
+        step = self.timeline.seconds() * runs / self.steps_per_execution
+        return [seconds - (self.steps_per_execution - 1 - j) * step for j in range(self.steps_per_execution)]
 
     def explain(self) -> str:
         """Returns one line per lowered op and where one execution's simulated time comes from.
@@ -157,6 +164,9 @@ class Setup:
     """The rate of a simulated input pipeline working in the caller's thread (``overlapped=False``), else None."""
     recorded: object = None
     """A custom training loop's step as it ran (``lowering.RecordedStep``), lowered instead of the model's step."""
+    callback_seconds_per_step: float | None = None
+    """The host's work per step when the callbacks run once per step beside the executions
+    (``model.set_asynchronous_callbacks``), else None; the run's, not the program's."""
 
     def cache_key(self, model) -> tuple:
         """What makes this executable differ from another of the same model, known before lowering: the mode,
@@ -227,12 +237,16 @@ def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]
         host_api,
         rate if overlapped else None,
         None if overlapped else rate,
+        callback_seconds_per_step=(
+            hardware.HOST.callback_step_s if callbacks_per_step(options, mode, spe, accumulation) else None
+        ),
     )
     return setup, Plan(
         steps_per_execution=spe,
         steps=per_replica,
         replicas=replicas,
         epoch_notice=preparation.epoch_notice(model, spe),
+        callback_seconds_per_step=setup.callback_seconds_per_step,
     )
 
 
@@ -368,9 +382,10 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
     return executable, due
 
 
-def run(model, prepared: Prepared, batches) -> tuple[list, float, Prepared]:
+def run(model, prepared: Prepared, batches, step_logs=None) -> tuple[list, float, Prepared]:
     """Run ``batches`` (one execution's) on the prepared executable: returns the results, the simulated
-    seconds (with the compile time the first run pays) and the Prepared for the next run."""
+    seconds (with the compile time the first run pays) and the Prepared for the next run. Each step's logs
+    are appended to ``step_logs`` when it is a list (for callbacks run per step)."""
     executable, setup = prepared.executable, prepared.setup
     connection = setup.configuration
     if executable.out_of_memory is not None and connection.runs:
@@ -390,9 +405,11 @@ def run(model, prepared: Prepared, batches) -> tuple[list, float, Prepared]:
             connection.conv_options.partials_type,
             connection.rounding_rng if connection.stochastic_rounding else None,
         ):
-            results = _NUMERICS[setup.mode](model, setup, batches)
+            results = _NUMERICS[setup.mode](model, setup, batches, step_logs)
     else:
         results = _compile_only(model, setup, batches, prepared.told_compile_only)
+        if step_logs is not None:
+            step_logs.extend(step_log(model, setup.mode, result) for result in results)
     seconds = executable.seconds_per_execution * connection.runs + prepared.compile_due
     poplar_log.ran(model.name, setup.mode, executable, len(batches), seconds, connection.runs)
     return results, seconds, replace(prepared, compile_due=0.0, told_compile_only=True)
@@ -438,9 +455,14 @@ class IPUExecutor:
         self.prepared[mode] = Prepared(setup, executable, due)
         return plan
 
-    def run(self, model, mode, batches):
-        results, seconds, self.prepared[mode] = run(model, self.prepared[mode], batches)
+    def run(self, model, mode, batches, step_logs=None):
+        results, seconds, self.prepared[mode] = run(model, self.prepared[mode], batches, step_logs)
         return results, seconds
+
+    def step_arrivals(self, mode, seconds) -> list:
+        """When each step of the execution of ``mode`` that took ``seconds`` reached the host (``Executable``)."""
+        prepared = self.prepared[mode]
+        return prepared.executable.step_arrivals(seconds, prepared.setup.configuration.runs)
 
 
 def _synthetic_batches(synthetic, batches):
@@ -461,7 +483,7 @@ def _compile_only(model, setup, batches, told):
     return [0.0] * len(batches)
 
 
-def _train(model, setup, batches):
+def _train(model, setup, batches, step_logs=None):
     """Each weight update takes ``replicas * accumulation`` batches: the infeed deals them to the
     replicas in turn (replica r gets batches r, r + R, ...); each replica accumulates its own,
     then the replicas' gradients are summed (``gradient_accumulation``)."""
@@ -471,6 +493,7 @@ def _train(model, setup, batches):
         for loss, y, y_pred in atomic_step.run(_weight_update, model, setup, batches[start : start + per_update]):
             model.update_metrics(loss, y, y_pred)
             results.append(loss)
+            _log_step(model, "train", loss, step_logs)
     return results
 
 
@@ -488,12 +511,19 @@ def _weight_update(model, setup, batches) -> list:
     return outcomes
 
 
-def _test(model, setup, batches):
-    return [model.test_step(x, y) for x, y in batches]
+def _test(model, setup, batches, step_logs=None):
+    return [_log_step(model, "test", model.test_step(x, y), step_logs) for x, y in batches]
 
 
-def _predict(model, setup, batches):
-    return [model.predict_step(x) for x, _ in batches]
+def _predict(model, setup, batches, step_logs=None):
+    return [_log_step(model, "predict", model.predict_step(x), step_logs) for x, _ in batches]
+
+
+def _log_step(model, mode, result, step_logs):
+    """Appends the step's logs to ``step_logs`` (when callbacks run per step); returns its result."""
+    if step_logs is not None:
+        step_logs.append(step_log(model, mode, result))
+    return result
 
 
 _NUMERICS = {"train": _train, "test": _test, "predict": _predict}

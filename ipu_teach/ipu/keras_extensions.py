@@ -51,12 +51,26 @@ class IPUModelOptions:
     outfeed_queue_options: dict = field(default_factory=dict)
     pipelining: dict = field(default_factory=dict)
     """``set_pipelining_options``' values (empty until it is called)."""
+    accumulate_outfeed: bool = False
+    """``set_pipelining_options(accumulate_outfeed=...)``: the outfeed returns results accumulated over the
+    execution's steps, so callbacks cannot run per step (only what it does to ``asynchronous_callbacks``
+    is simulated)."""
+    asynchronous_callbacks: bool = False
+    """``set_asynchronous_callbacks``: callbacks run once per step on a polling thread beside the executions."""
 
 
 def options_of(model) -> IPUModelOptions:
     """The options ``model``'s IPU methods recorded; the defaults for a model built before ``ipu_teach.ipu``
     was imported (it has no IPU methods, so nothing to record)."""
     return model._ipu_options if isinstance(model, ModelExtension) else IPUModelOptions()
+
+
+def callbacks_per_step(options: IPUModelOptions, mode: str, steps_per_execution: int, accumulation: int) -> bool:
+    """Whether ``mode``'s callbacks run once per step (``set_asynchronous_callbacks``): not when the outfeed
+    accumulates over several steps (``accumulate_outfeed``: over the accumulation in ``fit``, over the execution
+    in ``evaluate``; never in ``predict``), as graphcore/keras extensions_base.py decides it."""
+    accumulated_steps = {"train": accumulation, "test": steps_per_execution, "predict": 1}[mode]
+    return options.asynchronous_callbacks and not (options.accumulate_outfeed and accumulated_steps > 1)
 
 
 def _check_steps(steps) -> None:
@@ -144,6 +158,41 @@ class ModelExtension:
         """Options of the queue that streams results back (``buffer_depth``...): recorded only."""
         self._ipu_options.outfeed_queue_options = dict(kwargs)
 
+    def set_asynchronous_callbacks(self, asynchronous=False):
+        """Runs the callbacks and the progress bar once per step, beside the executions (Graphcore's Keras).
+
+        Without it, ``fit``, ``evaluate`` and ``predict`` call the callbacks once per execution, after its
+        ``steps_per_execution`` steps. With it, a polling thread takes each step's results off the outfeed as the
+        device produces them and calls ``on_*_batch_begin`` and ``on_*_batch_end`` for that step (once per
+        replica), while the executions run. The simulated host's work per step (the dequeue, the callbacks, the
+        logs for the progress bar: ``hardware.HostSpec.callback_step_s``) runs beside the device, so a step
+        shows the slower of the two. Ignored for ``fit`` and ``evaluate`` when ``set_pipelining_options`` was
+        given ``accumulate_outfeed=True`` and the outfeed accumulates over several steps, as in Graphcore's Keras
+        (graphcore/keras keras/ipu/extensions/extensions_base.py and polling_thread.py).
+
+        Args:
+          asynchronous: True to run the callbacks per step. Default: False.
+
+        Raises:
+          ValueError: if ``asynchronous`` is not True or False.
+
+        Example:
+
+        >>> from ipu_teach.examples import configure_ipus
+        >>> config = configure_ipus(1)
+        >>> with ipu.ipu_strategy.IPUStrategy().scope():
+        ...     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+        ...     model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        ...     model.set_asynchronous_callbacks(True)
+        ...     x, y = np.ones((8, 4), np.float32), keras.utils.to_categorical(np.zeros(8), 2)
+        ...     steps = keras.callbacks.LambdaCallback(on_batch_end=lambda batch, logs: print(batch, end=" "))
+        ...     history = model.fit(x, y, batch_size=2, verbose=0, callbacks=[steps])
+        0 1 2 3
+        """
+        if not isinstance(asynchronous, bool):
+            raise ValueError(f"set_asynchronous_callbacks: asynchronous must be True or False, got {asynchronous!r}")
+        self._ipu_options.asynchronous_callbacks = asynchronous
+
     def get_ipu_executable(self, mode="train"):
         """Returns the simulated IPU executable this model last compiled for ``mode`` (ipu-teach only).
 
@@ -218,7 +267,8 @@ class ModelExtension:
         ``steps_per_execution`` must be a multiple of it, and the schedule may need a multiple of the
         stage count (Grouped: 2 x stages).
           device_mapping: Optional list, the IPU of each stage. Default: None, stage n on IPU n.
-          accumulate_outfeed: Accepted and recorded (Graphcore's option for the outfeed).
+          accumulate_outfeed: True to accumulate the outfeed's results over an execution's steps (Graphcore's
+        option): recorded, and it makes ``fit`` and ``evaluate`` ignore ``set_asynchronous_callbacks``.
           gradient_accumulation_reduction_method: ``"sum"`` (Graphcore's default), ``"mean"`` or
         ``"running_mean"``, or a ``GradientAccumulationReductionMethod``.
           pipeline_schedule: An ``ipu.ops.pipelining_ops.PipelineSchedule``. Default: None, Grouped.
@@ -269,6 +319,7 @@ class ModelExtension:
         options.gradient_accumulation_reduction_method = GradientAccumulationReductionMethod.parse(
             gradient_accumulation_reduction_method
         )
+        options.accumulate_outfeed = bool(accumulate_outfeed)
         options.pipelining = {
             "gradient_accumulation_steps_per_replica": gradient_accumulation_steps_per_replica,
             "device_mapping": device_mapping,

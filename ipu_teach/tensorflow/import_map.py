@@ -10,7 +10,8 @@ removes it afterwards, with every module it made; importing ipu_teach never inst
 modules it hands out are thin stand-ins named as in TensorFlow that pass attribute lookups on to
 the ipu-teach module, so that a name ipu-teach lacks fails with ``NotSimulatedError`` naming the
 TensorFlow name (``tf.keras.layers.ConvLSTM2D``), also in ``from tensorflow.keras.layers import ConvLSTM2D``.
-``keras`` is mapped as well: Graphcore's SDK shipped its Keras 2.6 as a separate ``keras`` wheel.
+``keras`` is mapped as well: Graphcore's SDK shipped its Keras 2.6 as a separate ``keras`` wheel, and its IPU
+Keras layers as ``ipu_tensorflow_addons``.
 """
 
 import importlib
@@ -32,8 +33,13 @@ ALIASES = {
     "tensorflow.python.data.ops": None,
     "tensorflow.python.data.ops.dataset_ops": "ipu_teach.data.dataset",
     "keras": "ipu_teach.keras",
+    "ipu_tensorflow_addons": "ipu_teach.ipu.ipu_tensorflow_addons",
 }
-ROOTS = frozenset(name.partition(".")[0] for name in ALIASES)
+UNSIMULATED_ROOTS = frozenset({"popdist"})
+"""Graphcore packages scripts import that ipu-teach does not simulate (PopDist, the multi-host launcher's
+library): importing them, or anything in them, is a NotSimulatedImportError naming it, not Python's
+ModuleNotFoundError."""
+ROOTS = frozenset(name.partition(".")[0] for name in ALIASES) | UNSIMULATED_ROOTS
 
 
 class _NotAModule:
@@ -43,6 +49,8 @@ class _NotAModule:
 def target_of(name):
     """The ipu-teach module TensorFlow module ``name`` stands for; None for a grouping name of the table;
     ``_NotAModule`` for a non-module attribute. Raises NotSimulatedImportError when ipu-teach has no such name."""
+    if name.partition(".")[0] in UNSIMULATED_ROOTS:
+        raise NotSimulatedImportError(name)
     if name in ALIASES:
         return None if ALIASES[name] is None else importlib.import_module(ALIASES[name])
     parent, _, leaf = name.rpartition(".")

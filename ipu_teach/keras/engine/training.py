@@ -3,7 +3,9 @@
 Steps are grouped into *executions* of ``steps_per_execution`` steps, and an executor runs each
 execution: on the host CPU (numpy, wall-clock time) by default, or on the simulated IPU when the
 model was compiled in an ``IPUStrategy`` scope (simulated time). The loop itself does not care
-which: it reports progress and calls callbacks once per execution, as Keras does.
+which: it reports progress and calls callbacks once per execution, as Keras does, or once per step from a
+polling thread beside the executions when the executor's plan says so (Graphcore's asynchronous callbacks,
+:mod:`.polling_thread`).
 """
 
 import itertools
@@ -15,6 +17,7 @@ import numpy as np
 
 from .. import callbacks as callbacks_module
 from ..progbar import Progbar
+from . import polling_thread
 from .data_adapter import DataAdapter, split_validation, unpack_validation_data
 
 
@@ -27,6 +30,15 @@ class Plan:
     steps: Optional[int]
     replicas: int = 1
     epoch_notice: Optional[Callable] = None
+    callback_seconds_per_step: Optional[float] = None
+    """Set when the callbacks run once per step on a polling thread beside the executions (Graphcore's
+    asynchronous callbacks): the host's work per step. None: once per execution, as Keras. An executor
+    that sets it has ``step_arrivals(mode, seconds)``: when each step of an execution reaches the host."""
+
+
+def step_log(model, mode, result) -> dict:
+    """The logs a step's ``on_*_batch_end`` gets: the metrics so far, or a predict step's ``outputs``."""
+    return {"outputs": result} if mode == "predict" else model.metric_logs()
 
 
 class CPUExecutor:
@@ -38,10 +50,15 @@ class CPUExecutor:
         """Nothing to compile on the CPU."""
         return Plan(model.steps_per_execution, adapter.steps)
 
-    def run(self, model, mode, batches):
+    def run(self, model, mode, batches, step_logs=None):
+        """Runs ``batches``; appends each step's logs to ``step_logs`` when it is a list."""
         step = {"train": model.train_step, "test": model.test_step, "predict": model.predict_step}[mode]
         start = time.perf_counter()
-        results = [step(x, y) for x, y in batches]
+        results = []
+        for x, y in batches:
+            results.append(step(x, y))
+            if step_logs is not None:
+                step_logs.append(step_log(model, mode, results[-1]))
         return results, time.perf_counter() - start
 
 
@@ -226,32 +243,43 @@ def fit(
     return history
 
 
+_HOOKS = {
+    "train": ("on_train_batch_begin", "on_train_batch_end"),
+    "test": ("on_test_batch_begin", "on_test_batch_end"),
+    "predict": ("on_predict_batch_begin", "on_predict_batch_end"),
+}
+
+
 def _run_epoch(model, executor, plan, mode, adapter, bar, cbs, collect=None):
     """One pass over the data, execution by execution; returns the logs (running means), the steps
     done and the time they took. The caller ends the progress line."""
-    hooks = {
-        "train": ("on_train_batch_begin", "on_train_batch_end"),
-        "test": ("on_test_batch_begin", "on_test_batch_end"),
-        "predict": ("on_predict_batch_begin", "on_predict_batch_end"),
-    }[mode]
+    hooks = _HOOKS[mode]
     batches = adapter.batches()
     if plan.steps is not None:  # batches that do not fill a step of every replica are dropped
         batches = itertools.islice(batches, plan.steps * plan.replicas)
     done, elapsed, logs = 0, 0.0, {}
+    polling = None  # callbacks once per execution, as Keras; once per step from Graphcore's polling thread
+    if plan.callback_seconds_per_step is not None:
+        polling = polling_thread.PollingThread(executor, plan, mode, hooks, cbs, bar)
     setattr(model, _STOP_FLAG[mode], False)
     for group in _executions(batches, plan.steps_per_execution * plan.replicas):
-        getattr(cbs, hooks[0])(done)
-        results, seconds = executor.run(model, mode, group)
-        elapsed += seconds
-        done += len(group) // plan.replicas
+        step_logs = [] if polling else None
+        if not polling:
+            getattr(cbs, hooks[0])(done)
+        results, seconds = executor.run(model, mode, group, step_logs)
         if collect is not None:
             collect.extend(results)
-        logs = model.metric_logs() if mode != "predict" else {}
-        getattr(cbs, hooks[1])(done - 1, logs)
-        bar.update(done, list(logs.items()), elapsed, finalize=False)
+        if polling:
+            logs = polling.run(done, elapsed, seconds, step_logs)
+        elapsed += seconds
+        done += len(group) // plan.replicas
+        if not polling:
+            logs = model.metric_logs() if mode != "predict" else {}
+            getattr(cbs, hooks[1])(done - 1, logs)
+            bar.update(done, list(logs.items()), elapsed, finalize=False)
         if getattr(model, _STOP_FLAG[mode]):
             break
-    return dict(logs), done, elapsed
+    return dict(logs), done, max(elapsed, polling.free_at if polling else 0.0)  # the pass joins the polling thread
 
 
 def evaluate(

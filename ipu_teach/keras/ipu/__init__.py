@@ -1,5 +1,5 @@
-"""IPU-specific Keras names (``keras.ipu.PipelineStage``), as in Graphcore's TensorFlow port, and the names
-of the IPU methods ``ipu_teach.ipu`` adds to models (``model_methods``).
+"""IPU-specific Keras names (``keras.ipu.PipelineStage``, ``keras.ipu.optimizers.ALSOptimizer``), as in Graphcore's
+TensorFlow port, and the names of the IPU methods ``ipu_teach.ipu`` adds to models (``model_methods``).
 
 Example:
 
@@ -12,7 +12,7 @@ Example:
 [0, 1]
 """
 
-from . import model_methods
+from . import model_methods, optimizers
 from .pipeline_stage import PipelineStage
 
-__all__ = ["PipelineStage", "model_methods"]
+__all__ = ["PipelineStage", "model_methods", "optimizers"]

@@ -13,6 +13,7 @@ MODEL_METHODS = (
     "set_replication_options",
     "set_infeed_queue_options",
     "set_outfeed_queue_options",
+    "set_asynchronous_callbacks",
     "set_pipelining_options",
     "get_pipeline_stage_assignment",
     "set_pipeline_stage_assignment",

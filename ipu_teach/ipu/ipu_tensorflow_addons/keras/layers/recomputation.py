@@ -1,0 +1,26 @@
+"""Graphcore's ``RecomputationCheckpoint``: a tensor that recomputation keeps instead of recomputing."""
+
+from .....keras import layers
+from .....keras.layers.base import same_shape
+
+
+class RecomputationCheckpoint(layers.Layer):
+    """Marks its input as a checkpoint of a pipeline stage (``ipu_tensorflow_addons.keras.layers``).
+
+    With ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` Graphcore's pipeline stores a checkpoint
+    instead of recomputing it before the backward pass, which lowers the liveness peak of a long stage. The
+    layer passes its input through unchanged. ipu-teach's recomputation recomputes a stage's whole forward
+    pass from its stashed input, so a checkpoint changes neither the simulated time nor the memory; it takes one
+    tensor (ipu-teach layers have one output), where Graphcore's also takes a list.
+
+    Example:
+
+    >>> from ipu_teach.ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint
+    >>> RecomputationCheckpoint()(keras.Input(shape=(4,))).shape
+    (None, 4)
+    """
+
+    compute_output_shape = same_shape
+
+    def call(self, inputs, training=False):
+        return inputs
