@@ -34,8 +34,9 @@ _NEUTRAL = {
 _MODELS = ("Functional", "Model", "Sequential")
 
 
-def _accepted(cls) -> set:
-    """The keyword arguments ``cls(...)`` takes, following ``**kwargs`` up to the base classes."""
+def _accepted(cls) -> set | None:
+    """The keyword arguments ``cls(...)`` takes, following ``**kwargs`` up to the base classes (a layer's end at
+    ``Layer``, which refuses the rest); None when the last one still takes ``**kwargs`` (it checks them itself)."""
     names = set()
     for klass in cls.__mro__[:-1]:  # not object
         init = klass.__dict__.get("__init__")
@@ -44,8 +45,8 @@ def _accepted(cls) -> set:
         parameters = inspect.signature(init).parameters.values()
         names |= {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         if not any(p.kind is p.VAR_KEYWORD for p in parameters) or klass is Layer:
-            break
-    return names
+            return names
+    return None
 
 
 def _is_neutral(option, value) -> bool:
@@ -129,7 +130,7 @@ def _layer_from_keras(entry, custom_objects, axes) -> dict:
         shape = keras_config.get("batch_input_shape", keras_config.get("batch_shape"))
         return {**entry, "config": {"batch_input_shape": shape, "name": keras_config["name"]}}
     cls = model_config.layer_class(class_name, custom_objects)
-    accepted = _accepted(cls)
+    accepted = _accepted(cls) or set()
     where = f"Layer {str(keras_config.get('name'))[:80]!r} ({class_name})"
     translated = {}
     for option, value in keras_config.items():
@@ -200,9 +201,10 @@ def _keras_object(entry, known, kind, custom_objects, neutral=frozenset()):
         )
     accepted, arguments = _accepted(cls), {}
     for option, value in (entry.get("config") or {}).items():
-        if option in accepted:
+        off = _is_neutral(option, value) or (option in neutral and (option != "decay" or value == 0))
+        if (option in accepted) if accepted is not None else not off:
             arguments[option] = value
-        elif not (_is_neutral(option, value) or (option in neutral and (option != "decay" or value == 0))):
+        elif not off:
             raise _not_simulated(f"The {kind} {name!r}", option, value, name)
     return cls(**arguments)
 
