@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from ...atomic import atomic_write
-from ...untrusted import open_regular, parse_json
+from ...untrusted import open_regular, open_source, parse_json
 from ...validation import BadFileError, bad_file
 from . import graph, keras_config, optimizer_state, weight_budget
 
@@ -70,12 +70,7 @@ def open_h5(source, caller: str, label=None):
     h5py = h5py_module(caller)
     label = label or source
     with contextlib.ExitStack() as stack:
-        if isinstance(source, (bytes, bytearray)):
-            import io
-
-            stream = io.BytesIO(source)
-        else:
-            stream = stack.enter_context(open_regular(source, WHAT, REMEDY))
+        stream = stack.enter_context(open_source(source, WHAT, REMEDY))
         if stream.read(8) != HDF5_SIGNATURE:
             raise bad_file(label, WHAT, "it is not an HDF5 file (no HDF5 signature)", REMEDY)
         stream.seek(0)
