@@ -166,16 +166,24 @@ def read_zip_entry(archive: zipfile.ZipFile, name: str, limit: int, label, what:
 
 
 @contextlib.contextmanager
+def open_source(source, what: str, remedy: str):
+    """``with open_source(source, ...) as stream``: a binary stream of ``source``, bytes (a file stored inside
+    another) or the path of a regular file (:func:`open_regular`)."""
+    if isinstance(source, (bytes, bytearray)):
+        yield io.BytesIO(source)
+    else:
+        with open_regular(source, what, remedy) as stream:
+            yield stream
+
+
+@contextlib.contextmanager
 def open_zip(source, what: str, remedy: str, label=None, kind: str = "a zip archive"):
     """``with open_zip(source, ...) as archive``: the ``zipfile.ZipFile`` at ``source`` (a path to a
     regular file, or bytes); BadFileError naming ``label`` (default the path) if it is not ``kind``
     (a zip archive) or its directory is damaged."""
     label = label or source
     with contextlib.ExitStack() as stack:
-        if isinstance(source, (bytes, bytearray)):
-            stream = io.BytesIO(source)
-        else:
-            stream = stack.enter_context(open_regular(source, what, remedy))
+        stream = stack.enter_context(open_source(source, what, remedy))
         magic = stream.read(4)
         if magic not in (b"PK\x03\x04", b"PK\x05\x06"):  # an entry first, or the end of an empty archive
             found = "a single array (.npy)" if magic.startswith(b"\x93NUM") else f"not {kind}"

@@ -1,8 +1,10 @@
 """keras.datasets.cifar10.load_data and the workshop slides' CIFAR-10 hands-on (issue 21): CIFAR-10 from a copy
-the user provides (binary version or .npz, never pickles), else a clear message and the synthetic-data switch."""
+the user provides (binary version, .npz, or Keras' pickled copy read as plain data, never unpickled), else a clear
+message and the synthetic-data switch."""
 
 import io
 import os
+import pickle
 import subprocess
 import sys
 import tarfile
@@ -104,12 +106,33 @@ def test_without_data_the_error_says_where_to_put_it_and_how_to_train_on_synthet
     assert isinstance(caught.value, FileNotFoundError)
 
 
-def test_keras_pickled_copy_is_never_loaded_and_the_error_says_why(cache):
-    pickled = cache / cifar10.PICKLED_FOLDER
-    pickled.mkdir()
-    (pickled / "data_batch_1").write_bytes(b"cos\nsystem\n(S'echo owned'\ntR.")
-    with pytest.raises(cifar10.Cifar10NotFoundError, match="Keras' pickled copy, which ipu-teach does not load"):
+def pickled_batches(folder, per_file=3):
+    """Keras' cifar-10-batches-py as CIFAR-10's page describes it: per batch a pickled dict with bytes keys
+    (Python 2's str), ``data`` uint8 (n, 3072) in red, green, blue planes, ``labels`` a list of ints."""
+    folder.mkdir()
+    files, images, labels = batch_files(per_file)
+    for binary, name in zip((*cifar10.TRAIN_FILES, cifar10.TEST_FILE), cifar10.PICKLED_FILES):
+        raw = np.frombuffer(files[binary], np.uint8).reshape(per_file, -1)
+        batch = {b"batch_label": b"batch", b"labels": raw[:, 0].tolist(), b"data": raw[:, 1:].copy(), b"filenames": []}
+        (folder / name).write_bytes(pickle.dumps(batch, protocol=2))  # the input format under test, never loaded
+    return files, images, labels
+
+
+def test_keras_pickled_copy_is_read_as_plain_data_never_unpickled(cache, capsys, monkeypatch):
+    _, images, labels = pickled_batches(cache / cifar10.PICKLED_FOLDER)
+    monkeypatch.setattr(pickle, "loads", None)  # not given to pickle
+    monkeypatch.setattr(pickle, "Unpickler", None)
+    check_matches(keras.datasets.cifar10.load_data(), images, labels)
+    assert capsys.readouterr().out == f"ipu-teach: CIFAR-10 from {cache / cifar10.PICKLED_FOLDER} (15 train / 3 test)\n"
+
+
+def test_a_pickle_that_calls_a_function_is_refused_and_nothing_runs(cache, tmp_path):
+    pickled_batches(cache / cifar10.PICKLED_FOLDER)
+    flag = tmp_path / "owned"
+    (cache / cifar10.PICKLED_FOLDER / "data_batch_1").write_bytes(f"cos\nsystem\n(S'touch {flag}'\ntR.".encode())
+    with pytest.raises(BadFileError, match="data_batch_1 is not a valid CIFAR-10 data set: its pickle names os.system"):
         cifar10.load_data()
+    assert not flag.exists()
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Callbacks with Keras' hooks: History, EarlyStopping, ModelCheckpoint, TerminateOnNaN, LambdaCallback,
-LearningRateScheduler, ReduceLROnPlateau and CSVLogger."""
+LearningRateScheduler, ReduceLROnPlateau, CSVLogger and (in its own module) TensorBoard."""
 
 import csv
 import io
@@ -362,3 +362,6 @@ class CSVLogger(Callback):
         self.text += buffer.getvalue()
         with atomic_write(self.filename, "w") as f:
             f.write(self.text)
+
+
+from .tensorboard import TensorBoard  # noqa: E402, F401 (keras.callbacks.TensorBoard; it subclasses Callback, above)

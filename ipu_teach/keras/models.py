@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..autograd import Tensor, no_grad
@@ -13,6 +15,8 @@ from .engine import (
     device,
     extensions,
     graph,
+    hdf5_format,
+    keras_zip,
     model_config,
     model_file,
     on_batch,
@@ -212,8 +216,9 @@ class Model(Layer):
         for w, value in zip(mine, weights):
             w.data = np.array(value, dtype=w.dtype)
 
-    def save_weights(self, filepath, overwrite=True, save_format=None) -> None:
-        """Every weight, in model order, in one ``.npz`` file (no pickle); ``load_weights`` reads it.
+    def save_weights(self, filepath, overwrite=True, save_format=None, options=None) -> None:
+        """Every weight, in model order: to a name ending ``.h5`` (or ``save_format="h5"``) in Keras 2's HDF5
+        layout, which real Keras loads; otherwise in one ``.npz`` file (no pickle). ``load_weights`` reads both.
 
         The file is written atomically (``ipu_teach/atomic.py``): never half-written; a replaced file keeps
         its permissions, a symbolic link is written through, a hard link's other names keep the old contents.
@@ -221,19 +226,52 @@ class Model(Layer):
         where nobody can be asked (no terminal) it is kept and FileExistsError raised.
         """
         if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save_weights"):
-            saving.save_weights(self, filepath)
+            if _hdf5_wanted(filepath, save_format):
+                hdf5_format.save_weights(self, filepath)
+            else:
+                saving.save_weights(self, filepath)
 
-    def save(self, filepath, overwrite=True, save_format=None, **kwargs) -> None:
-        """The whole model (architecture, weights, compile arguments and optimizer state) in one zip
-        file, without pickle, whatever the name's extension; ``keras.models.load_model`` reads it.
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None, **kwargs) -> None:
+        """The whole model (architecture, weights, compile arguments and optimizer state). To a name ending
+        ``.h5`` (or ``save_format="h5"``): Keras 2's HDF5 model file, which real Keras loads. Otherwise one
+        zip file of ipu-teach's, without pickle; ``keras.models.load_model`` reads both.
 
         Written atomically, and ``overwrite=False`` asks first, as ``save_weights`` says."""
         if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save"):
-            model_file.save_model(self, filepath)
+            if _hdf5_wanted(filepath, save_format):
+                hdf5_format.save_model(self, filepath, include_optimizer)
+            else:
+                model_file.save_model(self, filepath)
 
-    def load_weights(self, filepath) -> None:
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None) -> None:
+        """Weights saved by ``save_weights`` (ipu-teach's or real Keras' ``.h5``), or those of a Keras
+        ``.keras`` file. Every array is checked against the model before any weight changes.
+
+        Args:
+          filepath: The file; its kind is read from its contents, not its name.
+          by_name: HDF5 files only: load into the layers of the same name (the others are left alone),
+            as Keras does, rather than by layer order.
+          skip_mismatch: With ``by_name``: skip (with a warning) a layer whose weights differ in number or
+            shape, rather than fail.
+          options: Accepted for Keras compatibility.
+        """
         self.ensure_built()
-        saving.load_weights(self, filepath)
+        filepath = os.fspath(filepath)
+        if not os.path.exists(filepath):
+            raise FileNotFoundError(f"load_weights: no such file {filepath!r}")
+        kind = _format_of(filepath)
+        if kind == "h5":
+            hdf5_format.load_weights(self, filepath, by_name, skip_mismatch)
+            return
+        if by_name:
+            raise NotImplementedError(
+                "Weights may only be loaded based on topology into Models when loading TensorFlow-formatted "
+                "weights (got by_name=True to load_weights)."
+            )
+        if kind == "keras":
+            keras_zip.load_weights(self, filepath)
+        else:
+            saving.load_weights(self, filepath)
 
     def summary(self, line_length=None, positions=None, print_fn=None) -> None:
         """Prints a string summary of the network: each layer, its output shape and parameter count.
@@ -597,9 +635,35 @@ class Sequential(Model):
         return model_config.sequential_from_config(cls, config, custom_objects)
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
-    """A model written by ``model.save``: ready to predict, and (when it was compiled) to train on."""
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, **kwargs):
+    """A model written by ``model.save``: ipu-teach's, or real Keras' ``.h5`` or ``.keras`` file; ready to
+    predict, and (when it was compiled) to train on. No code is ever run from the file (a Lambda layer
+    is refused whatever ``safe_mode`` says)."""
+    kind = _format_of(filepath) if os.path.exists(filepath) else None
+    if kind == "h5":
+        return hdf5_format.load_model(filepath, custom_objects, compile)
+    if kind == "keras":
+        return keras_zip.load_model(filepath, custom_objects, compile)
     return model_file.load_model(filepath, custom_objects, compile)
+
+
+def _format_of(filepath) -> str:
+    """The reader a file needs, from its contents: "h5" (HDF5), "keras" (Keras' ``.keras`` zip) or "ipu-teach"
+    (its own zip or ``.npz``, also under a ``.h5`` name, as ipu-teach wrote before it wrote HDF5). A file that
+    is neither HDF5 nor a zip goes by its name, so a ``.h5`` one is told it is not HDF5."""
+    if hdf5_format.is_hdf5(filepath):
+        return "h5"
+    entries = keras_zip.zip_entries(filepath)
+    if entries is not None:
+        return "keras" if keras_zip.WEIGHTS in entries else "ipu-teach"
+    return "h5" if hdf5_format.is_hdf5_name(filepath) else "ipu-teach"
+
+
+def _hdf5_wanted(filepath, save_format) -> bool:
+    """Keras' choice of format: ``save_format`` "h5" / "hdf5", or a name ending ``.h5`` / ``.hdf5``."""
+    if save_format is not None:
+        return str(save_format).lower() in ("h5", "hdf5")
+    return hdf5_format.is_hdf5_name(filepath)
 
 
 def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):

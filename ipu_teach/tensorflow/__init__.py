@@ -12,7 +12,7 @@ import importlib as _importlib
 from ..dtypes import DTYPES as _DTYPES, DType, as_dtype
 from ..data.tensor_spec import TensorSpec
 from ..not_simulated import NotSimulatedError, NotSimulatedModule
-from . import config, data, distribute, dtypes, math, nn, random
+from . import config, data, distribute, dtypes, math, nn, random, summary
 from .array_ops import (
     cast,
     clip_by_value,
@@ -118,7 +118,6 @@ _TF_MODULES = (
     "signal",
     "sparse",
     "strings",
-    "summary",
     "sysconfig",
     "test",
     "tpu",

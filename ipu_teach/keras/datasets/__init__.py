@@ -1,4 +1,5 @@
-"""Data sets in Keras' format (``keras.datasets.mnist.load_data()``, ``keras.datasets.cifar10.load_data()``), offline.
+"""Data sets in Keras' format (``keras.datasets.mnist.load_data()``, ``cifar10``, ``fashion_mnist``, ``imdb``), offline:
+MNIST's subset is bundled; the others are read from Keras' cache folder when their files are there.
 
 Example:
 
@@ -8,6 +9,6 @@ ipu-teach: MNIST ...
 (28, 28)
 """
 
-from . import cifar10, mnist
+from . import cifar10, fashion_mnist, imdb, mnist
 
-__all__ = ["cifar10", "mnist"]
+__all__ = ["cifar10", "fashion_mnist", "imdb", "mnist"]

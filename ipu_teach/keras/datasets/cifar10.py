@@ -9,15 +9,17 @@ one printed line:
    (``x_train``, ``y_train``, ``x_test``, ``y_test``), or CIFAR-10's binary version
    (https://www.cs.toronto.edu/~kriz/cifar.html): the ``cifar-10-binary.tar.gz`` archive or the folder
    ``cifar-10-batches-bin`` it unpacks to.
+   Or Keras' own copy, the folder ``cifar-10-batches-py`` (``cifar-10-python.tar.gz`` unpacked).
 2. The same names in Keras' cache folder ``~/.keras/datasets`` (``KERAS_HOME`` honoured): ``cifar10.npz``,
-   ``cifar-10-batches-bin``, ``cifar-10-binary.tar.gz``.
+   ``cifar-10-batches-bin``, ``cifar-10-binary.tar.gz``, ``cifar-10-batches-py``.
 3. With ``TF_POPLAR_FLAGS=--use_synthetic_data`` (the slides' "synthetic data" switch, for measuring the IPU
    without the host's data): random images of CIFAR-10's shapes, fewer of them (``SYNTHETIC_SIZES``); the line
    says so, and accuracy on them means nothing.
 4. Otherwise a :class:`Cifar10NotFoundError` saying where to put the data, and the synthetic switch.
 
-Keras' own cached copy, ``cifar-10-batches-py``, is Python pickles, which ipu-teach never loads (a pickle can run
-any code): the error says to use the binary version instead. The binary files are read without unpacking the
+Keras' own cached copy, ``cifar-10-batches-py``, is Python pickles, which can run any code: ipu-teach never gives
+them to ``pickle`` but reads their plain data (a dict of labels and one uint8 array) with :mod:`.plain_pickle`,
+which calls nothing; a pickle holding anything else is refused. The binary files are read without unpacking the
 archive to disk, each record checked (a label byte, then 3,072 pixel bytes, red, green, blue planes).
 
 Example:
@@ -38,8 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...untrusted import open_npz
+from ...untrusted import open_npz, open_regular
 from ...validation import bad_file
+from . import plain_pickle
 from .mnist import keras_datasets_dir
 
 ENV_VAR = "IPU_TEACH_CIFAR10"
@@ -50,17 +53,23 @@ MAX_RECORDS_PER_FILE = 10_000
 TRAIN_FILES = tuple(f"data_batch_{i}.bin" for i in range(1, 6))
 TEST_FILE = "test_batch.bin"
 BINARY_FOLDER = "cifar-10-batches-bin"
-CACHE_NAMES = ("cifar10.npz", BINARY_FOLDER, "cifar-10-binary.tar.gz")
 PICKLED_FOLDER = "cifar-10-batches-py"
+PICKLED_FILES = (*(f"data_batch_{i}" for i in range(1, 6)), "test_batch")
+MAX_PICKLED_BYTES = 40 * 2**20
+"""A batch of Keras' pickled copy holds 10,000 images in 31 MB."""
+CACHE_NAMES = ("cifar10.npz", BINARY_FOLDER, "cifar-10-binary.tar.gz", PICKLED_FOLDER)
 MAX_IMAGES = 60_000
 """The most images a split of an .npz may declare: all of CIFAR-10's (a crafted header is refused, not allocated)."""
 SYNTHETIC_SIZES = (2_560, 512)
 KEYS = ("x_train", "y_train", "x_test", "y_test")
 WHAT = "CIFAR-10 data set"
-REMEDY = "use CIFAR-10's binary version (cifar-10-binary.tar.gz) or an .npz of Keras' arrays"
+REMEDY = (
+    "use CIFAR-10's binary version (cifar-10-binary.tar.gz), Keras' cifar-10-batches-py or an .npz of Keras' arrays"
+)
 _WHERE = (
-    f"put CIFAR-10's binary version (cifar-10-binary.tar.gz from https://www.cs.toronto.edu/~kriz/cifar.html) or "
-    f"an .npz of Keras' arrays ({', '.join(KEYS)}) in {{cache}}, or name it with load_data(path=...) or {ENV_VAR}; "
+    f"put CIFAR-10's binary version (cifar-10-binary.tar.gz from https://www.cs.toronto.edu/~kriz/cifar.html), "
+    f"Keras' copy (the folder {PICKLED_FOLDER}) or an .npz of Keras' arrays ({', '.join(KEYS)}) in {{cache}}, or name "
+    f"it with load_data(path=...) or {ENV_VAR}; "
     "or set TF_POPLAR_FLAGS=--use_synthetic_data to train on synthetic images of CIFAR-10's shapes"
 )
 
@@ -73,7 +82,8 @@ def load_data(path=None):
     """Loads CIFAR-10 as ``tf.keras.datasets.cifar10.load_data()`` does, from a copy you provide.
 
     Args:
-      path: A ``.npz`` of Keras' arrays, ``cifar-10-binary.tar.gz`` or its ``cifar-10-batches-bin`` folder.
+      path: A ``.npz`` of Keras' arrays, ``cifar-10-binary.tar.gz``, its ``cifar-10-batches-bin`` folder, or
+        Keras' ``cifar-10-batches-py`` folder.
         Default: ``$IPU_TEACH_CIFAR10``, then Keras' cache folder, as the module docstring says.
 
     Returns:
@@ -128,13 +138,7 @@ def _choose_source(path):
             return cache / name, ""
     if _synthetic_data_asked():
         return None, ""
-    pickled = cache / PICKLED_FOLDER
-    found = (
-        f" ({pickled} holds Keras' pickled copy, which ipu-teach does not load: a pickle can run any code)"
-        if pickled.exists()
-        else ""
-    )
-    raise Cifar10NotFoundError(f"CIFAR-10 not found{found}; " + _WHERE.format(cache=cache))
+    raise Cifar10NotFoundError("CIFAR-10 not found; " + _WHERE.format(cache=cache))
 
 
 def _synthetic_data_asked() -> bool:
@@ -160,6 +164,8 @@ def _synthetic():
 
 
 def _read(source: Path):
+    if source.is_dir() and (source / PICKLED_FILES[0]).exists():
+        return _read_pickled(source)
     if source.is_dir():
         return _from_binary({name: _read_member_file(source / name) for name in (*TRAIN_FILES, TEST_FILE)}, source)
     if source.name.endswith((".tar.gz", ".tgz", ".tar")):
@@ -217,6 +223,30 @@ def _from_binary(files: dict, label):
         return images, labels
 
     return split(TRAIN_FILES), split((TEST_FILE,))
+
+
+def _read_pickled(folder: Path):
+    """Keras' ``cifar-10-batches-py``: each batch a pickled dict (``data``: uint8 (n, 3072), ``labels``: n ints),
+    read as plain data, never unpickled (tf-keras ``datasets/cifar.py``, ``load_batch``)."""
+    splits = {"train": [], "test": []}
+    for name in PICKLED_FILES:
+        path = folder / name
+        if not path.is_file():
+            raise bad_file(folder, WHAT, f"it has no {name}", REMEDY)
+        with open_regular(path, WHAT, REMEDY, MAX_PICKLED_BYTES) as stream:
+            batch = plain_pickle.loads(stream.read(), path, WHAT, REMEDY)
+        batch = {k.decode("utf8") if isinstance(k, bytes) else k: v for k, v in dict(batch).items()}
+        data, labels = batch.get("data"), np.asarray(batch.get("labels", []))
+        if not (isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 2 and data.shape[1] == 3072):
+            raise bad_file(path, WHAT, "its data is not a uint8 array of 3,072 values per image", REMEDY)
+        if labels.shape != (len(data),) or labels.dtype.kind not in "iu" or not ((0 <= labels) & (labels < 10)).all():
+            raise bad_file(path, WHAT, f"its labels are not {len(data):,} integers 0 to 9", REMEDY)
+        images = data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+        splits["test" if name == "test_batch" else "train"].append((images, labels.astype(np.uint8).reshape(-1, 1)))
+    return tuple(
+        (np.concatenate([x for x, _ in splits[s]]), np.concatenate([y for _, y in splits[s]]))
+        for s in ("train", "test")
+    )
 
 
 def _read_npz(path: Path):

@@ -52,3 +52,34 @@ def as_list(value) -> list:
                 f"keras.Model expects KerasTensors (from keras.Input and layer calls), got {type(v).__name__}"
             )
     return values
+
+
+def keras_layer_order(model) -> list:
+    """``model.layers`` in Keras' order (tf-keras ``functional._map_graph_network``): by depth from the
+    outputs, deepest first, and at one depth in the order a walk back from the outputs first meets them.
+    The order of Keras' HDF5 files, which load by layer order. ipu-teach's own ``model.layers`` lists a layer
+    at its first use, which differs where branches meet (two inputs, skip connections)."""
+    if not hasattr(model, "_order") or model.is_sequential_like():
+        return model.layers
+    first_met, finished, post_order = {}, set(), []
+    for output in model.outputs:  # Keras' _build_map, as a loop: a deep model would overflow recursion
+        stack = [(output, False)]
+        while stack:
+            tensor, expanded = stack.pop()
+            if expanded:
+                if id(tensor) not in finished:
+                    finished.add(id(tensor))
+                    post_order.append(tensor)
+                continue
+            if id(tensor) in finished:
+                continue
+            first_met.setdefault(id(tensor.layer), len(first_met))
+            stack.append((tensor, True))
+            stack += [(parent, False) for parent in reversed(tensor.inputs)]
+    node_depth, layer_depth = {}, {}
+    for tensor in reversed(post_order):
+        depth = max(node_depth.setdefault(id(tensor), 0), layer_depth.get(id(tensor.layer), 0))
+        layer_depth[id(tensor.layer)] = node_depth[id(tensor)] = depth
+        for parent in tensor.inputs:
+            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+    return sorted(model.layers, key=lambda layer: (-layer_depth[id(layer)], first_met[id(layer)]))

@@ -19,7 +19,7 @@ from ..layers.base import Input, InputLayer, Layer
 _MODEL_CLASS_NAMES = ("Functional", "Model", "Sequential")
 
 
-def _class_name(layer) -> str:
+def class_name(layer) -> str:
     """Keras' name for a layer's class in a configuration; a functional model inside another is "Functional"."""
     from ..models import Model, Sequential
 
@@ -36,7 +36,7 @@ def _layer_config(layer) -> dict:
     return layer.get_config()
 
 
-def _layer_class(name, custom_objects) -> type:
+def layer_class(name, custom_objects) -> type:
     """A layer class named in a configuration: the caller's own (``custom_objects``), Keras' layers, or a
     model; never anything else a crafted name could reach."""
     from .. import models
@@ -51,7 +51,7 @@ def _layer_class(name, custom_objects) -> type:
 
 
 def _make_layer(entry, custom_objects) -> Layer:
-    cls = _layer_class(entry["class_name"], custom_objects)
+    cls = layer_class(entry["class_name"], custom_objects)
     if "custom_objects" in inspect.signature(cls.from_config).parameters:  # a model inside the model
         return cls.from_config(entry["config"], custom_objects=custom_objects)
     return cls.from_config(entry["config"])
@@ -77,7 +77,7 @@ def functional_config(model) -> dict:
         "name": model.name,
         "layers": [
             {
-                "class_name": _class_name(layer),
+                "class_name": class_name(layer),
                 "config": _layer_config(layer),
                 "name": layer.name,
                 "inbound_nodes": [] if isinstance(layer, InputLayer) else [inbound(t) for t in calls[id(layer)]],
@@ -124,7 +124,7 @@ def sequential_config(model) -> dict:
     layers = model._layers if model.built else model.layers  # the input layer first, once built
     return {
         "name": model.name,
-        "layers": [{"class_name": _class_name(layer), "config": _layer_config(layer)} for layer in layers],
+        "layers": [{"class_name": class_name(layer), "config": _layer_config(layer)} for layer in layers],
     }
 
 

@@ -1,0 +1,203 @@
+"""Write the Keras files that tests/keras/test_keras_files.py loads into ipu-teach, and load ipu-teach's in Keras.
+
+Runs ONLY in the reference environment with real TensorFlow, tf-keras and h5py (never a run-time or test
+dependency of ipu-teach), with ipu-teach importable from the checkout:
+
+    PYTHONPATH=. nice /work/refenv/bin/python tools/make_keras_files.py    # writes tests/keras/golden/files/
+
+Both ways, with tf-keras 2.21 (Keras 2 semantics, legacy optimizers as Keras 2.6's):
+
+1. Keras to ipu-teach: small models trained a few steps by real Keras are saved with ``model.save("m.h5")``,
+   ``model.save("m.keras")`` and ``model.save_weights("w.h5")``; their inputs and Keras' predictions go to
+   ``keras_files.json``, and the tests load the files into ipu-teach and compare (float32 precision). A
+   model with a Lambda layer is saved too: ipu-teach must refuse it.
+2. ipu-teach to Keras: models built and trained by ipu-teach (seeded) are saved by ipu-teach as ``.h5``
+   (whole model and weights) into a temporary folder and loaded here by real Keras; Keras' predictions (also
+   after one more training step, which uses the optimizer state read from the file), its optimizer's class
+   and step count, and the layout of each file go to ``ipu_teach_files.json``. The tests
+   build the same models, check ipu-teach's predictions equal Keras' and that the files it writes today
+   have the layout Keras read.
+"""
+
+import json
+import os
+import pathlib
+import sys
+import tempfile
+
+os.environ["TF_USE_LEGACY_KERAS"] = "1"  # Keras 2 (tf-keras), not Keras 3
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tf_keras as keras  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+import ipu_teach.keras as ipu_keras  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tests" / "keras"))
+from keras_files_models import IPU_TEACH_MODELS, file_layout  # noqa: E402
+
+OUT = REPO / "tests" / "keras" / "golden" / "files"
+MADE_WITH = f"tensorflow {tf.__version__}, tf-keras {keras.__version__}, h5py {h5py.__version__}"
+
+
+def mlp():
+    """Sequential Dense / BatchNormalization / Dropout / Dense softmax, legacy Adam (Keras 2.6's)."""
+    model = keras.Sequential(
+        [
+            keras.layers.Dense(6, activation="relu", input_shape=(5,), name="hidden"),
+            keras.layers.BatchNormalization(name="norm"),
+            keras.layers.Dropout(0.2, name="drop"),
+            keras.layers.Dense(3, activation="softmax", name="probabilities"),
+        ],
+        name="mlp",
+    )
+    model.compile(keras.optimizers.legacy.Adam(0.01), "categorical_crossentropy", metrics=["accuracy"])
+    return model, [(5,)], 3
+
+
+def two_inputs():
+    """Functional: a convolution branch and a dense branch concatenated, legacy SGD with momentum."""
+    image = keras.Input((6, 6, 2), name="image")
+    extra = keras.Input((3,), name="extra")
+    x = keras.layers.Conv2D(4, 3, activation="relu", padding="same", name="conv")(image)
+    x = keras.layers.MaxPooling2D(2, name="pool")(x)
+    x = keras.layers.Flatten(name="flat")(x)
+    y = keras.layers.Dense(4, activation="tanh", name="side")(extra)
+    merged = keras.layers.Concatenate(name="merge")([x, y])
+    outputs = keras.layers.Dense(2, activation="softmax", name="head")(merged)
+    model = keras.Model([image, extra], outputs, name="two_inputs")
+    model.compile(keras.optimizers.legacy.SGD(0.05, momentum=0.9), "sparse_categorical_crossentropy")
+    return model, [(6, 6, 2), (3,)], 2
+
+
+def sequence():
+    """Embedding, LSTM and GRU (Keras' defaults: reset_after=True), new-style RMSprop."""
+    model = keras.Sequential(
+        [
+            keras.layers.Embedding(10, 4, input_length=5, name="embed"),
+            keras.layers.LSTM(3, return_sequences=True, name="lstm"),
+            keras.layers.GRU(2, name="gru"),
+            keras.layers.Dense(1, name="out"),
+        ],
+        name="sequence",
+    )
+    model.build((None, 5))
+    model.compile(keras.optimizers.RMSprop(0.01), "mse")
+    return model, [(5,)], None
+
+
+def with_lambda():
+    model = keras.Sequential(
+        [keras.layers.Dense(2, input_shape=(3,), name="d"), keras.layers.Lambda(lambda t: t * 2, name="double")],
+        name="with_lambda",
+    )
+    model.compile("sgd", "mse")
+    return model
+
+
+def data(rng, shapes, classes, n, integers=False):
+    xs = [
+        rng.integers(0, 10, (n,) + shape).astype(np.float32) if integers else rng.normal(0, 1, (n,) + shape)
+        for shape in shapes
+    ]
+    xs = [x.astype(np.float32) for x in xs]
+    if classes is None:
+        y = rng.normal(0, 1, (n, 1)).astype(np.float32)
+    elif classes == 2:
+        y = rng.integers(0, 2, n)
+    else:
+        y = np.eye(classes, dtype=np.float32)[rng.integers(0, classes, n)]
+    return xs, y
+
+
+def keras_to_ipu_teach(rng) -> dict:
+    cases = {}
+    for make in (mlp, two_inputs, sequence):
+        keras.backend.clear_session()
+        model, shapes, classes = make()
+        xs, y = data(rng, shapes, classes, 16, integers=make is sequence)
+        model.fit(xs if len(xs) > 1 else xs[0], y, batch_size=8, epochs=2, verbose=0, shuffle=False)
+        name = make.__name__
+        model.save(OUT / f"{name}.h5")
+        model.save(OUT / f"{name}.keras")
+        model.save_weights(OUT / f"{name}_weights.h5")
+        test_x, _ = data(rng, shapes, classes, 4, integers=make is sequence)
+        test_x = test_x if len(test_x) > 1 else test_x[0]
+        step_x, step_y = data(rng, shapes, classes, 8, integers=make is sequence)
+        cases[name] = {
+            "x": [x.tolist() for x in (test_x if isinstance(test_x, list) else [test_x])],
+            "prediction": model.predict(test_x, verbose=0).tolist(),
+            "optimizer": type(model.optimizer).__name__,
+            "iterations": int(model.optimizer.iterations.numpy()),
+            "layer_names": [layer.name for layer in model.layers],
+        }
+        legacy = isinstance(model.optimizer, keras.optimizers.legacy.Optimizer)
+        # A step to compare needs Keras 2.6's optimizer (ipu-teach's: tf-keras' newer RMSprop puts epsilon inside
+        # the square root) and no dropout (its mask is random)
+        if legacy and not any(isinstance(layer, keras.layers.Dropout) for layer in model.layers):
+            model.train_on_batch(step_x if len(step_x) > 1 else step_x[0], step_y)
+            cases[name]["step"] = {
+                "x": [x.tolist() for x in step_x],
+                "y": step_y.tolist(),
+                "prediction_after": model.predict(test_x, verbose=0).tolist(),
+            }
+    keras.backend.clear_session()
+    lambda_model = with_lambda()
+    lambda_model.save(OUT / "with_lambda.h5")
+    lambda_model.save(OUT / "with_lambda.keras")
+    return cases
+
+
+def ipu_teach_to_keras(rng) -> dict:
+    """Each ipu-teach model saved by ipu-teach, then loaded by real Keras: whole model and weights alone."""
+    results = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name, build in IPU_TEACH_MODELS.items():
+            model, x, (step_x, step_y) = build(ipu_keras)
+            model_path, weights_path = os.path.join(folder, f"{name}.h5"), os.path.join(folder, f"{name}_w.h5")
+            model.save(model_path)
+            model.save_weights(weights_path)
+            loaded = keras.models.load_model(model_path)
+            twin = keras.models.load_model(model_path, compile=False)
+            twin.set_weights([np.zeros_like(w) for w in twin.get_weights()])
+            twin.load_weights(weights_path)
+            prediction = loaded.predict(x, verbose=0).tolist()
+            iterations = int(loaded.optimizer.iterations.numpy())  # as read from the file
+            loaded.train_on_batch(step_x, step_y)
+            results[name] = {
+                "prediction": prediction,
+                "prediction_after_one_more_step": loaded.predict(x, verbose=0).tolist(),
+                "weights_file_prediction": twin.predict(x, verbose=0).tolist(),
+                "ipu_teach_prediction": model.predict(x, verbose=0).tolist(),
+                "optimizer": type(loaded.optimizer).__name__,
+                "optimizer_module": type(loaded.optimizer).__module__,
+                "iterations": iterations,
+                "loss": getattr(loaded.loss, "__name__", type(loaded.loss).__name__),
+                "layout": {"model": file_layout(model_path), "weights": file_layout(weights_path)},
+            }
+    return results
+
+
+def write(name, content) -> None:
+    path = OUT / name
+    path.write_text(json.dumps({"made_with": MADE_WITH, **content}, indent=None, separators=(",", ":")) + "\n")
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    keras.utils.set_random_seed(0)
+    write("keras_files.json", {"cases": keras_to_ipu_teach(np.random.default_rng(25))})
+    write("ipu_teach_files.json", {"cases": ipu_teach_to_keras(np.random.default_rng(52))})
+    total = sum(p.stat().st_size for p in OUT.iterdir())
+    print(f"{OUT.relative_to(REPO)}: {len(list(OUT.iterdir()))} files, {total:,} bytes")
+    if total > 400_000:
+        sys.exit("the fixtures are larger than 400 KB: make the models smaller")
+
+
+if __name__ == "__main__":
+    main()
