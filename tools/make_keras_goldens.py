@@ -346,9 +346,88 @@ def configs(rng) -> None:
     )
 
 
+def _subclassed_model(train_step=False):
+    """A model written as a class: a layer of its own holding a Dense (its call takes no ``training``), a
+    list of them, and a BatchNormalization called without ``training`` (it follows fit's and predict's)."""
+
+    class Block(keras.layers.Layer):
+        def __init__(self, units, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+            self.inner = keras.layers.Dense(units, activation="relu")
+
+        def build(self, input_shape):
+            self.scale = self.add_weight("scale", shape=(self.units,), initializer="ones")
+
+        def call(self, inputs):
+            return self.inner(inputs) * self.scale
+
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.first = keras.layers.Dense(8, activation="relu")
+            self.blocks = [Block(8), Block(8)]
+            self.norm = {"bn": keras.layers.BatchNormalization()}
+            self.last = keras.layers.Dense(3, activation="softmax")
+
+        def call(self, inputs, training=None):
+            x = self.first(inputs)
+            for block in self.blocks:
+                x = block(x)
+            return self.last(self.norm["bn"](x))
+
+    class DoubledLoss(Net):
+        """Keras 2's train_step, written out, with the loss doubled before its gradient."""
+
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = 2.0 * self.compiled_loss(y, y_pred)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+            self.compiled_metrics.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    return DoubledLoss() if train_step else Net()
+
+
+def subclassed(rng) -> None:
+    """keras/engine/training.py for a subclassed Model: layers tracked from attributes (also in lists and dicts),
+    weights in Keras' order, summary's rows ("multiple"), fit/evaluate/predict from given weights, the
+    call context giving a nested layer fit's ``training``; and a train_step override (Keras 2's semantics)."""
+    x = rng.normal(0, 1, (64, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 64)
+    cases = {}
+    for name, train_step in (("fit", False), ("train_step", True)):
+        keras.backend.clear_session()
+        model = _subclassed_model(train_step)
+        model(x[:1])
+        weights = [  # a variance is positive
+            (rng.uniform(0.5, 1.5, w.shape) if "variance" in w.name else rng.normal(0, 0.5, w.shape)).astype(np.float32)
+            for w in model.weights
+        ]
+        model.set_weights(weights)
+        rows = []
+        model.summary(print_fn=rows.append)
+        model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        history = model.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0)
+        cases[name] = {
+            "weights": weights,
+            "weight_names": [w.name.split("/", 1)[1] for w in model.weights],
+            "trainable_names": [w.name.split("/", 1)[1] for w in model.trainable_variables],
+            "layers": [layer.name for layer in model.layers],
+            "summary": rows,
+            "history": history.history,
+            "evaluate": model.evaluate(x, y, batch_size=16, verbose=0),
+            "predict": model.predict(x[:4], verbose=0),
+        }
+    write("subclassed", {"x": x, "y": y, "cases": cases})
+
+
 def main() -> None:
     keras.utils.set_random_seed(0)
-    for section in (losses, metrics, normalization, configs):
+    for section in (losses, metrics, normalization, configs, subclassed):
         section(np.random.default_rng(sum(map(ord, section.__name__))))
     total = sum(p.stat().st_size for p in OUT.glob("*.json"))
     print(f"{total} bytes in all")

@@ -65,6 +65,18 @@ def record():
 
 
 @contextlib.contextmanager
+def unrecorded():
+    """Ops applied inside are not recorded: a layer run on a zero sample to learn its output shape is not
+    part of the step being recorded (Keras traces it on placeholders instead)."""
+    saved = _recorders[:]
+    try:
+        _recorders.clear()
+        yield
+    finally:
+        _recorders[:] = saved
+
+
+@contextlib.contextmanager
 def scope(name: str):
     """Name the ops applied inside (a Keras layer names its ops after itself)."""
     depth = len(_scopes)

@@ -316,12 +316,12 @@ def _record_step(model, mode, x, y) -> list:
             from ..autograd import no_grad
 
             with no_grad():
-                model.compiled_loss(y, model.call(x, training=False))
+                model.compiled_loss(y, model(x, training=False))
         else:
             from ..autograd import no_grad
 
             with no_grad():
-                model.call(x, training=False)
+                model(x, training=False)
     return tape
 
 
@@ -424,9 +424,8 @@ class _preserved_state:
         from ..keras import backend
 
         self.weights = self.model.get_weights()
-        self.generators = [backend.rng()] + [
-            layer._rng for layer in self.model.layers if getattr(layer, "_rng", None) is not None
-        ]
+        inner = [inner for layer in self.model.layers for inner in layer._flatten_layers()]
+        self.generators = [backend.rng()] + [layer._rng for layer in inner if getattr(layer, "_rng", None) is not None]
         self.states = [g.bit_generator.state for g in self.generators]
 
     def __exit__(self, *exc):

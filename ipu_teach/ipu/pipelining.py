@@ -48,9 +48,26 @@ def _check_stage(stage):
     return stage
 
 
-def _nodes(model) -> list:
+def _nodes(model, action="get") -> list:
+    if getattr(model, "subclassed", False) and not model.traced:
+        _untraced(model, action)
     model.ensure_built()
     return [t for t in model._order if not isinstance(t.layer, InputLayer)]
+
+
+def _untraced(model, action):
+    """Graphcore's Keras' errors for a subclassed model whose call has not been traced into layer calls."""
+    if model.trace_error is not None:
+        raise RuntimeError(
+            f"Cannot {action} pipeline stage assignments for model `{model.name}`: its call could not be traced "
+            f"with keras.Input tensors ({model.trace_error}), so ipu-teach cannot tell which layer calls it makes; "
+            "make call use layers only (wrap tf ops in keras.layers.Lambda or a layer of your own)"
+        )
+    hint = ", or assign pipeline stages in your graph definition using PipelineStage scopes" if action == "set" else ""
+    raise RuntimeError(
+        f"Cannot {action} pipeline stage assignments for model `{model.name}` which has not been built yet. "
+        f"Please call `model.build()` first{hint}."
+    )
 
 
 def get_pipeline_stage_assignment(self) -> list:
@@ -100,7 +117,7 @@ def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
     [0, 1]
     """
     unbuilt = isinstance(self, Sequential) and not self.built
-    nodes = self.layers if unbuilt else _nodes(self)
+    nodes = self.layers if unbuilt else _nodes(self, "set")
     stages = [getattr(a, "pipeline_stage", a) for a in pipeline_stage_assignment]
     if len(stages) != len(nodes):
         what = "layers" if isinstance(self, Sequential) else "layer calls (in post-order)"
@@ -186,6 +203,8 @@ class PipelinePlan:
 def plan_for(model, pipelining_options: dict, num_ipus: int, allow_recompute: bool) -> PipelinePlan | None:
     """The model's pipeline (with ``set_pipelining_options``' values), checked; None when no layer has a
     stage (the model is not pipelined)."""
+    if getattr(model, "subclassed", False) and not model.traced:
+        return None  # a call that cannot be traced runs unpipelined (its stages could not be known)
     nodes = _nodes(model)
     stages = [t.pipeline_stage for t in nodes]
     if all(s is None for s in stages):

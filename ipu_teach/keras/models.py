@@ -10,6 +10,7 @@ from . import losses as losses_module
 from . import optimizers as optimizers_module
 from .engine import (
     atomic_step,
+    call_context,
     device,
     extensions,
     graph,
@@ -18,6 +19,7 @@ from .engine import (
     on_batch,
     sample_weights,
     saving,
+    subclassed,
     training,
 )
 from .engine import overwrite as overwrite_module
@@ -76,8 +78,14 @@ class Model(Layer):
         """Called only for a name the model does not have: say how to get it if an extension provides it."""
         raise extensions.missing_attribute(self, name)
 
+    is_model = True
+
     def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
         super().__init__(name=name or backend.unique_name(self._default_name()), **kwargs)
+        # written as a class: layers made in __init__, a call of its own (engine/subclassed.py)
+        self.subclassed = inputs is None and type(self).call is not Model.call
+        self.traced = False  # a subclassed model's call traced into a graph of layer calls (for pipelining)
+        self.trace_error = None
         self.compiled = False
         self.stop_training = False
         self.steps_per_execution = 1
@@ -90,7 +98,7 @@ class Model(Layer):
 
     @classmethod
     def _default_name(cls):
-        return "model"
+        return "model" if cls is Model or not issubclass(cls, Model) else backend.snake_case(cls.__name__)
 
     def _init_graph(self, inputs, outputs):
         self._single_input = isinstance(inputs, KerasTensor)
@@ -106,7 +114,13 @@ class Model(Layer):
     # ----- structure -----------------------------------------------------------------------------
     @property
     def layers(self) -> list:
+        """The model's layers: a subclassed model's are those its attributes hold, in the order assigned."""
+        if self.subclassed:
+            return Layer._sublayers(self)
         return list(self._layers) if self.built else []
+
+    def _sublayers(self) -> list:
+        return self.layers
 
     def get_layer(self, name=None, index=None) -> Layer:
         if index is not None:
@@ -117,10 +131,12 @@ class Model(Layer):
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}")
 
     def inbound_layers(self, layer) -> list:
-        return [parent.layer for t in self._order if t.layer is layer for parent in t.inputs]
+        return [parent.layer for t in getattr(self, "_order", ()) if t.layer is layer for parent in t.inputs]
 
     def is_sequential_like(self) -> bool:
         """A single chain (each layer fed by the one before): summary then omits 'Connected to'."""
+        if self.subclassed:  # Keras lists its layers without their connections
+            return True
         calls = [t for t in self._order if not isinstance(t.layer, InputLayer)]
         if len(self.inputs) != 1 or len(self.outputs) != 1 or len({id(t.layer) for t in calls}) != len(calls):
             return False
@@ -135,11 +151,15 @@ class Model(Layer):
 
     @property
     def weights(self) -> list:
-        return [w for layer in self.layers for w in layer.weights]
+        """Each layer's weights, in the order of ``layers``, then the model's own (``add_weight``), as in Keras."""
+        return call_context.distinct([w for layer in self.layers for w in layer.weights] + self._weights)
 
     @property
     def trainable_weights(self) -> list:
-        return [w for layer in self.layers for w in layer.trainable_weights] if self.trainable else []
+        if not self.trainable:
+            return []
+        own = [w for w, t in zip(self._weights, self._trainable_flags) if t]
+        return call_context.distinct([w for layer in self.layers for w in layer.trainable_weights] + own)
 
     @property
     def non_trainable_weights(self) -> list:
@@ -170,7 +190,7 @@ class Model(Layer):
         >>> keras.Model.from_config(config).count_params()
         10
         """
-        if not hasattr(self, "_order"):
+        if self.subclassed or not hasattr(self, "_order"):
             return super().get_config()
         return model_config.functional_config(self)
 
@@ -228,10 +248,21 @@ class Model(Layer):
         file, without pickle, whatever the name's extension; ``keras.models.load_model`` reads it.
 
         Written atomically, and ``overwrite=False`` asks first, as ``save_weights`` says."""
+        if self.subclassed:
+            raise NotImplementedError(
+                f"model.save: model '{self.name}' is a subclassed model, defined by the body of its call method, "
+                "which cannot be saved as an architecture (as Keras says of HDF5 files); use model.save_weights, "
+                "and make the model again from its class to load_weights into it"
+            )
         if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save"):
             model_file.save_model(self, filepath)
 
     def load_weights(self, filepath) -> None:
+        if self.subclassed and not self.built:
+            raise ValueError(
+                "Unable to load weights into a subclassed Model which has not created its variables yet. "
+                "Call the Model first, then load the weights."
+            )
         self.ensure_built()
         saving.load_weights(self, filepath)
 
@@ -268,6 +299,11 @@ class Model(Layer):
         return int(sum(w.size for w in self.weights))
 
     def ensure_built(self):
+        if not self.built and self.subclassed:
+            raise ValueError(
+                "This model has not yet been built. Build the model first by calling `build()` or by calling "
+                "the model on a batch of data."
+            )
         if not self.built:
             raise ValueError(
                 f"Model '{self.name}' has not been built yet: call it on data, call fit, or give the "
@@ -301,15 +337,31 @@ class Model(Layer):
             isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], KerasTensor)
         ):
             return super().__call__(inputs, training=training)
+        if self.subclassed:
+            return subclassed.call(self, inputs, training, kwargs, builds=type(self).build is not Model.build)
         self.build_from_data(inputs)
-        return self.call(inputs, training=bool(training))
+        return self.call(inputs, training=bool(call_context.training(training)))
+
+    def build(self, input_shape=None) -> None:
+        """Builds a subclassed model for inputs of ``input_shape`` (batch axis included, None or a size): its
+        layers create their weights, and its call is traced for pipelining, as Graphcore's Keras does.
+
+        Raises:
+          ValueError: with no ``input_shape``, or one that is not a shape, a list or a dict of shapes.
+        """
+        if self.subclassed:
+            subclassed.build(self, input_shape)
 
     def build_from_data(self, x) -> None:
-        """Functional models are built at construction; Sequential overrides this."""
+        """Functional models are built at construction; Sequential and subclassed models on their first data."""
+        if self.subclassed:
+            subclassed.build_from_data(self, x)
 
     def check_input_data(self, x) -> None:
         """Keras' 'incompatible with the layer' error for data that does not fit the model's input."""
         self.build_from_data(x)
+        if self.subclassed:  # its layers check what they are given, as in Keras
+            return
         given = x if isinstance(x, (list, tuple)) else [x]
         for i, (symbolic, value) in enumerate(zip(self.inputs, given)):
             shape = np.shape(value)
@@ -396,6 +448,9 @@ class Model(Layer):
 
     @property
     def output_names(self) -> list:
+        """The outputs' names (a subclassed model's are ``output_1``, ``output_2``, ... as Keras names them)."""
+        if self.subclassed:
+            return [f"output_{i + 1}" for i in range(self._output_count)] if self.built else []
         return [t.layer.name for t in self.outputs] if self.built else []
 
     @property
@@ -432,7 +487,7 @@ class Model(Layer):
 
     def compute_gradients(self, x, y):
         """Loss and gradients of one batch (no weight update): what a replica computes on the IPU."""
-        output = self.call(x, training=True)
+        output = self(x, training=True)
         loss, parts = self.compiled_loss(y, output)
         scale = getattr(self.optimizer, "loss_scale", None)  # a LossScaleOptimizer's: d(scale * loss)
         loss.backward(None if scale is None else np.full(loss.shape, scale, loss.dtype))
@@ -464,7 +519,7 @@ class Model(Layer):
     def test_step(self, x, y) -> float:
         """Runs with the graph recorded (never differentiated) so that, as in Keras, a cross-entropy
         finds the logits under a softmax output in evaluation too, not only in training."""
-        output = self.call(x, training=False)
+        output = self(x, training=False)
         loss, parts = self.compiled_loss(y, output)
         loss_value = _loss_value(loss, parts)
         self.update_metrics(loss_value, y, _values(output))
@@ -472,7 +527,7 @@ class Model(Layer):
 
     def predict_step(self, x, y=None):
         with no_grad():
-            out = self.call(x, training=False)
+            out = self(x, training=False)
         return _values(out)
 
     def executor(self):

@@ -66,7 +66,7 @@ class CompiledOutputs:
         if self.names is not None:
             return self
         loss, loss_weights, metrics = self._given
-        self.names = [t.layer.name for t in model.outputs] if model.built else ["output"]
+        self.names = model.output_names or ["output"]
         multi = len(self.names) > 1
         self.losses = [
             None if given is None else losses_module.get(given)
