@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import precision
-from ..keras.engine import atomic_step
+from ..keras.engine import atomic_step, step_overrides
 from ..keras.engine.training import Plan
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
@@ -466,12 +466,29 @@ def _train(model, setup, batches):
     replicas in turn (replica r gets batches r, r + R, ...); each replica accumulates its own,
     then the replicas' gradients are summed (``gradient_accumulation``)."""
     results, per_update = [], setup.replicas * setup.accumulation
+    if step_overrides.overridden(model, "train"):
+        return _own_train_steps(model, setup, batches)
     for start in range(0, len(batches), per_update):
         # the moving statistics and the weights change together, or not at all
         for loss, y, y_pred in atomic_step.run(_weight_update, model, setup, batches[start : start + per_update]):
             model.update_metrics(loss, y, y_pred)
             results.append(loss)
     return results
+
+
+def _own_train_steps(model, setup, batches) -> list:
+    """A train_step of the model's own, batch by batch: the update is its own, so neither the replicas' sum
+    nor gradient accumulation can be put around it here."""
+    if setup.replicas > 1 or setup.accumulation > 1:
+        from ..not_simulated import NotSimulatedError
+
+        raise NotSimulatedError(
+            f"{type(model).__name__}.train_step on {setup.replicas} replica(s) with gradient accumulation of "
+            f"{setup.accumulation} (ipu-teach runs a train_step of your own on one replica without accumulation: "
+            "use auto_select_ipus = 1 and no gradient_accumulation_steps_per_replica, or the built-in train_step)"
+        )
+    step = step_overrides.runner(model, "train")
+    return [step(x, y) for x, y in batches]
 
 
 def _weight_update(model, setup, batches) -> list:
@@ -489,11 +506,13 @@ def _weight_update(model, setup, batches) -> list:
 
 
 def _test(model, setup, batches):
-    return [model.test_step(x, y) for x, y in batches]
+    step = step_overrides.runner(model, "test")
+    return [step(x, y) for x, y in batches]
 
 
 def _predict(model, setup, batches):
-    return [model.predict_step(x) for x, _ in batches]
+    step = step_overrides.runner(model, "predict")
+    return [step(x) for x, _ in batches]
 
 
 _NUMERICS = {"train": _train, "test": _test, "predict": _predict}

@@ -19,6 +19,7 @@ from .engine import (
     on_batch,
     sample_weights,
     saving,
+    step_overrides,
     subclassed,
     training,
 )
@@ -86,6 +87,7 @@ class Model(Layer):
         self.subclassed = inputs is None and type(self).call is not Model.call
         self.traced = False  # a subclassed model's call traced into a graph of layer calls (for pipelining)
         self.trace_error = None
+        self.step_logs = {}  # the logs the model's own train_step / test_step last returned, by mode
         self.compiled = False
         self.stop_training = False
         self.steps_per_execution = 1
@@ -443,7 +445,8 @@ class Model(Layer):
                 f"You must compile your model before {'training/testing' if what != 'predict' else what}. "
                 f"Use `model.compile(optimizer, loss)`."
             )
-        if self.loss is None and what in ("fit", "evaluate"):
+        own_step = what != "predict" and step_overrides.overridden(self, "train" if what == "fit" else "test")
+        if self.loss is None and what in ("fit", "evaluate") and not own_step:
             raise ValueError(f"{what}: the model was compiled without a loss; pass loss=... to compile()")
 
     @property
@@ -481,14 +484,31 @@ class Model(Layer):
         shapes = self.output_shape if not self._single_output else [self.output_shape]
         self.compiled_outputs.resolve(self).check_labels(sample_weights.unpack(y)[0], shapes)
 
-    def compiled_loss(self, y, output):
+    def loss_and_parts(self, y, output):
         """The scalar Tensor to minimise and each output's loss."""
         return self.compiled_outputs.resolve(self).loss(y, output)
+
+    @property
+    def compiled_loss(self):
+        """Keras' container of compile's losses, for a ``train_step`` of one's own: ``self.compiled_loss(y,
+        y_pred)`` is the loss tensor, also added to the ``loss`` metric. None before compile."""
+        return step_overrides.CompiledLoss(self) if self.compiled else None
+
+    @property
+    def compiled_metrics(self):
+        """Keras' container of compile's metrics: ``self.compiled_metrics.update_state(y, y_pred)``.
+        None before compile."""
+        return step_overrides.CompiledMetrics(self) if self.compiled else None
+
+    @property
+    def losses(self) -> list:
+        """The layers' regularization losses (Keras' ``model.losses``): none, as ipu-teach refuses regularizers."""
+        return []
 
     def compute_gradients(self, x, y):
         """Loss and gradients of one batch (no weight update): what a replica computes on the IPU."""
         output = self(x, training=True)
-        loss, parts = self.compiled_loss(y, output)
+        loss, parts = self.loss_and_parts(y, output)
         scale = getattr(self.optimizer, "loss_scale", None)  # a LossScaleOptimizer's: d(scale * loss)
         loss.backward(None if scale is None else np.full(loss.shape, scale, loss.dtype))
         grads = []
@@ -505,7 +525,8 @@ class Model(Layer):
     def update_metrics(self, loss_value, y, y_pred) -> None:
         self.compiled_outputs.update(loss_value, y, y_pred)
 
-    def train_step(self, x, y) -> float:
+    def train_batch(self, x, y) -> float:
+        """The built-in training step on one batch (the engine's; Keras' ``train_step`` runs it)."""
         # the forward's moving statistics are written with the weights' update: all or nothing
         loss_value, y_pred = atomic_step.run(self._update_from, x, y)
         self.update_metrics(loss_value, y, y_pred)
@@ -516,19 +537,42 @@ class Model(Layer):
         self.apply_gradients(grads)
         return loss_value, y_pred
 
-    def test_step(self, x, y) -> float:
+    def test_batch(self, x, y) -> float:
         """Runs with the graph recorded (never differentiated) so that, as in Keras, a cross-entropy
         finds the logits under a softmax output in evaluation too, not only in training."""
         output = self(x, training=False)
-        loss, parts = self.compiled_loss(y, output)
+        loss, parts = self.loss_and_parts(y, output)
         loss_value = _loss_value(loss, parts)
         self.update_metrics(loss_value, y, _values(output))
         return loss_value
 
-    def predict_step(self, x, y=None):
+    def predict_batch(self, x, y=None):
         with no_grad():
             out = self(x, training=False)
         return _values(out)
+
+    # Keras' steps, as a class of one's own overrides them (Keras 2's semantics: engine/step_overrides.py)
+    def train_step(self, data) -> dict:
+        """One training step on a batch ``data`` (``(x, y)`` or ``(x, y, sample_weight)``); returns the logs.
+
+        ``fit`` runs it on every batch. Override it to train differently (e.g. with a ``tf.GradientTape``,
+        ``self.compiled_loss``, ``self.optimizer.apply_gradients`` and ``self.compiled_metrics``), returning
+        ``{m.name: m.result() for m in self.metrics}``, as in Keras.
+        """
+        x, y, sample_weight = step_overrides.unpack_x_y_sample_weight(data)
+        self.train_batch(x, y if sample_weight is None else sample_weights.Weighted(y, sample_weight))
+        return self.metric_logs()
+
+    def test_step(self, data) -> dict:
+        """One evaluation step on a batch ``data``; returns the logs. ``evaluate`` runs it on every batch."""
+        x, y, sample_weight = step_overrides.unpack_x_y_sample_weight(data)
+        self.test_batch(x, y if sample_weight is None else sample_weights.Weighted(y, sample_weight))
+        return self.metric_logs()
+
+    def predict_step(self, data):
+        """The predictions for a batch ``data`` (``(x,)`` or ``x``). ``predict`` runs it on every batch."""
+        x, _, _ = step_overrides.unpack_x_y_sample_weight(data)
+        return self(x, training=False)
 
     def executor(self):
         return self.device_executor or training.CPUExecutor()

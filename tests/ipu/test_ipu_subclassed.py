@@ -10,6 +10,7 @@ from ipu_test_helpers import CLASSES, FEATURES, build, compile_model, configure,
 import ipu_teach.keras as keras
 from ipu_teach import ipu
 from ipu_teach import tensorflow as tf
+from ipu_teach.not_simulated import NotSimulatedError
 
 
 class Net(keras.Model):
@@ -123,3 +124,60 @@ def test_a_call_with_tf_ops_runs_on_the_ipu_but_cannot_be_given_stages():
     assert len(history.history["loss"]) == 1 and model.get_ipu_executable("train").seconds_per_execution > 0
     with pytest.raises(RuntimeError, match=r"could not be traced with keras.Input tensors \(.*\).*keras.layers.Lambda"):
         model.set_pipeline_stage_assignment([0, 1])
+
+
+class WrittenOut(Net):
+    """Keras 2's default steps written out by hand: the same ops as the built-in steps."""
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+    def test_step(self, data):
+        x, y = data
+        y_pred = self(x, training=False)
+        self.compiled_loss(y, y_pred)
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+    def predict_step(self, data):
+        return self(data[0], training=False)
+
+
+def test_steps_of_ones_own_cost_and_compute_as_the_built_in_steps_of_the_same_ops():
+    configure(1)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        reference, model = build(0), WrittenOut()
+        like(reference, model)
+    (ours, theirs), (mine, its) = train_both(reference, model, steps_per_execution=4)
+    assert ours == theirs and model.optimizer.iterations == reference.optimizer.iterations == 32
+    assert mine.seconds_per_execution == its.seconds_per_execution and mine.compile_seconds == its.compile_seconds
+    x, y = data(64, seed=5)
+    assert model.evaluate(x, y, batch_size=16, verbose=0) == reference.evaluate(x, y, batch_size=16, verbose=0)
+    np.testing.assert_array_equal(
+        model.predict(x, batch_size=16, verbose=0), reference.predict(x, batch_size=16, verbose=0)
+    )
+    for mode in ("test", "predict"):
+        assert (
+            model.get_ipu_executable(mode).seconds_per_execution
+            == reference.get_ipu_executable(mode).seconds_per_execution
+        )
+
+
+def test_a_train_step_of_ones_own_on_replicas_is_refused_before_it_changes_anything():
+    configure(2)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = WrittenOut()
+        compile_model(model, 2)
+    model.build((None, FEATURES))
+    before = model.get_weights()
+    x, y = data(64)
+    with pytest.raises(NotSimulatedError, match=r"WrittenOut.train_step on 2 replica\(s\).*use auto_select_ipus = 1"):
+        model.fit(x, y, batch_size=8, verbose=0)
+    for old, now in zip(before, model.get_weights(), strict=True):
+        np.testing.assert_array_equal(old, now)

@@ -278,3 +278,81 @@ def test_a_call_with_tf_ops_trains_untraced():
     x = np.ones((8, 3), np.float32)
     model.fit(x, np.eye(2)[[0, 1] * 4], batch_size=4, verbose=0)
     assert model.traced is False and model.trace_error
+
+
+class DoubledLoss(Net):
+    """Keras 2's train_step written out, with the loss doubled before its gradient (the golden's)."""
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = 2.0 * self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        gradients = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+
+def test_a_train_step_of_ones_own_trains_as_keras_runs_it():
+    model = golden_net("train_step", DoubledLoss)
+    x, y = golden_data()
+    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    history = model.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0)
+    case = GOLDEN["cases"]["train_step"]
+    for name in ("loss", "accuracy"):
+        np.testing.assert_allclose(history.history[name], case["history"][name], rtol=1e-5)
+    np.testing.assert_allclose(model.evaluate(x, y, batch_size=16, verbose=0), case["evaluate"], rtol=1e-5)
+    assert model.optimizer.iterations == 12
+
+
+class Autoencoder(keras.Model):
+    """Compiled without a loss, fitted without labels: its steps make their own loss and logs."""
+
+    def __init__(self):
+        super().__init__()
+        self.code, self.decode = keras.layers.Dense(2), keras.layers.Dense(4)
+
+    def call(self, inputs):
+        return self.decode(self.code(inputs))
+
+    def train_step(self, data):
+        x, _, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        with tf.GradientTape() as tape:
+            error = tf.reduce_mean(tf.square(self(x, training=True) - x))
+        self.optimizer.apply_gradients(zip(tape.gradient(error, self.trainable_variables), self.trainable_variables))
+        return {"reconstruction": error, "weighted": sample_weight is not None}
+
+    def test_step(self, data):
+        x = data[0]
+        return {"reconstruction": tf.reduce_mean(tf.square(self(x) - x))}
+
+    def predict_step(self, data):
+        return self(data[0]) * 0.0
+
+
+def test_steps_of_ones_own_give_the_logs_history_and_predictions():
+    x = np.random.default_rng(0).normal(size=(32, 4)).astype(np.float32)
+    model = Autoencoder()
+    model.compile(keras.optimizers.Adam(0.05))
+    history = model.fit(x, epochs=5, batch_size=8, verbose=0)
+    assert sorted(history.history) == ["reconstruction", "weighted"] and history.history["weighted"] == [0.0] * 5
+    losses = history.history["reconstruction"]
+    assert losses[-1] < losses[0]
+    last_batch = model.test_step((x[24:],))["reconstruction"].data  # as in Keras: the logs of the last step
+    assert model.evaluate(x, batch_size=8, verbose=0) == pytest.approx(float(last_batch))
+    assert model.evaluate(x, return_dict=True, verbose=0).keys() == {"reconstruction"}
+    assert not model.predict(x, verbose=0).any()
+    assert model.fit(x, x[:, 0], sample_weight=np.ones(32), verbose=0).history["weighted"] == [1.0]
+
+
+class NoLogs(Net):
+    def train_step(self, data):
+        return None
+
+
+def test_a_train_step_must_return_its_logs():
+    model = NoLogs()
+    model.compile("sgd", "mse")
+    with pytest.raises(TypeError, match=r"NoLogs.train_step returned NoneType: it should return a dict of logs"):
+        model.fit(np.ones((4, 4)), np.ones((4, 3)), verbose=0)

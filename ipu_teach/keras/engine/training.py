@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import callbacks as callbacks_module
 from ..progbar import Progbar
+from . import step_overrides
 from .data_adapter import DataAdapter, split_validation, unpack_validation_data
 
 
@@ -39,7 +40,7 @@ class CPUExecutor:
         return Plan(model.steps_per_execution, adapter.steps)
 
     def run(self, model, mode, batches):
-        step = {"train": model.train_step, "test": model.test_step, "predict": model.predict_step}[mode]
+        step = step_overrides.runner(model, mode)
         start = time.perf_counter()
         results = [step(x, y) for x, y in batches]
         return results, time.perf_counter() - start
@@ -78,6 +79,7 @@ def _check_data(model, adapter, with_labels, what):
             "pass at least one sample"
         )
     model.check_input_data(x)
+    with_labels = with_labels and not step_overrides.overridden(model, "train" if what == "fit" else "test")
     if with_labels and y is None:
         raise ValueError("fit/evaluate need labels: pass y=... (or a Dataset of (x, y) pairs)")
     if with_labels:  # every label of arrays (a bad one late in the data would fail mid-training), else the first batch
@@ -246,7 +248,7 @@ def _run_epoch(model, executor, plan, mode, adapter, bar, cbs, collect=None):
         done += len(group) // plan.replicas
         if collect is not None:
             collect.extend(results)
-        logs = model.metric_logs() if mode != "predict" else {}
+        logs = step_overrides.logs(model, mode) if mode != "predict" else {}
         getattr(cbs, hooks[1])(done - 1, logs)
         bar.update(done, list(logs.items()), elapsed, finalize=False)
         if getattr(model, _STOP_FLAG[mode]):
