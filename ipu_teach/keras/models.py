@@ -40,6 +40,11 @@ def _loss_value(loss, parts) -> LossValue:
     return value
 
 
+def _symbolic(value) -> bool:
+    """Whether ``value`` is a ``keras.Input`` tensor (or a list of them): what a functional model is made from."""
+    return isinstance(value, KerasTensor) or (isinstance(value, (list, tuple)) and any(map(_symbolic, value)))
+
+
 def _fits(shape, declared) -> bool:
     """A size the model's input leaves unknown (None, as in ``keras.Input((None, 8))``) takes any value."""
     return len(shape) == len(declared) and all(want is None or want == got for want, got in zip(declared, shape))
@@ -83,8 +88,11 @@ class Model(Layer):
 
     def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
         super().__init__(name=name or backend.unique_name(self._default_name()), **kwargs)
+        own_call = type(self).call is not Model.call
+        if own_call and outputs is None and inputs is not None and not _symbolic(inputs):
+            inputs = None  # as Keras, a subclass's lone positional argument is ignored (Graphcore's docs pass self)
         # written as a class: layers made in __init__, a call of its own (engine/subclassed.py)
-        self.subclassed = inputs is None and type(self).call is not Model.call
+        self.subclassed = inputs is None and own_call
         self.traced = False  # a subclassed model's call traced into a graph of layer calls (for pipelining)
         self.trace_error = None
         self.step_logs = {}  # the logs the model's own train_step / test_step last returned, by mode

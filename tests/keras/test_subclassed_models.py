@@ -356,3 +356,22 @@ def test_a_train_step_must_return_its_logs():
     model.compile("sgd", "mse")
     with pytest.raises(TypeError, match=r"NoLogs.train_step returned NoneType: it should return a dict of logs"):
         model.fit(np.ones((4, 4)), np.ones((4, 3)), verbose=0)
+
+
+class PassesSelf(keras.Model):
+    """As Graphcore's documentation example (keras_tf2_example11.py) writes it: ``super().__init__(self)``."""
+
+    def __init__(self):
+        super().__init__(self)
+        self.dense = keras.layers.Dense(2)
+
+    def call(self, inputs):
+        return self.dense(inputs)
+
+
+def test_a_lone_positional_argument_to_a_subclass_init_is_ignored_as_keras_ignores_it():
+    model = PassesSelf()
+    assert model.subclassed and model(np.ones((1, 3), np.float32)).shape == (1, 2)
+    inputs = keras.Input(shape=(3,))
+    with pytest.raises(ValueError, match=r"keras.Model\(inputs, outputs\) needs both inputs and outputs"):
+        keras.Model(inputs)  # a plain Model given only its inputs is still told what is missing
