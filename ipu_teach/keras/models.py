@@ -334,6 +334,8 @@ class Model(Layer):
         functional models compute it), without running any layer."""
         if not self.built:
             self.build(input_shape)  # a Sequential learns its input shape, as Keras builds a layer first
+        if self.subclassed and not self.traced:  # a call of tf ops: run on a zero sample, as a custom layer's
+            return super().compute_output_shape(input_shape)
         given = [input_shape] if self._single_input else list(input_shape)
         shapes = graph.run(self.inputs, given, self._order, lambda layer, shape: layer.compute_output_shape(shape))
         return self._outputs_of(shapes)

@@ -269,7 +269,7 @@ class WithTfOps(keras.Model):
         self.dense = keras.layers.Dense(2)
 
     def call(self, inputs):
-        return tf.nn.softmax(tf.matmul(self.dense(inputs), tf.ones((2, 2))))
+        return tf.nn.sigmoid(tf.matmul(self.dense(inputs), tf.constant([[0.0, 1.0], [1.0, 0.0]])))
 
 
 def test_a_call_with_tf_ops_trains_untraced():
@@ -375,3 +375,16 @@ def test_a_lone_positional_argument_to_a_subclass_init_is_ignored_as_keras_ignor
     inputs = keras.Input(shape=(3,))
     with pytest.raises(ValueError, match=r"keras.Model\(inputs, outputs\) needs both inputs and outputs"):
         keras.Model(inputs)  # a plain Model given only its inputs is still told what is missing
+
+
+@pytest.mark.parametrize("cls", [PassesSelf, WithTfOps], ids=["layers only", "tf ops"])
+def test_a_subclassed_model_is_a_layer_of_a_functional_model(cls):
+    inputs = keras.Input(shape=(3,))
+    inner = cls()
+    first = inner(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(1)(first))
+    assert first.shape == (None, 2) and model.count_params() == inner.count_params() + 3
+    model.compile("sgd", "mse")
+    before = [w.copy() for w in inner.get_weights()]
+    model.fit(np.ones((8, 3), np.float32), np.ones((8, 1), np.float32), verbose=0)
+    assert any(not np.array_equal(a, b) for a, b in zip(before, inner.get_weights()))  # trained through it
