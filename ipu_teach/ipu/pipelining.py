@@ -91,7 +91,12 @@ def get_pipeline_stage_assignment(self) -> list:
     >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
     [0, 1]
     """
-    return [PipelineStageAssignment(t, i) for i, t in enumerate(_nodes(self))]
+    assignments, calls = [], {}
+    for tensor in _nodes(self):  # as Graphcore's Keras: a node's index is which call of its layer it is
+        index = calls.get(id(tensor.layer), 0)
+        calls[id(tensor.layer)] = index + 1
+        assignments.append(PipelineStageAssignment(tensor, index))
+    return assignments
 
 
 def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
@@ -170,7 +175,7 @@ def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=Non
     Layer (type) (node index)               Input Layers            Pipeline Stage
     ================================================================================
     dense (Dense) (0)                       input_1                 0
-    dense_1 (Dense) (1)                     dense                   1
+    dense_1 (Dense) (0)                     dense                   1
     ================================================================================
     """
     print_fn = print_fn or print

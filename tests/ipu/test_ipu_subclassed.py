@@ -181,3 +181,43 @@ def test_a_train_step_of_ones_own_on_replicas_is_refused_before_it_changes_anyth
         model.fit(x, y, batch_size=8, verbose=0)
     for old, now in zip(before, model.get_weights(), strict=True):
         np.testing.assert_array_equal(old, now)
+
+
+class Shared(keras.Model):
+    """Graphcore's keras_tf2_example12.py's model: one Dense called four times, assigned by node index."""
+
+    def __init__(self):
+        super().__init__()
+        self.first, self.shared = keras.layers.Dense(8), keras.layers.Dense(8)
+        self.concat, self.last = keras.layers.Concatenate(), keras.layers.Dense(CLASSES, activation="softmax")
+
+    def call(self, inputs):
+        x = self.first(inputs)
+        x1, x2 = self.shared(x), self.shared(x)
+        return self.last(self.concat([self.shared(x1), self.shared(x2)]))
+
+
+def test_a_node_index_is_which_call_of_its_layer_it_is_as_in_graphcores_keras():
+    configure(2)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = Shared()
+        model.build((None, FEATURES))
+        assignments = model.get_pipeline_stage_assignment()
+        assert [(a.layer.name, a.node_index) for a in assignments] == [
+            ("dense", 0),
+            ("dense_1", 0),
+            ("dense_1", 1),
+            ("dense_1", 2),
+            ("dense_1", 3),
+            ("concatenate", 0),
+            ("dense_2", 0),
+        ]
+        for a in assignments:  # as Graphcore's example assigns them
+            shared_stage = 1 if a.node_index < 2 else 2
+            a.pipeline_stage = {"dense": 0, "dense_1": shared_stage, "concatenate": 2, "dense_2": 3}[a.layer.name]
+        model.set_pipeline_stage_assignment(assignments)
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=8, device_mapping=[0, 1, 1, 0])
+        compile_model(model, 8)
+    assert [a.pipeline_stage for a in model.get_pipeline_stage_assignment()] == [0, 1, 1, 2, 2, 2, 3]
+    x, y = data(128)
+    assert len(model.fit(x, y, batch_size=8, verbose=0).history["loss"]) == 1
