@@ -84,8 +84,9 @@ class Layer:
     def __setattr__(self, name, value):
         """Keras' tracking: a layer (or a list, tuple or dict of them) kept in an attribute is a sublayer."""
         tracked = self.__dict__.setdefault("_tracked", {})
-        if value is not self and call_context.holds_layers(value, Layer):
-            tracked[name] = value
+        empty = isinstance(value, (list, tuple, dict)) and not value
+        if value is not self and call_context.holds_layers(value, Layer) and not (empty and name.startswith("_")):
+            tracked[name] = value  # an empty public list or dict may be filled with layers later
         else:
             tracked.pop(name, None)
         object.__setattr__(self, name, value)
@@ -96,7 +97,8 @@ class Layer:
 
     def _sublayers(self) -> list:
         """The layers this layer holds in its attributes, each once, in the order they were assigned."""
-        return call_context.layers_in(self.__dict__.get("_tracked", {}).values(), Layer, self)
+        tracked = self.__dict__.get("_tracked")
+        return call_context.layers_in(tracked.values(), Layer, self) if tracked else []
 
     def _flatten_layers(self):
         """This layer and every layer inside it, depth first (as Keras' ``_flatten_layers``)."""
