@@ -249,6 +249,7 @@ def plan_for(model, pipelining_options: dict, num_ipus: int, allow_recompute: bo
             f"{num_ipus} are selected; set config.auto_select_ipus = {1 << (ipus - 1).bit_length()}"
         )
     stage_of_layer = {t.layer.name: t.pipeline_stage for t in nodes}
+    _warn_layers_in_several_stages(model, nodes, stage_of_layer)
     return PipelinePlan(
         count,
         mapping,
@@ -258,6 +259,19 @@ def plan_for(model, pipelining_options: dict, num_ipus: int, allow_recompute: bo
         bool(allow_recompute),
         pipelining_options.get("gradient_accumulation_steps_per_replica"),
     )
+
+
+def _warn_layers_in_several_stages(model, nodes, stage_of_layer) -> None:
+    """A layer called in several stages (Graphcore's keras_tf2_example12.py) is costed in one: ipu-teach names the
+    ops of a step by layer, not by call. The numbers are the same; say what the simulated time assumes."""
+    for layer in dict.fromkeys(t.layer for t in nodes):
+        stages = sorted({t.pipeline_stage for t in nodes if t.layer is layer})
+        if len(stages) > 1:
+            messages.warning(
+                f"Layer `{layer.name}` of model `{model.name}` is called in pipeline stages {stages}; ipu-teach "
+                f"costs all its calls in stage {stage_of_layer[layer.name]} (the simulated time of the others is "
+                "in that stage's, the numbers are unchanged)"
+            )
 
 
 def warn_unused(model, pipelining_options: dict, plan: PipelinePlan | None, num_ipus: int) -> None:

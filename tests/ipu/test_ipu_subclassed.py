@@ -197,7 +197,7 @@ class Shared(keras.Model):
         return self.last(self.concat([self.shared(x1), self.shared(x2)]))
 
 
-def test_a_node_index_is_which_call_of_its_layer_it_is_as_in_graphcores_keras():
+def test_a_node_index_is_which_call_of_its_layer_it_is_as_in_graphcores_keras(capsys):
     configure(2)
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = Shared()
@@ -221,3 +221,7 @@ def test_a_node_index_is_which_call_of_its_layer_it_is_as_in_graphcores_keras():
     assert [a.pipeline_stage for a in model.get_pipeline_stage_assignment()] == [0, 1, 1, 2, 2, 2, 3]
     x, y = data(128)
     assert len(model.fit(x, y, batch_size=8, verbose=0).history["loss"]) == 1
+    assert (
+        "WARNING:ipu_teach:Layer `dense_1` of model `shared` is called in pipeline stages [1, 2]; ipu-teach costs all "
+        "its calls in stage 2" in capsys.readouterr().out
+    )
