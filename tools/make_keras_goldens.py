@@ -347,49 +347,12 @@ def configs(rng) -> None:
 
 
 def _subclassed_model(train_step=False):
-    """A model written as a class: a layer of its own holding a Dense (its call takes no ``training``), a
-    list of them, and a BatchNormalization called without ``training`` (it follows fit's and predict's)."""
+    """The models of tests/keras/subclassed_golden_models.py, made with tf-keras."""
+    sys.path.insert(0, str(OUT.parent))
+    import subclassed_golden_models  # noqa: PLC0415 (the tests' own module, found once OUT is known)
 
-    class Block(keras.layers.Layer):
-        def __init__(self, units, **kwargs):
-            super().__init__(**kwargs)
-            self.units = units
-            self.inner = keras.layers.Dense(units, activation="relu")
-
-        def build(self, input_shape):
-            self.scale = self.add_weight("scale", shape=(self.units,), initializer="ones")
-
-        def call(self, inputs):
-            return self.inner(inputs) * self.scale
-
-    class Net(keras.Model):
-        def __init__(self):
-            super().__init__()
-            self.first = keras.layers.Dense(8, activation="relu")
-            self.blocks = [Block(8), Block(8)]
-            self.norm = {"bn": keras.layers.BatchNormalization()}
-            self.last = keras.layers.Dense(3, activation="softmax")
-
-        def call(self, inputs, training=None):
-            x = self.first(inputs)
-            for block in self.blocks:
-                x = block(x)
-            return self.last(self.norm["bn"](x))
-
-    class DoubledLoss(Net):
-        """Keras 2's train_step, written out, with the loss doubled before its gradient."""
-
-        def train_step(self, data):
-            x, y = data
-            with tf.GradientTape() as tape:
-                y_pred = self(x, training=True)
-                loss = 2.0 * self.compiled_loss(y, y_pred)
-            gradients = tape.gradient(loss, self.trainable_variables)
-            self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
-            self.compiled_metrics.update_state(y, y_pred)
-            return {m.name: m.result() for m in self.metrics}
-
-    return DoubledLoss() if train_step else Net()
+    _, net, doubled_loss = subclassed_golden_models.classes(keras, tf)
+    return doubled_loss() if train_step else net()
 
 
 def subclassed(rng) -> None:

@@ -7,6 +7,7 @@ import pathlib
 
 import numpy as np
 import pytest
+import subclassed_golden_models
 
 import ipu_teach.keras as keras
 from ipu_teach import tensorflow as tf
@@ -14,36 +15,7 @@ from ipu_teach import tensorflow as tf
 GOLDEN = json.loads((pathlib.Path(__file__).parent / "golden" / "subclassed.json").read_text())
 
 
-class Block(keras.layers.Layer):
-    """A layer of one's own holding a Dense; its call takes no ``training``."""
-
-    def __init__(self, units, **kwargs):
-        super().__init__(**kwargs)
-        self.units = units
-        self.inner = keras.layers.Dense(units, activation="relu")
-
-    def build(self, input_shape):
-        self.scale = self.add_weight("scale", shape=(self.units,), initializer="ones")
-
-    def call(self, inputs):
-        return self.inner(inputs) * self.scale
-
-
-class Net(keras.Model):
-    """The golden's model: layers in an attribute, a list and a dict; BatchNormalization called without training."""
-
-    def __init__(self):
-        super().__init__()
-        self.first = keras.layers.Dense(8, activation="relu")
-        self.blocks = [Block(8), Block(8)]
-        self.norm = {"bn": keras.layers.BatchNormalization()}
-        self.last = keras.layers.Dense(3, activation="softmax")
-
-    def call(self, inputs, training=None):
-        x = self.first(inputs)
-        for block in self.blocks:
-            x = block(x)
-        return self.last(self.norm["bn"](x))
+Block, Net, DoubledLoss = subclassed_golden_models.classes(keras, tf)
 
 
 def golden_net(case="fit", cls=Net):
@@ -89,17 +61,24 @@ def test_summary_lists_each_layer_as_multiple_as_keras_does():
     assert not any("Connected to" in line for line in lines)
 
 
-def test_fit_evaluate_and_predict_from_keras_weights_give_keras_numbers():
-    """The call context gives the BatchNormalization, called without training, fit's True and predict's False."""
-    model = golden_net()
+def fit_as_the_golden(case, cls=Net):
+    """The golden's model of ``cls`` fitted as tf-keras fitted it; its history and evaluation checked against Keras'."""
+    model = golden_net(case, cls)
     x, y = golden_data()
     model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
     history = model.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0)
-    case = GOLDEN["cases"]["fit"]
+    expected = GOLDEN["cases"][case]
     for name in ("loss", "accuracy"):
-        np.testing.assert_allclose(history.history[name], case["history"][name], rtol=1e-5)
-    np.testing.assert_allclose(model.evaluate(x, y, batch_size=16, verbose=0), case["evaluate"], rtol=1e-5)
-    np.testing.assert_allclose(model.predict(x[:4], verbose=0), case["predict"], rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(history.history[name], expected["history"][name], rtol=1e-5)
+    np.testing.assert_allclose(model.evaluate(x, y, batch_size=16, verbose=0), expected["evaluate"], rtol=1e-5)
+    return model
+
+
+def test_fit_evaluate_and_predict_from_keras_weights_give_keras_numbers():
+    """The call context gives the BatchNormalization, called without training, fit's True and predict's False."""
+    model = fit_as_the_golden("fit")
+    x, _ = golden_data()
+    np.testing.assert_allclose(model.predict(x[:4], verbose=0), GOLDEN["cases"]["fit"]["predict"], rtol=1e-5, atol=1e-7)
 
 
 def test_a_subclassed_model_trains_as_the_functional_model_of_the_same_layers():
@@ -280,30 +259,8 @@ def test_a_call_with_tf_ops_trains_untraced():
     assert model.traced is False and model.trace_error
 
 
-class DoubledLoss(Net):
-    """Keras 2's train_step written out, with the loss doubled before its gradient (the golden's)."""
-
-    def train_step(self, data):
-        x, y = data
-        with tf.GradientTape() as tape:
-            y_pred = self(x, training=True)
-            loss = 2.0 * self.compiled_loss(y, y_pred, regularization_losses=self.losses)
-        gradients = tape.gradient(loss, self.trainable_variables)
-        self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
-        self.compiled_metrics.update_state(y, y_pred)
-        return {m.name: m.result() for m in self.metrics}
-
-
 def test_a_train_step_of_ones_own_trains_as_keras_runs_it():
-    model = golden_net("train_step", DoubledLoss)
-    x, y = golden_data()
-    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
-    history = model.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0)
-    case = GOLDEN["cases"]["train_step"]
-    for name in ("loss", "accuracy"):
-        np.testing.assert_allclose(history.history[name], case["history"][name], rtol=1e-5)
-    np.testing.assert_allclose(model.evaluate(x, y, batch_size=16, verbose=0), case["evaluate"], rtol=1e-5)
-    assert model.optimizer.iterations == 12
+    assert fit_as_the_golden("train_step", DoubledLoss).optimizer.iterations == 12
 
 
 class Autoencoder(keras.Model):
