@@ -31,6 +31,7 @@ def _run(name, *args, cwd):
         ("dataset_pipeline.py", (), "history ['accuracy', 'loss', 'val_accuracy', 'val_loss']"),
         ("python_inputs.py", ("--epochs", "2"), "trained 2 epoch(s)"),
         ("custom_training_loop.py", (), "accuracy above 0.6\nipu-teach: `training_loop` ran 8 call(s), 128 step(s)"),
+        ("subclassed_model.py", (), "pipelined test accuracy 0.8"),
     ],
 )
 def test_the_script_runs_unchanged(name, args, expected, tmp_path):

@@ -346,9 +346,51 @@ def configs(rng) -> None:
     )
 
 
+def _subclassed_model(train_step=False):
+    """The models of tests/keras/subclassed_golden_models.py, made with tf-keras."""
+    sys.path.insert(0, str(OUT.parent))
+    import subclassed_golden_models  # noqa: PLC0415 (the tests' own module, found once OUT is known)
+
+    _, net, doubled_loss = subclassed_golden_models.classes(keras, tf)
+    return doubled_loss() if train_step else net()
+
+
+def subclassed(rng) -> None:
+    """keras/engine/training.py for a subclassed Model: layers tracked from attributes (also in lists and dicts),
+    weights in Keras' order, summary's rows ("multiple"), fit/evaluate/predict from given weights, the
+    call context giving a nested layer fit's ``training``; and a train_step override (Keras 2's semantics)."""
+    x = rng.normal(0, 1, (64, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 64)
+    cases = {}
+    for name, train_step in (("fit", False), ("train_step", True)):
+        keras.backend.clear_session()
+        model = _subclassed_model(train_step)
+        model(x[:1])
+        weights = [  # a variance is positive
+            (rng.uniform(0.5, 1.5, w.shape) if "variance" in w.name else rng.normal(0, 0.5, w.shape)).astype(np.float32)
+            for w in model.weights
+        ]
+        model.set_weights(weights)
+        rows = []
+        model.summary(print_fn=rows.append)
+        model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        history = model.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0)
+        cases[name] = {
+            "weights": weights,
+            "weight_names": [w.name.split("/", 1)[1] for w in model.weights],
+            "trainable_names": [w.name.split("/", 1)[1] for w in model.trainable_variables],
+            "layers": [layer.name for layer in model.layers],
+            "summary": rows,
+            "history": history.history,
+            "evaluate": model.evaluate(x, y, batch_size=16, verbose=0),
+            "predict": model.predict(x[:4], verbose=0),
+        }
+    write("subclassed", {"x": x, "y": y, "cases": cases})
+
+
 def main() -> None:
     keras.utils.set_random_seed(0)
-    for section in (losses, metrics, normalization, configs):
+    for section in (losses, metrics, normalization, configs, subclassed):
         section(np.random.default_rng(sum(map(ord, section.__name__))))
     total = sum(p.stat().st_size for p in OUT.glob("*.json"))
     print(f"{total} bytes in all")

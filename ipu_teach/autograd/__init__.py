@@ -15,7 +15,7 @@ Example:
 
 from . import gradients, ops
 from .cost import OpCost
-from .function import Context, Function, OpRecord, record, scope
+from .function import Context, Function, OpRecord, record, scope, unrecorded
 from .ops.portable import portable_numerics, set_portable_numerics
 from .tensor import DEFAULT_FLOAT, Tensor, as_tensor, is_grad_enabled, no_grad
 

@@ -66,8 +66,9 @@ def record():
 
 @contextlib.contextmanager
 def unrecorded():
-    """A block whose ops no :func:`record` block collects: they run, but not on the device being costed
-    (TensorFlow's ``outside_compilation_scope`` runs them on the host)."""
+    """A block whose ops no :func:`record` block collects: they run, but are not part of the step being recorded
+    (TensorFlow's ``outside_compilation_scope`` runs them on the host; a layer run on a zero sample to learn its
+    output shape is not part of the step, as Keras traces it on placeholders instead)."""
     saved = _recorders[:]
     del _recorders[:]
     try:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import precision
-from ..keras.engine import atomic_step
+from ..keras.engine import atomic_step, step_overrides
 from ..keras.engine.training import Plan, step_log
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
@@ -488,6 +488,8 @@ def _train(model, setup, batches, step_logs=None):
     replicas in turn (replica r gets batches r, r + R, ...); each replica accumulates its own,
     then the replicas' gradients are summed (``gradient_accumulation``)."""
     results, per_update = [], setup.replicas * setup.accumulation
+    if step_overrides.overridden(model, "train"):
+        return _own_train_steps(model, setup, batches)
     for start in range(0, len(batches), per_update):
         # the moving statistics and the weights change together, or not at all
         for loss, y, y_pred in atomic_step.run(_weight_update, model, setup, batches[start : start + per_update]):
@@ -495,6 +497,21 @@ def _train(model, setup, batches, step_logs=None):
             results.append(loss)
             _log_step(model, "train", loss, step_logs)
     return results
+
+
+def _own_train_steps(model, setup, batches) -> list:
+    """A train_step of the model's own, batch by batch: the update is its own, so neither the replicas' sum
+    nor gradient accumulation can be put around it here."""
+    if setup.replicas > 1 or setup.accumulation > 1:
+        from ..not_simulated import NotSimulatedError
+
+        raise NotSimulatedError(
+            f"{type(model).__name__}.train_step on {setup.replicas} replica(s) with gradient accumulation of "
+            f"{setup.accumulation} (ipu-teach runs a train_step of your own on one replica without accumulation: "
+            "use auto_select_ipus = 1 and no gradient_accumulation_steps_per_replica, or the built-in train_step)"
+        )
+    step = step_overrides.runner(model, "train")
+    return [step(x, y) for x, y in batches]
 
 
 def _weight_update(model, setup, batches) -> list:
@@ -512,11 +529,13 @@ def _weight_update(model, setup, batches) -> list:
 
 
 def _test(model, setup, batches, step_logs=None):
-    return [_log_step(model, "test", model.test_step(x, y), step_logs) for x, y in batches]
+    step = step_overrides.runner(model, "test")
+    return [_log_step(model, "test", step(x, y), step_logs) for x, y in batches]
 
 
 def _predict(model, setup, batches, step_logs=None):
-    return [_log_step(model, "predict", model.predict_step(x), step_logs) for x, _ in batches]
+    step = step_overrides.runner(model, "predict")
+    return [_log_step(model, "predict", step(x), step_logs) for x, _ in batches]
 
 
 def _log_step(model, mode, result, step_logs):

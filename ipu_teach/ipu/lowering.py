@@ -22,6 +22,7 @@ import numpy as np
 from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import Reduction, VectorPass, elementwise
+from ..keras.engine import step_overrides
 from . import matrix_plan, memory_layout
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -309,6 +310,9 @@ class RecordedStep:
 
 def _record_step(model, mode, x, y) -> list:
     """The ops of one step of ``model``'s ``mode``, from running it once (its state restored after)."""
+    if step_overrides.overridden(model, mode):  # the model's own step: its ops, as a plain step's are costed
+        with _preserved_state(model):
+            return step_overrides.recorded_ops(model, mode, x, y)
     with _preserved_state(model), record() as tape:
         if mode == "train":
             model.compute_gradients(x, y)
@@ -316,12 +320,12 @@ def _record_step(model, mode, x, y) -> list:
             from ..autograd import no_grad
 
             with no_grad():
-                model.compiled_loss(y, model.call(x, training=False))
+                model.loss_and_parts(y, model(x, training=False))
         else:
             from ..autograd import no_grad
 
             with no_grad():
-                model.call(x, training=False)
+                model(x, training=False)
     return tape
 
 
@@ -424,9 +428,8 @@ class _preserved_state:
         from ..keras import backend
 
         self.weights = self.model.get_weights()
-        self.generators = [backend.rng()] + [
-            layer._rng for layer in self.model.layers if getattr(layer, "_rng", None) is not None
-        ]
+        inner = [inner for layer in self.model.layers for inner in layer._flatten_layers()]
+        self.generators = [backend.rng()] + [layer._rng for layer in inner if getattr(layer, "_rng", None) is not None]
         self.states = [g.bit_generator.state for g in self.generators]
 
     def __exit__(self, *exc):

@@ -48,9 +48,26 @@ def _check_stage(stage):
     return stage
 
 
-def _nodes(model) -> list:
+def _nodes(model, action="get") -> list:
+    if getattr(model, "subclassed", False) and not model.traced:
+        _untraced(model, action)
     model.ensure_built()
     return [t for t in model._order if not isinstance(t.layer, InputLayer)]
+
+
+def _untraced(model, action):
+    """Graphcore's Keras' errors for a subclassed model whose call has not been traced into layer calls."""
+    if model.trace_error is not None:
+        raise RuntimeError(
+            f"Cannot {action} pipeline stage assignments for model `{model.name}`: its call could not be traced "
+            f"with keras.Input tensors ({model.trace_error}), so ipu-teach cannot tell which layer calls it makes; "
+            "make call use layers only (wrap tf ops in keras.layers.Lambda or a layer of your own)"
+        )
+    hint = ", or assign pipeline stages in your graph definition using PipelineStage scopes" if action == "set" else ""
+    raise RuntimeError(
+        f"Cannot {action} pipeline stage assignments for model `{model.name}` which has not been built yet. "
+        f"Please call `model.build()` first{hint}."
+    )
 
 
 def get_pipeline_stage_assignment(self) -> list:
@@ -74,7 +91,12 @@ def get_pipeline_stage_assignment(self) -> list:
     >>> [a.pipeline_stage for a in model.get_pipeline_stage_assignment()]
     [0, 1]
     """
-    return [PipelineStageAssignment(t, i) for i, t in enumerate(_nodes(self))]
+    assignments, calls = [], {}
+    for tensor in _nodes(self):  # as Graphcore's Keras: a node's index is which call of its layer it is
+        index = calls.get(id(tensor.layer), 0)
+        calls[id(tensor.layer)] = index + 1
+        assignments.append(PipelineStageAssignment(tensor, index))
+    return assignments
 
 
 def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
@@ -100,7 +122,7 @@ def set_pipeline_stage_assignment(self, pipeline_stage_assignment) -> None:
     [0, 1]
     """
     unbuilt = isinstance(self, Sequential) and not self.built
-    nodes = self.layers if unbuilt else _nodes(self)
+    nodes = self.layers if unbuilt else _nodes(self, "set")
     stages = [getattr(a, "pipeline_stage", a) for a in pipeline_stage_assignment]
     if len(stages) != len(nodes):
         what = "layers" if isinstance(self, Sequential) else "layer calls (in post-order)"
@@ -153,7 +175,7 @@ def print_pipeline_stage_assignment_summary(self, line_length=None, print_fn=Non
     Layer (type) (node index)               Input Layers            Pipeline Stage
     ================================================================================
     dense (Dense) (0)                       input_1                 0
-    dense_1 (Dense) (1)                     dense                   1
+    dense_1 (Dense) (0)                     dense                   1
     ================================================================================
     """
     print_fn = print_fn or print
@@ -186,6 +208,8 @@ class PipelinePlan:
 def plan_for(model, pipelining_options: dict, num_ipus: int, allow_recompute: bool) -> PipelinePlan | None:
     """The model's pipeline (with ``set_pipelining_options``' values), checked; None when no layer has a
     stage (the model is not pipelined)."""
+    if getattr(model, "subclassed", False) and not model.traced:
+        return None  # a call that cannot be traced runs unpipelined (its stages could not be known)
     nodes = _nodes(model)
     stages = [t.pipeline_stage for t in nodes]
     if all(s is None for s in stages):
@@ -225,6 +249,7 @@ def plan_for(model, pipelining_options: dict, num_ipus: int, allow_recompute: bo
             f"{num_ipus} are selected; set config.auto_select_ipus = {1 << (ipus - 1).bit_length()}"
         )
     stage_of_layer = {t.layer.name: t.pipeline_stage for t in nodes}
+    _warn_layers_in_several_stages(model, nodes, stage_of_layer)
     return PipelinePlan(
         count,
         mapping,
@@ -234,6 +259,19 @@ def plan_for(model, pipelining_options: dict, num_ipus: int, allow_recompute: bo
         bool(allow_recompute),
         pipelining_options.get("gradient_accumulation_steps_per_replica"),
     )
+
+
+def _warn_layers_in_several_stages(model, nodes, stage_of_layer) -> None:
+    """A layer called in several stages (Graphcore's keras_tf2_example12.py) is costed in one: ipu-teach names the
+    ops of a step by layer, not by call. The numbers are the same; say what the simulated time assumes."""
+    for layer in dict.fromkeys(t.layer for t in nodes):
+        stages = sorted({t.pipeline_stage for t in nodes if t.layer is layer})
+        if len(stages) > 1:
+            messages.warning(
+                f"Layer `{layer.name}` of model `{model.name}` is called in pipeline stages {stages}; ipu-teach "
+                f"costs all its calls in stage {stage_of_layer[layer.name]} (the simulated time of the others is "
+                "in that stage's, the numbers are unchanged)"
+            )
 
 
 def warn_unused(model, pipelining_options: dict, plan: PipelinePlan | None, num_ipus: int) -> None:

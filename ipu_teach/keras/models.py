@@ -12,6 +12,7 @@ from . import losses as losses_module
 from . import optimizers as optimizers_module
 from .engine import (
     atomic_step,
+    call_context,
     device,
     extensions,
     graph,
@@ -22,6 +23,8 @@ from .engine import (
     on_batch,
     sample_weights,
     saving,
+    step_overrides,
+    subclassed,
     training,
 )
 from .engine import overwrite as overwrite_module
@@ -39,6 +42,11 @@ def _loss_value(loss, parts) -> LossValue:
     if len(parts) > 1:
         value.per_output = parts
     return value
+
+
+def _symbolic(value) -> bool:
+    """Whether ``value`` is a ``keras.Input`` tensor (or a list of them): what a functional model is made from."""
+    return isinstance(value, KerasTensor) or (isinstance(value, (list, tuple)) and any(map(_symbolic, value)))
 
 
 def _fits(shape, declared) -> bool:
@@ -80,8 +88,18 @@ class Model(Layer):
         """Called only for a name the model does not have: say how to get it if an extension provides it."""
         raise extensions.missing_attribute(self, name)
 
+    is_model = True
+
     def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
         super().__init__(name=name or backend.unique_name(self._default_name()), **kwargs)
+        own_call = type(self).call is not Model.call
+        if own_call and outputs is None and inputs is not None and not _symbolic(inputs):
+            inputs = None  # as Keras, a subclass's lone positional argument is ignored (Graphcore's docs pass self)
+        # written as a class: layers made in __init__, a call of its own (engine/subclassed.py)
+        self.subclassed = inputs is None and own_call
+        self.traced = False  # a subclassed model's call traced into a graph of layer calls (for pipelining)
+        self.trace_error = None
+        self.step_logs = {}  # the logs the model's own train_step / test_step last returned, by mode
         self.compiled = False
         self.stop_training = False
         self.steps_per_execution = 1
@@ -94,7 +112,7 @@ class Model(Layer):
 
     @classmethod
     def _default_name(cls):
-        return "model"
+        return "model" if cls is Model or not issubclass(cls, Model) else backend.snake_case(cls.__name__)
 
     def _init_graph(self, inputs, outputs):
         self._single_input = isinstance(inputs, KerasTensor)
@@ -110,7 +128,13 @@ class Model(Layer):
     # ----- structure -----------------------------------------------------------------------------
     @property
     def layers(self) -> list:
+        """The model's layers: a subclassed model's are those its attributes hold, in the order assigned."""
+        if self.subclassed:
+            return Layer._sublayers(self)
         return list(self._layers) if self.built else []
+
+    def _sublayers(self) -> list:
+        return self.layers
 
     def get_layer(self, name=None, index=None) -> Layer:
         if index is not None:
@@ -121,10 +145,12 @@ class Model(Layer):
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}")
 
     def inbound_layers(self, layer) -> list:
-        return [parent.layer for t in self._order if t.layer is layer for parent in t.inputs]
+        return [parent.layer for t in getattr(self, "_order", ()) if t.layer is layer for parent in t.inputs]
 
     def is_sequential_like(self) -> bool:
         """A single chain (each layer fed by the one before): summary then omits 'Connected to'."""
+        if self.subclassed:  # Keras lists its layers without their connections
+            return True
         calls = [t for t in self._order if not isinstance(t.layer, InputLayer)]
         if len(self.inputs) != 1 or len(self.outputs) != 1 or len({id(t.layer) for t in calls}) != len(calls):
             return False
@@ -139,11 +165,15 @@ class Model(Layer):
 
     @property
     def weights(self) -> list:
-        return [w for layer in self.layers for w in layer.weights]
+        """Each layer's weights, in the order of ``layers``, then the model's own (``add_weight``), as in Keras."""
+        return call_context.distinct([w for layer in self.layers for w in layer.weights] + self._weights)
 
     @property
     def trainable_weights(self) -> list:
-        return [w for layer in self.layers for w in layer.trainable_weights] if self.trainable else []
+        if not self.trainable:
+            return []
+        own = [w for w, t in zip(self._weights, self._trainable_flags) if t]
+        return call_context.distinct([w for layer in self.layers for w in layer.trainable_weights] + own)
 
     @property
     def non_trainable_weights(self) -> list:
@@ -174,7 +204,7 @@ class Model(Layer):
         >>> keras.Model.from_config(config).count_params()
         10
         """
-        if not hasattr(self, "_order"):
+        if self.subclassed or not hasattr(self, "_order"):
             return super().get_config()
         return model_config.functional_config(self)
 
@@ -237,6 +267,12 @@ class Model(Layer):
         zip file of ipu-teach's, without pickle; ``keras.models.load_model`` reads both.
 
         Written atomically, and ``overwrite=False`` asks first, as ``save_weights`` says."""
+        if self.subclassed:
+            raise NotImplementedError(
+                f"model.save: model '{self.name}' is a subclassed model, defined by the body of its call method, "
+                "which cannot be saved as an architecture (as Keras says of HDF5 files); use model.save_weights, "
+                "and make the model again from its class to load_weights into it"
+            )
         if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save"):
             if _hdf5_wanted(filepath, save_format):
                 hdf5_format.save_model(self, filepath, include_optimizer)
@@ -255,6 +291,11 @@ class Model(Layer):
             shape, rather than fail.
           options: Accepted for Keras compatibility.
         """
+        if self.subclassed and not self.built:
+            raise ValueError(
+                "Unable to load weights into a subclassed Model which has not created its variables yet. "
+                "Call the Model first, then load the weights."
+            )
         self.ensure_built()
         filepath = os.fspath(filepath)
         if not os.path.exists(filepath):
@@ -306,6 +347,11 @@ class Model(Layer):
         return int(sum(w.size for w in self.weights))
 
     def ensure_built(self):
+        if not self.built and self.subclassed:
+            raise ValueError(
+                "This model has not yet been built. Build the model first by calling `build()` or by calling "
+                "the model on a batch of data."
+            )
         if not self.built:
             raise ValueError(
                 f"Model '{self.name}' has not been built yet: call it on data, call fit, or give the "
@@ -326,6 +372,8 @@ class Model(Layer):
         functional models compute it), without running any layer."""
         if not self.built:
             self.build(input_shape)  # a Sequential learns its input shape, as Keras builds a layer first
+        if self.subclassed and not self.traced:  # a call of tf ops: run on a zero sample, as a custom layer's
+            return super().compute_output_shape(input_shape)
         given = [input_shape] if self._single_input else list(input_shape)
         shapes = graph.run(self.inputs, given, self._order, lambda layer, shape: layer.compute_output_shape(shape))
         return self._outputs_of(shapes)
@@ -339,15 +387,31 @@ class Model(Layer):
             isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], KerasTensor)
         ):
             return super().__call__(inputs, training=training)
+        if self.subclassed:
+            return subclassed.call(self, inputs, training, kwargs, builds=type(self).build is not Model.build)
         self.build_from_data(inputs)
-        return self.call(inputs, training=bool(training))
+        return self.call(inputs, training=bool(call_context.training(training)))
+
+    def build(self, input_shape=None) -> None:
+        """Builds a subclassed model for inputs of ``input_shape`` (batch axis included, None or a size): its
+        layers create their weights, and its call is traced for pipelining, as Graphcore's Keras does.
+
+        Raises:
+          ValueError: with no ``input_shape``, or one that is not a shape, a list or a dict of shapes.
+        """
+        if self.subclassed:
+            subclassed.build(self, input_shape)
 
     def build_from_data(self, x) -> None:
-        """Functional models are built at construction; Sequential overrides this."""
+        """Functional models are built at construction; Sequential and subclassed models on their first data."""
+        if self.subclassed:
+            subclassed.build_from_data(self, x)
 
     def check_input_data(self, x) -> None:
         """Keras' 'incompatible with the layer' error for data that does not fit the model's input."""
         self.build_from_data(x)
+        if self.subclassed:  # its layers check what they are given, as in Keras
+            return
         given = x if isinstance(x, (list, tuple)) else [x]
         for i, (symbolic, value) in enumerate(zip(self.inputs, given)):
             shape = np.shape(value)
@@ -429,11 +493,15 @@ class Model(Layer):
                 f"You must compile your model before {'training/testing' if what != 'predict' else what}. "
                 f"Use `model.compile(optimizer, loss)`."
             )
-        if self.loss is None and what in ("fit", "evaluate"):
+        own_step = what != "predict" and step_overrides.overridden(self, "train" if what == "fit" else "test")
+        if self.loss is None and what in ("fit", "evaluate") and not own_step:
             raise ValueError(f"{what}: the model was compiled without a loss; pass loss=... to compile()")
 
     @property
     def output_names(self) -> list:
+        """The outputs' names (a subclassed model's are ``output_1``, ``output_2``, ... as Keras names them)."""
+        if self.subclassed:
+            return [f"output_{i + 1}" for i in range(self._output_count)] if self.built else []
         return [t.layer.name for t in self.outputs] if self.built else []
 
     @property
@@ -464,14 +532,31 @@ class Model(Layer):
         shapes = self.output_shape if not self._single_output else [self.output_shape]
         self.compiled_outputs.resolve(self).check_labels(sample_weights.unpack(y)[0], shapes)
 
-    def compiled_loss(self, y, output):
+    def loss_and_parts(self, y, output):
         """The scalar Tensor to minimise and each output's loss."""
         return self.compiled_outputs.resolve(self).loss(y, output)
 
+    @property
+    def compiled_loss(self):
+        """Keras' container of compile's losses, for a ``train_step`` of one's own: ``self.compiled_loss(y,
+        y_pred)`` is the loss tensor, also added to the ``loss`` metric. None before compile."""
+        return step_overrides.CompiledLoss(self) if self.compiled else None
+
+    @property
+    def compiled_metrics(self):
+        """Keras' container of compile's metrics: ``self.compiled_metrics.update_state(y, y_pred)``.
+        None before compile."""
+        return step_overrides.CompiledMetrics(self) if self.compiled else None
+
+    @property
+    def losses(self) -> list:
+        """The layers' regularization losses (Keras' ``model.losses``): none, as ipu-teach refuses regularizers."""
+        return []
+
     def compute_gradients(self, x, y):
         """Loss and gradients of one batch (no weight update): what a replica computes on the IPU."""
-        output = self.call(x, training=True)
-        loss, parts = self.compiled_loss(y, output)
+        output = self(x, training=True)
+        loss, parts = self.loss_and_parts(y, output)
         scale = getattr(self.optimizer, "loss_scale", None)  # a LossScaleOptimizer's: d(scale * loss)
         loss.backward(None if scale is None else np.full(loss.shape, scale, loss.dtype))
         grads = []
@@ -488,7 +573,8 @@ class Model(Layer):
     def update_metrics(self, loss_value, y, y_pred) -> None:
         self.compiled_outputs.update(loss_value, y, y_pred)
 
-    def train_step(self, x, y) -> float:
+    def train_batch(self, x, y) -> float:
+        """The built-in training step on one batch (the engine's; Keras' ``train_step`` runs it)."""
         # the forward's moving statistics are written with the weights' update: all or nothing
         loss_value, y_pred = atomic_step.run(self._update_from, x, y)
         self.update_metrics(loss_value, y, y_pred)
@@ -499,19 +585,42 @@ class Model(Layer):
         self.apply_gradients(grads)
         return loss_value, y_pred
 
-    def test_step(self, x, y) -> float:
+    def test_batch(self, x, y) -> float:
         """Runs with the graph recorded (never differentiated) so that, as in Keras, a cross-entropy
         finds the logits under a softmax output in evaluation too, not only in training."""
-        output = self.call(x, training=False)
-        loss, parts = self.compiled_loss(y, output)
+        output = self(x, training=False)
+        loss, parts = self.loss_and_parts(y, output)
         loss_value = _loss_value(loss, parts)
         self.update_metrics(loss_value, y, _values(output))
         return loss_value
 
-    def predict_step(self, x, y=None):
+    def predict_batch(self, x, y=None):
         with no_grad():
-            out = self.call(x, training=False)
+            out = self(x, training=False)
         return _values(out)
+
+    # Keras' steps, as a class of one's own overrides them (Keras 2's semantics: engine/step_overrides.py)
+    def train_step(self, data) -> dict:
+        """One training step on a batch ``data`` (``(x, y)`` or ``(x, y, sample_weight)``); returns the logs.
+
+        ``fit`` runs it on every batch. Override it to train differently (e.g. with a ``tf.GradientTape``,
+        ``self.compiled_loss``, ``self.optimizer.apply_gradients`` and ``self.compiled_metrics``), returning
+        ``{m.name: m.result() for m in self.metrics}``, as in Keras.
+        """
+        x, y, sample_weight = step_overrides.unpack_x_y_sample_weight(data)
+        self.train_batch(x, y if sample_weight is None else sample_weights.Weighted(y, sample_weight))
+        return self.metric_logs()
+
+    def test_step(self, data) -> dict:
+        """One evaluation step on a batch ``data``; returns the logs. ``evaluate`` runs it on every batch."""
+        x, y, sample_weight = step_overrides.unpack_x_y_sample_weight(data)
+        self.test_batch(x, y if sample_weight is None else sample_weights.Weighted(y, sample_weight))
+        return self.metric_logs()
+
+    def predict_step(self, data):
+        """The predictions for a batch ``data`` (``(x,)`` or ``x``). ``predict`` runs it on every batch."""
+        x, _, _ = step_overrides.unpack_x_y_sample_weight(data)
+        return self(x, training=False)
 
     def executor(self):
         return self.device_executor or training.CPUExecutor()

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import backend
 from .data_utils import Sequence  # noqa: F401 (keras.utils.Sequence)
+from .engine.step_overrides import unpack_x_y_sample_weight  # noqa: F401 (for a train_step of one's own)
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):

@@ -144,7 +144,7 @@ def test_an_interrupted_training_step_leaves_the_model_all_old_or_all_new(python
     model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
     x, y = tiny_classification(8)
     model.train_on_batch(x, y)  # slots exist: an interrupt could leave some at step 1 and some at step 2
-    trials = assert_never_torn(model, lambda: model.train_step(x, y))
+    trials = assert_never_torn(model, lambda: model.train_batch(x, y))
     assert trials > 1000  # every line of the forward, backward and update was interrupted once
 
 

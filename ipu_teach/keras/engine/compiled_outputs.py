@@ -66,7 +66,7 @@ class CompiledOutputs:
         if self.names is not None:
             return self
         loss, loss_weights, metrics = self._given
-        self.names = [t.layer.name for t in model.outputs] if model.built else ["output"]
+        self.names = model.output_names or ["output"]
         multi = len(self.names) > 1
         self.losses = [
             None if given is None else losses_module.get(given)
@@ -135,12 +135,19 @@ class CompiledOutputs:
         return total, parts
 
     def update(self, loss_value, y_true, y_pred) -> None:
+        batch = len(y_pred[0] if isinstance(y_pred, list) else y_pred)
+        self.update_losses(getattr(loss_value, "per_output", []), loss_value, batch)
+        self.update_metrics(y_true, y_pred)
+
+    def update_losses(self, parts, loss_value, batch) -> None:
+        """The ``loss`` metric and, with several outputs, each output's loss metric, by a batch of ``batch`` samples."""
+        self.loss_tracker.update_state(loss_value, sample_weight=batch)
+        for tracker, part in zip(self.output_trackers, parts if len(parts) > 1 else []):
+            tracker.update_state(part, sample_weight=batch)
+
+    def update_metrics(self, y_true, y_pred) -> None:
         y_true, sample_weight = sample_weights.unpack(y_true)  # for the weighted metrics only, as in Keras
         ys, preds = (y_true, y_pred) if isinstance(y_pred, list) else ([y_true], [y_pred])
-        batch = len(preds[0])
-        self.loss_tracker.update_state(loss_value, sample_weight=batch)
-        for tracker, part in zip(self.output_trackers, getattr(loss_value, "per_output", [])):
-            tracker.update_state(part, sample_weight=batch)
         for metrics, weighted, y, pred in zip(self.output_metrics, self.output_weighted_metrics, ys, preds):
             for m in metrics:
                 m.update_state(y, pred)

@@ -1,6 +1,7 @@
 """``train_on_batch``, ``test_on_batch`` and ``predict_on_batch``: one step on one batch, by the
 model's executor (the host CPU, or the simulated IPU inside an IPUStrategy scope)."""
 
+from . import step_overrides
 from .data_adapter import DataAdapter
 from .training import _check_data
 
@@ -28,7 +29,7 @@ def run(model, mode, x, y=None, sample_weight=None, class_weight=None, reset_met
     results, _ = executor.run(model, mode, list(adapter.batches()))
     if mode == "predict":
         return results[0]
-    logs = model.metric_logs()
+    logs = step_overrides.logs(model, mode)
     if return_dict:
         return logs
     values = list(logs.values())

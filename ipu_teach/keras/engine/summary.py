@@ -15,8 +15,10 @@ def print_row(fields, positions, print_fn):
     print_fn(line)
 
 
-def _output_shape(layer) -> str:
-    shape = format_shape(layer.output_shape) if layer.output_shape is not None else "multiple"
+def _output_shape(model, layer) -> str:
+    """A subclassed model's layers show "multiple", as in Keras: its call may use a layer several times."""
+    known = layer.output_shape is not None and not model.subclassed
+    shape = format_shape(layer.output_shape) if known else "multiple"
     return f"[{shape}]" if isinstance(layer, InputLayer) else shape
 
 
@@ -40,7 +42,7 @@ def print_summary(model, line_length=None, positions=None, print_fn=None):
     print_fn("=" * line_length)
     layers = model.layers
     for i, layer in enumerate(layers):
-        fields = [f"{layer.name} ({type(layer).__name__})", _output_shape(layer), layer.count_params()]
+        fields = [f"{layer.name} ({type(layer).__name__})", _output_shape(model, layer), layer.count_params()]
         if not sequential_like:
             sources = model.inbound_layers(layer)
             fields.append(", ".join(f"{s.name}[0][0]" for s in sources))

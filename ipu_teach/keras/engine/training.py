@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import callbacks as callbacks_module
 from ..progbar import Progbar
-from . import polling_thread
+from . import polling_thread, step_overrides
 from .data_adapter import DataAdapter, split_validation, unpack_validation_data
 
 
@@ -38,7 +38,7 @@ class Plan:
 
 def step_log(model, mode, result) -> dict:
     """The logs a step's ``on_*_batch_end`` gets: the metrics so far, or a predict step's ``outputs``."""
-    return {"outputs": result} if mode == "predict" else model.metric_logs()
+    return {"outputs": result} if mode == "predict" else step_overrides.logs(model, mode)
 
 
 class CPUExecutor:
@@ -52,7 +52,7 @@ class CPUExecutor:
 
     def run(self, model, mode, batches, step_logs=None):
         """Runs ``batches``; appends each step's logs to ``step_logs`` when it is a list."""
-        step = {"train": model.train_step, "test": model.test_step, "predict": model.predict_step}[mode]
+        step = step_overrides.runner(model, mode)
         start = time.perf_counter()
         results = []
         for x, y in batches:
@@ -95,6 +95,7 @@ def _check_data(model, adapter, with_labels, what):
             "pass at least one sample"
         )
     model.check_input_data(x)
+    with_labels = with_labels and not step_overrides.overridden(model, "train" if what == "fit" else "test")
     if with_labels and y is None:
         raise ValueError("fit/evaluate need labels: pass y=... (or a Dataset of (x, y) pairs)")
     if with_labels:  # every label of arrays (a bad one late in the data would fail mid-training), else the first batch
@@ -274,7 +275,7 @@ def _run_epoch(model, executor, plan, mode, adapter, bar, cbs, collect=None):
         elapsed += seconds
         done += len(group) // plan.replicas
         if not polling:
-            logs = model.metric_logs() if mode != "predict" else {}
+            logs = step_overrides.logs(model, mode) if mode != "predict" else {}
             getattr(cbs, hooks[1])(done - 1, logs)
             bar.update(done, list(logs.items()), elapsed, finalize=False)
         if getattr(model, _STOP_FLAG[mode]):

@@ -13,6 +13,7 @@ from .base import Input, InputLayer, KerasTensor, Layer
 from .convolutional import Conv1D, Conv2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax
 from .embedding import Embedding
+from .lambda_layer import Lambda
 from .global_pooling import GlobalAveragePooling2D, GlobalAvgPool2D
 from .layer_normalization import LayerNormalization
 from .merging import Add, Average, Concatenate, Multiply, Subtract, add, average, concatenate, multiply, subtract
@@ -47,6 +48,7 @@ __all__ = [
     "InputLayer",
     "KerasTensor",
     "LSTM",
+    "Lambda",
     "Layer",
     "LayerNormalization",
     "MaxPool2D",

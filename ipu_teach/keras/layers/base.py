@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from ...autograd import Tensor, no_grad, precision, scope
+from ...autograd import Tensor, no_grad, precision, unrecorded
 from .. import backend, initializers
-from ..engine import config, weight_budget
+from ..engine import call_context, config, weight_budget
 from ..ipu.pipeline_stage import current_stage
 from ..mixed_precision import policy as dtype_policies
 
@@ -75,7 +75,36 @@ class Layer:
     min_ndim = None
     ndim = None
     multi_input = False
-    """True for layers called on a list of tensors (the merge layers)."""
+    """True for layers called on a list of tensors (the merge layers); a layer class of the user's own
+    becomes one for the instance first called on a list, as Keras' layers take any structure."""
+    is_model = False
+    takes_lists = False
+    """True for a built-in layer that takes a list as well as a tensor (Lambda)."""
+
+    def __setattr__(self, name, value):
+        """Keras' tracking: a layer (or a list, tuple or dict of them) kept in an attribute is a sublayer."""
+        tracked = self.__dict__.setdefault("_tracked", {})
+        empty = isinstance(value, (list, tuple, dict)) and not value
+        if value is not self and call_context.holds_layers(value, Layer) and not (empty and name.startswith("_")):
+            tracked[name] = value  # an empty public list or dict may be filled with layers later
+        else:
+            tracked.pop(name, None)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self.__dict__.get("_tracked", {}).pop(name, None)
+        object.__delattr__(self, name)
+
+    def _sublayers(self) -> list:
+        """The layers this layer holds in its attributes, each once, in the order they were assigned."""
+        tracked = self.__dict__.get("_tracked")
+        return call_context.layers_in(tracked.values(), Layer, self) if tracked else []
+
+    def _flatten_layers(self):
+        """This layer and every layer inside it, depth first (as Keras' ``_flatten_layers``)."""
+        yield self
+        for layer in self._sublayers():
+            yield from layer._flatten_layers()
 
     @config.recording_arguments
     def __init__(self, name=None, trainable=True, input_shape=None, batch_input_shape=None, dtype=None, **kwargs):
@@ -122,11 +151,14 @@ class Layer:
 
     @trainable.setter
     def trainable(self, value) -> None:
-        """A frozen layer's weights take no gradient at all (none is kept to be applied on unfreezing)."""
+        """A frozen layer's weights take no gradient at all (none is kept to be applied on unfreezing);
+        as in Keras, its sublayers are frozen (or unfrozen) with it."""
         self._trainable = bool(value)
         for weight, flag in zip(self._weights, self._trainable_flags):
             weight.requires_grad = self._trainable and flag
             weight.grad = None
+        for layer in self._sublayers():
+            layer.trainable = value
 
     def add_weight(
         self,
@@ -216,19 +248,27 @@ class Layer:
 
     @property
     def weights(self) -> list:
-        return list(self._weights)
+        """As in Keras: the trainable weights, then the others; a layer's own before its sublayers'."""
+        return self.trainable_weights + self.non_trainable_weights
 
     @property
     def trainable_weights(self) -> list:
         if not self.trainable:
             return []
-        return [w for w, t in zip(self._weights, self._trainable_flags) if t]
+        own = [w for w, t in zip(self._weights, self._trainable_flags) if t]
+        return call_context.distinct(own + [w for layer in self._sublayers() for w in layer.trainable_weights])
 
     @property
     def non_trainable_weights(self) -> list:
-        if not self.trainable:
-            return list(self._weights)
-        return [w for w, t in zip(self._weights, self._trainable_flags) if not t]
+        own = [w for w, t in zip(self._weights, self._trainable_flags) if not t or not self.trainable]
+        inner = [w for layer in self._sublayers() for w in layer.non_trainable_weights]
+        trainable = {id(w) for w in self.trainable_weights}
+        return call_context.distinct(w for w in own + inner if id(w) not in trainable)
+
+    # TensorFlow's names for the same lists, as custom training loops use them
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
 
     def count_params(self) -> int:
         return int(sum(w.size for w in self.weights))
@@ -237,17 +277,17 @@ class Layer:
         return [w.data.copy() for w in self.weights]
 
     def set_weights(self, weights) -> None:
-        weights = list(weights)
-        if len(weights) != len(self._weights):
-            raise ValueError(f"Layer '{self.name}' expects {len(self._weights)} weights, but was given {len(weights)}")
-        for w, value in zip(self._weights, weights):
+        weights, mine = list(weights), self.weights
+        if len(weights) != len(mine):
+            raise ValueError(f"Layer '{self.name}' expects {len(mine)} weights, but was given {len(weights)}")
+        for w, value in zip(mine, weights):
             value = np.asarray(value)
             if value.shape != w.shape:
                 raise ValueError(
                     f"Layer '{self.name}': weight {w.name} has shape {w.shape}, "
                     f"but the value given has shape {value.shape}"
                 )
-        for w, value in zip(self._weights, weights):
+        for w, value in zip(mine, weights):
             w.data = np.array(value, dtype=w.dtype)
 
     # ----- building and calling ------------------------------------------------------------------
@@ -305,6 +345,7 @@ class Layer:
             isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], KerasTensor)
         ):
             return self._call_symbolic(inputs, current_stage())
+        self._take_lists(inputs)
         if self.multi_input and isinstance(inputs, (list, tuple)):
             tensor = [t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=np.float32)) for t in inputs]
             self._ensure_built([t.shape for t in tensor])
@@ -312,13 +353,20 @@ class Layer:
             self._check_arity(inputs)
             tensor = inputs if isinstance(inputs, Tensor) else Tensor(np.asarray(inputs, dtype=np.float32))
             self._ensure_built(tensor.shape)
-        with scope(self.name), precision.autocast(self.compute_dtype):
-            return self.call(tensor, training=bool(training), **kwargs)
+        with precision.autocast(self.compute_dtype):
+            return call_context.invoke(self, tensor, training, kwargs)
+
+    def _take_lists(self, inputs) -> None:
+        """A layer class of the user's own (or a Lambda) takes a list as Keras' layers do: as a merge layer."""
+        user_class = not type(self).__module__.startswith("ipu_teach.")
+        if isinstance(inputs, (list, tuple)) and (user_class or self.takes_lists):
+            self.multi_input = True
 
     def _call_symbolic(self, inputs, stage):
         """Builds the layer and computes its output shape from the input shapes alone: no data is made
         or run, whatever the shapes (as Keras' functional API builds from shapes). ``stage`` is the
         PipelineStage open at call time; it wins over the one at construction."""
+        self._take_lists(inputs)
         self._check_arity(inputs)
         given = list(inputs) if self.multi_input else [inputs]
         shape = [t.shape for t in given] if self.multi_input else inputs.shape
@@ -344,8 +392,8 @@ class Layer:
         self._ensure_built(input_shape)  # as Keras' default builds the layer first
         shapes = input_shape if self.multi_input else [input_shape]
         probes = [Tensor(np.zeros((1,) + tuple(s[1:]), dtype=np.float32)) for s in shapes]
-        with no_grad():
-            probe = self.call(probes if self.multi_input else probes[0], training=False)
+        with no_grad(), unrecorded():
+            probe = call_context.invoke(self, probes if self.multi_input else probes[0], False, {})
         return (shapes[0][0],) + tuple(probe.shape[1:])
 
     def __init_subclass__(cls, **kwargs):

@@ -1,0 +1,47 @@
+"""The models written as classes that golden/subclassed.json holds tf-keras' numbers for: made from the ``keras``
+and ``tf`` given, so that tools/make_keras_goldens.py builds them with tf-keras and the tests with ipu-teach."""
+
+
+def classes(keras, tf):
+    """(Block, Net, DoubledLoss): a layer of its own holding a Dense (its call takes no ``training``); a model
+    holding layers in an attribute, a list and a dict, calling BatchNormalization without ``training`` (it
+    follows fit's and predict's); and that model with Keras 2's train_step written out, its loss doubled."""
+
+    class Block(keras.layers.Layer):
+        def __init__(self, units, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+            self.inner = keras.layers.Dense(units, activation="relu")
+
+        def build(self, input_shape):
+            self.scale = self.add_weight("scale", shape=(self.units,), initializer="ones")
+
+        def call(self, inputs):
+            return self.inner(inputs) * self.scale
+
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.first = keras.layers.Dense(8, activation="relu")
+            self.blocks = [Block(8), Block(8)]
+            self.norm = {"bn": keras.layers.BatchNormalization()}
+            self.last = keras.layers.Dense(3, activation="softmax")
+
+        def call(self, inputs, training=None):
+            x = self.first(inputs)
+            for block in self.blocks:
+                x = block(x)
+            return self.last(self.norm["bn"](x))
+
+    class DoubledLoss(Net):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = 2.0 * self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+            self.compiled_metrics.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    return Block, Net, DoubledLoss
