@@ -346,9 +346,180 @@ def configs(rng) -> None:
     )
 
 
+LAYER_CASES = [
+    # (id, layer class, arguments, input shape); every case also sets Keras' own weights to seeded values
+    ("ReLU()", "ReLU", {}, (3, 7)),
+    ("ReLU(max_value=6)", "ReLU", {"max_value": 6.0}, (3, 7)),
+    (
+        "ReLU(max_value, negative_slope, threshold)",
+        "ReLU",
+        {"max_value": 1.0, "negative_slope": 0.1, "threshold": 0.5},
+        (3, 7),
+    ),
+    ("ReLU(negative_slope)", "ReLU", {"negative_slope": 0.2}, (3, 7)),
+    ("ReLU(threshold)", "ReLU", {"threshold": 0.3}, (3, 7)),
+    ("LeakyReLU()", "LeakyReLU", {}, (3, 7)),
+    ("LeakyReLU(alpha=0.1)", "LeakyReLU", {"alpha": 0.1}, (3, 7)),
+    ("ThresholdedReLU(theta=0.5)", "ThresholdedReLU", {"theta": 0.5}, (3, 7)),
+    ("ELU(alpha=0.7)", "ELU", {"alpha": 0.7}, (3, 7)),
+    ("PReLU()", "PReLU", {}, (2, 3, 4)),
+    ("PReLU(shared_axes=[1, 2])", "PReLU", {"shared_axes": [1, 2]}, (2, 3, 4, 2)),
+    ("Conv2D(dilation_rate=2)", "Conv2D", {"filters": 3, "kernel_size": 3, "dilation_rate": 2}, (1, 7, 6, 2)),
+    (
+        "Conv2D(dilation_rate=(1, 2), same)",
+        "Conv2D",
+        {"filters": 3, "kernel_size": (2, 3), "dilation_rate": (1, 2), "padding": "same"},
+        (1, 5, 6, 2),
+    ),
+    (
+        "Conv1D(dilation_rate=2, causal)",
+        "Conv1D",
+        {"filters": 3, "kernel_size": 3, "dilation_rate": 2, "padding": "causal"},
+        (2, 9, 2),
+    ),
+    (
+        "Conv1D(dilation_rate=3, same)",
+        "Conv1D",
+        {"filters": 2, "kernel_size": 2, "dilation_rate": 3, "padding": "same"},
+        (2, 8, 3),
+    ),
+    (
+        "Conv2DTranspose(strides=2, same)",
+        "Conv2DTranspose",
+        {"filters": 3, "kernel_size": 3, "strides": 2, "padding": "same"},
+        (1, 3, 4, 2),
+    ),
+    (
+        "Conv2DTranspose(strides=2, valid)",
+        "Conv2DTranspose",
+        {"filters": 3, "kernel_size": 3, "strides": 2},
+        (1, 3, 3, 2),
+    ),
+    (
+        "Conv2DTranspose((2, 3), strides=(3, 1))",
+        "Conv2DTranspose",
+        {"filters": 2, "kernel_size": (2, 3), "strides": (3, 1)},
+        (1, 3, 4, 3),
+    ),
+    (
+        "Conv2DTranspose(kernel 1, strides=3, same)",
+        "Conv2DTranspose",
+        {"filters": 2, "kernel_size": 1, "strides": 3, "padding": "same"},
+        (1, 3, 2, 2),
+    ),
+    (
+        "Conv2DTranspose(dilation_rate=2, same)",
+        "Conv2DTranspose",
+        {"filters": 2, "kernel_size": 3, "dilation_rate": 2, "padding": "same", "activation": "relu"},
+        (1, 5, 4, 3),
+    ),
+    ("DepthwiseConv2D(depth_multiplier=2)", "DepthwiseConv2D", {"kernel_size": 3, "depth_multiplier": 2}, (1, 6, 5, 3)),
+    (
+        "DepthwiseConv2D(strides=2, same)",
+        "DepthwiseConv2D",
+        {"kernel_size": (3, 2), "strides": 2, "padding": "same"},
+        (1, 7, 6, 2),
+    ),
+    (
+        "DepthwiseConv2D(dilation_rate=2, same)",
+        "DepthwiseConv2D",
+        {"kernel_size": 3, "dilation_rate": 2, "padding": "same", "use_bias": False},
+        (1, 6, 6, 2),
+    ),
+    (
+        "SeparableConv2D(depth_multiplier=2, same)",
+        "SeparableConv2D",
+        {"filters": 4, "kernel_size": 3, "depth_multiplier": 2, "padding": "same"},
+        (1, 4, 5, 3),
+    ),
+    (
+        "SeparableConv2D(strides=2, relu)",
+        "SeparableConv2D",
+        {"filters": 3, "kernel_size": 2, "strides": 2, "activation": "relu"},
+        (1, 6, 7, 2),
+    ),
+    ("UpSampling2D((2, 3))", "UpSampling2D", {"size": (2, 3)}, (1, 3, 2, 2)),
+    ("Cropping2D(((1, 0), (2, 1)))", "Cropping2D", {"cropping": ((1, 0), (2, 1))}, (2, 4, 5, 2)),
+    ("Rescaling(1 / 127.5, offset=-1)", "Rescaling", {"scale": 1 / 127.5, "offset": -1.0}, (2, 3, 4)),
+    (
+        "Normalization(mean, variance)",
+        "Normalization",
+        {"mean": [0.5, -1.0, 2.0], "variance": [4.0, 0.25, 1.0]},
+        (4, 3),
+    ),
+]
+
+
+def shortest(value):
+    """Float32 values (arrays, tensors, lists of them) as the float64 numbers of their shortest repr: the
+    same float32 when read back, in about half the characters of the float64 repr."""
+    if isinstance(value, dict):
+        return {k: shortest(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shortest(v) for v in value]
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        value = value.numpy()
+    if isinstance(value, np.ndarray) and value.dtype == np.float32:
+        return np.array([float(str(v)) for v in value.ravel()]).reshape(value.shape)
+    return value
+
+
+def layers_breadth(rng) -> None:
+    """tf-keras layers/activation (ReLU's options through backend.relu, LeakyReLU, ThresholdedReLU, ELU,
+    PReLU), layers/convolutional (dilation_rate, Conv2DTranspose's deconv_output_length, DepthwiseConv2D,
+    SeparableConv2D), layers/reshaping (UpSampling2D, Cropping2D) and layers/preprocessing (Rescaling,
+    Normalization with adapt): outputs and the gradients of sum(upstream * output) with respect to the
+    inputs and every weight, from seeded weights."""
+    cases = []
+    for case_id, class_name, arguments, shape in LAYER_CASES:
+        layer = getattr(keras.layers, class_name)(**arguments)
+        x = rng.normal(0, 1, shape).astype(np.float32)
+        layer.build(shape)
+        weights = [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in layer.weights]
+        layer.set_weights(weights)
+        x_tensor = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(x_tensor)
+            y = layer(x_tensor, training=True)
+            upstream = rng.uniform(0.5, 1.5, y.shape).astype(np.float32)
+            total = tf.reduce_sum(y * upstream)
+        gradients = tape.gradient(total, [x_tensor] + layer.trainable_weights)
+        cases.append(
+            {
+                "id": case_id,
+                "class": class_name,
+                "arguments": arguments,
+                "x": x,
+                "weight_names": [w.name.split("/")[-1].split(":")[0] for w in layer.weights],
+                "weights": weights,
+                "upstream": upstream,
+                "output": y,
+                "input_gradient": gradients[0],
+                "weight_gradients": gradients[1:],
+            }
+        )
+    adapted = []
+    for axis in (-1, None, (1, 2)):
+        data = rng.normal(2.0, 3.0, (10, 3, 4)).astype(np.float32)
+        layer = keras.layers.Normalization(axis=axis)
+        layer.adapt(data)
+        x = rng.normal(2.0, 3.0, (2, 3, 4)).astype(np.float32)
+        adapted.append(
+            {
+                "axis": axis,
+                "data": data,
+                "x": x,
+                "weight_names": [w.name.split("/")[-1].split(":")[0] for w in layer.weights],
+                "weights": [w.numpy() for w in layer.weights],
+                "output": layer(x),
+            }
+        )
+    write("layers_breadth", shortest({"cases": cases, "normalization_adapt": adapted}))
+
+
 def main() -> None:
     keras.utils.set_random_seed(0)
-    for section in (losses, metrics, normalization, configs):
+    for section in (losses, metrics, normalization, configs, layers_breadth):
         section(np.random.default_rng(sum(map(ord, section.__name__))))
     total = sum(p.stat().st_size for p in OUT.glob("*.json"))
     print(f"{total} bytes in all")

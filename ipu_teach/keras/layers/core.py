@@ -1,4 +1,4 @@
-"""Dense, Flatten, Reshape, Dropout and the activation layers."""
+"""Dense, Flatten, Reshape, Dropout, Activation and Softmax."""
 
 import math
 
@@ -195,13 +195,6 @@ class Activation(Layer):
 
     def call(self, inputs, training=False):
         return self.activation(inputs)
-
-
-class ReLU(Layer):
-    compute_output_shape = same_shape
-
-    def call(self, inputs, training=False):
-        return activations.relu(inputs)
 
 
 class Softmax(Layer):
