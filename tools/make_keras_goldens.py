@@ -517,9 +517,62 @@ def layers_breadth(rng) -> None:
     write("layers_breadth", shortest({"cases": cases, "normalization_adapt": adapted}))
 
 
+def regularized_model():
+    """The model of the regularizers' fixture (tests/keras/test_regularizers.py builds the same)."""
+    layers, regularizers = keras.layers, keras.regularizers
+    inputs = keras.Input((5, 5, 2))
+    x = layers.Conv2D(3, 3, kernel_regularizer=regularizers.l2(0.05), bias_regularizer="l1")(inputs)
+    x = layers.PReLU(alpha_regularizer=regularizers.l2(0.1))(x)
+    x = layers.SeparableConv2D(
+        2, 2, depthwise_regularizer=regularizers.l1(0.01), pointwise_regularizer=regularizers.l2(0.02)
+    )(x)
+    x = layers.Flatten()(x)
+    x = layers.Dense(4, activation="relu", activity_regularizer=regularizers.l1_l2(0.01, 0.02))(x)
+    outputs = layers.Dense(
+        3, activation="softmax", kernel_regularizer="l1_l2", bias_regularizer=regularizers.L1L2(l2=0.5)
+    )(x)
+    return keras.Model(inputs, outputs)
+
+
+def regularizers(rng) -> None:
+    """keras/regularizers.py (L1, L2, L1L2, the names' defaults) through base_layer.add_weight's
+    regularizer and the activity regularizer (its penalty over the batch size), in Model.losses, and
+    compile_utils.LossesContainer adding their sum to the loss fit minimises and reports."""
+    keras.backend.clear_session()
+    model = regularized_model()
+    weights = [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in model.weights]
+    model.set_weights(weights)
+    x = rng.normal(0, 1, (8, 5, 5, 2)).astype(np.float32)
+    y = rng.integers(0, 3, 8)
+    model(x, training=True)
+    losses = [float(loss) for loss in model.losses]
+    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy")
+    history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    write(
+        "regularizers",
+        shortest(
+            {
+                "x": x,
+                "y": y,
+                "weights": weights,
+                "losses_after_call": losses,
+                "history": history.history,
+                "trained_weights": model.get_weights(),
+                "evaluate": model.evaluate(x, y, batch_size=4, verbose=0),
+                "configs": {
+                    "l1_l2": keras.regularizers.get("l1_l2").get_config(),
+                    "L1L2()": keras.regularizers.L1L2().get_config(),
+                    "l2": keras.regularizers.get("l2").get_config(),
+                    "serialized": keras.regularizers.serialize(keras.regularizers.l1(0.3)),
+                },
+            }
+        ),
+    )
+
+
 def main() -> None:
     keras.utils.set_random_seed(0)
-    for section in (losses, metrics, normalization, configs, layers_breadth):
+    for section in (losses, metrics, normalization, configs, layers_breadth, regularizers):
         section(np.random.default_rng(sum(map(ord, section.__name__))))
     total = sum(p.stat().st_size for p in OUT.glob("*.json"))
     print(f"{total} bytes in all")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd import Tensor, no_grad
+from ..autograd import Tensor, no_grad, ops
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
@@ -23,7 +23,7 @@ from .engine import (
 from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
-from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
+from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape, outermost_call
 
 
 def _values(output):
@@ -280,8 +280,29 @@ class Model(Layer):
         if len(given) != len(self.inputs):
             raise ValueError(f"Model '{self.name}' expects {len(self.inputs)} input(s), got {len(given)}")
         given = [value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=np.float32)) for value in given]
-        values = graph.run(self.inputs, given, self._order, lambda layer, x: layer(x, training=training))
+        with outermost_call(self._every_layer()):
+            values = graph.run(self.inputs, given, self._order, lambda layer, x: layer(x, training=training))
         return self._outputs_of(values)
+
+    def _every_layer(self) -> list:
+        """This model's layers and those of the models among them."""
+        return [self] + [
+            inner for layer in self.layers for inner in (layer._every_layer() if isinstance(layer, Model) else [layer])
+        ]
+
+    @property
+    def losses(self) -> list:
+        """The regularization losses of every layer (weight penalties on the current weights, activity
+        penalties of the latest call), as Keras' ``Model.losses``; ``fit`` and ``evaluate`` add their sum to
+        the compiled loss, as Keras does.
+
+        Example:
+
+        >>> model = keras.Sequential([keras.layers.Dense(1, kernel_regularizer="l2", input_shape=(2,))])
+        >>> len(model.losses)
+        1
+        """
+        return super().losses + [loss for layer in self.layers for loss in layer.losses]
 
     def compute_output_shape(self, input_shape):
         """The output shape(s) for inputs of ``input_shape``: each layer's, through the graph (as Keras'
@@ -427,8 +448,12 @@ class Model(Layer):
         self.compiled_outputs.resolve(self).check_labels(sample_weights.unpack(y)[0], shapes)
 
     def compiled_loss(self, y, output):
-        """The scalar Tensor to minimise and each output's loss."""
-        return self.compiled_outputs.resolve(self).loss(y, output)
+        """The scalar Tensor to minimise (the compiled losses plus ``self.losses``, the regularization
+        penalties, as Keras' ``compute_loss``) and each output's loss (without them, as Keras reports it)."""
+        loss, parts = self.compiled_outputs.resolve(self).loss(y, output)
+        for penalty in self.losses:
+            loss = ops.add(loss, penalty)
+        return loss, parts
 
     def compute_gradients(self, x, y):
         """Loss and gradients of one batch (no weight update): what a replica computes on the IPU."""

@@ -6,7 +6,7 @@ PReLU is made as Keras makes it, ``relu(x) - alpha * relu(-x)``, so its cost is 
 """
 
 from ...autograd import ops
-from .. import activations
+from .. import activations, regularizers
 from .base import Layer, same_shape
 
 
@@ -116,7 +116,7 @@ class PReLU(Layer):
         super().__init__(**kwargs)
         if alpha_constraint is not None:
             raise ValueError("PReLU: alpha_constraint is not simulated by ipu-teach; remove it")
-        self.alpha_initializer, self.alpha_regularizer = alpha_initializer, alpha_regularizer
+        self.alpha_initializer, self.alpha_regularizer = alpha_initializer, regularizers.get(alpha_regularizer)
         self.shared_axes = (
             None
             if shared_axes is None

@@ -8,12 +8,13 @@ or run, so building costs the same whatever the shapes, as in Keras.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
 
-from ...autograd import Tensor, no_grad, precision, scope
-from .. import backend, initializers
+from ...autograd import Tensor, no_grad, ops, precision, scope
+from .. import backend, initializers, regularizers
 from ..engine import config, weight_budget
 from ..ipu.pipeline_stage import current_stage
 from ..mixed_precision import policy as dtype_policies
@@ -52,6 +53,24 @@ _ADD_WEIGHT_OPTIONS = frozenset(
 """``add_weight``'s keywords beyond its named arguments that Keras accepts (tf-keras 2.x base_layer.py)."""
 
 
+_running = [0]
+"""How many layer or model calls are running: the outermost one starts its layers' activity losses afresh."""
+
+
+@contextlib.contextmanager
+def outermost_call(layers):
+    """Runs a layer or model call; the outermost one clears the activity losses of ``layers`` first, so
+    ``losses`` holds those of the latest call (Keras' eager layers do the same)."""
+    if not _running[0]:
+        for layer in layers:
+            layer._activity_losses = []
+    _running[0] += 1
+    try:
+        yield
+    finally:
+        _running[0] -= 1
+
+
 class KerasTensor:
     """A symbolic tensor: a shape with ``None`` for the batch, and the layer call that made it."""
 
@@ -78,9 +97,21 @@ class Layer:
     """True for layers called on a list of tensors (the merge layers)."""
 
     @config.recording_arguments
-    def __init__(self, name=None, trainable=True, input_shape=None, batch_input_shape=None, dtype=None, **kwargs):
+    def __init__(
+        self,
+        name=None,
+        trainable=True,
+        input_shape=None,
+        batch_input_shape=None,
+        dtype=None,
+        activity_regularizer=None,
+        **kwargs,
+    ):
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {sorted(kwargs)}")
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self._regularized: list = []  # (weight, regularizer) pairs
+        self._activity_losses: list = []
         self.name = name or backend.unique_name(backend.snake_case(type(self).__name__))
         self._trainable = bool(trainable)
         self.built = False
@@ -152,7 +183,8 @@ class Layer:
           dtype: The weight's dtype. Default: None, the layer's ``variable_dtype``.
           initializer: An initializer name (``"zeros"``, ``"ones"``, ``"glorot_uniform"``, ...) or object.
             Default: None, ``"glorot_uniform"`` for floats, ``"zeros"`` for integers and booleans.
-          regularizer, constraint: Not simulated yet: anything but None is refused (rather than ignored).
+          regularizer: A ``keras.regularizers`` penalty (or its name) on this weight, in ``losses``. Default: None.
+          constraint: Not simulated yet: anything but None is refused (rather than ignored).
           trainable: Boolean, whether the weight takes gradients (if the layer is trainable). Default: None, True.
           **kwargs: Keras' distribution and variable options (``use_resource``, ``synchronization``,
             ``aggregation``, ``caching_device``, ...), accepted and meaningless on one simulated device.
@@ -161,8 +193,7 @@ class Layer:
           The weight, a Tensor.
 
         Raises:
-          ValueError: with no initializer for a weight that is neither a number nor a boolean, or a
-            regularizer or constraint.
+          ValueError: with no initializer for a weight that is neither a number nor a boolean, or a constraint.
           TypeError: for a keyword Keras does not know, as Keras.
 
         Example:
@@ -176,12 +207,12 @@ class Layer:
         unknown = sorted(set(kwargs) - _ADD_WEIGHT_OPTIONS)
         if unknown:
             raise TypeError("Unknown keyword argument:", unknown[0])
-        for option, value in (("regularizer", regularizer), ("constraint", constraint)):
-            if value is not None:
-                raise ValueError(
-                    f"Layer {self.name!r}: add_weight({option}=...) is not simulated by ipu-teach yet, and ignoring it "
-                    f"would train a different model; remove {option}= (or apply it in the loss yourself)"
-                )
+        if constraint is not None:
+            raise ValueError(
+                f"Layer {self.name!r}: add_weight(constraint=...) is not simulated by ipu-teach yet, and ignoring it "
+                "would train a different model; remove constraint="
+            )
+        regularizer = regularizers.get(regularizer)
         trainable = True if trainable is None else trainable
         try:
             dtype = np.dtype(dtype or self.variable_dtype)
@@ -212,7 +243,24 @@ class Layer:
         )
         self._weights.append(weight)
         self._trainable_flags.append(trainable)
+        if regularizer is not None:
+            self._regularized.append((weight, regularizer))
         return weight
+
+    @property
+    def losses(self) -> list:
+        """The penalties of this layer's regularizers, as scalar Tensors, in Keras' order (``Layer.losses``):
+        the activity regularizer's on the outputs of the latest call (divided by the batch size), then each
+        weight regularizer's on the current weights.
+
+        Example:
+
+        >>> layer = keras.layers.Dense(2, kernel_initializer="ones", kernel_regularizer=keras.regularizers.l2(0.1))
+        >>> _ = layer(np.ones((1, 3), np.float32))
+        >>> [float(loss.data) for loss in layer.losses]
+        [0.6000000238418579]
+        """
+        return list(self._activity_losses) + [regularizer(weight) for weight, regularizer in self._regularized]
 
     @property
     def weights(self) -> list:
@@ -312,8 +360,12 @@ class Layer:
             self._check_arity(inputs)
             tensor = inputs if isinstance(inputs, Tensor) else Tensor(np.asarray(inputs, dtype=np.float32))
             self._ensure_built(tensor.shape)
-        with scope(self.name), precision.autocast(self.compute_dtype):
-            return self.call(tensor, training=bool(training), **kwargs)
+        with outermost_call([self]), scope(self.name), precision.autocast(self.compute_dtype):
+            output = self.call(tensor, training=bool(training), **kwargs)
+            if self.activity_regularizer is not None:
+                batch = np.asarray(output.shape[0], output.dtype)
+                self._activity_losses.append(ops.div(self.activity_regularizer(output), batch))
+            return output
 
     def _call_symbolic(self, inputs, stage):
         """Builds the layer and computes its output shape from the input shapes alone: no data is made

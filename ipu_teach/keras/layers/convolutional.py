@@ -3,7 +3,7 @@
 import numpy as np
 
 from ...autograd import Tensor, ops
-from .. import activations
+from .. import activations, regularizers
 from .base import Layer
 
 
@@ -80,6 +80,8 @@ class _Convolution(Layer):
         use_bias=True,
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -102,6 +104,10 @@ class _Convolution(Layer):
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = (
+            regularizers.get(kernel_regularizer),
+            regularizers.get(bias_regularizer),
+        )
 
     def window(self, kernel_size, strides) -> tuple:
         """The kernel size and strides (or the dilation rate and 1), checked, in this layer's form."""
@@ -114,9 +120,18 @@ class _Convolution(Layer):
         return (input_shape[0],) + spatial + (self.filters,)
 
     def add_kernel_and_bias(self, kernel_shape):
-        self.kernel = self.add_weight("kernel", kernel_shape, initializer=self.kernel_initializer)
+        self.kernel = self.add_weight(
+            "kernel", kernel_shape, initializer=self.kernel_initializer, regularizer=self.kernel_regularizer
+        )
+        self.add_bias()
+
+    def add_bias(self):
         self.bias = (
-            self.add_weight("bias", (self.filters,), initializer=self.bias_initializer) if self.use_bias else None
+            self.add_weight(
+                "bias", (self.filters,), initializer=self.bias_initializer, regularizer=self.bias_regularizer
+            )
+            if self.use_bias
+            else None
         )
 
     def bias_or_zeros(self):
@@ -144,6 +159,8 @@ class Conv2D(_Convolution):
       use_bias: Boolean, whether the layer uses a bias vector. Default: True.
       kernel_initializer: Initializer for the ``kernel``. Default: ``"glorot_uniform"``.
       bias_initializer: Initializer for the bias vector. Default: ``"zeros"``.
+      kernel_regularizer, bias_regularizer: ``keras.regularizers`` penalties (or names) added to
+        ``model.losses``. Default: None.
       **kwargs: ``name``, ``dtype``, ``input_shape`` as for every Keras layer.
 
     Raises:

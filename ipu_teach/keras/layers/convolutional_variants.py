@@ -8,6 +8,7 @@ one, as ``tf.nn.separable_conv2d`` computes it, so each costs what its ops cost 
 
 from ...autograd import ops
 from ...autograd.ops.conv_transpose import transposed_output_length
+from .. import regularizers
 from .convolutional import Conv2D, _Convolution
 
 
@@ -46,10 +47,14 @@ class _Depthwise(_Convolution):
     ndim = 4
     window = Conv2D.window
 
-    def add_depthwise_kernel(self, input_shape, initializer):
+    def add_depthwise_kernel(self, input_shape):
+        """The ``depthwise_kernel`` weight, from the layer's kernel initializer and regularizer (Keras'
+        ``depthwise_*`` arguments); returns the number of channels it makes."""
         channels = input_shape[-1]
         shape = self.kernel_size + (channels, self.depth_multiplier)
-        self.depthwise_kernel = self.add_weight("depthwise_kernel", shape, initializer=initializer)
+        self.depthwise_kernel = self.add_weight(
+            "depthwise_kernel", shape, initializer=self.kernel_initializer, regularizer=self.kernel_regularizer
+        )
         return channels * self.depth_multiplier
 
     def depthwise(self, inputs):
@@ -88,28 +93,19 @@ class DepthwiseConv2D(_Depthwise):
         use_bias=True,
         depthwise_initializer="glorot_uniform",
         bias_initializer="zeros",
+        depthwise_regularizer=None,
+        bias_regularizer=None,
         **kwargs,
     ):
         self.depth_multiplier = _multiplier(depth_multiplier)
-        super().__init__(
-            1,
-            kernel_size,
-            strides,
-            padding,
-            data_format,
-            dilation_rate,
-            activation,
-            use_bias,
-            depthwise_initializer,
-            bias_initializer,
-            **kwargs,
-        )
+        super().__init__(1, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias, **kwargs)
+        self.kernel_initializer, self.bias_initializer = depthwise_initializer, bias_initializer
+        self.kernel_regularizer = regularizers.get(depthwise_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
 
     def build(self, input_shape):
-        self.filters = self.add_depthwise_kernel(input_shape, self.kernel_initializer)
-        self.bias = (
-            self.add_weight("bias", (self.filters,), initializer=self.bias_initializer) if self.use_bias else None
-        )
+        self.filters = self.add_depthwise_kernel(input_shape)
+        self.add_bias()
 
     def call(self, inputs, training=False):
         y = self.depthwise(inputs)
@@ -142,31 +138,27 @@ class SeparableConv2D(_Depthwise):
         depthwise_initializer="glorot_uniform",
         pointwise_initializer="glorot_uniform",
         bias_initializer="zeros",
+        depthwise_regularizer=None,
+        pointwise_regularizer=None,
+        bias_regularizer=None,
         **kwargs,
     ):
         self.depth_multiplier = _multiplier(depth_multiplier)
         super().__init__(
-            filters,
-            kernel_size,
-            strides,
-            padding,
-            data_format,
-            dilation_rate,
-            activation,
-            use_bias,
-            depthwise_initializer,
-            bias_initializer,
-            **kwargs,
+            filters, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias, **kwargs
         )
+        self.kernel_initializer, self.bias_initializer = depthwise_initializer, bias_initializer
+        self.kernel_regularizer = regularizers.get(depthwise_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.pointwise_initializer = pointwise_initializer
+        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
 
     def build(self, input_shape):
-        depth = self.add_depthwise_kernel(input_shape, self.kernel_initializer)
-        shape = (1, 1, depth, self.filters)
-        self.pointwise_kernel = self.add_weight("pointwise_kernel", shape, initializer=self.pointwise_initializer)
-        self.bias = (
-            self.add_weight("bias", (self.filters,), initializer=self.bias_initializer) if self.use_bias else None
+        shape = (1, 1, self.add_depthwise_kernel(input_shape), self.filters)
+        self.pointwise_kernel = self.add_weight(
+            "pointwise_kernel", shape, initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer
         )
+        self.add_bias()
 
     def call(self, inputs, training=False):
         y = ops.Conv2D.apply(self.depthwise(inputs), self.pointwise_kernel, self.bias_or_zeros())

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ...autograd import Tensor, ops
-from .. import activations, backend
+from .. import activations, backend, regularizers
 from .base import Layer, format_shape, known_size, same_shape
 
 
@@ -23,7 +23,10 @@ class Dense(Layer):
       use_bias: Boolean, whether the layer uses a bias vector. Default: True.
       kernel_initializer: Initializer for the ``kernel`` weights matrix. Default: ``"glorot_uniform"``.
       bias_initializer: Initializer for the bias vector. Default: ``"zeros"``.
-      **kwargs: ``name``, ``dtype``, ``input_shape``, ``trainable`` as for every Keras layer.
+      kernel_regularizer, bias_regularizer: ``keras.regularizers`` penalties (or names) added to
+        ``model.losses``. Default: None.
+      **kwargs: ``name``, ``dtype``, ``input_shape``, ``trainable``, ``activity_regularizer`` as for every
+        Keras layer.
 
     Raises:
       ValueError: if ``units`` is not a positive integer.
@@ -46,6 +49,8 @@ class Dense(Layer):
         use_bias=True,
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -55,10 +60,23 @@ class Dense(Layer):
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = (
+            regularizers.get(kernel_regularizer),
+            regularizers.get(bias_regularizer),
+        )
 
     def build(self, input_shape):
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), initializer=self.kernel_initializer)
-        self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer) if self.use_bias else None
+        self.kernel = self.add_weight(
+            "kernel",
+            (input_shape[-1], self.units),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+        )
+        self.bias = (
+            self.add_weight("bias", (self.units,), initializer=self.bias_initializer, regularizer=self.bias_regularizer)
+            if self.use_bias
+            else None
+        )
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

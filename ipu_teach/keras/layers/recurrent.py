@@ -9,7 +9,7 @@ GRU z, r, h with ``reset_after=True``, TF2's default).
 import numpy as np
 
 from ...autograd import ops
-from .. import activations, initializers
+from .. import activations, initializers, regularizers
 from .base import Layer
 
 
@@ -36,6 +36,9 @@ class _RNN(Layer):
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
+        kernel_regularizer=None,
+        recurrent_regularizer=None,
+        bias_regularizer=None,
         return_sequences=False,
         return_state=False,
         go_backwards=False,
@@ -48,14 +51,23 @@ class _RNN(Layer):
         self.activation, self.recurrent_activation = activations.get(activation), activations.get(recurrent_activation)
         self.use_bias, self.return_sequences, self.go_backwards = use_bias, return_sequences, go_backwards
         self._initializers = (kernel_initializer, recurrent_initializer, bias_initializer)
+        self._regularizers = tuple(
+            regularizers.get(r) for r in (kernel_regularizer, recurrent_regularizer, bias_regularizer)
+        )
 
     def build(self, input_shape):
         width = self.gates * self.units
-        kernel_init, recurrent_init, _ = self._initializers
-        self.kernel = self.add_weight("kernel", (input_shape[-1], width), initializer=kernel_init)
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width), initializer=recurrent_init)
+        (kernel_init, recurrent_init, _), (kernel_reg, recurrent_reg, bias_reg) = self._initializers, self._regularizers
+        self.kernel = self.add_weight(
+            "kernel", (input_shape[-1], width), initializer=kernel_init, regularizer=kernel_reg
+        )
+        self.recurrent_kernel = self.add_weight(
+            "recurrent_kernel", (self.units, width), initializer=recurrent_init, regularizer=recurrent_reg
+        )
         self.bias = (
-            self.add_weight("bias", self.bias_shape(), initializer=self.bias_initializer()) if self.use_bias else None
+            self.add_weight("bias", self.bias_shape(), initializer=self.bias_initializer(), regularizer=bias_reg)
+            if self.use_bias
+            else None
         )
 
     def bias_initializer(self):
