@@ -84,6 +84,7 @@ CASES = [
     ("Slice", lambda x: ops.Slice.apply(x, axis=1, start=1, stop=3), [_m], (0,)),
     ("Concatenate", lambda a, b: ops.Concatenate.apply(a, b, axis=0), [_m, _positive], (0, 1)),
     ("Transpose", lambda x: ops.Transpose.apply(x, perm=(0, 3, 1, 2)), [_x], (0,)),
+    ("Reverse", lambda x: ops.Reverse.apply(x, axis=1), [_x], (0,)),
     ("Upsample", lambda x: ops.Upsample.apply(x, size=(2, 3)), [_x], (0,)),
     ("GeneralReLU", lambda x: ops.GeneralReLU.apply(x, alpha=0.1, max_value=1.0, threshold=0.2), [_m], (0,)),
     ("Pad", lambda x: ops.Pad.apply(x, pads=((0, 0), (1, 2), (0, 1), (0, 0))), [_x], (0,)),

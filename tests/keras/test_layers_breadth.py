@@ -158,6 +158,9 @@ def _breadth_model():
             keras.layers.Cropping2D(1),
             keras.layers.UpSampling2D(),
             keras.layers.ELU(),
+            keras.layers.Reshape((12, 36)),
+            keras.layers.Bidirectional(keras.layers.GRU(3, reset_after=False, return_sequences=True)),
+            keras.layers.Bidirectional(keras.layers.LSTM(2, dropout=0.2, recurrent_dropout=0.1), merge_mode="ave"),
             keras.layers.Flatten(),
             keras.layers.Dense(3, activation="softmax"),
         ]
@@ -199,6 +202,6 @@ def test_the_new_layers_train_on_the_simulated_ipu_as_on_the_cpu():
     ops_seen = {}
     for r in tape:
         ops_seen.setdefault(r.op, r)  # the first of each: the DepthwiseConv2D layer's, before SeparableConv2D's
-    assert {"Conv2DTranspose", "DepthwiseConv2D", "GeneralReLU", "Upsample"} <= set(ops_seen)
+    assert {"Conv2DTranspose", "DepthwiseConv2D", "GeneralReLU", "Upsample", "Reverse"} <= set(ops_seen)
     assert ops_seen["Conv2DTranspose"].forward.products and not ops_seen["DepthwiseConv2D"].forward.products
     assert ops_seen["DepthwiseConv2D"].forward.flops == 2 * 9 * 4 * 8 * 8 * 8  # a multiply-add per tap and output

@@ -86,6 +86,10 @@ LAYER_CASES = {
     L.SpatialDropout2D: [({"rate": 0.5}, (3, 3, 2))],
     L.GaussianNoise: [({"stddev": 0.1}, (4,))],
     L.Rescaling: [({"scale": 0.5, "offset": 1.0}, (2, 3))],
+    L.Bidirectional: [
+        ({"layer": {"class_name": "LSTM", "config": {"units": 2, "return_sequences": True}}}, (4, 3)),
+        ({"layer": {"class_name": "GRU", "config": {"units": 3, "reset_after": False}}, "merge_mode": "sum"}, (3, 2)),
+    ],
     L.Normalization: [({"mean": 1.0, "variance": 4.0}, (3,)), ({"axis": None}, (2, 2))],
 }
 

@@ -25,7 +25,7 @@ from .losses import (
 from .normalization import BatchNorm, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
 from .relu_family import GeneralReLU
-from .rearrange import Concatenate, Pad, Slice, Transpose, Upsample
+from .rearrange import Concatenate, Pad, Reverse, Slice, Transpose, Upsample
 from .shape import Mean, Reshape, Sum
 
 

@@ -23,6 +23,7 @@ from .normalization import BatchNormalization
 from .pooling import AveragePooling2D, AvgPool2D, MaxPool2D, MaxPooling2D
 from .recurrent import GRU, LSTM
 from .preprocessing import Normalization, Rescaling
+from .wrappers import Bidirectional
 from .reshaping import Cropping2D, Permute, UpSampling2D, ZeroPadding2D
 
 Convolution1D = Conv1D
@@ -37,6 +38,7 @@ __all__ = [
     "AveragePooling2D",
     "AvgPool2D",
     "BatchNormalization",
+    "Bidirectional",
     "Concatenate",
     "Conv1D",
     "Conv2D",

@@ -184,8 +184,13 @@ class Dropout(Layer):
             if self.noise_shape is None
             else tuple(n if n is not None else d for n, d in zip(self.noise_shape, inputs.shape))
         )
-        keep = (rng.random(shape, dtype=np.float32) >= self.rate) * np.float32(1 / (1 - self.rate))
-        return ops.mul(inputs, Tensor(keep.astype(inputs.dtype)))
+        return ops.mul(inputs, dropout_mask(rng, shape, self.rate, inputs.dtype))
+
+
+def dropout_mask(rng, shape, rate, dtype=np.float32) -> Tensor:
+    """Keras' ``backend.dropout`` of ones: 0 with probability ``rate``, else ``1 / (1 - rate)``."""
+    keep = (rng.random(shape, dtype=np.float32) >= rate) * np.float32(1 / (1 - rate))
+    return Tensor(keep.astype(dtype))
 
 
 class Activation(Layer):
