@@ -499,6 +499,32 @@ def shortest(value):
     return value
 
 
+def made_layer(class_name, arguments):
+    """``keras.layers.<class_name>(**arguments)``, a wrapped layer given as ``{"class_name", "config"}``."""
+    wrapped = {"layer": keras.layers.deserialize(arguments["layer"])} if "layer" in arguments else {}
+    return getattr(keras.layers, class_name)(**{**arguments, **wrapped})
+
+
+def seeded_weights(layer, rng) -> list:
+    """Sets every weight of ``layer`` (or a model) to seeded values, and returns them."""
+    weights = [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in layer.weights]
+    layer.set_weights(weights)
+    return weights
+
+
+def output_and_gradients(layer, x, rng, watch_input=False):
+    """``layer(x)`` in training mode, seeded ``upstream`` weights, and the gradients of ``sum(upstream *
+    output)`` with respect to ``x`` (if watched) and every trainable weight (IndexedSlices made dense)."""
+    with tf.GradientTape() as tape:
+        if watch_input:
+            tape.watch(x)
+        y = layer(x, training=True)
+        upstream = rng.uniform(0.5, 1.5, y.shape).astype(np.float32)
+        total = tf.reduce_sum(y * upstream)
+    gradients = tape.gradient(total, ([x] if watch_input else []) + layer.trainable_weights)
+    return y, upstream, [tf.convert_to_tensor(g) for g in gradients]
+
+
 def layers_breadth(rng) -> None:
     """tf-keras layers/activation (ReLU's options through backend.relu, LeakyReLU, ThresholdedReLU, ELU,
     PReLU), layers/convolutional (dilation_rate, Conv2DTranspose's deconv_output_length, DepthwiseConv2D,
@@ -507,19 +533,11 @@ def layers_breadth(rng) -> None:
     inputs and every weight, from seeded weights."""
     cases = []
     for case_id, class_name, arguments, shape in LAYER_CASES:
-        wrapped = {"layer": keras.layers.deserialize(arguments["layer"])} if "layer" in arguments else {}
-        layer = getattr(keras.layers, class_name)(**{**arguments, **wrapped})
+        layer = made_layer(class_name, arguments)
         x = rng.normal(0, 1, shape).astype(np.float32)
         layer.build(shape)
-        weights = [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in layer.weights]
-        layer.set_weights(weights)
-        x_tensor = tf.constant(x)
-        with tf.GradientTape() as tape:
-            tape.watch(x_tensor)
-            y = layer(x_tensor, training=True)
-            upstream = rng.uniform(0.5, 1.5, y.shape).astype(np.float32)
-            total = tf.reduce_sum(y * upstream)
-        gradients = tape.gradient(total, [x_tensor] + layer.trainable_weights)
+        weights = seeded_weights(layer, rng)
+        y, upstream, gradients = output_and_gradients(layer, tf.constant(x), rng, watch_input=True)
         cases.append(
             {
                 "id": case_id,
@@ -606,9 +624,49 @@ def regularizers(rng) -> None:
     )
 
 
+MASKED_MODELS = {
+    # name: the layers after Embedding(7, 3, mask_zero=True), as (class name, arguments)
+    "LSTM(return_sequences) then GRU": [("LSTM", {"units": 3, "return_sequences": True}), ("GRU", {"units": 2})],
+    "GRU(go_backwards, reset_after=False)": [("GRU", {"units": 2, "go_backwards": True, "reset_after": False})],
+    "Dense then LSTM(return_sequences)": [("Dense", {"units": 2}), ("LSTM", {"units": 2, "return_sequences": True})],
+    "Bidirectional(LSTM(return_sequences)) then Bidirectional(GRU, sum)": [
+        ("Bidirectional", {"layer": {"class_name": "LSTM", "config": {"units": 2, "return_sequences": True}}}),
+        ("Bidirectional", {"layer": {"class_name": "GRU", "config": {"units": 2}}, "merge_mode": "sum"}),
+    ],
+}
+
+
+def masking(rng) -> None:
+    """keras/layers/core/embedding.py compute_mask (mask_zero), the mask carried through layers that
+    support masking (Dense) and consumed by backend.rnn in LSTM and GRU (a masked timestep keeps the
+    state and repeats the last output; Bidirectional asks for zeros there, zero_output_for_mask): padded
+    sequences, left and right, outputs and the gradients of every weight."""
+    ids = np.array([[3, 1, 4, 0, 0], [0, 0, 2, 6, 5], [1, 2, 3, 4, 5]], np.int32)
+    cases = []
+    for name, stack in MASKED_MODELS.items():
+        inputs = keras.Input((ids.shape[1],), dtype="int32")
+        x = keras.layers.Embedding(7, 3, mask_zero=True)(inputs)
+        for class_name, arguments in stack:
+            x = made_layer(class_name, arguments)(x)
+        model = keras.Model(inputs, x)
+        weights = seeded_weights(model, rng)
+        y, upstream, gradients = output_and_gradients(model, ids, rng)
+        cases.append(
+            {
+                "id": name,
+                "stack": stack,
+                "weights": weights,
+                "upstream": upstream,
+                "output": y,
+                "weight_gradients": gradients,
+            }
+        )
+    write("masking", shortest({"ids": ids, "cases": cases}))
+
+
 def main() -> None:
     keras.utils.set_random_seed(0)
-    for section in (losses, metrics, normalization, configs, layers_breadth, regularizers):
+    for section in (losses, metrics, normalization, configs, layers_breadth, regularizers, masking):
         section(np.random.default_rng(sum(map(ord, section.__name__))))
     total = sum(p.stat().st_size for p in OUT.glob("*.json"))
     print(f"{total} bytes in all")

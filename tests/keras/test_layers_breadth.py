@@ -11,6 +11,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from keras_helpers import single_ipu_scope
 
 import ipu_teach.keras as keras
 from ipu_teach.autograd import Tensor
@@ -179,7 +180,6 @@ def test_a_model_of_the_new_layers_saves_and_loads(tmp_path):
 def test_the_new_layers_train_on_the_simulated_ipu_as_on_the_cpu():
     """Numerics do not depend on the device, and every new op is costed: its matrix products (the
     transposed convolution's, the separable one's pointwise product) are in the IPU's recorded step."""
-    from ipu_teach import ipu
     from ipu_teach.autograd import record
 
     rng = np.random.default_rng(1)
@@ -187,10 +187,7 @@ def test_the_new_layers_train_on_the_simulated_ipu_as_on_the_cpu():
     cpu = _breadth_model()
     cpu.compile(keras.optimizers.SGD(0.05), "sparse_categorical_crossentropy")
     cpu.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
-    config = ipu.config.IPUConfig()
-    config.auto_select_ipus = 1
-    config.configure_ipu_system()
-    with ipu.ipu_strategy.IPUStrategy().scope():
+    with single_ipu_scope():
         on_ipu = _breadth_model()
         on_ipu.compile(keras.optimizers.SGD(0.05), "sparse_categorical_crossentropy", steps_per_execution=2)
         history = on_ipu.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)

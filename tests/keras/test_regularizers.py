@@ -7,9 +7,9 @@ import pathlib
 
 import numpy as np
 import pytest
+from keras_helpers import single_ipu_scope
 
 import ipu_teach.keras as keras
-from ipu_teach import ipu
 
 GOLDEN = json.loads((pathlib.Path(__file__).parent / "golden" / "regularizers.json").read_text())
 
@@ -53,10 +53,7 @@ def test_model_losses_are_keras_penalties_in_keras_order():
 def test_fit_minimises_and_reports_the_loss_with_the_penalties_as_keras(device):
     """Two epochs of SGD: the history (which includes the penalties), the trained weights and evaluate's loss."""
     if device == "ipu":
-        config = ipu.config.IPUConfig()
-        config.auto_select_ipus = 1
-        config.configure_ipu_system()
-        with ipu.ipu_strategy.IPUStrategy().scope():
+        with single_ipu_scope():
             model = _model_with_keras_weights()
             model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", steps_per_execution=2)
     else:

@@ -34,6 +34,8 @@ class ReLU(Layer):
     array([[-1. ,  0.5,  1. ]], dtype=float32)
     """
 
+    supports_masking = True
+
     compute_output_shape = same_shape
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
@@ -57,6 +59,8 @@ class LeakyReLU(Layer):
     array([[-0.3,  2. ]], dtype=float32)
     """
 
+    supports_masking = True
+
     compute_output_shape = same_shape
 
     def __init__(self, alpha=0.3, **kwargs):
@@ -73,6 +77,8 @@ class LeakyReLU(Layer):
 
 class ThresholdedReLU(Layer):
     """``x`` where ``x > theta``, 0 elsewhere (default ``theta=1.0``)."""
+
+    supports_masking = True
 
     compute_output_shape = same_shape
 
@@ -91,6 +97,8 @@ class ThresholdedReLU(Layer):
 class ELU(Layer):
     """Exponential Linear Unit: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
 
+    supports_masking = True
+
     compute_output_shape = same_shape
 
     def __init__(self, alpha=1.0, **kwargs):
@@ -106,6 +114,8 @@ class ELU(Layer):
 class PReLU(Layer):
     """Parametric ReLU: ``x`` for ``x > 0``, ``alpha * x`` otherwise, ``alpha`` a weight of the input's
     shape (without the batch), shared along ``shared_axes`` (numbered from 1, as Keras)."""
+
+    supports_masking = True
 
     compute_output_shape = same_shape
     min_ndim = 2

@@ -9,6 +9,8 @@ or run, so building costs the same whatever the shapes, as in Keras.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import math
 
 import numpy as np
@@ -71,6 +73,12 @@ def outermost_call(layers):
         _running[0] -= 1
 
 
+@functools.cache
+def _takes_mask(cls) -> bool:
+    """Whether ``cls.call`` has a ``mask`` argument (Keras passes the input's mask to those)."""
+    return "mask" in inspect.signature(cls.call).parameters
+
+
 class KerasTensor:
     """A symbolic tensor: a shape with ``None`` for the batch, and the layer call that made it."""
 
@@ -95,6 +103,9 @@ class Layer:
     ndim = None
     multi_input = False
     """True for layers called on a list of tensors (the merge layers)."""
+    supports_masking = False
+    """True for layers that pass a mask on (or make one): Keras' ``supports_masking``. A layer without it
+    drops the mask of its input, as Keras' layers do."""
 
     @config.recording_arguments
     def __init__(
@@ -360,12 +371,32 @@ class Layer:
             self._check_arity(inputs)
             tensor = inputs if isinstance(inputs, Tensor) else Tensor(np.asarray(inputs, dtype=np.float32))
             self._ensure_built(tensor.shape)
+        mask = [t._keras_mask for t in tensor] if self.multi_input else tensor._keras_mask
+        if _takes_mask(type(self)) and "mask" not in kwargs:
+            kwargs["mask"] = mask
         with outermost_call([self]), scope(self.name), precision.autocast(self.compute_dtype):
             output = self.call(tensor, training=bool(training), **kwargs)
+            if self.supports_masking and isinstance(output, Tensor):
+                output._keras_mask = self.compute_mask(tensor, mask)
             if self.activity_regularizer is not None:
                 batch = np.asarray(output.shape[0], output.dtype)
                 self._activity_losses.append(ops.div(self.activity_regularizer(output), batch))
             return output
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of this layer's output, from its input's (Keras' ``Layer.compute_mask``): the input's mask
+        for a layer that supports masking, none for one that does not (an error if it is given one).
+
+        Example:
+
+        >>> keras.layers.Dense(2).compute_mask(None, np.array([[True, False]])).tolist()
+        [[True, False]]
+        """
+        if not self.supports_masking:
+            if mask is not None and any(m is not None for m in (mask if isinstance(mask, list) else [mask])):
+                raise TypeError(f"Layer {self.name} does not support masking, but was passed an input_mask: {mask}")
+            return None
+        return mask
 
     def _call_symbolic(self, inputs, stage):
         """Builds the layer and computes its output shape from the input shapes alone: no data is made

@@ -40,6 +40,8 @@ class Dense(Layer):
     ((3, 4), (4,))
     """
 
+    supports_masking = True
+
     min_ndim = 2
 
     def __init__(
@@ -166,6 +168,8 @@ class Dropout(Layer):
     [0.0, 2.0]
     """
 
+    supports_masking = True
+
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
         if not 0 <= rate < 1:
@@ -209,6 +213,8 @@ class Activation(Layer):
     >>> layer(np.array([[-3.0, -1.0, 0.0, 2.0]], np.float32)).data
     array([[0., 0., 0., 2.]], dtype=float32)
     """
+
+    supports_masking = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)

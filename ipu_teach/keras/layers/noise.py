@@ -43,6 +43,8 @@ class GaussianNoise(Layer):
     (True, True)
     """
 
+    supports_masking = True
+
     compute_output_shape = same_shape
 
     def __init__(self, stddev, seed=None, **kwargs):

@@ -30,6 +30,7 @@ def _gates(z, units, count):
 
 
 class _RNN(Layer):
+    supports_masking = True
     ndim = 3
     gates = 0
 
@@ -90,17 +91,32 @@ class _RNN(Layer):
         batch, steps = input_shape[0], input_shape[1]
         return (batch, steps, self.units) if self.return_sequences else (batch, self.units)
 
-    def call(self, inputs, training=False):
+    zero_output_for_mask = False
+    """With a mask, the output of a masked timestep: the last output (Keras' RNN default) or zeros (what
+    Bidirectional asks of its layers when they return sequences)."""
+
+    def call(self, inputs, training=False, mask=None):
         input_masks, self._state_masks = self.dropout_masks(inputs, training)
         projected = self.project(inputs, self.kernel, input_masks)
         if self.bias is not None:
             projected = ops.add(projected, self.input_bias())
         steps = range(inputs.shape[1])
-        state, outputs = None, []
+        state, outputs, h = None, [], None
         for t in reversed(steps) if self.go_backwards else steps:
-            h, state = self.step(_step_input(projected, t), state)
-            outputs.append(ops.reshape(h, (h.shape[0], 1, self.units)))
+            new_h, new_state = self.step(_step_input(projected, t), state)
+            if mask is None:
+                h, state = new_h, new_state
+                output = h
+            else:  # Keras' backend.rnn: a masked timestep keeps the state and the last output
+                keep = np.asarray(mask, bool)[:, t : t + 1]
+                h, state = _masked(keep, new_h, h), _masked(keep, new_state, state)
+                output = _masked(keep, new_h, None) if self.zero_output_for_mask else h
+            outputs.append(ops.reshape(output, (output.shape[0], 1, self.units)))
         return ops.concatenate(outputs, axis=1) if self.return_sequences else h
+
+    def compute_mask(self, inputs, mask=None):
+        """The input's mask on a returned sequence, none on the last output (Keras' ``RNN.compute_mask``)."""
+        return mask if self.return_sequences else None
 
     def dropout_masks(self, inputs, training):
         """Keras' masks for one sequence: of the inputs (one, or one per gate with recurrent dropout), and
@@ -138,6 +154,15 @@ class _RNN(Layer):
         if gates is not None and self._state_masks is None:
             kernel = ops.concatenate([_gates(kernel, self.units, self.gates)[g] for g in gates])
         return self.project(h, kernel, self._state_masks, gates)
+
+
+def _masked(keep, new, old):
+    """``new`` where ``keep`` (batch, 1) is True, else ``old`` (zeros for None), for a state or a pair of them:
+    an exact select written as ``new * keep + old * (1 - keep)`` (Mul and Add ops)."""
+    if isinstance(new, tuple):
+        return tuple(_masked(keep, n, o) for n, o in zip(new, old if old is not None else (None,) * len(new)))
+    kept = ops.mul(new, keep.astype(new.dtype))
+    return kept if old is None else ops.add(kept, ops.mul(old, (~keep).astype(new.dtype)))
 
 
 class LSTM(_RNN):

@@ -32,6 +32,8 @@ class Bidirectional(Layer):
     ((None, 5, 8), 6)
     """
 
+    supports_masking = True
+
     ndim = 3
 
     def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, **kwargs):
@@ -75,6 +77,8 @@ class Bidirectional(Layer):
                     f'Forward layer and backward layer are expected to have the same value for attribute "{attribute}",'
                     f' got "{forward}" for forward layer and "{backward}" for backward layer'
                 )
+        for layer in (self.forward_layer, self.backward_layer):
+            layer.zero_output_for_mask = layer.return_sequences  # as Keras' Bidirectional forces it
         self.forward_layer.name = "forward_" + self.forward_layer.name
         self.backward_layer.name = "backward_" + self.backward_layer.name
         self.return_sequences = self.forward_layer.return_sequences
@@ -88,6 +92,9 @@ class Bidirectional(Layer):
     @property
     def losses(self) -> list:
         return super().losses + self.forward_layer.losses + self.backward_layer.losses
+
+    def compute_mask(self, inputs, mask=None):
+        return mask if self.return_sequences else None
 
     def compute_output_shape(self, input_shape):
         shape = tuple(self.forward_layer.compute_output_shape(input_shape))
