@@ -640,7 +640,7 @@ def masking(rng) -> None:
     """keras/layers/core/embedding.py compute_mask (mask_zero), the mask carried through layers that
     support masking (Dense) and consumed by backend.rnn in LSTM and GRU (a masked timestep keeps the
     state and repeats the last output; Bidirectional asks for zeros there, zero_output_for_mask): padded
-    sequences, left and right, outputs and the gradients of every weight."""
+    sequences, left and right, outputs and the gradients of every weight; return_state's states with a mask."""
     ids = np.array([[3, 1, 4, 0, 0], [0, 0, 2, 6, 5], [1, 2, 3, 4, 5]], np.int32)
     cases = []
     for name, stack in MASKED_MODELS.items():
@@ -661,7 +661,18 @@ def masking(rng) -> None:
                 "weight_gradients": gradients,
             }
         )
-    write("masking", shortest({"ids": ids, "cases": cases}))
+    states = []
+    for class_name, arguments in [
+        ("LSTM", {"units": 3, "return_sequences": True, "return_state": True}),
+        ("GRU", {"units": 2, "return_state": True, "reset_after": False, "go_backwards": True}),
+    ]:
+        embedding, layer = keras.layers.Embedding(7, 3, mask_zero=True), made_layer(class_name, arguments)
+        layer(embedding(ids))  # builds both, before their weights are set
+        weights = seeded_weights(embedding, rng) + seeded_weights(layer, rng)
+        states.append(
+            {"class": class_name, "arguments": arguments, "weights": weights, "outputs": layer(embedding(ids))}
+        )
+    write("masking", shortest({"ids": ids, "cases": cases, "states": states}))
 
 
 def main() -> None:

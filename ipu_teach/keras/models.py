@@ -117,7 +117,9 @@ class Model(Layer):
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}")
 
     def inbound_layers(self, layer) -> list:
-        return [parent.layer for t in self._order if t.layer is layer for parent in t.inputs]
+        """The layers feeding ``layer``, per call (once for a call with several outputs, LSTM's with its states)."""
+        calls = {id(t.siblings) if t.siblings else id(t): t for t in self._order if t.layer is layer}
+        return [parent.layer for t in calls.values() for parent in t.inputs]
 
     def is_sequential_like(self) -> bool:
         """A single chain (each layer fed by the one before): summary then omits 'Connected to'."""
@@ -569,7 +571,7 @@ class Sequential(Model):
     def _append(self, layer) -> None:
         """Keras' ``add`` on a built model: only the new layer is called, on the last output's shape, and
         the chain grows by one (no earlier layer runs again)."""
-        output = layer(self.outputs[0])
+        output = _single_output(layer(self.outputs[0]))
         self._order.append(output)
         if layer not in self._layers:  # a layer added twice shares its weights and is listed once
             self._layers.append(layer)
@@ -588,7 +590,7 @@ class Sequential(Model):
     def _build_from(self, start):
         x = start
         for layer in self._pending:
-            x = layer(x)
+            x = _single_output(layer(x))
         self._init_graph(start, x)
 
     def build_from_data(self, x) -> None:
@@ -630,3 +632,13 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):
     """``model.save(filepath, overwrite=...)``, as Keras' function is."""
     model.save(filepath, overwrite=overwrite, save_format=save_format, **kwargs)
+
+
+def _single_output(output):
+    """A Sequential model's layer output, refused when the layer has several (LSTM's with its states)."""
+    if isinstance(output, list):
+        raise ValueError(
+            "All layers in a Sequential model should have a single output tensor. For multi-output layers, "
+            "use the functional API."
+        )
+    return output

@@ -91,3 +91,17 @@ def test_a_masked_model_saves_loads_and_trains_alike_on_the_simulated_ipu(tmp_pa
     on_ipu.fit(ids, labels, batch_size=3, epochs=2, shuffle=False, verbose=0)
     for mine, theirs in zip(on_ipu.get_weights(), model.get_weights()):
         np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", GOLDEN["states"], ids=lambda case: case["class"])
+def test_return_state_gives_keras_states_on_masked_sequences(case):
+    embedding = keras.layers.Embedding(7, 3, mask_zero=True)
+    layer = getattr(keras.layers, case["class"])(**case["arguments"])
+    layer(embedding(IDS))
+    weights = [np.asarray(w, np.float32) for w in case["weights"]]
+    embedding.set_weights(weights[:1])
+    layer.set_weights(weights[1:])
+    outputs = layer(embedding(IDS))
+    assert len(outputs) == len(case["outputs"])
+    for mine, expected in zip(outputs, case["outputs"]):
+        np.testing.assert_allclose(mine.data, expected, rtol=1e-5, atol=1e-6)

@@ -130,3 +130,66 @@ def test_a_frozen_bidirectional_layer_freezes_both_directions():
     assert len(layer.trainable_weights) == 6
     layer.trainable = False
     assert layer.trainable_weights == [] and len(layer.non_trainable_weights) == 6
+
+
+def _encoder_decoder():
+    """A seq2seq shape: the encoder's states start nothing here, but are outputs beside the decoder's."""
+    inputs = keras.Input((5, 4))
+    sequence, h, c = keras.layers.LSTM(3, return_sequences=True, return_state=True)(inputs)
+    last, state = keras.layers.GRU(3, return_state=True, reset_after=False)(sequence)
+    return keras.Model(inputs, [keras.layers.Dense(3)(last), h, c, state])
+
+
+def test_return_state_gives_the_last_states_as_further_outputs():
+    layer = keras.layers.LSTM(3, return_state=True)
+    output, h, c = layer(X)
+    np.testing.assert_array_equal(output.data, h.data)  # without return_sequences the output is h
+    assert c.shape == (3, 3) and not np.array_equal(c.data, h.data)
+    sequence, state = keras.layers.GRU(2, return_sequences=True, return_state=True)(X)
+    np.testing.assert_array_equal(sequence.data[:, -1], state.data)
+    assert [t.shape for t in keras.layers.LSTM(3, return_state=True)(keras.Input((5, 4)))] == [(None, 3)] * 3
+
+
+def test_a_model_with_states_as_outputs_round_trips_and_saves(tmp_path):
+    model = _encoder_decoder()
+    outputs = model.predict(X, verbose=0)
+    assert [o.shape for o in outputs] == [(3, 3)] * 4
+    config = json.loads(json.dumps(model.get_config()))
+    assert config["output_layers"][1:3] == [["lstm", 0, 1], ["lstm", 0, 2]]  # Keras' tensor indices
+    rebuilt = keras.Model.from_config(config)
+    rebuilt.set_weights(model.get_weights())
+    model.save(tmp_path / "states.keras")
+    loaded = keras.models.load_model(tmp_path / "states.keras", compile=False)
+    for made in (rebuilt, loaded):
+        for mine, expected in zip(made.predict(X, verbose=0), outputs):
+            np.testing.assert_array_equal(mine, expected)
+    lines = []
+    model.summary(print_fn=lines.append)
+    assert any("lstm (LSTM)                     [(None, 5, 3), (None" in line for line in lines)  # cut as Keras
+
+
+def test_a_multi_output_layer_cannot_join_a_sequential_model():
+    with pytest.raises(ValueError, match="All layers in a Sequential model should have a single output tensor"):
+        keras.Sequential([keras.layers.LSTM(2, return_state=True, input_shape=(5, 4))])
+
+
+def test_return_state_trains_through_the_states_on_the_simulated_ipu():
+    from keras_helpers import single_ipu_scope
+
+    y = [np.full((3, 3), value, np.float32) for value in (0.0, 0.5, -0.5, 1.0)]  # all one shape: see the report
+    keras.utils.set_random_seed(0)
+    cpu = _encoder_decoder()
+    cpu.compile(keras.optimizers.SGD(0.1), "mse")
+    cpu.fit(X, y, batch_size=3, epochs=2, verbose=0)
+    keras.utils.set_random_seed(0)
+    with single_ipu_scope():
+        on_ipu = _encoder_decoder()
+        on_ipu.compile(keras.optimizers.SGD(0.1), "mse")
+    on_ipu.fit(X, y, batch_size=3, epochs=2, verbose=0)
+    for mine, theirs in zip(on_ipu.get_weights(), cpu.get_weights()):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_bidirectional_with_return_state_is_refused_clearly():
+    with pytest.raises(ValueError, match="does not simulate return_state=True in Bidirectional"):
+        keras.layers.Bidirectional(keras.layers.LSTM(2, return_state=True))

@@ -16,7 +16,10 @@ def print_row(fields, positions, print_fn):
 
 
 def _output_shape(layer) -> str:
-    shape = format_shape(layer.output_shape) if layer.output_shape is not None else "multiple"
+    shape = layer.output_shape
+    if isinstance(shape, list):  # several outputs, as Keras prints them
+        return "[" + ", ".join(format_shape(s) for s in shape) + "]"
+    shape = format_shape(shape) if shape is not None else "multiple"
     return f"[{shape}]" if isinstance(layer, InputLayer) else shape
 
 

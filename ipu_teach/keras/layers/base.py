@@ -87,6 +87,10 @@ class KerasTensor:
         self.layer = layer
         self.inputs = list(inputs)
         self.dtype = "float32"
+        self.index = 0
+        """Which output of its layer's call this is (LSTM(return_state=True) has three)."""
+        self.siblings = None
+        """All the outputs of that call, for a layer with several; None for one output."""
 
     @property
     def ndim(self):
@@ -376,8 +380,9 @@ class Layer:
             kwargs["mask"] = mask
         with outermost_call([self]), scope(self.name), precision.autocast(self.compute_dtype):
             output = self.call(tensor, training=bool(training), **kwargs)
-            if self.supports_masking and isinstance(output, Tensor):
-                output._keras_mask = self.compute_mask(tensor, mask)
+            if self.supports_masking:
+                # of several outputs (an RNN's with its states) the first carries the mask, as Keras'
+                (output[0] if isinstance(output, list) else output)._keras_mask = self.compute_mask(tensor, mask)
             if self.activity_regularizer is not None:
                 batch = np.asarray(output.shape[0], output.dtype)
                 self._activity_losses.append(ops.div(self.activity_regularizer(output), batch))
@@ -406,10 +411,15 @@ class Layer:
         given = list(inputs) if self.multi_input else [inputs]
         shape = [t.shape for t in given] if self.multi_input else inputs.shape
         self._ensure_built(shape)
-        self.output_shape = tuple(self.compute_output_shape(shape))
-        out = KerasTensor(self.output_shape, self, given)
-        out.pipeline_stage = stage if stage is not None else self.pipeline_stage
-        return out
+        shapes = self.compute_output_shape(shape)
+        several = isinstance(shapes, list)  # a layer with several outputs states a list of shapes
+        shapes = [tuple(s) for s in shapes] if several else [tuple(shapes)]
+        self.output_shape = shapes if several else shapes[0]
+        outputs = [KerasTensor(s, self, given) for s in shapes]
+        for index, out in enumerate(outputs):
+            out.index, out.siblings = index, outputs if several else None
+            out.pipeline_stage = stage if stage is not None else self.pipeline_stage
+        return outputs if several else outputs[0]
 
     def compute_output_shape(self, input_shape):
         """The output shape for inputs of ``input_shape`` (batch axis included; a list of shapes for a

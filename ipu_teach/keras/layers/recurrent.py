@@ -54,16 +54,14 @@ class _RNN(Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.return_state = bool(return_state)
         for name, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
             if not 0 <= rate < 1:
                 raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {rate}")
         self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
-        if return_state:
-            raise ValueError(f"{type(self).__name__}: ipu-teach layers have one output; use return_state=False")
         self.units = int(units)
         self.activation, self.recurrent_activation = activations.get(activation), activations.get(recurrent_activation)
         self.use_bias, self.return_sequences, self.go_backwards = use_bias, return_sequences, go_backwards
-        self.return_state = False
         self._initializers = (kernel_initializer, recurrent_initializer, bias_initializer)
         self._regularizers = tuple(
             regularizers.get(r) for r in (kernel_regularizer, recurrent_regularizer, bias_regularizer)
@@ -88,8 +86,10 @@ class _RNN(Layer):
         return self._initializers[2]
 
     def compute_output_shape(self, input_shape):
+        """The output's shape, and with ``return_state`` a list of it and the states' (Keras' order)."""
         batch, steps = input_shape[0], input_shape[1]
-        return (batch, steps, self.units) if self.return_sequences else (batch, self.units)
+        output = (batch, steps, self.units) if self.return_sequences else (batch, self.units)
+        return [output] + [(batch, self.units)] * self.states if self.return_state else output
 
     zero_output_for_mask = False
     """With a mask, the output of a masked timestep: the last output (Keras' RNN default) or zeros (what
@@ -112,7 +112,8 @@ class _RNN(Layer):
                 h, state = _masked(keep, new_h, h), _masked(keep, new_state, state)
                 output = _masked(keep, new_h, None) if self.zero_output_for_mask else h
             outputs.append(ops.reshape(output, (output.shape[0], 1, self.units)))
-        return ops.concatenate(outputs, axis=1) if self.return_sequences else h
+        output = ops.concatenate(outputs, axis=1) if self.return_sequences else h
+        return [output] + list(state if isinstance(state, tuple) else (state,)) if self.return_state else output
 
     def compute_mask(self, inputs, mask=None):
         """The input's mask on a returned sequence, none on the last output (Keras' ``RNN.compute_mask``)."""
@@ -167,6 +168,7 @@ def _masked(keep, new, old):
 
 class LSTM(_RNN):
     gates = 4
+    states = 2  # h and c
 
     def __init__(self, units, unit_forget_bias=True, **kwargs):
         super().__init__(units, **kwargs)
@@ -204,6 +206,7 @@ class LSTM(_RNN):
 
 class GRU(_RNN):
     gates = 3
+    states = 1
 
     def __init__(self, units, reset_after=True, **kwargs):
         super().__init__(units, **kwargs)

@@ -82,6 +82,8 @@ class Bidirectional(Layer):
         self.forward_layer.name = "forward_" + self.forward_layer.name
         self.backward_layer.name = "backward_" + self.backward_layer.name
         self.return_sequences = self.forward_layer.return_sequences
+        if self.forward_layer.return_state:
+            raise ValueError("Bidirectional: ipu-teach does not simulate return_state=True in Bidirectional yet")
 
     def build(self, input_shape):
         for layer in (self.forward_layer, self.backward_layer):
