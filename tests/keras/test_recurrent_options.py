@@ -89,7 +89,6 @@ def test_gru_reset_after_false_has_keras_one_bias_vector():
             lambda: keras.layers.Bidirectional(keras.layers.LSTM(2), merge_mode="max"),
             "Invalid merge mode. Received: max",
         ),
-        (lambda: keras.layers.Bidirectional(keras.layers.LSTM(2), merge_mode=None), "merge_mode=None is not simulated"),
         (lambda: keras.layers.Bidirectional("lstm"), "Please initialize `Bidirectional` layer with a"),
         (
             lambda: keras.layers.Bidirectional(keras.layers.LSTM(2), backward_layer=keras.layers.LSTM(2)),
@@ -193,3 +192,15 @@ def test_return_state_trains_through_the_states_on_the_simulated_ipu():
 def test_bidirectional_with_return_state_is_refused_clearly():
     with pytest.raises(ValueError, match="does not simulate return_state=True in Bidirectional"):
         keras.layers.Bidirectional(keras.layers.LSTM(2, return_state=True))
+
+
+def test_bidirectional_without_merge_mode_gives_both_directions():
+    """``merge_mode=None``: the forward and the backward outputs, the halves of the concatenated ones."""
+    concatenated = keras.layers.Bidirectional(keras.layers.LSTM(2, return_sequences=True))
+    separate = keras.layers.Bidirectional(keras.layers.LSTM(2, return_sequences=True), merge_mode=None)
+    concatenated(X), separate(X)
+    separate.set_weights(concatenated.get_weights())
+    forward, backward = separate(X)
+    np.testing.assert_array_equal(np.concatenate([forward.data, backward.data], -1), concatenated(X).data)
+    inputs = keras.Input((5, 4))
+    assert [t.shape for t in separate(inputs)] == [(None, 5, 2), (None, 5, 2)]

@@ -7,7 +7,7 @@ from ...autograd import ops
 from ..engine import config as layer_config
 from .base import Layer
 
-MERGE_MODES = ("sum", "mul", "ave", "concat")
+MERGE_MODES = ("sum", "mul", "ave", "concat", None)
 
 
 def layer_from_config(entry) -> Layer:
@@ -23,7 +23,8 @@ def layer_from_config(entry) -> Layer:
 
 class Bidirectional(Layer):
     """Bidirectional wrapper for RNNs: ``Bidirectional(LSTM(8, return_sequences=True))`` reads the sequence
-    both ways; ``merge_mode`` ``"concat"`` (default: twice the units), ``"sum"``, ``"mul"`` or ``"ave"``.
+    both ways; ``merge_mode`` ``"concat"`` (default: twice the units), ``"sum"``, ``"mul"``, ``"ave"`` or None
+    (the two outputs, forward then backward).
 
     Example:
 
@@ -50,11 +51,8 @@ class Bidirectional(Layer):
                 f"`backward_layer` need to be a `tf.keras.layers.Layer` instance. Received: {backward_layer}"
             )
         if merge_mode not in MERGE_MODES:
-            reason = (
-                "ipu-teach layers have one output: merge_mode=None is not simulated. " if merge_mode is None else ""
-            )
             raise ValueError(
-                f"{reason}Invalid merge mode. Received: {merge_mode}. Merge mode should be one of "
+                f"Invalid merge mode. Received: {merge_mode}. Merge mode should be one of "
                 '{"sum", "mul", "ave", "concat", None}'
             )
         if weights is not None:
@@ -100,6 +98,8 @@ class Bidirectional(Layer):
 
     def compute_output_shape(self, input_shape):
         shape = tuple(self.forward_layer.compute_output_shape(input_shape))
+        if self.merge_mode is None:
+            return [shape, shape]
         return shape[:-1] + (2 * shape[-1],) if self.merge_mode == "concat" else shape
 
     def call(self, inputs, training=False):
@@ -107,6 +107,8 @@ class Bidirectional(Layer):
         backward = self.backward_layer(inputs, training=training)
         if self.return_sequences:
             backward = ops.Reverse.apply(backward, axis=1)
+        if self.merge_mode is None:
+            return [forward, backward]
         if self.merge_mode == "concat":
             return ops.concatenate([forward, backward], axis=-1)
         if self.merge_mode == "sum":
