@@ -51,7 +51,8 @@ def test_embedding_mask_and_what_layers_do_with_it():
     embedding = keras.layers.Embedding(5, 2, mask_zero=True)
     out = embedding(np.array([[1, 0, 2]]))
     assert out._keras_mask.tolist() == [[True, False, True]]
-    assert keras.layers.Dense(3)(out)._keras_mask.tolist() == [[True, False, True]]  # carried on
+    for carrier in (keras.layers.Dense(3), keras.layers.LayerNormalization(), keras.layers.BatchNormalization()):
+        assert carrier(out)._keras_mask.tolist() == [[True, False, True]]  # carried on
     assert keras.layers.LSTM(2)(out)._keras_mask is None  # consumed
     assert keras.layers.LSTM(2, return_sequences=True)(out)._keras_mask.tolist() == [[True, False, True]]
     assert keras.layers.Flatten()(out)._keras_mask is None  # a layer without masking support drops it
