@@ -388,9 +388,338 @@ def subclassed(rng) -> None:
     write("subclassed", {"x": x, "y": y, "cases": cases})
 
 
+LAYER_CASES = [
+    # (id, layer class, arguments, input shape); every case also sets Keras' own weights to seeded values
+    ("ReLU()", "ReLU", {}, (2, 5)),
+    ("ReLU(max_value=6)", "ReLU", {"max_value": 6.0}, (2, 5)),
+    (
+        "ReLU(max_value, negative_slope, threshold)",
+        "ReLU",
+        {"max_value": 1.0, "negative_slope": 0.1, "threshold": 0.5},
+        (2, 5),
+    ),
+    ("ReLU(negative_slope)", "ReLU", {"negative_slope": 0.2}, (2, 5)),
+    ("ReLU(threshold)", "ReLU", {"threshold": 0.3}, (2, 5)),
+    ("LeakyReLU()", "LeakyReLU", {}, (2, 5)),
+    ("LeakyReLU(alpha=0.1)", "LeakyReLU", {"alpha": 0.1}, (2, 5)),
+    ("ThresholdedReLU(theta=0.5)", "ThresholdedReLU", {"theta": 0.5}, (2, 5)),
+    ("ELU(alpha=0.7)", "ELU", {"alpha": 0.7}, (2, 5)),
+    ("PReLU()", "PReLU", {}, (2, 3, 4)),
+    ("PReLU(shared_axes=[1, 2])", "PReLU", {"shared_axes": [1, 2]}, (2, 3, 4, 2)),
+    ("Conv2D(dilation_rate=2)", "Conv2D", {"filters": 3, "kernel_size": 3, "dilation_rate": 2}, (1, 7, 6, 2)),
+    (
+        "Conv2D(dilation_rate=(1, 2), same)",
+        "Conv2D",
+        {"filters": 3, "kernel_size": (2, 3), "dilation_rate": (1, 2), "padding": "same"},
+        (1, 5, 6, 2),
+    ),
+    (
+        "Conv1D(dilation_rate=2, causal)",
+        "Conv1D",
+        {"filters": 3, "kernel_size": 3, "dilation_rate": 2, "padding": "causal"},
+        (2, 9, 2),
+    ),
+    (
+        "Conv1D(dilation_rate=3, same)",
+        "Conv1D",
+        {"filters": 2, "kernel_size": 2, "dilation_rate": 3, "padding": "same"},
+        (2, 8, 3),
+    ),
+    (
+        "Conv2DTranspose(strides=2, same)",
+        "Conv2DTranspose",
+        {"filters": 3, "kernel_size": 3, "strides": 2, "padding": "same"},
+        (1, 3, 3, 2),
+    ),
+    (
+        "Conv2DTranspose(strides=2, valid)",
+        "Conv2DTranspose",
+        {"filters": 3, "kernel_size": 3, "strides": 2},
+        (1, 3, 3, 2),
+    ),
+    (
+        "Conv2DTranspose((2, 3), strides=(3, 1))",
+        "Conv2DTranspose",
+        {"filters": 2, "kernel_size": (2, 3), "strides": (3, 1)},
+        (1, 3, 4, 3),
+    ),
+    (
+        "Conv2DTranspose(kernel 1, strides=3, same)",
+        "Conv2DTranspose",
+        {"filters": 2, "kernel_size": 1, "strides": 3, "padding": "same"},
+        (1, 3, 2, 2),
+    ),
+    (
+        "Conv2DTranspose(dilation_rate=2, same)",
+        "Conv2DTranspose",
+        {"filters": 2, "kernel_size": 3, "dilation_rate": 2, "padding": "same", "activation": "relu"},
+        (1, 5, 4, 3),
+    ),
+    ("DepthwiseConv2D(depth_multiplier=2)", "DepthwiseConv2D", {"kernel_size": 3, "depth_multiplier": 2}, (1, 6, 5, 3)),
+    (
+        "DepthwiseConv2D(strides=2, same)",
+        "DepthwiseConv2D",
+        {"kernel_size": (3, 2), "strides": 2, "padding": "same"},
+        (1, 7, 6, 2),
+    ),
+    (
+        "DepthwiseConv2D(dilation_rate=2, same)",
+        "DepthwiseConv2D",
+        {"kernel_size": 3, "dilation_rate": 2, "padding": "same", "use_bias": False},
+        (1, 6, 6, 2),
+    ),
+    (
+        "SeparableConv2D(depth_multiplier=2, same)",
+        "SeparableConv2D",
+        {"filters": 4, "kernel_size": 3, "depth_multiplier": 2, "padding": "same"},
+        (1, 4, 5, 3),
+    ),
+    (
+        "SeparableConv2D(strides=2, relu)",
+        "SeparableConv2D",
+        {"filters": 3, "kernel_size": 2, "strides": 2, "activation": "relu"},
+        (1, 6, 7, 2),
+    ),
+    ("UpSampling2D((2, 3))", "UpSampling2D", {"size": (2, 3)}, (1, 3, 2, 2)),
+    ("Cropping2D(((1, 0), (2, 1)))", "Cropping2D", {"cropping": ((1, 0), (2, 1))}, (2, 4, 5, 2)),
+    ("Rescaling(1 / 127.5, offset=-1)", "Rescaling", {"scale": 1 / 127.5, "offset": -1.0}, (2, 3, 4)),
+    (
+        "Normalization(mean, variance)",
+        "Normalization",
+        {"mean": [0.5, -1.0, 2.0], "variance": [4.0, 0.25, 1.0]},
+        (4, 3),
+    ),
+    ("GRU(reset_after=False)", "GRU", {"units": 3, "reset_after": False}, (2, 4, 3)),
+    (
+        "GRU(reset_after=False, return_sequences, go_backwards)",
+        "GRU",
+        {"units": 2, "reset_after": False, "return_sequences": True, "go_backwards": True},
+        (2, 3, 2),
+    ),
+    ("GRU(reset_after=False, use_bias=False)", "GRU", {"units": 2, "reset_after": False, "use_bias": False}, (1, 3, 2)),
+    (
+        "Bidirectional(LSTM(return_sequences))",
+        "Bidirectional",
+        {"layer": {"class_name": "LSTM", "config": {"units": 3, "return_sequences": True}}},
+        (2, 4, 2),
+    ),
+    (
+        "Bidirectional(GRU, sum)",
+        "Bidirectional",
+        {"layer": {"class_name": "GRU", "config": {"units": 2}}, "merge_mode": "sum"},
+        (2, 3, 3),
+    ),
+    (
+        "Bidirectional(GRU(reset_after=False, return_sequences), mul)",
+        "Bidirectional",
+        {
+            "layer": {"class_name": "GRU", "config": {"units": 2, "reset_after": False, "return_sequences": True}},
+            "merge_mode": "mul",
+        },
+        (1, 3, 2),
+    ),
+    (
+        "Bidirectional(LSTM, ave)",
+        "Bidirectional",
+        {"layer": {"class_name": "LSTM", "config": {"units": 2}}, "merge_mode": "ave"},
+        (2, 3, 2),
+    ),
+]
+
+
+def shortest(value):
+    """Float32 values (arrays, tensors, lists of them) as the float64 numbers of their shortest repr: the
+    same float32 when read back, in about half the characters of the float64 repr."""
+    if isinstance(value, dict):
+        return {k: shortest(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shortest(v) for v in value]
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        value = value.numpy()
+    if isinstance(value, np.ndarray) and value.dtype == np.float32:
+        return np.array([float(str(v)) for v in value.ravel()]).reshape(value.shape)
+    return value
+
+
+def made_layer(class_name, arguments):
+    """``keras.layers.<class_name>(**arguments)``, a wrapped layer given as ``{"class_name", "config"}``."""
+    wrapped = {"layer": keras.layers.deserialize(arguments["layer"])} if "layer" in arguments else {}
+    return getattr(keras.layers, class_name)(**{**arguments, **wrapped})
+
+
+def seeded_weights(layer, rng) -> list:
+    """Sets every weight of ``layer`` (or a model) to seeded values, and returns them."""
+    weights = [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in layer.weights]
+    layer.set_weights(weights)
+    return weights
+
+
+def output_and_gradients(layer, x, rng, watch_input=False):
+    """``layer(x)`` in training mode, seeded ``upstream`` weights, and the gradients of ``sum(upstream *
+    output)`` with respect to ``x`` (if watched) and every trainable weight (IndexedSlices made dense)."""
+    with tf.GradientTape() as tape:
+        if watch_input:
+            tape.watch(x)
+        y = layer(x, training=True)
+        upstream = rng.uniform(0.5, 1.5, y.shape).astype(np.float32)
+        total = tf.reduce_sum(y * upstream)
+    gradients = tape.gradient(total, ([x] if watch_input else []) + layer.trainable_weights)
+    return y, upstream, [tf.convert_to_tensor(g) for g in gradients]
+
+
+def layers_breadth(rng) -> None:
+    """tf-keras layers/activation (ReLU's options through backend.relu, LeakyReLU, ThresholdedReLU, ELU,
+    PReLU), layers/convolutional (dilation_rate, Conv2DTranspose's deconv_output_length, DepthwiseConv2D,
+    SeparableConv2D), layers/reshaping (UpSampling2D, Cropping2D) and layers/preprocessing (Rescaling,
+    Normalization with adapt): outputs and the gradients of sum(upstream * output) with respect to the
+    inputs and every weight, from seeded weights."""
+    cases = []
+    for case_id, class_name, arguments, shape in LAYER_CASES:
+        layer = made_layer(class_name, arguments)
+        x = rng.normal(0, 1, shape).astype(np.float32)
+        layer.build(shape)
+        weights = seeded_weights(layer, rng)
+        y, upstream, gradients = output_and_gradients(layer, tf.constant(x), rng, watch_input=True)
+        cases.append(
+            {
+                "id": case_id,
+                "class": class_name,
+                "arguments": arguments,
+                "x": x,
+                "weight_names": [w.name.split("/")[-1].split(":")[0] for w in layer.weights],
+                "weights": weights,
+                "upstream": upstream,
+                "output": y,
+                "input_gradient": gradients[0],
+                "weight_gradients": gradients[1:],
+            }
+        )
+    adapted = []
+    for axis in (-1, None, (1, 2)):
+        data = rng.normal(2.0, 3.0, (6, 3, 4)).astype(np.float32)
+        layer = keras.layers.Normalization(axis=axis)
+        layer.adapt(data)
+        x = rng.normal(2.0, 3.0, (2, 3, 4)).astype(np.float32)
+        adapted.append(
+            {
+                "axis": axis,
+                "data": data,
+                "x": x,
+                "weight_names": [w.name.split("/")[-1].split(":")[0] for w in layer.weights],
+                "weights": [w.numpy() for w in layer.weights],
+                "output": layer(x),
+            }
+        )
+    write("layers_breadth", shortest({"cases": cases, "normalization_adapt": adapted}))
+
+
+def regularized_model():
+    """The model of the regularizers' fixture (tests/keras/test_regularizers.py builds the same)."""
+    layers, regularizers = keras.layers, keras.regularizers
+    inputs = keras.Input((5, 5, 2))
+    x = layers.Conv2D(3, 3, kernel_regularizer=regularizers.l2(0.05), bias_regularizer="l1")(inputs)
+    x = layers.PReLU(alpha_regularizer=regularizers.l2(0.1))(x)
+    x = layers.SeparableConv2D(
+        2, 2, depthwise_regularizer=regularizers.l1(0.01), pointwise_regularizer=regularizers.l2(0.02)
+    )(x)
+    x = layers.Flatten()(x)
+    x = layers.Dense(4, activation="relu", activity_regularizer=regularizers.l1_l2(0.01, 0.02))(x)
+    outputs = layers.Dense(
+        3, activation="softmax", kernel_regularizer="l1_l2", bias_regularizer=regularizers.L1L2(l2=0.5)
+    )(x)
+    return keras.Model(inputs, outputs)
+
+
+def regularizers(rng) -> None:
+    """keras/regularizers.py (L1, L2, L1L2, the names' defaults) through base_layer.add_weight's
+    regularizer and the activity regularizer (its penalty over the batch size), in Model.losses, and
+    compile_utils.LossesContainer adding their sum to the loss fit minimises and reports."""
+    keras.backend.clear_session()
+    model = regularized_model()
+    weights = [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in model.weights]
+    model.set_weights(weights)
+    x = rng.normal(0, 1, (8, 5, 5, 2)).astype(np.float32)
+    y = rng.integers(0, 3, 8)
+    model(x, training=True)
+    losses = [float(loss) for loss in model.losses]
+    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy")
+    history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    write(
+        "regularizers",
+        shortest(
+            {
+                "x": x,
+                "y": y,
+                "weights": weights,
+                "losses_after_call": losses,
+                "history": history.history,
+                "trained_weights": model.get_weights(),
+                "evaluate": model.evaluate(x, y, batch_size=4, verbose=0),
+                "configs": {
+                    "l1_l2": keras.regularizers.get("l1_l2").get_config(),
+                    "L1L2()": keras.regularizers.L1L2().get_config(),
+                    "l2": keras.regularizers.get("l2").get_config(),
+                    "serialized": keras.regularizers.serialize(keras.regularizers.l1(0.3)),
+                },
+            }
+        ),
+    )
+
+
+MASKED_MODELS = {
+    # name: the layers after Embedding(7, 3, mask_zero=True), as (class name, arguments)
+    "LSTM(return_sequences) then GRU": [("LSTM", {"units": 3, "return_sequences": True}), ("GRU", {"units": 2})],
+    "GRU(go_backwards, reset_after=False)": [("GRU", {"units": 2, "go_backwards": True, "reset_after": False})],
+    "Dense then LSTM(return_sequences)": [("Dense", {"units": 2}), ("LSTM", {"units": 2, "return_sequences": True})],
+    "Bidirectional(LSTM(return_sequences)) then Bidirectional(GRU, sum)": [
+        ("Bidirectional", {"layer": {"class_name": "LSTM", "config": {"units": 2, "return_sequences": True}}}),
+        ("Bidirectional", {"layer": {"class_name": "GRU", "config": {"units": 2}}, "merge_mode": "sum"}),
+    ],
+}
+
+
+def masking(rng) -> None:
+    """keras/layers/core/embedding.py compute_mask (mask_zero), the mask carried through layers that
+    support masking (Dense) and consumed by backend.rnn in LSTM and GRU (a masked timestep keeps the
+    state and repeats the last output; Bidirectional asks for zeros there, zero_output_for_mask): padded
+    sequences, left and right, outputs and the gradients of every weight; return_state's states with a mask."""
+    ids = np.array([[3, 1, 4, 0, 0], [0, 0, 2, 6, 5], [1, 2, 3, 4, 5]], np.int32)
+    cases = []
+    for name, stack in MASKED_MODELS.items():
+        inputs = keras.Input((ids.shape[1],), dtype="int32")
+        x = keras.layers.Embedding(7, 3, mask_zero=True)(inputs)
+        for class_name, arguments in stack:
+            x = made_layer(class_name, arguments)(x)
+        model = keras.Model(inputs, x)
+        weights = seeded_weights(model, rng)
+        y, upstream, gradients = output_and_gradients(model, ids, rng)
+        cases.append(
+            {
+                "id": name,
+                "stack": stack,
+                "weights": weights,
+                "upstream": upstream,
+                "output": y,
+                "weight_gradients": gradients,
+            }
+        )
+    states = []
+    for class_name, arguments in [
+        ("LSTM", {"units": 3, "return_sequences": True, "return_state": True}),
+        ("GRU", {"units": 2, "return_state": True, "reset_after": False, "go_backwards": True}),
+    ]:
+        embedding, layer = keras.layers.Embedding(7, 3, mask_zero=True), made_layer(class_name, arguments)
+        layer(embedding(ids))  # builds both, before their weights are set
+        weights = seeded_weights(embedding, rng) + seeded_weights(layer, rng)
+        states.append(
+            {"class": class_name, "arguments": arguments, "weights": weights, "outputs": layer(embedding(ids))}
+        )
+    write("masking", shortest({"ids": ids, "cases": cases, "states": states}))
+
+
 def main() -> None:
     keras.utils.set_random_seed(0)
-    for section in (losses, metrics, normalization, configs, subclassed):
+    for section in (losses, metrics, normalization, configs, subclassed, layers_breadth, regularizers, masking):
         section(np.random.default_rng(sum(map(ord, section.__name__))))
     total = sum(p.stat().st_size for p in OUT.glob("*.json"))
     print(f"{total} bytes in all")

@@ -80,7 +80,7 @@ class Tensor:
     array([2., 4.], dtype=float32)
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "node", "name")
+    __slots__ = ("data", "grad", "requires_grad", "node", "name", "_keras_mask")
     __array_priority__ = 100  # numpy defers to Tensor's operators: array + tensor -> Tensor
 
     def __init__(self, data, requires_grad: bool = False, name: str | None = None):
@@ -89,6 +89,7 @@ class Tensor:
         self.requires_grad = requires_grad
         self.node = None
         self.name = name
+        self._keras_mask = None  # a Keras layer's output mask (Embedding(mask_zero=True)), as TF tensors carry it
 
     shape = property(lambda self: self.data.shape)
     dtype = property(lambda self: self.data.dtype)

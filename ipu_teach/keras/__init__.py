@@ -29,6 +29,7 @@ from . import (
     mixed_precision,
     models,
     optimizers,
+    regularizers,
     utils,
 )
 from .layers import Input
@@ -50,5 +51,6 @@ __all__ = [
     "mixed_precision",
     "models",
     "optimizers",
+    "regularizers",
     "utils",
 ]

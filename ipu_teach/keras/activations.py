@@ -8,8 +8,12 @@ def linear(x):
     return x
 
 
-def relu(x):
-    return ops.ReLU.apply(x)
+def relu(x, alpha=0.0, max_value=None, threshold=0.0):
+    """Keras' ``relu``: ``max(x, 0)``, or with a slope ``alpha`` below ``threshold`` and a ceiling
+    ``max_value`` (tf-keras ``backend.relu``)."""
+    if alpha == 0 and max_value is None and threshold == 0:
+        return ops.ReLU.apply(x)
+    return ops.GeneralReLU.apply(x, alpha=float(alpha), max_value=max_value, threshold=float(threshold))
 
 
 def sigmoid(x):

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..autograd import Tensor, no_grad
+from ..autograd import Tensor, no_grad, ops
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
@@ -30,7 +30,7 @@ from .engine import (
 from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
-from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape
+from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape, outermost_call
 
 
 def _values(output):
@@ -145,7 +145,9 @@ class Model(Layer):
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}")
 
     def inbound_layers(self, layer) -> list:
-        return [parent.layer for t in getattr(self, "_order", ()) if t.layer is layer for parent in t.inputs]
+        """The layers feeding ``layer``, per call (once for a call with several outputs, LSTM's with its states)."""
+        calls = {id(t.siblings) if t.siblings else id(t): t for t in getattr(self, "_order", ()) if t.layer is layer}
+        return [parent.layer for t in calls.values() for parent in t.inputs]
 
     def is_sequential_like(self) -> bool:
         """A single chain (each layer fed by the one before): summary then omits 'Connected to'."""
@@ -364,8 +366,29 @@ class Model(Layer):
         if len(given) != len(self.inputs):
             raise ValueError(f"Model '{self.name}' expects {len(self.inputs)} input(s), got {len(given)}")
         given = [value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=np.float32)) for value in given]
-        values = graph.run(self.inputs, given, self._order, lambda layer, x: layer(x, training=training))
+        with outermost_call(self._every_layer()):
+            values = graph.run(self.inputs, given, self._order, lambda layer, x: layer(x, training=training))
         return self._outputs_of(values)
+
+    def _every_layer(self) -> list:
+        """This model's layers and those of the models among them."""
+        return [self] + [
+            inner for layer in self.layers for inner in (layer._every_layer() if isinstance(layer, Model) else [layer])
+        ]
+
+    @property
+    def losses(self) -> list:
+        """The regularization losses of every layer (weight penalties on the current weights, activity
+        penalties of the latest call), as Keras' ``Model.losses``; ``fit`` and ``evaluate`` add their sum to
+        the compiled loss, as Keras does.
+
+        Example:
+
+        >>> model = keras.Sequential([keras.layers.Dense(1, kernel_regularizer="l2", input_shape=(2,))])
+        >>> len(model.losses)
+        1
+        """
+        return super().losses + [loss for layer in self.layers for loss in layer.losses]
 
     def compute_output_shape(self, input_shape):
         """The output shape(s) for inputs of ``input_shape``: each layer's, through the graph (as Keras'
@@ -533,8 +556,12 @@ class Model(Layer):
         self.compiled_outputs.resolve(self).check_labels(sample_weights.unpack(y)[0], shapes)
 
     def loss_and_parts(self, y, output):
-        """The scalar Tensor to minimise and each output's loss."""
-        return self.compiled_outputs.resolve(self).loss(y, output)
+        """The scalar Tensor to minimise (the compiled losses plus ``self.losses``, the regularization
+        penalties, as Keras' ``compute_loss``) and each output's loss (without them, as Keras reports it)."""
+        loss, parts = self.compiled_outputs.resolve(self).loss(y, output)
+        for penalty in self.losses:
+            loss = ops.add(loss, penalty)
+        return loss, parts
 
     @property
     def compiled_loss(self):
@@ -547,11 +574,6 @@ class Model(Layer):
         """Keras' container of compile's metrics: ``self.compiled_metrics.update_state(y, y_pred)``.
         None before compile."""
         return step_overrides.CompiledMetrics(self) if self.compiled else None
-
-    @property
-    def losses(self) -> list:
-        """The layers' regularization losses (Keras' ``model.losses``): none, as ipu-teach refuses regularizers."""
-        return []
 
     def compute_gradients(self, x, y):
         """Loss and gradients of one batch (no weight update): what a replica computes on the IPU."""
@@ -691,7 +713,7 @@ class Sequential(Model):
     def _append(self, layer) -> None:
         """Keras' ``add`` on a built model: only the new layer is called, on the last output's shape, and
         the chain grows by one (no earlier layer runs again)."""
-        output = layer(self.outputs[0])
+        output = _single_output(layer(self.outputs[0]))
         self._order.append(output)
         if layer not in self._layers:  # a layer added twice shares its weights and is listed once
             self._layers.append(layer)
@@ -710,7 +732,7 @@ class Sequential(Model):
     def _build_from(self, start):
         x = start
         for layer in self._pending:
-            x = layer(x)
+            x = _single_output(layer(x))
         self._init_graph(start, x)
 
     def build_from_data(self, x) -> None:
@@ -778,3 +800,13 @@ def _hdf5_wanted(filepath, save_format) -> bool:
 def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):
     """``model.save(filepath, overwrite=...)``, as Keras' function is."""
     model.save(filepath, overwrite=overwrite, save_format=save_format, **kwargs)
+
+
+def _single_output(output):
+    """A Sequential model's layer output, refused when the layer has several (LSTM's with its states)."""
+    if isinstance(output, list):
+        raise ValueError(
+            "All layers in a Sequential model should have a single output tensor. For multi-output layers, "
+            "use the functional API."
+        )
+    return output

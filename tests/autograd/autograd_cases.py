@@ -55,6 +55,18 @@ CASES = [
         [_x, _rng.normal(size=(2, 3, 3, 4)).astype(np.float32), np.zeros(4, dtype=np.float32)],
         (0, 1, 2),
     ),
+    (
+        "Conv2DTranspose",
+        lambda x, k, b: ops.Conv2DTranspose.apply(x, k, b, strides=(2, 1), padding="same"),
+        [_x, _rng.normal(size=(3, 2, 4, 3)).astype(np.float32), np.zeros(4, dtype=np.float32)],
+        (0, 1, 2),
+    ),
+    (
+        "DepthwiseConv2D",
+        lambda x, k: ops.DepthwiseConv2D.apply(x, k, padding="same", dilation=(2, 1)),
+        [_x, _rng.normal(size=(2, 3, 3, 2)).astype(np.float32)],
+        (0, 1),
+    ),
     ("MaxPool2D", lambda x: ops.MaxPool2D.apply(x, pool_size=(3, 3), strides=(2, 2), padding="same"), [_x], (0,)),
     ("AvgPool2D", lambda x: ops.AvgPool2D.apply(x, pool_size=(2, 2), padding="same"), [_x], (0,)),
     ("Sum", lambda x: ops.Sum.apply(x, axis=1), [_m], (0,)),
@@ -72,6 +84,9 @@ CASES = [
     ("Slice", lambda x: ops.Slice.apply(x, axis=1, start=1, stop=3), [_m], (0,)),
     ("Concatenate", lambda a, b: ops.Concatenate.apply(a, b, axis=0), [_m, _positive], (0, 1)),
     ("Transpose", lambda x: ops.Transpose.apply(x, perm=(0, 3, 1, 2)), [_x], (0,)),
+    ("Reverse", lambda x: ops.Reverse.apply(x, axis=1), [_x], (0,)),
+    ("Upsample", lambda x: ops.Upsample.apply(x, size=(2, 3)), [_x], (0,)),
+    ("GeneralReLU", lambda x: ops.GeneralReLU.apply(x, alpha=0.1, max_value=1.0, threshold=0.2), [_m], (0,)),
     ("Pad", lambda x: ops.Pad.apply(x, pads=((0, 0), (1, 2), (0, 1), (0, 0))), [_x], (0,)),
     ("Gather", ops.Gather.apply, [_m, np.array([[0, 3], [3, 3]])], (0,)),
     ("Cast", lambda x: ops.Cast.apply(x, dtype=str(x.dtype)), [_m], (0,)),  # to fp16: tests/autograd/test_precision.py

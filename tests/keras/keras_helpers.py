@@ -102,3 +102,13 @@ def run_tutorial_script():
     namespace = {"__name__": "__main__"}
     exec(compile(source, "tutorial_vanilla_keras.py", "exec"), namespace)
     return namespace
+
+
+def single_ipu_scope():
+    """One simulated IPU configured, and IPUStrategy's scope to build and compile a model on it."""
+    from ipu_teach import ipu
+
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.configure_ipu_system()
+    return ipu.ipu_strategy.IPUStrategy().scope()

@@ -146,7 +146,7 @@ def test_add_weight_takes_keras_positional_order_and_keywords():
         layer.add_weight("x", (2,), "ones")  # not an initializer in that place
 
 
-@pytest.mark.parametrize("option", ["regularizer", "constraint"])
+@pytest.mark.parametrize("option", ["constraint"])  # regularizers: tests/keras/test_regularizers.py
 def test_add_weight_refuses_what_it_would_otherwise_ignore(option):
     layer = keras.layers.Layer(name="custom")
     with pytest.raises(

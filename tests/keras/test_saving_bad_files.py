@@ -296,6 +296,14 @@ def layer_config(edit):
             {"config_json": changed(lambda d: d["model"]["tensors"][2].update(inputs=[-1]))},
             "tensor 2 refers to a layer or tensor that is not in the file before it",
         ),
+        (
+            {"config_json": changed(lambda d: d["model"]["tensors"][2].update(output=3))},
+            "a tensor names output 3 of a layer without it",
+        ),
+        (
+            {"config_json": changed(lambda d: d["model"]["tensors"][2].update(output="0"))},
+            "a tensor names output 0 of a layer without it",
+        ),
     ],
     ids=[
         "not JSON",
@@ -307,6 +315,8 @@ def layer_config(edit):
         "optimizer __class__",
         "loss __class__",
         "negative index",
+        "output of a one-output layer",
+        "output not a number",
     ],
 )
 def test_a_damaged_or_crafted_model_file_is_refused_naming_it(tmp_path, model_entries, changes, message):

@@ -34,11 +34,13 @@ LAYER_CASES = {
         ({"filters": 2, "kernel_size": (3, 2), "strides": 2, "padding": "same"}, (7, 5, 1)),
         ({"filters": 3, "kernel_size": (2, 3), "strides": (3, 2)}, (9, 8, 3)),
         ({"filters": 1, "kernel_size": 4, "padding": "same"}, (3, 2, 2)),
+        ({"filters": 2, "kernel_size": 3, "dilation_rate": (2, 1)}, (6, 4, 1)),
     ],
     L.Conv1D: [
         ({"filters": 3, "kernel_size": 3}, (9, 2)),
         ({"filters": 2, "kernel_size": 2, "strides": 3, "padding": "same"}, (10, 1)),
         ({"filters": 4, "kernel_size": 3, "strides": 2, "padding": "causal"}, (7, 3)),
+        ({"filters": 2, "kernel_size": 3, "dilation_rate": 2}, (8, 2)),
     ],
     L.MaxPooling2D: [
         ({}, (6, 5, 2)),
@@ -68,6 +70,31 @@ LAYER_CASES = {
         ({"axis": 1}, [(3, 2), (4, 2), (1, 2)]),
         ({"axis": -2}, [(1, 2, 2), (1, 3, 2)]),
     ],
+    # issue 25's layers (tests/keras/test_layers_breadth.py compares them with tf-keras)
+    L.LeakyReLU: [({}, (4,)), ({"alpha": 0.1}, (2, 3))],
+    L.ThresholdedReLU: [({"theta": 0.5}, (4,))],
+    L.ELU: [({"alpha": 0.5}, (2, 3))],
+    L.PReLU: [({}, (4,)), ({"shared_axes": [1, 2]}, (3, 2, 2))],
+    L.Conv2DTranspose: [
+        ({"filters": 2, "kernel_size": 3, "strides": 2}, (3, 4, 2)),
+        ({"filters": 3, "kernel_size": (2, 3), "strides": (3, 1), "padding": "same"}, (2, 3, 1)),
+        ({"filters": 1, "kernel_size": 3, "dilation_rate": 2}, (3, 3, 2)),
+    ],
+    L.DepthwiseConv2D: [
+        ({"kernel_size": 3, "depth_multiplier": 2}, (5, 4, 2)),
+        ({"kernel_size": 2, "strides": 2, "padding": "same"}, (5, 3, 3)),
+    ],
+    L.SeparableConv2D: [({"filters": 3, "kernel_size": 3, "dilation_rate": 2}, (6, 5, 2))],
+    L.UpSampling2D: [({}, (2, 3, 1)), ({"size": (1, 3)}, (2, 2, 2))],
+    L.Cropping2D: [({"cropping": 1}, (4, 3, 2)), ({"cropping": ((0, 2), (1, 0))}, (3, 2, 1))],
+    L.SpatialDropout2D: [({"rate": 0.5}, (3, 3, 2))],
+    L.GaussianNoise: [({"stddev": 0.1}, (4,))],
+    L.Rescaling: [({"scale": 0.5, "offset": 1.0}, (2, 3))],
+    L.Bidirectional: [
+        ({"layer": {"class_name": "LSTM", "config": {"units": 2, "return_sequences": True}}}, (4, 3)),
+        ({"layer": {"class_name": "GRU", "config": {"units": 3, "reset_after": False}}, "merge_mode": "sum"}, (3, 2)),
+    ],
+    L.Normalization: [({"mean": 1.0, "variance": 4.0}, (3,)), ({"axis": None}, (2, 2))],
 }
 
 

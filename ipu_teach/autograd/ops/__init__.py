@@ -9,6 +9,8 @@ array([2., 2.], dtype=float32)
 
 from .activations import ELU, Exp, Log, ReLU, Sigmoid, Softmax, Softplus, Tanh
 from .conv import Conv2D
+from .conv_transpose import Conv2DTranspose
+from .depthwise_conv import DepthwiseConv2D
 from .elementwise import Abs, Add, Cast, Div, Mul, Neg, Sub
 from .gather import Gather
 from .linalg import MatMul
@@ -22,7 +24,8 @@ from .losses import (
 )
 from .normalization import BatchNorm, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
-from .rearrange import Concatenate, Pad, Slice, Transpose
+from .relu_family import GeneralReLU
+from .rearrange import Concatenate, Pad, Reverse, Slice, Transpose, Upsample
 from .shape import Mean, Reshape, Sum
 
 

@@ -21,34 +21,42 @@ def same_padding(size: int, kernel: int, stride: int) -> tuple:
     return total // 2, total - total // 2
 
 
-def window_geometry(shape, kernel, strides, padding):
+def dilated(kernel, dilation) -> tuple:
+    """The extent of a kernel whose taps are ``dilation`` apart: ``(k - 1) * d + 1`` per axis (Keras'
+    ``conv_utils.conv_output_length``)."""
+    return tuple((k - 1) * d + 1 for k, d in zip(kernel, dilation))
+
+
+def window_geometry(shape, kernel, strides, padding, dilation=(1, 1)):
     """Padding per side and output size of a sliding window over axes 1 and 2 of NHWC."""
     if padding not in ("valid", "same"):
         raise ValueError(f"padding must be 'valid' or 'same', got {padding!r}")
     pads, outs = [], []
-    for size, k, s in zip(shape[1:3], kernel, strides):
+    for size, k, s in zip(shape[1:3], dilated(kernel, dilation), strides):
         p = same_padding(size, k, s) if padding == "same" else (0, 0)
         pads.append(p)
         outs.append((size + p[0] + p[1] - k) // s + 1)
     return pads, outs
 
 
-def window_slices(offset_h, offset_w, outs, strides):
+def window_slices(offset_h, offset_w, outs, strides, dilation=(1, 1)):
     """The strided view that a kernel offset (i, j) sees, for every output position."""
     (ho, wo), (sh, sw) = outs, strides
+    top, left = offset_h * dilation[0], offset_w * dilation[1]
     return (
         slice(None),
-        slice(offset_h, offset_h + sh * (ho - 1) + 1, sh),
-        slice(offset_w, offset_w + sw * (wo - 1) + 1, sw),
+        slice(top, top + sh * (ho - 1) + 1, sh),
+        slice(left, left + sw * (wo - 1) + 1, sw),
         slice(None),
     )
 
 
-def windows(x, window, strides, outs):
+def windows(x, window, strides, outs, dilation=(1, 1)):
     """Every window of NHWC ``x`` as a view of shape (n, out_h, out_w, window_h, window_w, c), no copy:
-    ``windows(...)[:, :, :, i, j, :]`` is ``x[window_slices(i, j, outs, strides)]``."""
-    (sh, sw), (ho, wo) = strides, outs
-    view = sliding_window_view(x, window, axis=(1, 2))[:, : sh * (ho - 1) + 1 : sh, : sw * (wo - 1) + 1 : sw]
+    ``windows(...)[:, :, :, i, j, :]`` is ``x[window_slices(i, j, outs, strides, dilation)]``."""
+    (sh, sw), (ho, wo), (dh, dw) = strides, outs, dilation
+    view = sliding_window_view(x, dilated(window, dilation), axis=(1, 2))
+    view = view[:, : sh * (ho - 1) + 1 : sh, : sw * (wo - 1) + 1 : sw, :, ::dh, ::dw]
     return view.transpose(0, 1, 2, 4, 5, 3)
 
 
@@ -76,34 +84,54 @@ def crop_nhwc(x, pads):
     return x[:, top : x.shape[1] - bottom, left : x.shape[2] - right, :]
 
 
+def im2col(x, window, strides, padding, dilation=(1, 1), op="Conv2D"):
+    """Every window of NHWC ``x`` as one row of a matrix (the rows: output positions; the columns: kernel
+    positions x channels), in the compute type, and the geometry ``col2im`` needs to go back. A kernel
+    that does not fit is an error naming ``op``."""
+    n, c = x.shape[0], x.shape[3]
+    pads, outs = window_geometry(x.shape, window, strides, padding, dilation)
+    if outs[0] < 1 or outs[1] < 1:
+        raise ValueError(
+            f"{op}: a {window[0]}x{window[1]} kernel does not fit an input of {x.shape[1]}x{x.shape[2]} "
+            f"with padding {padding!r}; use padding='same' or a smaller kernel"
+        )
+    xp = pad_nhwc(x, pads)
+    cols = np.empty((n, outs[0], outs[1]) + tuple(window) + (c,), dtype=portable.compute_type(x.dtype))
+    copy_windows(cols, windows(xp, window, strides, outs, dilation))  # the one cast to the compute type
+    return cols, (xp.shape, pads, outs, strides, dilation)
+
+
+def col2im(dcols, geometry, dtype):
+    """The sum of every window's values ``dcols`` (n, out_h, out_w, window_h, window_w, c) back at the
+    positions of the input they were taken from: the transpose of ``im2col``."""
+    padded_shape, pads, outs, strides, dilation = geometry
+    dxp = np.zeros(padded_shape, dtype=dtype)
+    for i in range(dcols.shape[3]):
+        for j in range(dcols.shape[4]):
+            dxp[window_slices(i, j, outs, strides, dilation)] += dcols[:, :, :, i, j, :]
+    return crop_nhwc(dxp, pads)
+
+
 class Conv2D(Function):
     @staticmethod
-    def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid"):
-        n, c = x.shape[0], x.shape[3]
+    def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
         kh, kw, kc, filters = kernel.shape
-        if kc != c:
-            raise ValueError(f"Conv2D: input has {c} channels but the kernel expects {kc}")
-        pads, outs = window_geometry(x.shape, (kh, kw), strides, padding)
-        if outs[0] < 1 or outs[1] < 1:
-            raise ValueError(
-                f"Conv2D: a {kh}x{kw} kernel does not fit an input of {x.shape[1]}x{x.shape[2]} "
-                f"with padding {padding!r}; use padding='same' or a smaller kernel"
-            )
-        xp = pad_nhwc(x, pads)
-        cols = np.empty((n, outs[0], outs[1], kh, kw, c), dtype=portable.compute_type(x.dtype))
-        copy_windows(cols, windows(xp, (kh, kw), strides, outs))  # the one cast to the compute type
-        cols = cols.reshape(n * outs[0] * outs[1], kh * kw * c)
-        w2 = kernel.reshape(kh * kw * c, filters)
+        if kc != x.shape[3]:
+            raise ValueError(f"Conv2D: input has {x.shape[3]} channels but the kernel expects {kc}")
+        cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation)
+        outs = cols.shape[1:3]
+        cols = cols.reshape(-1, kh * kw * kc)
+        w2 = kernel.reshape(kh * kw * kc, filters)
         y = matmul(cols, w2, "conv", dtype=x.dtype)
         y += bias
         ctx.save_for_backward(cols, w2)
-        ctx.geometry = (xp.shape, pads, outs, strides, kernel.shape)
-        return y.reshape(n, outs[0], outs[1], filters)
+        ctx.kernel_shape = kernel.shape
+        return y.reshape((x.shape[0],) + outs + (filters,))
 
     @staticmethod
     def backward(ctx, grad):
         cols, w2 = ctx.saved
-        padded_shape, pads, outs, strides, kshape = ctx.geometry
+        kshape = ctx.kernel_shape
         g2 = grad.reshape(-1, grad.shape[-1])
         gx = gk = gb = None
         if ctx.needs_input_grad[1]:
@@ -111,13 +139,8 @@ class Conv2D(Function):
         if ctx.needs_input_grad[2]:
             gb = np.einsum("ij->j", g2)  # column sums; twice as fast as sum(axis=0) on tall arrays
         if ctx.needs_input_grad[0]:
-            kh, kw = kshape[:2]
-            dcols = matmul(g2, w2.T, "conv").reshape(grad.shape[:3] + (kh, kw, kshape[2]))
-            dxp = np.zeros(padded_shape, dtype=grad.dtype)
-            for i in range(kh):
-                for j in range(kw):
-                    dxp[window_slices(i, j, outs, strides)] += dcols[:, :, :, i, j, :]
-            gx = crop_nhwc(dxp, pads)
+            dcols = matmul(g2, w2.T, "conv").reshape(grad.shape[:3] + kshape[:3])
+            gx = col2im(dcols, ctx.geometry, grad.dtype)
         return gx, gk, gb
 
     @classmethod

@@ -1,4 +1,4 @@
-"""Ops that move values without arithmetic: slice, concatenate, transpose, zero-pad.
+"""Ops that move values without arithmetic: slice, concatenate, reverse, transpose, zero-pad, upsample.
 
 Slicing and concatenating are views in Poplar (a tensor is a list of regions on tiles), so they
 cost no superstep, like Reshape. Transposing and padding make a new layout: a copy, one operation
@@ -74,3 +74,36 @@ class Pad(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad[tuple(slice(before, grad.shape[a] - after) for a, (before, after) in enumerate(ctx.pads))]
+
+
+class Upsample(Function):
+    """Nearest-neighbour upsampling of NHWC ``x``: each value repeated ``size`` (rows, cols) times, as
+    ``keras.layers.UpSampling2D``; the gradient sums each block back. A copy (the default cost)."""
+
+    @staticmethod
+    def forward(ctx, x, size=(2, 2)):
+        ctx.size = tuple(size)
+        return np.repeat(np.repeat(x, ctx.size[0], axis=1), ctx.size[1], axis=2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (n, h, w, c), (sh, sw) = ctx.input_shapes[0], ctx.size
+        return grad.reshape(n, h, sh, w, sw, c).sum(axis=(2, 4))
+
+
+class Reverse(Function):
+    """``x`` reversed along ``axis`` (a backward RNN's outputs put back in time order). A view in Poplar
+    (``Tensor::reverse``), so it costs no superstep, as Slice."""
+
+    @staticmethod
+    def forward(ctx, x, axis=1):
+        ctx.axis = axis
+        return np.flip(x, axis=axis).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.flip(grad, axis=ctx.axis).copy()
+
+    @classmethod
+    def cost(cls, ctx):
+        return OpCost(0, 0, 0, 1)  # a view

@@ -6,7 +6,7 @@ again (``get_config`` / ``from_config``). Every layer records them when construc
 import functools
 import inspect
 
-from .. import activations, initializers
+from .. import activations, initializers, regularizers
 
 
 def recording_arguments(init):
@@ -39,13 +39,15 @@ def encode(value):
         return value
     if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
         return value.item()
+    if isinstance(value, regularizers.Regularizer):
+        return regularizers.serialize(value)  # Keras' form; the layer's regularizers.get reads it back
     if isinstance(value, initializers.Initializer):
         return {"initializer": type(value).__name__, "config": encode(vars(value))}
     if callable(value) and activations.serialize(value) in activations.names():
         return activations.serialize(value)
     raise ValueError(
         f"Cannot save {value!r} in a model's configuration: ipu-teach saves names, numbers and "
-        "keras initializers; pass an activation or initializer by its name"
+        "keras initializers and regularizers; pass an activation or initializer by its name"
     )
 
 

@@ -38,7 +38,9 @@ def run(inputs, given, order, apply) -> dict:
     for tensor in order:
         if id(tensor) not in values:
             parents = [values[id(parent)] for parent in tensor.inputs]
-            values[id(tensor)] = apply(tensor.layer, parents if tensor.layer.multi_input else parents[0])
+            result = apply(tensor.layer, parents if tensor.layer.multi_input else parents[0])
+            for output, value in zip(tensor.siblings or [tensor], result if tensor.siblings else [result]):
+                values[id(output)] = value  # a call with several outputs gives all of them at once
     return values
 
 

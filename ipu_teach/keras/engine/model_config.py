@@ -62,16 +62,19 @@ def _input(config) -> object:
 
 
 def functional_config(model) -> dict:
-    node_index, calls = {}, {}
-    for tensor in model._order:  # a layer's n-th call in the model is its node n
-        node_index[id(tensor)] = len(calls.setdefault(id(tensor.layer), []))
-        calls[id(tensor.layer)].append(tensor)
+    node_index, calls, call_of = {}, {}, {}
+    for tensor in model._order:  # a layer's n-th call in the model is its node n (one for all its outputs)
+        call = id(tensor.siblings) if tensor.siblings else id(tensor)
+        if call not in call_of:
+            call_of[call] = len(calls.setdefault(id(tensor.layer), []))
+            calls[id(tensor.layer)].append(tensor)
+        node_index[id(tensor)] = call_of[call]
 
     def inbound(tensor):
-        return [[parent.layer.name, node_index[id(parent)], 0, {}] for parent in tensor.inputs]
+        return [[parent.layer.name, node_index[id(parent)], parent.index, {}] for parent in tensor.inputs]
 
     def endpoint(tensor):
-        return [tensor.layer.name, node_index[id(tensor)], 0]
+        return [tensor.layer.name, node_index[id(tensor)], tensor.index]
 
     return {
         "name": model.name,
@@ -101,6 +104,11 @@ def functional_from_config(cls, config, custom_objects=None):
         waiting += [(layer, entry["name"], index, node) for index, node in enumerate(entry["inbound_nodes"])]
     while waiting:
         ready = [w for w in waiting if all((name, index) in tensors for name, index, *_ in w[3])]
+
+        def output(name, index, tensor_index=0, *_):
+            made = tensors[(name, index)]
+            return made[tensor_index] if isinstance(made, list) else made
+
         if not ready:
             layer, name, index, node = waiting[0]
             raise ValueError(
@@ -109,12 +117,12 @@ def functional_from_config(cls, config, custom_objects=None):
             )
         for item in ready:
             layer, name, index, node = item
-            given = [tensors[(n, i)] for n, i, *_ in node]
+            given = [output(*entry) for entry in node]
             tensors[(name, index)] = layer(given if layer.multi_input or len(given) > 1 else given[0])
             waiting.remove(item)
 
     def endpoints(key):
-        found = [tensors[(name, index)] for name, index, *_ in config[key]]
+        found = [output(*entry) for entry in config[key]]
         return found[0] if len(found) == 1 else found
 
     return cls(endpoints("input_layers"), endpoints("output_layers"), name=config["name"])

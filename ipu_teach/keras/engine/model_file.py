@@ -54,7 +54,10 @@ def _architecture(model) -> dict:
             }
             for layer in layers
         ],
-        "tensors": [{"layer": layer_index[id(t.layer)], "inputs": [index[id(p)] for p in t.inputs]} for t in order],
+        "tensors": [
+            {"layer": layer_index[id(t.layer)], "inputs": [index[id(p)] for p in t.inputs], "output": t.index}
+            for t in order
+        ],
         "inputs": [index[id(t)] for t in model.inputs],
         "outputs": [index[id(t)] for t in model.outputs],
     }
@@ -250,7 +253,7 @@ def _rebuild(architecture, custom_objects, filepath):
         for layer in made[1:]:
             model.add(layer)
         return model
-    tensors = []
+    tensors, calls = [], {}
     for entry in architecture["tensors"]:
         spec = architecture["layers"][entry["layer"]]
         if spec["class_name"] == "InputLayer":
@@ -258,7 +261,13 @@ def _rebuild(architecture, custom_objects, filepath):
             continue
         given = [tensors[i] for i in entry["inputs"]]
         layer = made[entry["layer"]]
-        tensors.append(layer(given if layer.multi_input else given[0]))
+        key = (entry["layer"], tuple(entry["inputs"]))  # the outputs of one call (LSTM's with its states)
+        if key not in calls:
+            calls[key] = layer(given if layer.multi_input else given[0])
+        result, output = calls[key], entry.get("output", 0)
+        if type(output) is not int or not 0 <= output < (len(result) if isinstance(result, list) else 1):
+            raise bad_file(filepath, WHAT, f"a tensor names output {str(output)[:20]} of a layer without it", REMEDY)
+        tensors.append(result[output] if isinstance(result, list) else result)
     inputs = [tensors[i] for i in architecture["inputs"]]
     outputs = [tensors[i] for i in architecture["outputs"]]
     return Model(

@@ -16,9 +16,14 @@ def print_row(fields, positions, print_fn):
 
 
 def _output_shape(model, layer) -> str:
-    """A subclassed model's layers show "multiple", as in Keras: its call may use a layer several times."""
-    known = layer.output_shape is not None and not model.subclassed
-    shape = format_shape(layer.output_shape) if known else "multiple"
+    """A subclassed model's layers show "multiple", as in Keras (its call may use a layer several times); a
+    layer with several outputs shows each, as Keras prints them."""
+    shape = layer.output_shape
+    if shape is None or model.subclassed:
+        return "multiple"
+    if isinstance(shape, list):
+        return "[" + ", ".join(format_shape(s) for s in shape) + "]"
+    shape = format_shape(shape)
     return f"[{shape}]" if isinstance(layer, InputLayer) else shape
 
 

@@ -8,12 +8,15 @@ or run, so building costs the same whatever the shapes, as in Keras.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import math
 
 import numpy as np
 
-from ...autograd import Tensor, no_grad, precision, unrecorded
-from .. import backend, initializers
+from ...autograd import Tensor, no_grad, ops, precision, unrecorded
+from .. import backend, initializers, regularizers
 from ..engine import call_context, config, weight_budget
 from ..ipu.pipeline_stage import current_stage
 from ..mixed_precision import policy as dtype_policies
@@ -52,6 +55,30 @@ _ADD_WEIGHT_OPTIONS = frozenset(
 """``add_weight``'s keywords beyond its named arguments that Keras accepts (tf-keras 2.x base_layer.py)."""
 
 
+_running = [0]
+"""How many layer or model calls are running: the outermost one starts its layers' activity losses afresh."""
+
+
+@contextlib.contextmanager
+def outermost_call(layers):
+    """Runs a layer or model call; the outermost one clears the activity losses of ``layers`` first, so
+    ``losses`` holds those of the latest call (Keras' eager layers do the same)."""
+    if not _running[0]:
+        for layer in layers:
+            layer._activity_losses = []
+    _running[0] += 1
+    try:
+        yield
+    finally:
+        _running[0] -= 1
+
+
+@functools.cache
+def _takes_mask(cls) -> bool:
+    """Whether ``cls.call`` has a ``mask`` argument (Keras passes the input's mask to those)."""
+    return "mask" in inspect.signature(cls.call).parameters
+
+
 class KerasTensor:
     """A symbolic tensor: a shape with ``None`` for the batch, and the layer call that made it."""
 
@@ -60,6 +87,10 @@ class KerasTensor:
         self.layer = layer
         self.inputs = list(inputs)
         self.dtype = "float32"
+        self.index = 0
+        """Which output of its layer's call this is (LSTM(return_state=True) has three)."""
+        self.siblings = None
+        """All the outputs of that call, for a layer with several; None for one output."""
 
     @property
     def ndim(self):
@@ -106,10 +137,26 @@ class Layer:
         for layer in self._sublayers():
             yield from layer._flatten_layers()
 
+    supports_masking = False
+    """True for layers that pass a mask on (or make one): Keras' ``supports_masking``. A layer without it
+    drops the mask of its input, as Keras' layers do."""
+
     @config.recording_arguments
-    def __init__(self, name=None, trainable=True, input_shape=None, batch_input_shape=None, dtype=None, **kwargs):
+    def __init__(
+        self,
+        name=None,
+        trainable=True,
+        input_shape=None,
+        batch_input_shape=None,
+        dtype=None,
+        activity_regularizer=None,
+        **kwargs,
+    ):
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {sorted(kwargs)}")
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self._regularized: list = []  # (weight, regularizer) pairs
+        self._activity_losses: list = []
         self.name = name or backend.unique_name(backend.snake_case(type(self).__name__))
         self._trainable = bool(trainable)
         self.built = False
@@ -184,7 +231,8 @@ class Layer:
           dtype: The weight's dtype. Default: None, the layer's ``variable_dtype``.
           initializer: An initializer name (``"zeros"``, ``"ones"``, ``"glorot_uniform"``, ...) or object.
             Default: None, ``"glorot_uniform"`` for floats, ``"zeros"`` for integers and booleans.
-          regularizer, constraint: Not simulated yet: anything but None is refused (rather than ignored).
+          regularizer: A ``keras.regularizers`` penalty (or its name) on this weight, in ``losses``. Default: None.
+          constraint: Not simulated yet: anything but None is refused (rather than ignored).
           trainable: Boolean, whether the weight takes gradients (if the layer is trainable). Default: None, True.
           **kwargs: Keras' distribution and variable options (``use_resource``, ``synchronization``,
             ``aggregation``, ``caching_device``, ...), accepted and meaningless on one simulated device.
@@ -193,8 +241,7 @@ class Layer:
           The weight, a Tensor.
 
         Raises:
-          ValueError: with no initializer for a weight that is neither a number nor a boolean, or a
-            regularizer or constraint.
+          ValueError: with no initializer for a weight that is neither a number nor a boolean, or a constraint.
           TypeError: for a keyword Keras does not know, as Keras.
 
         Example:
@@ -208,12 +255,12 @@ class Layer:
         unknown = sorted(set(kwargs) - _ADD_WEIGHT_OPTIONS)
         if unknown:
             raise TypeError("Unknown keyword argument:", unknown[0])
-        for option, value in (("regularizer", regularizer), ("constraint", constraint)):
-            if value is not None:
-                raise ValueError(
-                    f"Layer {self.name!r}: add_weight({option}=...) is not simulated by ipu-teach yet, and ignoring it "
-                    f"would train a different model; remove {option}= (or apply it in the loss yourself)"
-                )
+        if constraint is not None:
+            raise ValueError(
+                f"Layer {self.name!r}: add_weight(constraint=...) is not simulated by ipu-teach yet, and ignoring it "
+                "would train a different model; remove constraint="
+            )
+        regularizer = regularizers.get(regularizer)
         trainable = True if trainable is None else trainable
         try:
             dtype = np.dtype(dtype or self.variable_dtype)
@@ -244,7 +291,24 @@ class Layer:
         )
         self._weights.append(weight)
         self._trainable_flags.append(trainable)
+        if regularizer is not None:
+            self._regularized.append((weight, regularizer))
         return weight
+
+    @property
+    def losses(self) -> list:
+        """The penalties of this layer's regularizers, as scalar Tensors, in Keras' order (``Layer.losses``):
+        the activity regularizer's on the outputs of the latest call (divided by the batch size), then each
+        weight regularizer's on the current weights.
+
+        Example:
+
+        >>> layer = keras.layers.Dense(2, kernel_initializer="ones", kernel_regularizer=keras.regularizers.l2(0.1))
+        >>> _ = layer(np.ones((1, 3), np.float32))
+        >>> [float(loss.data) for loss in layer.losses]
+        [0.6000000238418579]
+        """
+        return list(self._activity_losses) + [regularizer(weight) for weight, regularizer in self._regularized]
 
     @property
     def weights(self) -> list:
@@ -353,8 +417,33 @@ class Layer:
             self._check_arity(inputs)
             tensor = inputs if isinstance(inputs, Tensor) else Tensor(np.asarray(inputs, dtype=np.float32))
             self._ensure_built(tensor.shape)
-        with precision.autocast(self.compute_dtype):
-            return call_context.invoke(self, tensor, training, kwargs)
+        mask = [t._keras_mask for t in tensor] if self.multi_input else tensor._keras_mask
+        if _takes_mask(type(self)) and "mask" not in kwargs:
+            kwargs["mask"] = mask
+        with outermost_call([self]), precision.autocast(self.compute_dtype):
+            output = call_context.invoke(self, tensor, training, kwargs)
+            if self.supports_masking:
+                # of several outputs (an RNN's with its states) the first carries the mask, as Keras'
+                (output[0] if isinstance(output, list) else output)._keras_mask = self.compute_mask(tensor, mask)
+            if self.activity_regularizer is not None:
+                batch = np.asarray(output.shape[0], output.dtype)
+                self._activity_losses.append(ops.div(self.activity_regularizer(output), batch))
+            return output
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of this layer's output, from its input's (Keras' ``Layer.compute_mask``): the input's mask
+        for a layer that supports masking, none for one that does not (an error if it is given one).
+
+        Example:
+
+        >>> keras.layers.Dense(2).compute_mask(None, np.array([[True, False]])).tolist()
+        [[True, False]]
+        """
+        if not self.supports_masking:
+            if mask is not None and any(m is not None for m in (mask if isinstance(mask, list) else [mask])):
+                raise TypeError(f"Layer {self.name} does not support masking, but was passed an input_mask: {mask}")
+            return None
+        return mask
 
     def _take_lists(self, inputs) -> None:
         """A layer class of the user's own (or a Lambda) takes a list as Keras' layers do: as a merge layer."""
@@ -371,10 +460,15 @@ class Layer:
         given = list(inputs) if self.multi_input else [inputs]
         shape = [t.shape for t in given] if self.multi_input else inputs.shape
         self._ensure_built(shape)
-        self.output_shape = tuple(self.compute_output_shape(shape))
-        out = KerasTensor(self.output_shape, self, given)
-        out.pipeline_stage = stage if stage is not None else self.pipeline_stage
-        return out
+        shapes = self.compute_output_shape(shape)
+        several = isinstance(shapes, list)  # a layer with several outputs states a list of shapes
+        shapes = [tuple(s) for s in shapes] if several else [tuple(shapes)]
+        self.output_shape = shapes if several else shapes[0]
+        outputs = [KerasTensor(s, self, given) for s in shapes]
+        for index, out in enumerate(outputs):
+            out.index, out.siblings = index, outputs if several else None
+            out.pipeline_stage = stage if stage is not None else self.pipeline_stage
+        return outputs if several else outputs[0]
 
     def compute_output_shape(self, input_shape):
         """The output shape for inputs of ``input_shape`` (batch axis included; a list of shapes for a

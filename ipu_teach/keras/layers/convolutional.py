@@ -3,7 +3,7 @@
 import numpy as np
 
 from ...autograd import Tensor, ops
-from .. import activations
+from .. import activations, regularizers
 from .base import Layer
 
 
@@ -23,22 +23,26 @@ def check_padding(padding, layer, allowed=("valid", "same")):
     return checked
 
 
-def window_output_length(size, window, stride, padding):
-    """Keras' ``conv_utils.conv_output_length`` (no dilation): the positions of a ``window`` moved by
-    ``stride`` over ``size`` values, where 'same' and 'causal' pad so that only the stride shrinks the
-    axis. None for an unknown size."""
+def window_output_length(size, window, stride, padding, dilation=1):
+    """Keras' ``conv_utils.conv_output_length``: the positions of a ``window`` (its taps ``dilation``
+    apart) moved by ``stride`` over ``size`` values, where 'same' and 'causal' pad so that only the stride
+    shrinks the axis. None for an unknown size."""
     if size is None:
         return None
+    window = (window - 1) * dilation + 1
     length = size if padding in ("same", "causal") else size - window + 1
     return (length + stride - 1) // stride
 
 
-def sliding_window_sizes(layer, input_shape, window, strides, argument) -> tuple:
+def sliding_window_sizes(layer, input_shape, window, strides, argument, dilation=None) -> tuple:
     """The sizes of the spatial axes (between batch and channels) of a convolution or pooling
     ``layer``'s output. A window larger than the input is an error naming the layer, where TensorFlow
     reports a negative dimension size when the model is built."""
     spatial = tuple(input_shape[1:-1])
-    sizes = tuple(window_output_length(d, k, s, layer.padding) for d, k, s in zip(spatial, window, strides))
+    dilation = dilation or (1,) * len(window)
+    sizes = tuple(
+        window_output_length(d, k, s, layer.padding, r) for d, k, s, r in zip(spatial, window, strides, dilation)
+    )
     if any(d is not None and d < 1 for d in sizes):
         raise ValueError(
             f'{type(layer).__name__} "{layer.name}": a {argument} of {format_sizes(window)} does not fit an '
@@ -58,8 +62,9 @@ def _axes(value) -> tuple:
 
 
 class _Convolution(Layer):
-    """What Keras' convolutions share (Keras has the same ``Conv`` base): the filters, activation, bias and
-    initializers, and the channels-last check; each subclass reads its own window sizes and padding."""
+    """What Keras' convolutions share (Keras has the same ``Conv`` base, and its arguments' order): the
+    filters, dilation, activation, bias and initializers, and the channels-last check; each subclass reads
+    its own window sizes and padding."""
 
     paddings = ("valid", "same")
 
@@ -69,38 +74,64 @@ class _Convolution(Layer):
         kernel_size,
         strides=1,
         padding="valid",
+        data_format=None,
+        dilation_rate=1,
         activation=None,
         use_bias=True,
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
-        data_format=None,
+        kernel_regularizer=None,
+        bias_regularizer=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
         if data_format not in (None, "channels_last"):
             raise ValueError(f"{name}: ipu-teach supports data_format='channels_last' only (channels on the last axis)")
+        if not isinstance(filters, (int, np.integer)) or filters <= 0:
+            raise ValueError(
+                f"Invalid value for argument `filters`. Expected a strictly positive value. Received filters={filters}."
+            )
         self.filters = int(filters)
         self.kernel_size, self.strides = self.window(kernel_size, strides)
+        self.dilation_rate = self.window(dilation_rate, 1)[0]
+        if max(_axes(self.strides)) > 1 and max(_axes(self.dilation_rate)) > 1:
+            raise ValueError(
+                "`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
+                f"Received: strides={_axes(self.strides)} and dilation_rate={_axes(self.dilation_rate)}"
+            )
         self.padding = check_padding(padding, name, self.paddings)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = (
+            regularizers.get(kernel_regularizer),
+            regularizers.get(bias_regularizer),
+        )
 
     def window(self, kernel_size, strides) -> tuple:
-        """The kernel size and strides, checked, in this layer's form."""
+        """The kernel size and strides (or the dilation rate and 1), checked, in this layer's form."""
         raise NotImplementedError
 
     def compute_output_shape(self, input_shape):
         """As Keras' ``Conv.compute_output_shape``: each spatial axis by its window, then the filters."""
         window, strides = _axes(self.kernel_size), _axes(self.strides)
-        spatial = sliding_window_sizes(self, input_shape, window, strides, "kernel_size")
+        spatial = sliding_window_sizes(self, input_shape, window, strides, "kernel_size", _axes(self.dilation_rate))
         return (input_shape[0],) + spatial + (self.filters,)
 
     def add_kernel_and_bias(self, kernel_shape):
-        self.kernel = self.add_weight("kernel", kernel_shape, initializer=self.kernel_initializer)
+        self.kernel = self.add_weight(
+            "kernel", kernel_shape, initializer=self.kernel_initializer, regularizer=self.kernel_regularizer
+        )
+        self.add_bias()
+
+    def add_bias(self):
         self.bias = (
-            self.add_weight("bias", (self.filters,), initializer=self.bias_initializer) if self.use_bias else None
+            self.add_weight(
+                "bias", (self.filters,), initializer=self.bias_initializer, regularizer=self.bias_regularizer
+            )
+            if self.use_bias
+            else None
         )
 
     def bias_or_zeros(self):
@@ -121,11 +152,15 @@ class Conv2D(_Convolution):
       strides: An integer or a pair of integers, the strides of the convolution. Default: ``(1, 1)``.
       padding: ``"valid"`` (no padding) or ``"same"`` (pad evenly so the output has the input's size when
         ``strides=1``), case-insensitive. Default: ``"valid"``.
+      data_format: None or ``"channels_last"``, the only layout ipu-teach simulates.
+      dilation_rate: An integer or a pair, the spacing of the kernel's taps (an atrous convolution); not
+        with ``strides`` > 1, as Keras. Default: ``(1, 1)``.
       activation: Activation function to use. Default: None, no activation.
       use_bias: Boolean, whether the layer uses a bias vector. Default: True.
       kernel_initializer: Initializer for the ``kernel``. Default: ``"glorot_uniform"``.
       bias_initializer: Initializer for the bias vector. Default: ``"zeros"``.
-      data_format: None or ``"channels_last"``, the only layout ipu-teach simulates.
+      kernel_regularizer, bias_regularizer: ``keras.regularizers`` penalties (or names) added to
+        ``model.losses``. Default: None.
       **kwargs: ``name``, ``dtype``, ``input_shape`` as for every Keras layer.
 
     Raises:
@@ -143,6 +178,8 @@ class Conv2D(_Convolution):
     """
 
     ndim = 4
+    op = ops.Conv2D
+    """The op that convolves (a subclass's own: Conv2DTranspose's)."""
 
     def window(self, kernel_size, strides):
         return as_pair(kernel_size, "Conv2D kernel_size"), as_pair(strides, "Conv2D strides")
@@ -151,7 +188,14 @@ class Conv2D(_Convolution):
         self.add_kernel_and_bias(self.kernel_size + (input_shape[-1], self.filters))
 
     def call(self, inputs, training=False):
-        y = ops.Conv2D.apply(inputs, self.kernel, self.bias_or_zeros(), strides=self.strides, padding=self.padding)
+        y = self.op.apply(
+            inputs,
+            self.kernel,
+            self.bias_or_zeros(),
+            strides=self.strides,
+            padding=self.padding,
+            dilation=self.dilation_rate,
+        )
         return self.activation(y)
 
 
@@ -176,9 +220,17 @@ class Conv1D(_Convolution):
         image = ops.reshape(inputs, (n, 1, steps, channels))
         padding = self.padding
         if padding == "causal":
-            image, padding = ops.Pad.apply(image, pads=((0, 0), (0, 0), (self.kernel_size - 1, 0), (0, 0))), "valid"
+            start = (self.kernel_size - 1) * self.dilation_rate
+            image, padding = ops.Pad.apply(image, pads=((0, 0), (0, 0), (start, 0), (0, 0))), "valid"
         kernel = ops.reshape(self.kernel, (1,) + self.kernel.shape)
-        y = ops.Conv2D.apply(image, kernel, self.bias_or_zeros(), strides=(1, self.strides), padding=padding)
+        y = ops.Conv2D.apply(
+            image,
+            kernel,
+            self.bias_or_zeros(),
+            strides=(1, self.strides),
+            padding=padding,
+            dilation=(1, self.dilation_rate),
+        )
         return self.activation(ops.reshape(y, (n, y.shape[2], self.filters)))
 
 

@@ -1,11 +1,11 @@
-"""Dense, Flatten, Reshape, Dropout and the activation layers."""
+"""Dense, Flatten, Reshape, Dropout, Activation and Softmax."""
 
 import math
 
 import numpy as np
 
 from ...autograd import Tensor, ops
-from .. import activations, backend
+from .. import activations, backend, regularizers
 from .base import Layer, format_shape, known_size, same_shape
 
 
@@ -23,7 +23,10 @@ class Dense(Layer):
       use_bias: Boolean, whether the layer uses a bias vector. Default: True.
       kernel_initializer: Initializer for the ``kernel`` weights matrix. Default: ``"glorot_uniform"``.
       bias_initializer: Initializer for the bias vector. Default: ``"zeros"``.
-      **kwargs: ``name``, ``dtype``, ``input_shape``, ``trainable`` as for every Keras layer.
+      kernel_regularizer, bias_regularizer: ``keras.regularizers`` penalties (or names) added to
+        ``model.losses``. Default: None.
+      **kwargs: ``name``, ``dtype``, ``input_shape``, ``trainable``, ``activity_regularizer`` as for every
+        Keras layer.
 
     Raises:
       ValueError: if ``units`` is not a positive integer.
@@ -37,6 +40,8 @@ class Dense(Layer):
     ((3, 4), (4,))
     """
 
+    supports_masking = True
+
     min_ndim = 2
 
     def __init__(
@@ -46,6 +51,8 @@ class Dense(Layer):
         use_bias=True,
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -55,10 +62,23 @@ class Dense(Layer):
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = (
+            regularizers.get(kernel_regularizer),
+            regularizers.get(bias_regularizer),
+        )
 
     def build(self, input_shape):
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), initializer=self.kernel_initializer)
-        self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer) if self.use_bias else None
+        self.kernel = self.add_weight(
+            "kernel",
+            (input_shape[-1], self.units),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+        )
+        self.bias = (
+            self.add_weight("bias", (self.units,), initializer=self.bias_initializer, regularizer=self.bias_regularizer)
+            if self.use_bias
+            else None
+        )
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)
@@ -148,6 +168,8 @@ class Dropout(Layer):
     [0.0, 2.0]
     """
 
+    supports_masking = True
+
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
         if not 0 <= rate < 1:
@@ -166,8 +188,13 @@ class Dropout(Layer):
             if self.noise_shape is None
             else tuple(n if n is not None else d for n, d in zip(self.noise_shape, inputs.shape))
         )
-        keep = (rng.random(shape, dtype=np.float32) >= self.rate) * np.float32(1 / (1 - self.rate))
-        return ops.mul(inputs, Tensor(keep.astype(inputs.dtype)))
+        return ops.mul(inputs, dropout_mask(rng, shape, self.rate, inputs.dtype))
+
+
+def dropout_mask(rng, shape, rate, dtype=np.float32) -> Tensor:
+    """Keras' ``backend.dropout`` of ones: 0 with probability ``rate``, else ``1 / (1 - rate)``."""
+    keep = (rng.random(shape, dtype=np.float32) >= rate) * np.float32(1 / (1 - rate))
+    return Tensor(keep.astype(dtype))
 
 
 class Activation(Layer):
@@ -187,6 +214,8 @@ class Activation(Layer):
     array([[0., 0., 0., 2.]], dtype=float32)
     """
 
+    supports_masking = True
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -195,13 +224,6 @@ class Activation(Layer):
 
     def call(self, inputs, training=False):
         return self.activation(inputs)
-
-
-class ReLU(Layer):
-    compute_output_shape = same_shape
-
-    def call(self, inputs, training=False):
-        return activations.relu(inputs)
 
 
 class Softmax(Layer):

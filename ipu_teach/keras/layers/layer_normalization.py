@@ -7,6 +7,7 @@ from .normalization import scale_and_offset
 
 class LayerNormalization(Layer):
     min_ndim = 2
+    supports_masking = True  # the mask passes through, as Keras
 
     def __init__(
         self,

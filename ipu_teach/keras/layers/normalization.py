@@ -48,6 +48,7 @@ def pooled_moving_statistics():
 
 class BatchNormalization(Layer):
     min_ndim = 2
+    supports_masking = True  # the mask passes through, as Keras
 
     def __init__(
         self,

@@ -3,14 +3,20 @@ Slice, the activations, Add and Mul), so their gradients and IPU costs follow fr
 
 The input projection of every timestep is one MatMul over the whole sequence; each step then adds
 the recurrent MatMul of the previous state and splits the gates (Keras' order: LSTM i, f, c, o;
-GRU z, r, h with ``reset_after=True``, TF2's default).
+GRU z, r, h, with ``reset_after=True``, TF2's default, or False, Keras 1's convention).
+
+Dropout is Keras': in training, one mask per sequence (the same at every timestep) on the inputs and,
+with ``recurrent_dropout``, one on the carried state. With ``recurrent_dropout`` Keras' cells run their
+``implementation=1``, one mask per gate (of inputs and state alike); with ``dropout`` alone, one input
+mask for all gates (``implementation=2``).
 """
 
 import numpy as np
 
 from ...autograd import ops
-from .. import activations, initializers
+from .. import activations, backend, initializers, regularizers
 from .base import Layer
+from .core import dropout_mask
 
 
 def _step_input(projected, t):
@@ -24,6 +30,7 @@ def _gates(z, units, count):
 
 
 class _RNN(Layer):
+    supports_masking = True
     ndim = 3
     gates = 0
 
@@ -36,49 +43,132 @@ class _RNN(Layer):
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
+        kernel_regularizer=None,
+        recurrent_regularizer=None,
+        bias_regularizer=None,
+        dropout=0.0,
+        recurrent_dropout=0.0,
         return_sequences=False,
         return_state=False,
         go_backwards=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if return_state:
-            raise ValueError(f"{type(self).__name__}: ipu-teach layers have one output; use return_state=False")
+        self.return_state = bool(return_state)
+        for name, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if not 0 <= rate < 1:
+                raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {rate}")
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         self.units = int(units)
         self.activation, self.recurrent_activation = activations.get(activation), activations.get(recurrent_activation)
         self.use_bias, self.return_sequences, self.go_backwards = use_bias, return_sequences, go_backwards
         self._initializers = (kernel_initializer, recurrent_initializer, bias_initializer)
+        self._regularizers = tuple(
+            regularizers.get(r) for r in (kernel_regularizer, recurrent_regularizer, bias_regularizer)
+        )
 
     def build(self, input_shape):
         width = self.gates * self.units
-        kernel_init, recurrent_init, _ = self._initializers
-        self.kernel = self.add_weight("kernel", (input_shape[-1], width), initializer=kernel_init)
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width), initializer=recurrent_init)
+        (kernel_init, recurrent_init, _), (kernel_reg, recurrent_reg, bias_reg) = self._initializers, self._regularizers
+        self.kernel = self.add_weight(
+            "kernel", (input_shape[-1], width), initializer=kernel_init, regularizer=kernel_reg
+        )
+        self.recurrent_kernel = self.add_weight(
+            "recurrent_kernel", (self.units, width), initializer=recurrent_init, regularizer=recurrent_reg
+        )
         self.bias = (
-            self.add_weight("bias", self.bias_shape(), initializer=self.bias_initializer()) if self.use_bias else None
+            self.add_weight("bias", self.bias_shape(), initializer=self.bias_initializer(), regularizer=bias_reg)
+            if self.use_bias
+            else None
         )
 
     def bias_initializer(self):
         return self._initializers[2]
 
     def compute_output_shape(self, input_shape):
+        """The output's shape, and with ``return_state`` a list of it and the states' (Keras' order)."""
         batch, steps = input_shape[0], input_shape[1]
-        return (batch, steps, self.units) if self.return_sequences else (batch, self.units)
+        output = (batch, steps, self.units) if self.return_sequences else (batch, self.units)
+        return [output] + [(batch, self.units)] * self.states if self.return_state else output
 
-    def call(self, inputs, training=False):
-        projected = ops.matmul(inputs, self.kernel)
+    zero_output_for_mask = False
+    """With a mask, the output of a masked timestep: the last output (Keras' RNN default) or zeros (what
+    Bidirectional asks of its layers when they return sequences)."""
+
+    def call(self, inputs, training=False, mask=None):
+        input_masks, self._state_masks = self.dropout_masks(inputs, training)
+        projected = self.project(inputs, self.kernel, input_masks)
         if self.bias is not None:
             projected = ops.add(projected, self.input_bias())
         steps = range(inputs.shape[1])
-        state, outputs = None, []
+        state, outputs, h = None, [], None
         for t in reversed(steps) if self.go_backwards else steps:
-            h, state = self.step(_step_input(projected, t), state)
-            outputs.append(ops.reshape(h, (h.shape[0], 1, self.units)))
-        return ops.concatenate(outputs, axis=1) if self.return_sequences else h
+            new_h, new_state = self.step(_step_input(projected, t), state)
+            if mask is None:
+                h, state = new_h, new_state
+                output = h
+            else:  # Keras' backend.rnn: a masked timestep keeps the state and the last output
+                keep = np.asarray(mask, bool)[:, t : t + 1]
+                h, state = _masked(keep, new_h, h), _masked(keep, new_state, state)
+                output = _masked(keep, new_h, None) if self.zero_output_for_mask else h
+            outputs.append(ops.reshape(output, (output.shape[0], 1, self.units)))
+        output = ops.concatenate(outputs, axis=1) if self.return_sequences else h
+        return [output] + list(state if isinstance(state, tuple) else (state,)) if self.return_state else output
+
+    def compute_mask(self, inputs, mask=None):
+        """The input's mask on a returned sequence, none on the last output (Keras' ``RNN.compute_mask``)."""
+        return mask if self.return_sequences else None
+
+    def dropout_masks(self, inputs, training):
+        """Keras' masks for one sequence: of the inputs (one, or one per gate with recurrent dropout), and
+        of the carried state (one per gate); None where there is no dropout."""
+        if not training or not (self.dropout or self.recurrent_dropout):
+            return None, None
+        rng, batch = backend.rng(), inputs.shape[0]
+        per_gate = self.gates if self.recurrent_dropout else 1
+        input_masks = (
+            [dropout_mask(rng, (batch, 1, inputs.shape[2]), self.dropout, inputs.dtype) for _ in range(per_gate)]
+            if self.dropout
+            else None
+        )
+        state_masks = (
+            [dropout_mask(rng, (batch, self.units), self.recurrent_dropout, inputs.dtype) for _ in range(self.gates)]
+            if self.recurrent_dropout
+            else None
+        )
+        return input_masks, state_masks
+
+    def project(self, x, kernel, masks, gates=None):
+        """``x @ kernel``, or with dropout masks ``(x * mask_g) @ kernel_g`` for each gate g in ``gates`` (all
+        by default) joined, as Keras' cells do (one mask: ``(x * mask) @ kernel``)."""
+        if masks is None:
+            return ops.matmul(x, kernel)
+        if len(masks) == 1:
+            return ops.matmul(ops.mul(x, masks[0]), kernel)
+        gates = range(self.gates) if gates is None else gates
+        parts = [ops.matmul(ops.mul(x, masks[g]), _gates(kernel, self.units, self.gates)[g]) for g in gates]
+        return ops.concatenate(parts, axis=-1)
+
+    def recurrent(self, h, gates=None):
+        """The recurrent product of state ``h`` for ``gates`` (all by default), with the state's masks."""
+        kernel = self.recurrent_kernel
+        if gates is not None and self._state_masks is None:
+            kernel = ops.concatenate([_gates(kernel, self.units, self.gates)[g] for g in gates])
+        return self.project(h, kernel, self._state_masks, gates)
+
+
+def _masked(keep, new, old):
+    """``new`` where ``keep`` (batch, 1) is True, else ``old`` (zeros for None), for a state or a pair of them:
+    an exact select written as ``new * keep + old * (1 - keep)`` (Mul and Add ops)."""
+    if isinstance(new, tuple):
+        return tuple(_masked(keep, n, o) for n, o in zip(new, old if old is not None else (None,) * len(new)))
+    kept = ops.mul(new, keep.astype(new.dtype))
+    return kept if old is None else ops.add(kept, ops.mul(old, (~keep).astype(new.dtype)))
 
 
 class LSTM(_RNN):
     gates = 4
+    states = 2  # h and c
 
     def __init__(self, units, unit_forget_bias=True, **kwargs):
         super().__init__(units, **kwargs)
@@ -105,7 +195,7 @@ class LSTM(_RNN):
         """The new hidden state and the carried (hidden, cell) pair."""
         h, c = state if state is not None else (None, None)
         if h is not None:
-            z = ops.add(z, ops.matmul(h, self.recurrent_kernel))
+            z = ops.add(z, self.recurrent(h))
         i, f, g, o = _gates(z, self.units, 4)
         i, f, o = self.recurrent_activation(i), self.recurrent_activation(f), self.recurrent_activation(o)
         new = ops.mul(i, self.activation(g))
@@ -116,32 +206,51 @@ class LSTM(_RNN):
 
 class GRU(_RNN):
     gates = 3
+    states = 1
 
     def __init__(self, units, reset_after=True, **kwargs):
         super().__init__(units, **kwargs)
-        if not reset_after:
-            raise ValueError("GRU: ipu-teach implements TF2's default reset_after=True only")
+        self.reset_after = bool(reset_after)
 
     def bias_shape(self):
-        return (2, 3 * self.units)
+        """Keras': an input and a recurrent bias with ``reset_after``, the input bias alone without."""
+        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
     def input_bias(self):
+        if not self.reset_after:
+            return self.bias
         return ops.reshape(ops.slice_axis(self.bias, 0, 1, axis=0), (3 * self.units,))
 
     def recurrent_bias(self):
         return ops.reshape(ops.slice_axis(self.bias, 1, 2, axis=0), (3 * self.units,))
 
     def step(self, x, h):
-        recurrent = ops.matmul(h, self.recurrent_kernel) if h is not None else None
-        if self.bias is not None:
-            recurrent = self.recurrent_bias() if recurrent is None else ops.add(recurrent, self.recurrent_bias())
         xz, xr, xh = _gates(x, self.units, 3)
-        if recurrent is None:
-            z, r, hh = self.recurrent_activation(xz), None, self.activation(xh)
-        else:
+        if h is None:  # the first step: a zero state
+            if self.reset_after and self.bias is not None:
+                rz, rr, rh = _gates(self.recurrent_bias(), self.units, 3)
+                z, r = self.recurrent_activation(ops.add(xz, rz)), self.recurrent_activation(ops.add(xr, rr))
+                hh = self.activation(ops.add(xh, ops.mul(r, rh)))
+            else:
+                z, hh = self.recurrent_activation(xz), self.activation(xh)
+        elif self.reset_after:
+            recurrent = self.recurrent(h)
+            if self.bias is not None:
+                recurrent = ops.add(recurrent, self.recurrent_bias())
             rz, rr, rh = _gates(recurrent, self.units, 3)
             z, r = self.recurrent_activation(ops.add(xz, rz)), self.recurrent_activation(ops.add(xr, rr))
             hh = self.activation(ops.add(xh, ops.mul(r, rh)))
+        else:  # Keras 1's convention: the reset gate scales the state before its product
+            rz, rr = _gates(self.recurrent(h, gates=(0, 1)), self.units, 2)
+            z, r = self.recurrent_activation(ops.add(xz, rz)), self.recurrent_activation(ops.add(xr, rr))
+            hh = self.activation(ops.add(xh, self.recurrent_reset_state(ops.mul(r, h))))
         new = ops.mul(ops.sub(np.float32(1), z), hh)
         h = new if h is None else ops.add(ops.mul(z, h), new)
         return h, h
+
+    def recurrent_reset_state(self, reset_h):
+        """``(r * h) @ recurrent_kernel_h``, the state's mask of the h gate applied as Keras' cell does."""
+        kernel = _gates(self.recurrent_kernel, self.units, 3)[2]
+        if self._state_masks is None:
+            return ops.matmul(reset_h, kernel)
+        return ops.matmul(ops.mul(reset_h, self._state_masks[2]), kernel)
