@@ -346,9 +346,148 @@ def configs(rng) -> None:
     )
 
 
+class _Warmup(keras.optimizers.schedules.LearningRateSchedule):
+    """A LearningRateSchedule subclass of one's own (tests/keras/test_keras_goldens.py writes the same one):
+    a linear warm-up to 0.1 over 5 steps, then 0.1 / sqrt(step / 5)."""
+
+    def __call__(self, step):
+        step = tf.cast(step, tf.float32) + 1.0
+        return 0.1 * tf.minimum(step / 5.0, tf.math.rsqrt(step / 5.0))
+
+    def get_config(self):
+        return {}
+
+
+def _schedule(name, config):
+    return getattr(keras.optimizers.schedules, name.partition("(")[0])(**config)
+
+
+def shortest_float32(array):
+    """float32 values as the shortest decimals that read back as the same float32 (half the bytes)."""
+    return np.vectorize(lambda v: float(str(np.float32(v))), otypes=[object])(np.asarray(array, np.float32)).tolist()
+
+
+def optimizers_breadth(rng) -> None:
+    """keras/optimizers/legacy (Keras 2.6's optimizer_v2): Adadelta, Adamax, Nadam, Ftrl, the options every
+    optimizer takes (clipnorm, clipvalue, global_clipnorm, decay) and keras.optimizers.schedules as
+    learning_rate: 20 apply_gradients steps from the same weights and gradients; each schedule's values;
+    get_config before any step."""
+    legacy, schedules = keras.optimizers.legacy, keras.optimizers.schedules
+    weights = {"kernel": rng.normal(0, 1, (2, 3)).astype(np.float32), "bias": rng.normal(0, 1, 3).astype(np.float32)}
+    steps, kept = 20, (1, 2, 3, 5, 10, 15, 20)  # the steps whose weights are kept (all 20 are taken)
+    gradients = [
+        {
+            name: (rng.normal(0, 1, w.shape) * rng.choice([0.1, 1.0, 3.0])).astype(np.float32)
+            for name, w in weights.items()
+        }
+        for _ in range(steps)
+    ]
+    schedule_plan = {  # the class is the name up to "("
+        "ExponentialDecay": {"initial_learning_rate": 0.1, "decay_steps": 4, "decay_rate": 0.5},
+        "ExponentialDecay(staircase)": {
+            "initial_learning_rate": 0.1,
+            "decay_steps": 4,
+            "decay_rate": 0.5,
+            "staircase": True,
+        },
+        "PiecewiseConstantDecay": {"boundaries": [5, 10], "values": [0.1, 0.05, 0.01]},
+        "PolynomialDecay": {"initial_learning_rate": 0.1, "decay_steps": 12, "end_learning_rate": 0.01, "power": 2.0},
+        "PolynomialDecay(cycle)": {
+            "initial_learning_rate": 0.1,
+            "decay_steps": 6,
+            "end_learning_rate": 0.01,
+            "power": 0.5,
+            "cycle": True,
+        },
+        "InverseTimeDecay": {"initial_learning_rate": 0.1, "decay_steps": 3, "decay_rate": 0.7},
+        "InverseTimeDecay(staircase)": {
+            "initial_learning_rate": 0.1,
+            "decay_steps": 3,
+            "decay_rate": 0.7,
+            "staircase": True,
+        },
+        "CosineDecay": {"initial_learning_rate": 0.1, "decay_steps": 15, "alpha": 0.1},
+    }
+    schedule_values = {
+        name: {"config": config, "values": [float(_schedule(name, config)(step)) for step in range(25)]}
+        for name, config in schedule_plan.items()
+    }
+    schedule_values["Warmup"] = {"config": {}, "values": [float(_Warmup()(step)) for step in range(25)]}
+    plan = [
+        ("Adadelta", {}),
+        ("Adadelta", {"learning_rate": 1.0, "rho": 0.9}),
+        ("Adamax", {"learning_rate": 0.01}),
+        ("Adamax", {"learning_rate": 0.02, "beta_1": 0.8, "beta_2": 0.99, "epsilon": 1e-3}),
+        ("Nadam", {"learning_rate": 0.01}),
+        ("Nadam", {"learning_rate": 0.02, "beta_1": 0.8, "schedule_decay": 0.05}),
+        ("Ftrl", {"learning_rate": 0.1}),
+        (
+            "Ftrl",
+            {"learning_rate": 0.1, "l1_regularization_strength": 0.05, "l2_regularization_strength": 0.01, "beta": 0.1},
+        ),
+        (
+            "Ftrl",
+            {
+                "learning_rate": 0.2,
+                "learning_rate_power": -0.7,
+                "initial_accumulator_value": 0.3,
+                "l2_shrinkage_regularization_strength": 0.02,
+                "l1_regularization_strength": 0.01,
+            },
+        ),
+        ("SGD", {"learning_rate": 0.05, "clipnorm": 0.5}),
+        ("SGD", {"learning_rate": 0.05, "momentum": 0.9, "decay": 0.05}),
+        ("Adam", {"learning_rate": 0.01, "clipvalue": 0.2}),
+        ("Adam", {"learning_rate": 0.01, "decay": 0.1, "global_clipnorm": 1.0}),
+        ("RMSprop", {"learning_rate": 0.01, "global_clipnorm": 2.0}),
+        ("Adagrad", {"learning_rate": 0.1, "clipnorm": 1.0, "clipvalue": 0.5}),
+        ("Adadelta", {"learning_rate": 1.0, "decay": 0.02}),
+        ("Ftrl", {"learning_rate": 0.1, "decay": 0.02, "clipvalue": 0.5}),
+    ]
+    plan += [("SGD", {"learning_rate": {"schedule": name}}) for name in schedule_values]
+    plan += [("Adam", {"learning_rate": {"schedule": "PiecewiseConstantDecay"}, "clipnorm": 1.0})]
+    plan += [("Adamax", {"learning_rate": {"schedule": "CosineDecay"}})]
+    runs = []
+    for cls_name, options in plan:
+        arguments = dict(options)
+        if isinstance(options.get("learning_rate"), dict):
+            name = options["learning_rate"]["schedule"]
+            arguments["learning_rate"] = (
+                _Warmup() if name == "Warmup" else schedule_plan[name][0](**schedule_plan[name][1])
+            )
+        optimizer = getattr(legacy, cls_name)(**arguments)
+        config = optimizer.get_config()
+        variables = {name: tf.Variable(w) for name, w in weights.items()}
+        trajectory = {}
+        for step, step_gradients in enumerate(gradients, start=1):
+            optimizer.apply_gradients([(tf.constant(step_gradients[n]), v) for n, v in variables.items()])
+            if step in kept:
+                trajectory[step] = {name: shortest_float32(v.numpy()) for name, v in variables.items()}
+        runs.append({"optimizer": cls_name, "options": options, "config": config, "trajectory": trajectory})
+    defaults = {
+        name: getattr(legacy, name)().get_config()
+        for name in ("SGD", "Adam", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Ftrl")
+    }
+    write(
+        "optimizers_breadth",
+        {
+            "weights": weights,
+            "gradients": gradients,
+            "schedules": schedule_values,
+            "runs": runs,
+            "default_configs": defaults,
+        },
+    )
+
+
+SECTIONS = (losses, metrics, normalization, configs, optimizers_breadth)
+
+
 def main() -> None:
+    """Every section, or only those named on the command line (``make_keras_goldens.py optimizers_breadth``)."""
     keras.utils.set_random_seed(0)
-    for section in (losses, metrics, normalization, configs):
+    chosen = [s for s in SECTIONS if s.__name__ in sys.argv[1:]] if sys.argv[1:] else SECTIONS
+    for section in chosen:
         section(np.random.default_rng(sum(map(ord, section.__name__))))
     total = sum(p.stat().st_size for p in OUT.glob("*.json"))
     print(f"{total} bytes in all")

@@ -28,6 +28,7 @@ from . import (
     metrics,
     mixed_precision,
     models,
+    optimizer_v2,
     optimizers,
     utils,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "metrics",
     "mixed_precision",
     "models",
+    "optimizer_v2",
     "optimizers",
     "utils",
 ]

@@ -1,0 +1,92 @@
+"""ipu-teach's optimizers, learning-rate schedules, losses and metrics against real Keras 2 (tf-keras with
+Keras 2.6's optimizers, ``keras.optimizers.legacy``), from the same weights, gradients and inputs.
+
+The fixtures ``golden/optimizers_breadth.json`` and ``golden/losses_metrics_breadth.json`` are written by
+``tools/make_keras_goldens.py`` in a separate environment with TensorFlow and tf-keras; these tests need neither.
+"""
+
+import numpy as np
+import pytest
+from test_keras_goldens import golden
+
+import ipu_teach.keras as keras
+import ipu_teach.tensorflow as tf
+
+OPTIMIZERS = golden("optimizers_breadth")
+
+
+class Warmup(keras.optimizers.schedules.LearningRateSchedule):
+    """The LearningRateSchedule subclass the fixture's script writes with TensorFlow ops, in numpy."""
+
+    def __call__(self, step):
+        step = np.float32(step) + np.float32(1)
+        return np.float32(0.1) * min(step / np.float32(5), np.float32(1) / np.sqrt(step / np.float32(5)))
+
+    def get_config(self):
+        return {}
+
+
+def _schedule(name):
+    if name == "Warmup":
+        return Warmup()
+    cls = getattr(keras.optimizers.schedules, name.partition("(")[0])
+    return cls(**OPTIMIZERS["schedules"][name]["config"])
+
+
+def _run_id(run):
+    options = ", ".join(
+        f"{k}={v['schedule'] if isinstance(v, dict) else v}" for k, v in run["options"].items() if k != "name"
+    )
+    return f"{run['optimizer']}({options})"
+
+
+def _optimizer(run):
+    options = dict(run["options"])
+    if isinstance(options.get("learning_rate"), dict):
+        options["learning_rate"] = _schedule(options["learning_rate"]["schedule"])
+    return getattr(keras.optimizers, run["optimizer"])(**options)
+
+
+@pytest.mark.parametrize("run", OPTIMIZERS["runs"], ids=_run_id)
+def test_optimizer_trajectories_match_keras(run):
+    """20 ``apply_gradients`` steps from the same weights and gradients, compared at steps 1, 2, 3, 5, 10,
+    15 and 20: the update rules, the clipping, ``decay`` and the schedules as Keras 2.6 applies them."""
+    optimizer = _optimizer(run)
+    variables = {name: tf.Variable(np.asarray(w, np.float32)) for name, w in OPTIMIZERS["weights"].items()}
+    for step, gradients in enumerate(OPTIMIZERS["gradients"], start=1):
+        optimizer.apply_gradients([(np.asarray(gradients[n], np.float32), v) for n, v in variables.items()])
+        if str(step) in run["trajectory"]:
+            for name, variable in variables.items():
+                np.testing.assert_allclose(
+                    variable.numpy(), run["trajectory"][str(step)][name], rtol=1e-5, atol=1e-6, err_msg=f"step {step}"
+                )
+    assert optimizer.iterations == 20
+
+
+@pytest.mark.parametrize("run", OPTIMIZERS["runs"], ids=_run_id)
+def test_optimizer_configs_match_keras(run):
+    """``get_config`` as Keras' legacy optimizers write it (``decay`` always, the clipping options given, a
+    schedule by class name and configuration); ``from_config`` makes an optimizer with the same one."""
+    optimizer = _optimizer(run)
+    config, expected = optimizer.get_config(), dict(run["config"])
+    if isinstance(expected["learning_rate"], dict):  # tf-keras 2.21 adds "module" and "registered_name"
+        expected["learning_rate"] = {key: expected["learning_rate"][key] for key in ("class_name", "config")}
+        if expected["learning_rate"]["class_name"] == "_Warmup":
+            expected["learning_rate"]["class_name"] = "Warmup"
+    assert config == expected
+    rebuilt = type(optimizer).from_config(config, custom_objects={"Warmup": Warmup})
+    assert rebuilt.get_config() == config
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS["default_configs"]))
+def test_optimizer_defaults_match_keras(name):
+    assert getattr(keras.optimizers, name)().get_config() == OPTIMIZERS["default_configs"][name]
+    assert keras.optimizers.get(name.lower()).get_config() == OPTIMIZERS["default_configs"][name]
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS["schedules"]))
+def test_learning_rate_schedules_match_keras(name):
+    """Each schedule's learning rate at steps 0 to 24, float32 to the last bit or nearly."""
+    schedule = _schedule(name)
+    values = [float(schedule(step)) for step in range(25)]
+    np.testing.assert_allclose(values, OPTIMIZERS["schedules"][name]["values"], rtol=2e-7)
