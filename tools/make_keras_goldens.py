@@ -51,6 +51,17 @@ def write(name, content) -> None:
     print(f"{path.relative_to(OUT.parent.parent.parent)}: {path.stat().st_size} bytes")
 
 
+def value_and_gradient(loss, y_true, y_pred, upstream=None, **kwargs):
+    """``loss(y_true, y_pred, **kwargs)`` and TensorFlow's gradient of its sum with respect to ``y_pred``
+    (weighted by ``upstream``, one weight per value)."""
+    y_pred = tf.constant(y_pred)
+    with tf.GradientTape() as tape:
+        tape.watch(y_pred)
+        values = loss(tf.constant(y_true), y_pred, **kwargs)
+        total = tf.reduce_sum(values if upstream is None else values * upstream[: values.shape[0]])
+    return values, tape.gradient(total, y_pred)
+
+
 def losses(rng) -> None:
     """keras/backend.py categorical_crossentropy, sparse_categorical_crossentropy and binary_crossentropy
     (from_logits False and True) through keras/losses.py, with their gradients; MSE and MAE."""
@@ -101,22 +112,12 @@ def losses(rng) -> None:
     ]
     for name, label_name, from_logits, input_names in plan:
         for input_name in input_names:
-            y_pred = tf.constant(inputs[input_name])
-            with tf.GradientTape() as tape:
-                tape.watch(y_pred)
-                kwargs = {} if from_logits is None else {"from_logits": from_logits}
-                per_sample = functions[name](tf.constant(labels[label_name]), y_pred, **kwargs)
-                total = tf.reduce_sum(per_sample * upstream)
-            cases.append(
-                {
-                    "loss": name,
-                    "labels": label_name,
-                    "from_logits": from_logits,
-                    "y_pred": input_name,
-                    "per_sample": per_sample,
-                    "gradient": tape.gradient(total, y_pred),
-                }
+            kwargs = {} if from_logits is None else {"from_logits": from_logits}
+            case = {"loss": name, "labels": label_name, "from_logits": from_logits, "y_pred": input_name}
+            per_sample, gradient = value_and_gradient(
+                functions[name], labels[label_name], inputs[input_name], upstream, **kwargs
             )
+            cases.append({**case, "per_sample": per_sample, "gradient": gradient})
     weights = rng.uniform(0, 2, n).astype(np.float32)
     objects = []
     for cls, label_name, input_name, options in [
@@ -367,12 +368,25 @@ def shortest_float32(array):
     return np.vectorize(lambda v: float(str(np.float32(v))), otypes=[object])(np.asarray(array, np.float32)).tolist()
 
 
+def shortened(value):
+    """``value`` with every float32 array or tensor in it as ``shortest_float32`` lists."""
+    if isinstance(value, dict):
+        return {k: shortened(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [shortened(v) for v in value]
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        value = value.numpy()
+    if isinstance(value, np.ndarray) and value.dtype == np.float32:
+        return shortest_float32(value)
+    return value
+
+
 def optimizers_breadth(rng) -> None:
     """keras/optimizers/legacy (Keras 2.6's optimizer_v2): Adadelta, Adamax, Nadam, Ftrl, the options every
     optimizer takes (clipnorm, clipvalue, global_clipnorm, decay) and keras.optimizers.schedules as
     learning_rate: 20 apply_gradients steps from the same weights and gradients; each schedule's values;
     get_config before any step."""
-    legacy, schedules = keras.optimizers.legacy, keras.optimizers.schedules
+    legacy = keras.optimizers.legacy
     weights = {"kernel": rng.normal(0, 1, (2, 3)).astype(np.float32), "bias": rng.normal(0, 1, 3).astype(np.float32)}
     steps, kept = 20, (1, 2, 3, 5, 10, 15, 20)  # the steps whose weights are kept (all 20 are taken)
     gradients = [
@@ -480,7 +494,99 @@ def optimizers_breadth(rng) -> None:
     )
 
 
-SECTIONS = (losses, metrics, normalization, configs, optimizers_breadth)
+def losses_breadth(rng) -> None:
+    """keras/losses.py: MAPE, MSLE, Huber, LogCosh, Poisson, KLDivergence, Hinge, SquaredHinge,
+    CategoricalHinge and CosineSimilarity, as functions (per-sample values and TensorFlow's gradients) and as
+    classes with each reduction and sample weights; BCE and CCE label_smoothing. The inputs include the
+    edge cases where a formula switches (Huber at |e| = delta, a hinge margin of exactly 0, tied maxima,
+    values clipped at epsilon or 1, zero labels for MAPE)."""
+    n, k = 6, 4
+    regression = rng.normal(0, 1.5, (n, k)).astype(np.float32)
+    regression[0, :2] = [0.0, 0.0]  # MAPE's zero labels
+    inputs = {
+        "regression": rng.normal(0, 1.5, (n, k)).astype(np.float32),
+        "positive": rng.uniform(0, 3, (n, k)).astype(np.float32),
+        "probabilities": tf.nn.softmax(rng.normal(0, 2, (n, k)).astype(np.float32)).numpy(),
+        "edges": np.array(
+            [[1.0, -1.0, 2.0, 1e-9], [0.0, 0.5, 1.5, -2.0], [3.0, 3.0, 1.0, 0.0]] + [[0.25, 1.25, -0.5, 2.5]] * 3,
+            np.float32,
+        ),
+    }
+    one_hot = np.eye(k, dtype=np.float32)[rng.integers(0, k, n)]
+    labels = {
+        "regression": regression,
+        "counts": rng.poisson(1.5, (n, k)).astype(np.float32),
+        "binary": rng.integers(0, 2, (n, k)).astype(np.float32),
+        "signed": rng.choice([-1.0, 1.0], (n, k)).astype(np.float32),
+        "one_hot": one_hot,
+        "probabilities": rng.dirichlet(np.ones(k), n).astype(np.float32),
+        # Huber: |e| exactly delta (1) against "edges"; hinge: margins exactly 0
+        "edges": np.array(
+            [[0.0, 0.0, 1.0, 1.0], [1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]] + [[0.0, 1.0, 0.0, 0.0]] * 3,
+            np.float32,
+        ),
+    }
+    upstream = rng.uniform(0.5, 2, n).astype(np.float32)
+    plan = [
+        ("mean_absolute_percentage_error", {}, "regression", ["regression", "edges"]),
+        ("mean_squared_logarithmic_error", {}, "counts", ["positive", "regression", "edges"]),
+        ("huber", {}, "regression", ["regression"]),
+        ("huber", {}, "edges", ["edges"]),
+        ("huber", {"delta": 0.5}, "regression", ["regression", "edges"]),
+        ("log_cosh", {}, "regression", ["regression", "edges"]),
+        ("poisson", {}, "counts", ["positive"]),
+        ("kl_divergence", {}, "probabilities", ["probabilities", "positive", "edges"]),
+        ("hinge", {}, "binary", ["regression", "edges"]),
+        ("hinge", {}, "signed", ["regression"]),
+        ("hinge", {}, "edges", ["edges"]),
+        ("squared_hinge", {}, "binary", ["regression", "edges"]),
+        ("squared_hinge", {}, "signed", ["regression"]),
+        ("categorical_hinge", {}, "one_hot", ["regression", "probabilities", "edges"]),
+        ("categorical_hinge", {}, "edges", ["edges"]),
+        ("cosine_similarity", {}, "regression", ["regression", "edges"]),
+        ("cosine_similarity", {"axis": 0}, "regression", ["regression"]),
+    ]
+    cases = []
+    for name, options, label_name, input_names in plan:
+        for input_name in input_names:
+            case = {"loss": name, "options": options, "labels": label_name, "y_pred": input_name}
+            loss = getattr(keras.losses, name)
+            per_sample, gradient = value_and_gradient(loss, labels[label_name], inputs[input_name], upstream, **options)
+            cases.append({**case, "per_sample": per_sample, "gradient": gradient})
+    weights = rng.uniform(0, 2, n).astype(np.float32)
+    objects = []
+    for cls, label_name, input_name, options in [
+        (keras.losses.MeanAbsolutePercentageError, "regression", "regression", {}),
+        (keras.losses.MeanSquaredLogarithmicError, "counts", "positive", {}),
+        (keras.losses.Huber, "regression", "regression", {"delta": 0.7}),
+        (keras.losses.LogCosh, "regression", "regression", {}),
+        (keras.losses.Poisson, "counts", "positive", {}),
+        (keras.losses.KLDivergence, "probabilities", "probabilities", {}),
+        (keras.losses.Hinge, "binary", "regression", {}),
+        (keras.losses.SquaredHinge, "signed", "regression", {}),
+        (keras.losses.CategoricalHinge, "one_hot", "regression", {}),
+        (keras.losses.CosineSimilarity, "regression", "regression", {}),
+        (keras.losses.BinaryCrossentropy, "binary", "probabilities", {"label_smoothing": 0.1}),
+        (keras.losses.BinaryCrossentropy, "probabilities", "regression", {"from_logits": True, "label_smoothing": 0.3}),
+        (keras.losses.CategoricalCrossentropy, "one_hot", "probabilities", {"label_smoothing": 0.1}),
+        (
+            keras.losses.CategoricalCrossentropy,
+            "probabilities",
+            "regression",
+            {"from_logits": True, "label_smoothing": 0.4},
+        ),
+    ]:
+        for reduction in ("sum_over_batch_size", "sum", "none"):
+            loss = cls(reduction=reduction, **options)
+            value, gradient = value_and_gradient(loss, labels[label_name], inputs[input_name], sample_weight=weights)
+            given = {"options": options, "reduction": reduction, "labels": label_name, "y_pred": input_name}
+            objects.append({"class": cls.__name__, **given, "value": value, "gradient_of_sum": gradient})
+            objects[-1]["name"] = cls(**options).name
+    given = {"inputs": inputs, "labels": labels, "upstream": upstream, "sample_weight": weights}
+    write("losses_breadth", shortened({**given, "cases": cases, "objects": objects}))
+
+
+SECTIONS = (losses, metrics, normalization, configs, optimizers_breadth, losses_breadth)
 
 
 def main() -> None:

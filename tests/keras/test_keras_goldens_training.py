@@ -7,10 +7,11 @@ The fixtures ``golden/optimizers_breadth.json`` and ``golden/losses_metrics_brea
 
 import numpy as np
 import pytest
-from test_keras_goldens import golden
+from test_keras_goldens import _object_id, golden
 
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
+from ipu_teach.autograd import Tensor, ops
 
 OPTIMIZERS = golden("optimizers_breadth")
 
@@ -90,3 +91,37 @@ def test_learning_rate_schedules_match_keras(name):
     schedule = _schedule(name)
     values = [float(schedule(step)) for step in range(25)]
     np.testing.assert_allclose(values, OPTIMIZERS["schedules"][name]["values"], rtol=2e-7)
+
+
+LOSSES = golden("losses_breadth")
+
+
+def _loss_case_id(case):
+    options = "".join(f", {k}={v}" for k, v in case["options"].items())
+    return f"{case['loss']}({case['labels']}, {case['y_pred']}{options})"
+
+
+@pytest.mark.parametrize("case", LOSSES["cases"], ids=_loss_case_id)
+def test_more_loss_functions_give_keras_values_and_gradients(case):
+    """Each loss function's per-sample values and TensorFlow's gradient of their weighted sum, including
+    where the formula switches (Huber at |e| = delta, a hinge margin of 0, tied maxima, clipped values)."""
+    y_true = np.asarray(LOSSES["labels"][case["labels"]], np.float32)
+    y_pred = Tensor(np.asarray(LOSSES["inputs"][case["y_pred"]], np.float32), requires_grad=True)
+    per_sample = getattr(keras.losses, case["loss"])(y_true, y_pred, **case["options"])
+    np.testing.assert_allclose(per_sample.data, case["per_sample"], rtol=2e-6, atol=1e-6)
+    upstream = np.asarray(LOSSES["upstream"], np.float32)[: per_sample.shape[0]]
+    per_sample.backward(upstream)
+    np.testing.assert_allclose(y_pred.grad, case["gradient"], rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", LOSSES["objects"], ids=_object_id)
+def test_more_loss_objects_reduce_weigh_and_smooth_as_keras(case):
+    """The classes with sample weights and each reduction (values and gradients); Keras' default names."""
+    loss = getattr(keras.losses, case["class"])(reduction=case["reduction"], **case["options"])
+    y_true = np.asarray(LOSSES["labels"][case["labels"]], np.float32)
+    y_pred = Tensor(np.asarray(LOSSES["inputs"][case["y_pred"]], np.float32), requires_grad=True)
+    value = loss(y_true, y_pred, sample_weight=np.asarray(LOSSES["sample_weight"], np.float32))
+    np.testing.assert_allclose(value.data, case["value"], rtol=2e-6, atol=1e-6)
+    ops.reduce_sum(value).backward()
+    np.testing.assert_allclose(y_pred.grad, case["gradient_of_sum"], rtol=2e-5, atol=1e-6)
+    assert loss.name == case["name"]
