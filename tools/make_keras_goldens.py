@@ -586,7 +586,93 @@ def losses_breadth(rng) -> None:
     write("losses_breadth", shortened({**given, "cases": cases, "objects": objects}))
 
 
-SECTIONS = (losses, metrics, normalization, configs, optimizers_breadth, losses_breadth)
+def metrics_breadth(rng) -> None:
+    """keras/metrics: AUC (ROC and PR, each summation, num_thresholds, thresholds, multi_label, label_weights,
+    from_logits), Precision and Recall (thresholds, top_k, class_id), TopKCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy and MeanIoU, over two weighted update_state calls; then in
+    compile(metrics=...) through fit and evaluate, with Keras' names."""
+    n, k = 10, 4
+    batches = []
+    for _ in range(2):
+        probabilities = rng.dirichlet(np.ones(k), n).astype(np.float32)
+        probabilities[0] = [0.5, 0.25, 0.25, 0.0]  # exactly on a threshold, and a tie
+        classes = rng.integers(0, k, n)
+        batch = {
+            "probabilities": probabilities,
+            "scores": rng.uniform(0, 1, (n, k)).round(2).astype(np.float32),  # ties between rows
+            "logits": rng.normal(0, 2, (n, k)).astype(np.float32),
+            "sparse": classes.astype(np.float32),
+            "sparse_column": classes[:, None].astype(np.float32),
+            "one_hot": np.eye(k, dtype=np.float32)[classes],
+            "multi_hot": rng.integers(0, 2, (n, k)).astype(np.float32),
+            "predicted_classes": rng.integers(0, k - 1, n).astype(np.float32),  # class 3 never predicted
+            "sample_weight": rng.uniform(0, 2, n).round(3).astype(np.float32),
+        }
+        batches.append(batch)
+    metrics = keras.metrics
+    plan = [
+        ("AUC", {}, "multi_hot", "scores"),
+        ("AUC", {"num_thresholds": 7}, "multi_hot", "scores"),
+        ("AUC", {"summation_method": "minoring"}, "one_hot", "probabilities"),
+        ("AUC", {"summation_method": "majoring", "num_thresholds": 11}, "one_hot", "probabilities"),
+        ("AUC", {"curve": "PR"}, "multi_hot", "scores"),
+        ("AUC", {"curve": "PR", "num_thresholds": 9}, "one_hot", "probabilities"),
+        ("AUC", {"curve": "PR", "summation_method": "minoring"}, "multi_hot", "scores"),
+        ("AUC", {"thresholds": [0.1, 0.3, 0.5, 0.7]}, "multi_hot", "scores"),
+        ("AUC", {"multi_label": True}, "multi_hot", "scores"),
+        ("AUC", {"multi_label": True, "label_weights": [1.0, 0.5, 2.0, 0.0]}, "multi_hot", "scores"),
+        ("AUC", {"multi_label": True, "curve": "PR", "num_labels": 4}, "multi_hot", "scores"),
+        ("AUC", {"label_weights": [1.0, 0.5, 2.0, 0.0]}, "multi_hot", "scores"),
+        ("AUC", {"from_logits": True}, "multi_hot", "logits"),
+        ("Precision", {}, "multi_hot", "scores"),
+        ("Precision", {"thresholds": [0.0, 0.25, 0.5, 0.9, 1.0]}, "one_hot", "probabilities"),
+        ("Precision", {"top_k": 2}, "one_hot", "probabilities"),
+        ("Precision", {"class_id": 1}, "multi_hot", "scores"),
+        ("Precision", {"top_k": 1, "class_id": 2}, "one_hot", "probabilities"),
+        ("Recall", {}, "multi_hot", "scores"),
+        ("Recall", {"thresholds": [0.0, 0.25, 0.5, 0.9, 1.0]}, "one_hot", "probabilities"),
+        ("Recall", {"top_k": 2}, "one_hot", "probabilities"),
+        ("Recall", {"class_id": 3, "thresholds": 0.3}, "multi_hot", "scores"),
+        ("TopKCategoricalAccuracy", {}, "one_hot", "probabilities"),
+        ("TopKCategoricalAccuracy", {"k": 1}, "one_hot", "probabilities"),
+        ("TopKCategoricalAccuracy", {"k": 2}, "one_hot", "scores"),
+        ("SparseTopKCategoricalAccuracy", {"k": 2}, "sparse", "probabilities"),
+        ("SparseTopKCategoricalAccuracy", {"k": 1}, "sparse_column", "scores"),
+        ("MeanIoU", {"num_classes": 4}, "sparse", "predicted_classes"),
+    ]
+    results = []
+    for cls_name, options, true_name, pred_name in plan:
+        for weighted in (False, True):
+            metric = getattr(metrics, cls_name)(**options)
+            for batch in batches:
+                weight = batch["sample_weight"] if weighted else None
+                metric.update_state(batch[true_name], batch[pred_name], sample_weight=weight)
+            case = {"metric": cls_name, "options": options, "y_true": true_name, "y_pred": pred_name}
+            results.append({**case, "weighted": weighted, "result": metric.result()})
+
+    keras.backend.clear_session()  # the metrics' default names are numbered per session (auc, auc_1...)
+    x = rng.normal(0, 1, (24, 5)).astype(np.float32)
+    y = np.eye(k, dtype=np.float32)[rng.integers(0, k, 24)]
+    kernel = rng.normal(0, 0.5, (5, k)).astype(np.float32)
+    model = keras.Sequential([keras.layers.Dense(k, activation="softmax", input_shape=(5,))])
+    model.set_weights([kernel, np.zeros(k, np.float32)])
+    compiled = [  # a class and its arguments, or a name as compile takes it
+        ("AUC", {}),
+        ("AUC", {"curve": "PR"}),
+        ("Precision", {}),
+        ("Recall", {"top_k": 1}),
+        ("top_k_categorical_accuracy", None),
+        ("TopKCategoricalAccuracy", {"k": 2, "name": "top2"}),
+    ]
+    given = [name if options is None else getattr(metrics, name)(**options) for name, options in compiled]
+    model.compile(keras.optimizers.legacy.SGD(0.1), "categorical_crossentropy", metrics=given)
+    history = model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    evaluation = model.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
+    fit = {"x": x, "y": y, "kernel": kernel, "compiled": compiled, "history": history.history, "evaluate": evaluation}
+    write("metrics_breadth", shortened({"batches": batches, "results": results, "fit": fit}))
+
+
+SECTIONS = (losses, metrics, normalization, configs, optimizers_breadth, losses_breadth, metrics_breadth)
 
 
 def main() -> None:

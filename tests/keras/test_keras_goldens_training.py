@@ -125,3 +125,47 @@ def test_more_loss_objects_reduce_weigh_and_smooth_as_keras(case):
     ops.reduce_sum(value).backward()
     np.testing.assert_allclose(y_pred.grad, case["gradient_of_sum"], rtol=2e-5, atol=1e-6)
     assert loss.name == case["name"]
+
+
+METRICS = golden("metrics_breadth")
+
+
+def _metric_case_id(case):
+    options = ", ".join(f"{k}={v}" for k, v in case["options"].items())
+    return f"{case['metric']}({options}){' weighted' if case['weighted'] else ''}"
+
+
+@pytest.mark.parametrize("case", METRICS["results"], ids=_metric_case_id)
+def test_confusion_and_top_k_metrics_match_keras(case):
+    """Two update_state calls (with or without sample weights), then result(): predictions exactly on a
+    threshold, ties, top_k, class_id, several thresholds (one result each), multi_label and label weights."""
+    metric = getattr(keras.metrics, case["metric"])(**case["options"])
+    for batch in METRICS["batches"]:
+        weight = np.asarray(batch["sample_weight"], np.float32) if case["weighted"] else None
+        metric.update_state(
+            np.asarray(batch[case["y_true"]], np.float32), np.asarray(batch[case["y_pred"]], np.float32), weight
+        )
+    np.testing.assert_allclose(metric.result(), case["result"], rtol=2e-6, atol=1e-7)
+    metric.reset_state()
+    assert np.all(np.asarray(metric.result()) == 0)
+
+
+def test_metrics_in_compile_report_keras_names_and_values():
+    """compile(metrics=[AUC(), AUC(curve="PR"), Precision(), Recall(top_k=1), "top_k_categorical_accuracy",
+    TopKCategoricalAccuracy(k=2, name="top2")]) (the fixture's "compiled"): fit's history and evaluate's logs
+    under Keras' names (auc, auc_1...: numbered per session) with Keras' values."""
+    fit = METRICS["fit"]
+    keras.backend.clear_session()
+    metrics = keras.metrics
+    model = keras.Sequential([keras.layers.Dense(4, activation="softmax", input_shape=(5,))])
+    model.set_weights([np.asarray(fit["kernel"], np.float32), np.zeros(4, np.float32)])
+    compiled = [name if options is None else getattr(metrics, name)(**options) for name, options in fit["compiled"]]
+    model.compile(keras.optimizers.SGD(0.1), "categorical_crossentropy", metrics=compiled)
+    x, y = np.asarray(fit["x"], np.float32), np.asarray(fit["y"], np.float32)
+    history = model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    assert list(history.history) == list(fit["history"])
+    for name, values in fit["history"].items():
+        np.testing.assert_allclose(history.history[name], values, rtol=2e-5, err_msg=name)
+    evaluation = model.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
+    assert list(evaluation) == list(fit["evaluate"])
+    np.testing.assert_allclose(list(evaluation.values()), list(fit["evaluate"].values()), rtol=2e-5)
