@@ -672,7 +672,81 @@ def metrics_breadth(rng) -> None:
     write("metrics_breadth", shortened({"batches": batches, "results": results, "fit": fit}))
 
 
-SECTIONS = (losses, metrics, normalization, configs, optimizers_breadth, losses_breadth, metrics_breadth)
+def batching_behaviours(rng) -> None:
+    """keras/engine/data_adapter.py (TensorLikeDataAdapter, DatasetAdapter) and training.py: arrays with
+    steps and no batch_size are cut into batches of ceil(n / steps); validation takes validation_batch_size or
+    the batch_size given (else 32), not the training batches' size; a batch_size given with a Dataset is
+    ignored. Seen through the weights SGD leaves (they depend on how the samples were batched) and the
+    losses. keras/layers/core/dropout.py: Dropout(1.0) is taken, and refused in training by tf.nn.dropout."""
+    x = rng.normal(0, 1, (10, 3)).astype(np.float32)
+    y = rng.normal(0, 1, (10, 2)).astype(np.float32)
+    val_x = rng.normal(0, 1, (40, 3)).astype(np.float32)
+    val_y = rng.normal(0, 1, (40, 2)).astype(np.float32)
+    kernel = rng.normal(0, 0.5, (3, 2)).astype(np.float32)
+
+    def model():
+        made = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+        made.set_weights([kernel, np.zeros(2, np.float32)])
+        made.compile(keras.optimizers.legacy.SGD(0.1), "mse")
+        return made
+
+    runs = []
+    for arguments in [  # "dataset": a Dataset of (x, y) in batches of that size; "validation": (val_x, val_y)
+        {"steps_per_epoch": 3},
+        {"steps_per_epoch": 6},
+        {"steps_per_epoch": 3, "batch_size": 2},
+        {"steps_per_epoch": 4, "validation": True, "validation_steps": 1},
+        {"dataset": 4, "batch_size": 3},
+    ]:
+        fitted, given = model(), dict(arguments)
+        if given.pop("validation", False):
+            given["validation_data"] = (val_x, val_y)
+        if "dataset" in given:
+            data = {"x": tf.data.Dataset.from_tensor_slices((x, y)).batch(given.pop("dataset"))}
+        else:
+            data = {"x": x, "y": y}
+        history = fitted.fit(**data, **given, epochs=2, shuffle=False, verbose=0)
+        runs.append(
+            {
+                "arguments": arguments,
+                "weights": fitted.get_weights(),
+                "history": history.history,
+                "iterations": fitted.optimizer.iterations,
+                "evaluate_steps_1": fitted.evaluate(val_x, val_y, steps=1, verbose=0),
+            }
+        )
+    dropout = keras.layers.Dropout(1.0)
+    try:
+        dropout(x, training=True)
+        training_error = None
+    except ValueError as error:
+        training_error = next(line for line in str(error).splitlines() if "`rate`" in line)
+    write(
+        "batching_behaviours",
+        shortened(
+            {
+                "x": x,
+                "y": y,
+                "val_x": val_x,
+                "val_y": val_y,
+                "kernel": kernel,
+                "runs": runs,
+                "dropout_1": {"inference": dropout(x, training=False), "training_error": training_error},
+            }
+        ),
+    )
+
+
+SECTIONS = (
+    losses,
+    metrics,
+    normalization,
+    configs,
+    optimizers_breadth,
+    losses_breadth,
+    metrics_breadth,
+    batching_behaviours,
+)
 
 
 def main() -> None:

@@ -5,6 +5,9 @@ The fixtures ``golden/optimizers_breadth.json`` and ``golden/losses_metrics_brea
 ``tools/make_keras_goldens.py`` in a separate environment with TensorFlow and tf-keras; these tests need neither.
 """
 
+import re
+import warnings
+
 import numpy as np
 import pytest
 from test_keras_goldens import _object_id, golden
@@ -12,6 +15,7 @@ from test_keras_goldens import _object_id, golden
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
 from ipu_teach.autograd import Tensor, ops
+from ipu_teach.data.dataset import Dataset
 
 OPTIMIZERS = golden("optimizers_breadth")
 
@@ -169,3 +173,49 @@ def test_metrics_in_compile_report_keras_names_and_values():
     evaluation = model.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
     assert list(evaluation) == list(fit["evaluate"])
     np.testing.assert_allclose(list(evaluation.values()), list(fit["evaluate"].values()), rtol=2e-5)
+
+
+BATCHING = golden("batching_behaviours")
+
+
+@pytest.mark.parametrize("run", BATCHING["runs"], ids=lambda run: str(run["arguments"]))
+def test_batching_follows_keras_2_6(run):
+    """Arrays with steps_per_epoch and no batch_size: ceil(n / steps) samples per batch; with steps_per_epoch,
+    epochs cut one stream of ``epochs`` passes (an epoch may run into the next pass; the data runs out with
+    the passes); validation and evaluate(steps=...) batch on their own (validation_batch_size or the
+    batch_size given, else ceil(n / steps) or 32); a batch_size beside a Dataset is ignored. Two SGD epochs
+    leave Keras' weights and losses only if every batch held the same samples as in Keras."""
+    data = {key: np.asarray(BATCHING[key], np.float32) for key in ("x", "y", "val_x", "val_y", "kernel")}
+    model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    model.set_weights([data["kernel"], np.zeros(2, np.float32)])
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    arguments = dict(run["arguments"])
+    if arguments.pop("validation", False):
+        arguments["validation_data"] = (data["val_x"], data["val_y"])
+    if "dataset" in arguments:
+        inputs = {"x": Dataset.from_tensor_slices((data["x"], data["y"])).batch(arguments.pop("dataset"))}
+    else:
+        inputs = {"x": data["x"], "y": data["y"]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        history = model.fit(**inputs, **arguments, epochs=2, shuffle=False, verbose=0)
+    ran_out = run["iterations"] < 2 * arguments.get("steps_per_epoch", 0)
+    assert any("ran out of data" in str(w.message) for w in caught) == ran_out
+    assert model.optimizer.iterations == run["iterations"]
+    for weight, expected in zip(model.get_weights(), run["weights"]):
+        np.testing.assert_allclose(weight, expected, rtol=1e-5, atol=1e-6)
+    assert list(history.history) == list(run["history"])
+    for key, values in run["history"].items():
+        np.testing.assert_allclose(history.history[key], values, rtol=1e-5, err_msg=key)
+    evaluation = model.evaluate(data["val_x"], data["val_y"], steps=1, verbose=0)
+    np.testing.assert_allclose(evaluation, run["evaluate_steps_1"], rtol=1e-5)
+
+
+def test_dropout_of_rate_one_is_taken_and_refused_in_training_as_keras():
+    x = np.asarray(BATCHING["x"], np.float32)
+    layer = keras.layers.Dropout(1.0)
+    np.testing.assert_array_equal(layer(x).data, np.asarray(BATCHING["dropout_1"]["inference"], np.float32))
+    with pytest.raises(ValueError, match=re.escape(BATCHING["dropout_1"]["training_error"])):
+        layer(x, training=True)
+    with pytest.raises(ValueError, match=r"Invalid value 1\.5 received for `rate`, expected a value between 0 and 1\."):
+        keras.layers.Dropout(1.5)
