@@ -597,6 +597,10 @@ def metrics_breadth(rng) -> None:
             "multi_hot": rng.integers(0, 2, (n, k)).astype(np.float32),
             "predicted_classes": rng.integers(0, k - 1, n).astype(np.float32),  # class 3 never predicted
             "sample_weight": rng.uniform(0, 2, n).round(3).astype(np.float32),
+            "regression": rng.normal(0, 1, (n, k)).astype(np.float32),
+            "regression_pred": rng.normal(0, 1, (n, k)).astype(np.float32),
+            "counts": rng.poisson(1.5, (n, k)).astype(np.float32),
+            "positive": rng.uniform(0.1, 3, (n, k)).astype(np.float32),
         }
         batches.append(batch)
     metrics = keras.metrics
@@ -629,6 +633,16 @@ def metrics_breadth(rng) -> None:
         ("SparseTopKCategoricalAccuracy", {"k": 2}, "sparse", "probabilities"),
         ("SparseTopKCategoricalAccuracy", {"k": 1}, "sparse_column", "scores"),
         ("MeanIoU", {"num_classes": 4}, "sparse", "predicted_classes"),
+        ("MeanAbsolutePercentageError", {}, "regression", "regression_pred"),
+        ("MeanSquaredLogarithmicError", {}, "counts", "positive"),
+        ("Hinge", {}, "multi_hot", "regression_pred"),
+        ("SquaredHinge", {}, "multi_hot", "regression_pred"),
+        ("CategoricalHinge", {}, "one_hot", "regression_pred"),
+        ("KLDivergence", {}, "probabilities", "scores"),
+        ("Poisson", {}, "counts", "positive"),
+        ("LogCoshError", {}, "regression", "regression_pred"),
+        ("CosineSimilarity", {}, "regression", "regression_pred"),
+        ("RootMeanSquaredError", {}, "regression", "regression_pred"),
     ]
     results = []
     for cls_name, options, true_name, pred_name in plan:

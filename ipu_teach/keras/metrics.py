@@ -120,6 +120,20 @@ def _loss_metric(loss):
 categorical_crossentropy = _loss_metric(losses.categorical_crossentropy)
 sparse_categorical_crossentropy = _loss_metric(losses.sparse_categorical_crossentropy)
 binary_crossentropy = _loss_metric(losses.binary_crossentropy)
+mean_absolute_percentage_error = _loss_metric(losses.mean_absolute_percentage_error)
+mean_squared_logarithmic_error = _loss_metric(losses.mean_squared_logarithmic_error)
+hinge = _loss_metric(losses.hinge)
+squared_hinge = _loss_metric(losses.squared_hinge)
+categorical_hinge = _loss_metric(losses.categorical_hinge)
+kl_divergence = _loss_metric(losses.kl_divergence)
+poisson = _loss_metric(losses.poisson)
+log_cosh = _loss_metric(losses.log_cosh)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """The cosine of the angle between labels and predictions along ``axis`` (the loss's value, negated)."""
+    with no_grad():
+        return -losses.cosine_similarity(y_true, Tensor(np.asarray(y_pred, dtype=np.float32)), axis).data
 
 
 class MeanMetricWrapper(Metric):
@@ -145,6 +159,14 @@ BinaryAccuracy = _wrapper(binary_accuracy, "binary_accuracy")
 Accuracy = _wrapper(accuracy, "accuracy")
 MeanSquaredError = _wrapper(mean_squared_error, "mean_squared_error")
 MeanAbsoluteError = _wrapper(mean_absolute_error, "mean_absolute_error")
+MeanAbsolutePercentageError = _wrapper(mean_absolute_percentage_error, "mean_absolute_percentage_error")
+MeanSquaredLogarithmicError = _wrapper(mean_squared_logarithmic_error, "mean_squared_logarithmic_error")
+Hinge = _wrapper(hinge, "hinge")
+SquaredHinge = _wrapper(squared_hinge, "squared_hinge")
+CategoricalHinge = _wrapper(categorical_hinge, "categorical_hinge")
+KLDivergence = _wrapper(kl_divergence, "kullback_leibler_divergence")
+Poisson = _wrapper(poisson, "poisson")
+LogCoshError = _wrapper(log_cosh, "logcosh")
 for _cls, _name in (
     (CategoricalAccuracy, "CategoricalAccuracy"),
     (SparseCategoricalAccuracy, "SparseCategoricalAccuracy"),
@@ -152,8 +174,39 @@ for _cls, _name in (
     (Accuracy, "Accuracy"),
     (MeanSquaredError, "MeanSquaredError"),
     (MeanAbsoluteError, "MeanAbsoluteError"),
+    (MeanAbsolutePercentageError, "MeanAbsolutePercentageError"),
+    (MeanSquaredLogarithmicError, "MeanSquaredLogarithmicError"),
+    (Hinge, "Hinge"),
+    (SquaredHinge, "SquaredHinge"),
+    (CategoricalHinge, "CategoricalHinge"),
+    (KLDivergence, "KLDivergence"),
+    (Poisson, "Poisson"),
+    (LogCoshError, "LogCoshError"),
 ):
     _cls.__name__ = _cls.__qualname__ = _name
+
+
+class CosineSimilarity(MeanMetricWrapper):
+    """The mean cosine of the angle between labels and predictions along ``axis``."""
+
+    def __init__(self, name="cosine_similarity", axis=-1):
+        self.axis = axis
+        super().__init__(lambda y_true, y_pred: cosine_similarity(y_true, y_pred, axis), name)
+
+
+class RootMeanSquaredError(Mean):
+    """The square root of the mean of the squared errors over every value (weighted per sample)."""
+
+    def __init__(self, name="root_mean_squared_error"):
+        super().__init__(name)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = np.asarray(y_pred, np.float32)
+        error = y_pred - np.asarray(y_true, np.float32).reshape(y_pred.shape)
+        self._accumulate(error * error, sample_weight)
+
+    def result(self):
+        return MetricValue(np.sqrt(self.total / self.count) if self.count else 0.0)
 
 
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
@@ -501,9 +554,19 @@ _BY_NAME = {
     "binary_crossentropy": binary_crossentropy,
     "top_k_categorical_accuracy": top_k_categorical_accuracy,
     "sparse_top_k_categorical_accuracy": sparse_top_k_categorical_accuracy,
+    **{f.__name__: f for f in (mean_absolute_percentage_error, mean_squared_logarithmic_error, hinge, poisson)},
+    **{f.__name__: f for f in (squared_hinge, categorical_hinge, kl_divergence, log_cosh, cosine_similarity)},
+    "mape": mean_absolute_percentage_error,
+    "msle": mean_squared_logarithmic_error,
+    "kld": kl_divergence,
+    "kullback_leibler_divergence": kl_divergence,
+    "logcosh": log_cosh,
 }
 _CLASSES_BY_NAME = {
-    cls.__name__: cls for cls in (AUC, Precision, Recall, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy)
+    cls.__name__: cls
+    for cls in (AUC, Precision, Recall, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, RootMeanSquaredError)
+    + (MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Hinge, SquaredHinge, CategoricalHinge)
+    + (KLDivergence, Poisson, LogCoshError, CosineSimilarity)
 }
 
 
@@ -532,7 +595,7 @@ def get(identifier) -> Metric:
         # Keras makes a class named by a string with its default arguments; compile builds it in the training
         # graph, whose names start afresh: "AUC" is logged as auc even beside an AUC() object named auc_1.
         cls = _CLASSES_BY_NAME[identifier]
-        return cls(name=backend.snake_case(cls.__name__))
+        return cls(name=backend.snake_case(cls.__name__)) if cls in (AUC, Precision, Recall) else cls()
     raise ValueError(
         f"Unknown metric {identifier!r}. Choose one of "
         f"{', '.join(['accuracy'] + sorted(_BY_NAME) + sorted(_CLASSES_BY_NAME))}, or pass a keras.metrics object"

@@ -41,7 +41,7 @@ def test_default_names_are_numbered_per_session_as_keras():
             lambda: keras.metrics.Precision(thresholds=[0.5, 1.5]),
             r"Threshold values must be in \[0, 1\]\. Received: \[1\.5\]",
         ),
-        (lambda: keras.metrics.get("auroc"), r"Unknown metric 'auroc'\. Choose one of .*AUC, Precision, Recall"),
+        (lambda: keras.metrics.get("auroc"), r"Unknown metric .auroc.\. Choose one of .*AUC, .*Precision, Recall, "),
     ],
     ids=["curve", "summation", "num_thresholds", "num_labels", "label_weights", "thresholds", "unknown name"],
 )
@@ -120,3 +120,22 @@ def test_a_metric_with_several_thresholds_shows_each_result():
     precision.update_state(np.array([1.0, 0.0, 1.0]), np.array([0.7, 0.4, 0.3]))
     assert repr(precision) == "<Precision name=p result=[0.6667 1.    ]>"
     assert repr(keras.metrics.AUC(name="a")) == "<AUC name=a result=0.0000>"
+
+
+def test_loss_like_metrics_by_name_log_keras_names():
+    """A function's name is logged as given ("mape", "kld"); a class named by a string under its default name
+    (KLDivergence: kullback_leibler_divergence, LogCoshError: logcosh), as Keras' compile does."""
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(16, 4)).astype(np.float32), rng.uniform(0.5, 1.5, (16, 3)).astype(np.float32)
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.layers.Dense(3, activation="softplus", input_shape=(4,))])
+    names = ["mape", "kld", "msle", "RootMeanSquaredError", "KLDivergence", "LogCoshError", "cosine_similarity"]
+    model.compile("sgd", "mse", metrics=names)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert list(logs) == ["loss", "mape", "kld", "msle", "root_mean_squared_error"] + [
+        "kullback_leibler_divergence",
+        "logcosh",
+        "cosine_similarity",
+    ]
+    assert logs["root_mean_squared_error"] == pytest.approx(np.sqrt(logs["loss"]), rel=1e-5)
+    assert logs["kld"] == pytest.approx(logs["kullback_leibler_divergence"], rel=1e-6)
