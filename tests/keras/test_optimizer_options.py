@@ -185,3 +185,21 @@ def test_a_clipped_step_is_the_clipped_gradient_step():
         weights = [tf.Variable(np.zeros(2, np.float32)), tf.Variable(np.zeros(1, np.float32))]
         keras.optimizers.SGD(1.0, **options).apply_gradients(zip(grads, weights))
         np.testing.assert_allclose(np.concatenate([w.numpy() for w in weights]), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "callback",
+    [keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr), keras.callbacks.ReduceLROnPlateau("loss")],
+    ids=["LearningRateScheduler", "ReduceLROnPlateau"],
+)
+def test_a_per_epoch_learning_rate_callback_refuses_a_schedule(callback):
+    """Both would set the learning rate: the callback says so instead of failing inside the user's function."""
+    x, y = tiny_classification(n=16)
+    model = tiny_dense_model()
+    model.compile(keras.optimizers.SGD(keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)), "mse")
+    with pytest.raises(
+        ValueError,
+        match=rf"{type(callback).__name__}: the optimizer's learning_rate is a "
+        r"ExponentialDecay schedule, which sets the rate at every step",
+    ):
+        model.fit(x, keras.utils.to_categorical(y, 3), batch_size=8, epochs=1, verbose=0, callbacks=[callback])
