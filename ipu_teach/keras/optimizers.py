@@ -148,9 +148,9 @@ class Optimizer:
         """
         self._slots_this_step = {}  # filled by slot(); an interrupted step leaves it to the next one to reset
         grads_and_vars = [(grad, weight) for grad, weight in grads_and_vars if grad is not None]
-        grads = gradient_clipping.clipped(
-            [np.asarray(grad) for grad, _ in grads_and_vars], self.clipvalue, self.clipnorm, self.global_clipnorm
-        )
+        # clipped in the update's arithmetic (fp32 for fp16 weights: an fp16 sum of squares overflows at 65504)
+        arithmetic = [np.asarray(grad, dtype=_arithmetic_dtype(weight)) for grad, weight in grads_and_vars]
+        grads = gradient_clipping.clipped(arithmetic, self.clipvalue, self.clipnorm, self.global_clipnorm)
         new_values = [
             (weight, "data", self._new_value(weight, grad)) for grad, (_, weight) in zip(grads, grads_and_vars)
         ]

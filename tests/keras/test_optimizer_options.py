@@ -203,3 +203,12 @@ def test_a_per_epoch_learning_rate_callback_refuses_a_schedule(callback):
         r"ExponentialDecay schedule, which sets the rate at every step",
     ):
         model.fit(x, keras.utils.to_categorical(y, 3), batch_size=8, epochs=1, verbose=0, callbacks=[callback])
+
+
+def test_fp16_gradients_are_clipped_in_fp32_arithmetic():
+    """A norm of 3000 squares to 9e6, beyond fp16's 65504: clipped in fp32 (the arithmetic of fp16 weights'
+    updates), the step is the gradient scaled to the norm, not zero or NaN."""
+    weight = tf.Variable(np.zeros(2, np.float16))
+    keras.optimizers.SGD(1.0, clipnorm=1.0).apply_gradients([(np.array([1800.0, 2400.0], np.float16), weight)])
+    np.testing.assert_allclose(weight.numpy(), [-0.6, -0.8], rtol=1e-3)
+    assert weight.numpy().dtype == np.float16
