@@ -175,7 +175,7 @@ def deserialize(config, custom_objects=None) -> LearningRateSchedule:
     name = config.get("class_name") if isinstance(config, dict) else None
     if name not in known:
         raise ValueError(
-            f"Unknown learning rate schedule: {name!r}. Choose one of {', '.join(sorted(_KNOWN))}, or pass your "
-            "LearningRateSchedule subclass in custom_objects={'" + str(name) + "': TheClass}"
+            f"Unknown learning rate schedule: {name!r}. Pass your LearningRateSchedule subclass in "
+            f"custom_objects={{{str(name)!r}: TheClass}}, or use one of {', '.join(sorted(_KNOWN))}"
         )
     return known[name].from_config(config.get("config", {}))

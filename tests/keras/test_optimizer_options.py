@@ -84,7 +84,8 @@ def test_lr_is_the_deprecated_name_of_learning_rate_with_keras_warning():
         (
             lambda: keras.optimizers.schedules.deserialize({"class_name": "Mine", "config": {}}),
             ValueError,
-            r"Unknown learning rate schedule: 'Mine'\..*custom_objects=\{'Mine': TheClass\}",
+            r"Unknown learning rate schedule: 'Mine'\. Pass your LearningRateSchedule subclass in "
+            r"custom_objects=\{'Mine': TheClass\}, or use one of CosineDecay, ExponentialDecay",
         ),
     ],
     ids=[
@@ -212,3 +213,29 @@ def test_fp16_gradients_are_clipped_in_fp32_arithmetic():
     keras.optimizers.SGD(1.0, clipnorm=1.0).apply_gradients([(np.array([1800.0, 2400.0], np.float16), weight)])
     np.testing.assert_allclose(weight.numpy(), [-0.6, -0.8], rtol=1e-3)
     assert weight.numpy().dtype == np.float16
+
+
+class HalvingEveryStep(keras.optimizers.schedules.LearningRateSchedule):
+    def __call__(self, step):
+        return 0.1 * 0.5**step
+
+    def get_config(self):
+        return {}
+
+
+def test_a_schedule_of_ones_own_is_loaded_from_custom_objects(tmp_path):
+    """As Keras' load_model: the schedule's class is named in the file and found in custom_objects."""
+    x, y = tiny_classification(n=16)
+    model = tiny_dense_model()
+    model.compile(keras.optimizers.Adam(HalvingEveryStep()), "sparse_categorical_crossentropy")
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    model.save(tmp_path / "own.keras")
+    with pytest.raises(
+        ValueError,
+        match=r"Unknown learning rate schedule: 'HalvingEveryStep'\. Pass your "
+        r"LearningRateSchedule subclass in custom_objects=\{'HalvingEveryStep': TheClass\}",
+    ):
+        keras.models.load_model(tmp_path / "own.keras")
+    loaded = keras.models.load_model(tmp_path / "own.keras", custom_objects={"HalvingEveryStep": HalvingEveryStep})
+    assert isinstance(loaded.optimizer.learning_rate, HalvingEveryStep)
+    assert loaded.optimizer.step_learning_rate() == model.optimizer.step_learning_rate() == 0.1 * 0.5**2
