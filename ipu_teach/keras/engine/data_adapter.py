@@ -3,7 +3,7 @@
 
 Checks happen here, before any work: x and y of different lengths, an infinite Dataset without
 ``steps``, ``steps`` that is not a positive number of batches. As in Keras 2.6, a ``batch_size`` given
-with a Dataset is ignored (its own batches are used), and arrays given ``steps`` without ``batch_size``
+with a Dataset, a generator or a Sequence is ignored (their own batches are used), and arrays given ``steps`` without ``batch_size``
 are cut into ``steps`` batches of ``ceil(n / steps)`` samples (32 per batch with neither); with ``steps``,
 fit's epochs take the next ``steps`` batches of one stream of ``epochs`` passes over the arrays.
 The arrays the user passed are never modified.
@@ -141,11 +141,7 @@ class DataAdapter:
         kind = "`keras.utils.Sequence`" if self.sequence is not None else "python generator"
         if y is not None:
             raise ValueError(f"{what}: `y` argument is not supported when using {kind} as input.")
-        if batch_size is not None:
-            raise ValueError(
-                f"{what}: The `batch_size` argument must not be specified for the given input type "
-                f"({kind}), which yields whole batches; received batch_size={batch_size}."
-            )
+        # a batch_size given is ignored, as Keras 2.6's GeneratorDataAdapter and KerasSequenceAdapter do
         self.batch_size, self.num_samples = None, None
         if self.sequence is not None:
             self.num_batches = len(self.sequence)
