@@ -3,9 +3,10 @@
 
 Checks happen here, before any work: x and y of different lengths, an infinite Dataset without
 ``steps``, ``steps`` that is not a positive number of batches. As in Keras 2.6, a ``batch_size`` given
-with a Dataset, a generator or a Sequence is ignored (their own batches are used), and arrays given ``steps`` without ``batch_size``
-are cut into ``steps`` batches of ``ceil(n / steps)`` samples (32 per batch with neither); with ``steps``,
-fit's epochs take the next ``steps`` batches of one stream of ``epochs`` passes over the arrays.
+with a Dataset, a generator or a Sequence is ignored (their own batches are used), and arrays given
+``steps`` without ``batch_size`` are cut into ``steps`` batches of ``ceil(n / steps)`` samples (32 per
+batch with neither); with ``steps``, fit's epochs take the next ``steps`` batches of one stream of
+``epochs`` passes over the arrays.
 The arrays the user passed are never modified.
 A generator is read once: without ``steps`` the first epoch runs until it ends and later epochs find
 it empty (Keras then warns and stops); with ``steps`` every epoch continues where the last stopped.
