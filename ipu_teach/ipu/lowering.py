@@ -377,7 +377,8 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None,
     if mode == "train":
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec)
-        update += _per_weight_steps(weights, "update", "update", model.optimizer.update_flops_per_weight, spec)
+        flops = model.optimizer.update_flops_per_weight + model.optimizer.clipping_flops_per_weight
+        update += _per_weight_steps(weights, "update", "update", flops, spec)
         for s in range(model.optimizer.slots_per_weight):
             memory += memory_layout.weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
         if accumulation > 1:

@@ -259,7 +259,20 @@ class LambdaCallback(Callback):
 
 def _learning_rate_logs(callback, logs):
     if logs is not None:
-        logs["lr"] = callback.model.optimizer.learning_rate  # TensorFlow 2's Keras logs it as "lr"
+        logs["lr"] = _epoch_learning_rate(callback)  # TensorFlow 2's Keras logs it as "lr"
+
+
+def _epoch_learning_rate(callback):
+    """The optimizer's learning rate as a number: a callback that sets it per epoch cannot work with a
+    ``keras.optimizers.schedules`` schedule, which sets it at every step (Keras 2.6 fails there too)."""
+    rate = callback.model.optimizer.learning_rate
+    if not isinstance(rate, (int, float, np.number)):
+        raise ValueError(
+            f"{type(callback).__name__}: the optimizer's learning_rate is a {type(rate).__name__} schedule, which "
+            "sets the rate at every step, while this callback sets it per epoch: use one or the other (give the "
+            "optimizer a number as learning_rate to use this callback)"
+        )
+    return rate
 
 
 class LearningRateScheduler(Callback):
@@ -272,7 +285,7 @@ class LearningRateScheduler(Callback):
     def on_epoch_begin(self, epoch, logs=None):
         optimizer = self.model.optimizer
         try:
-            lr = self.schedule(epoch, optimizer.learning_rate)
+            lr = self.schedule(epoch, _epoch_learning_rate(self))
         except TypeError:  # a schedule of the epoch only, as Keras allows
             lr = self.schedule(epoch)
         if not isinstance(lr, (float, int, np.floating, np.integer)):

@@ -7,6 +7,7 @@ As in TensorFlow's Keras, a cross-entropy on probabilities that come straight ou
 import numpy as np
 
 from ..autograd import Tensor, ops
+from ..autograd.ops import elementwise_losses
 from .engine import sample_weights
 
 _CHOICES = (
@@ -17,6 +18,19 @@ _CHOICES = (
     "mse",
     "mean_absolute_error",
     "mae",
+    "mean_absolute_percentage_error",
+    "mape",
+    "mean_squared_logarithmic_error",
+    "msle",
+    "huber",
+    "log_cosh",
+    "poisson",
+    "kl_divergence",
+    "kld",
+    "hinge",
+    "squared_hinge",
+    "categorical_hinge",
+    "cosine_similarity",
 )
 
 
@@ -179,6 +193,72 @@ class MeanAbsoluteError(MeanSquaredError):
         return ops.reduce_mean(ops.Abs.apply(diff), axis=-1)
 
 
+class _OfOp(Loss):
+    """A loss computed by one op of ``autograd.ops.elementwise_losses`` on the predictions and the labels
+    (reshaped to the predictions), with the keyword arguments ``options`` names."""
+
+    labels_take_output_shape = True
+    op = None
+    options = ()
+
+    def per_sample(self, y_true, y_pred):
+        kwargs = {name: getattr(self, name) for name in self.options}
+        return self.op.apply(y_pred, _labels_as_output(y_true, y_pred), **kwargs)
+
+
+class MeanAbsolutePercentageError(_OfOp):
+    name, op = "mean_absolute_percentage_error", elementwise_losses.MeanAbsolutePercentageError
+
+
+class MeanSquaredLogarithmicError(_OfOp):
+    name, op = "mean_squared_logarithmic_error", elementwise_losses.MeanSquaredLogarithmicError
+
+
+class Huber(_OfOp):
+    """Squared error for errors up to ``delta``, absolute error beyond: less swayed by outliers than MSE."""
+
+    name, op, options = "huber_loss", elementwise_losses.Huber, ("delta",)
+
+    def __init__(self, delta=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.delta = float(delta)
+
+
+class LogCosh(_OfOp):
+    name, op = "log_cosh", elementwise_losses.LogCosh
+
+
+class Poisson(_OfOp):
+    name, op = "poisson", elementwise_losses.Poisson
+
+
+class KLDivergence(_OfOp):
+    name, op = "kl_divergence", elementwise_losses.KLDivergence
+
+
+class Hinge(_OfOp):
+    name, op = "hinge", elementwise_losses.Hinge
+
+
+class SquaredHinge(_OfOp):
+    name, op = "squared_hinge", elementwise_losses.SquaredHinge
+
+
+class CategoricalHinge(_OfOp):
+    name, op = "categorical_hinge", elementwise_losses.CategoricalHinge
+
+
+class CosineSimilarity(_OfOp):
+    """Minus the cosine of the angle between labels and predictions along ``axis``: -1 when they point the
+    same way, so minimising it aligns them."""
+
+    name, op, options = "cosine_similarity", elementwise_losses.CosineSimilarity, ("axis",)
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
     loss = CategoricalCrossentropy(from_logits=from_logits, label_smoothing=label_smoothing)
     return loss.per_sample(np.asarray(y_true), y_pred)
@@ -201,24 +281,70 @@ def mean_absolute_error(y_true, y_pred):
     return MeanAbsoluteError().per_sample(np.asarray(y_true), y_pred)
 
 
+def _function_of(cls, name):
+    """Keras' loss function ``name``: the per-sample values of ``cls`` (one per sample, not reduced)."""
+
+    def function(y_true, y_pred):
+        return cls().per_sample(np.asarray(y_true), y_pred)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"The per-sample values of keras.losses.{cls.__name__}."
+    return function
+
+
+mean_absolute_percentage_error = _function_of(MeanAbsolutePercentageError, "mean_absolute_percentage_error")
+mean_squared_logarithmic_error = _function_of(MeanSquaredLogarithmicError, "mean_squared_logarithmic_error")
+log_cosh = _function_of(LogCosh, "log_cosh")
+poisson = _function_of(Poisson, "poisson")
+kl_divergence = _function_of(KLDivergence, "kl_divergence")
+hinge = _function_of(Hinge, "hinge")
+squared_hinge = _function_of(SquaredHinge, "squared_hinge")
+categorical_hinge = _function_of(CategoricalHinge, "categorical_hinge")
+
+
+def huber(y_true, y_pred, delta=1.0):
+    return Huber(delta).per_sample(np.asarray(y_true), y_pred)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    return CosineSimilarity(axis).per_sample(np.asarray(y_true), y_pred)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
+huber_loss = huber
 
-_BY_NAME = {
-    "categorical_crossentropy": CategoricalCrossentropy,
-    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
-    "binary_crossentropy": BinaryCrossentropy,
-    "mean_squared_error": MeanSquaredError,
-    "mse": MeanSquaredError,
-    "mean_absolute_error": MeanAbsoluteError,
-    "mae": MeanAbsoluteError,
-}
 _BY_FUNCTION = {
     categorical_crossentropy: CategoricalCrossentropy,
     sparse_categorical_crossentropy: SparseCategoricalCrossentropy,
     binary_crossentropy: BinaryCrossentropy,
     mean_squared_error: MeanSquaredError,
     mean_absolute_error: MeanAbsoluteError,
+    mean_absolute_percentage_error: MeanAbsolutePercentageError,
+    mean_squared_logarithmic_error: MeanSquaredLogarithmicError,
+    huber: Huber,
+    log_cosh: LogCosh,
+    poisson: Poisson,
+    kl_divergence: KLDivergence,
+    hinge: Hinge,
+    squared_hinge: SquaredHinge,
+    categorical_hinge: CategoricalHinge,
+    cosine_similarity: CosineSimilarity,
+}
+_BY_NAME = {
+    **{function.__name__: cls for function, cls in _BY_FUNCTION.items()},
+    "mse": MeanSquaredError,
+    "mae": MeanAbsoluteError,
+    "mape": MeanAbsolutePercentageError,
+    "msle": MeanSquaredLogarithmicError,
+    "kld": KLDivergence,
+    "kullback_leibler_divergence": KLDivergence,
+    "logcosh": LogCosh,
+    "huber_loss": Huber,
 }
 
 
@@ -228,6 +354,9 @@ def get(identifier) -> Loss:
         return identifier
     if identifier in _BY_FUNCTION:
         return _BY_FUNCTION[identifier]()
+    by_class_name = {cls.__name__: cls for cls in _BY_FUNCTION.values()}  # Keras takes the class names too
+    if identifier in by_class_name:
+        return by_class_name[identifier]()
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         loss = _BY_NAME[identifier.lower()]()
         loss.name = identifier.lower()

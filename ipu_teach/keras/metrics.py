@@ -4,7 +4,7 @@
 import numpy as np
 
 from ..autograd import Tensor, no_grad
-from . import losses
+from . import backend, losses
 from .engine import sample_weights
 
 
@@ -68,7 +68,9 @@ class Metric:
         return MetricValue(self.total / self.count if self.count else 0.0)
 
     def __repr__(self):
-        return f"<{type(self).__name__} name={self.name} result={self.result():.4f}>"
+        result = np.asarray(self.result())  # one value, or one per threshold (Precision(thresholds=[...]))
+        shown = f"{float(result):.4f}" if result.ndim == 0 else np.array2string(result, precision=4)
+        return f"<{type(self).__name__} name={self.name} result={shown}>"
 
 
 class Mean(Metric):
@@ -118,6 +120,20 @@ def _loss_metric(loss):
 categorical_crossentropy = _loss_metric(losses.categorical_crossentropy)
 sparse_categorical_crossentropy = _loss_metric(losses.sparse_categorical_crossentropy)
 binary_crossentropy = _loss_metric(losses.binary_crossentropy)
+mean_absolute_percentage_error = _loss_metric(losses.mean_absolute_percentage_error)
+mean_squared_logarithmic_error = _loss_metric(losses.mean_squared_logarithmic_error)
+hinge = _loss_metric(losses.hinge)
+squared_hinge = _loss_metric(losses.squared_hinge)
+categorical_hinge = _loss_metric(losses.categorical_hinge)
+kl_divergence = _loss_metric(losses.kl_divergence)
+poisson = _loss_metric(losses.poisson)
+log_cosh = _loss_metric(losses.log_cosh)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """The cosine of the angle between labels and predictions along ``axis`` (the loss's value, negated)."""
+    with no_grad():
+        return -losses.cosine_similarity(y_true, Tensor(np.asarray(y_pred, dtype=np.float32)), axis).data
 
 
 class MeanMetricWrapper(Metric):
@@ -143,6 +159,14 @@ BinaryAccuracy = _wrapper(binary_accuracy, "binary_accuracy")
 Accuracy = _wrapper(accuracy, "accuracy")
 MeanSquaredError = _wrapper(mean_squared_error, "mean_squared_error")
 MeanAbsoluteError = _wrapper(mean_absolute_error, "mean_absolute_error")
+MeanAbsolutePercentageError = _wrapper(mean_absolute_percentage_error, "mean_absolute_percentage_error")
+MeanSquaredLogarithmicError = _wrapper(mean_squared_logarithmic_error, "mean_squared_logarithmic_error")
+Hinge = _wrapper(hinge, "hinge")
+SquaredHinge = _wrapper(squared_hinge, "squared_hinge")
+CategoricalHinge = _wrapper(categorical_hinge, "categorical_hinge")
+KLDivergence = _wrapper(kl_divergence, "kullback_leibler_divergence")
+Poisson = _wrapper(poisson, "poisson")
+LogCoshError = _wrapper(log_cosh, "logcosh")
 for _cls, _name in (
     (CategoricalAccuracy, "CategoricalAccuracy"),
     (SparseCategoricalAccuracy, "SparseCategoricalAccuracy"),
@@ -150,8 +174,372 @@ for _cls, _name in (
     (Accuracy, "Accuracy"),
     (MeanSquaredError, "MeanSquaredError"),
     (MeanAbsoluteError, "MeanAbsoluteError"),
+    (MeanAbsolutePercentageError, "MeanAbsolutePercentageError"),
+    (MeanSquaredLogarithmicError, "MeanSquaredLogarithmicError"),
+    (Hinge, "Hinge"),
+    (SquaredHinge, "SquaredHinge"),
+    (CategoricalHinge, "CategoricalHinge"),
+    (KLDivergence, "KLDivergence"),
+    (Poisson, "Poisson"),
+    (LogCoshError, "LogCoshError"),
 ):
     _cls.__name__ = _cls.__qualname__ = _name
+
+
+class CosineSimilarity(MeanMetricWrapper):
+    """The mean cosine of the angle between labels and predictions along ``axis``."""
+
+    def __init__(self, name="cosine_similarity", axis=-1):
+        self.axis = axis
+        super().__init__(lambda y_true, y_pred: cosine_similarity(y_true, y_pred, axis), name)
+
+
+class RootMeanSquaredError(Mean):
+    """The square root of the mean of the squared errors over every value (weighted per sample)."""
+
+    def __init__(self, name="root_mean_squared_error"):
+        super().__init__(name)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = np.asarray(y_pred, np.float32)
+        error = y_pred - np.asarray(y_true, np.float32).reshape(y_pred.shape)
+        self._accumulate(error * error, sample_weight)
+
+    def result(self):
+        return MetricValue(np.sqrt(self.total / self.count) if self.count else 0.0)
+
+
+def top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """1 where the labels' class (the argmax of one-hot labels) is among the ``k`` highest predictions."""
+    return _in_top_k(y_pred, np.argmax(y_true, axis=-1), k)
+
+
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """1 where the integer label is among the ``k`` highest predictions."""
+    y_true = np.asarray(y_true)
+    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
+        y_true = y_true[..., 0]
+    return _in_top_k(y_pred, y_true.astype(np.int64), k)
+
+
+def _in_top_k(y_pred, targets, k):
+    """TensorFlow's ``in_top_k``: the target's prediction is finite and fewer than ``k`` predictions are
+    larger (so classes tied at the k-th place all count as in the top k)."""
+    y_pred = np.asarray(y_pred, np.float32)
+    target = np.take_along_axis(y_pred, targets.reshape(y_pred.shape[:-1] + (1,)), axis=-1)
+    in_top_k = ((y_pred > target).sum(axis=-1, keepdims=True) < k) & np.isfinite(target)
+    return in_top_k.astype(np.float32)[..., 0]
+
+
+class TopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the one-hot labels' class is among the ``k`` highest predictions."""
+
+    def __init__(self, k=5, name="top_k_categorical_accuracy"):
+        self.k = k
+        super().__init__(lambda y_true, y_pred: top_k_categorical_accuracy(y_true, y_pred, k), name)
+
+
+class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the integer label is among the ``k`` highest predictions."""
+
+    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy"):
+        self.k = k
+        super().__init__(lambda y_true, y_pred: sparse_top_k_categorical_accuracy(y_true, y_pred, k), name)
+
+
+NEG_INF = -1e10  # keras/utils/metrics_utils.py: what top_k puts in place of the predictions it leaves out
+
+
+def _filter_top_k(y_pred, k):
+    """The ``k`` largest predictions of each row kept, the others NEG_INF (ties: the first, as ``tf.math.top_k``)."""
+    order = np.argsort(-y_pred, axis=-1, kind="stable")[..., :k]
+    kept = np.zeros(y_pred.shape, bool)
+    np.put_along_axis(kept, order, True, axis=-1)
+    return np.where(kept, y_pred, np.float32(NEG_INF))
+
+
+def _lined_up(y_true, y_pred, sample_weight):
+    """Keras' ``squeeze_or_expand_dimensions``: labels or predictions lose a last axis of size 1 the other lacks;
+    the weights are lined up with the predictions."""
+    if y_pred.ndim == y_true.ndim + 1 and y_pred.shape[-1] == 1:
+        y_pred = y_pred[..., 0]
+    elif y_true.ndim == y_pred.ndim + 1 and y_true.shape[-1] == 1:
+        y_true = y_true[..., 0]
+    if y_true.shape != y_pred.shape:
+        raise ValueError(f"Shapes {y_pred.shape} and {y_true.shape} are incompatible: give one label per prediction")
+    if sample_weight is not None:
+        sample_weight = sample_weights.broadcast(
+            sample_weights.aligned(sample_weight, y_pred.ndim).astype(np.float32),
+            y_pred.shape,
+            sample_weight,
+            "the predictions",
+        )
+    return y_true, y_pred, sample_weight
+
+
+class _ConfusionMatrixMetric(Metric):
+    """Counts, for each of its thresholds, the (weighted) true and false positives and negatives, as Keras'
+    ``metrics_utils.update_confusion_matrix_variables``: a prediction above the threshold is positive, a
+    nonzero label is positive. Keras 2.6 requires predictions in [0, 1]."""
+
+    def reset_state(self):
+        shape = (len(self._thresholds),) + ((self._num_labels,) if self._multi_label else ())
+        self.true_positives, self.false_positives = np.zeros(shape), np.zeros(shape)
+        self.true_negatives, self.false_negatives = np.zeros(shape), np.zeros(shape)
+
+    _multi_label, _num_labels, _top_k, _class_id, _label_weights = False, None, None, None, None
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred, weights = _lined_up(
+            np.asarray(y_true, np.float32), self._predictions(np.asarray(y_pred, np.float32)), sample_weight
+        )
+        for bad, wording in ((y_pred < 0, ">= 0"), (y_pred > 1, "<= 1")):
+            if bad.any():
+                raise ValueError(
+                    f"{type(self).__name__}: predictions must be {wording}, got {y_pred[bad].flat[0]} (Keras 2.6 "
+                    "checks this): give probabilities, e.g. from a sigmoid or softmax output"
+                    + (", or pass from_logits=True" if hasattr(self, "from_logits") else "")
+                )
+        if self._top_k is not None:
+            y_pred = _filter_top_k(y_pred, self._top_k)
+        if self._class_id is not None:
+            y_true, y_pred = y_true[..., self._class_id, None], y_pred[..., self._class_id, None]
+            weights = None if weights is None else weights[..., self._class_id, None]
+        if self._label_weights is not None and not self._multi_label:
+            label_weights = np.broadcast_to(self._label_weights, y_pred.shape)
+            weights = label_weights if weights is None else weights * label_weights
+        if not self._multi_label:
+            y_true, y_pred = y_true.reshape(-1), y_pred.reshape(-1)
+            weights = None if weights is None else weights.reshape(-1)
+        thresholds = np.asarray(self._thresholds, np.float32).reshape((-1,) + (1,) * y_pred.ndim)
+        predicted, actual = y_pred[None] > thresholds, (y_true != 0)[None]
+        weights = np.ones(y_pred.shape, np.float32) if weights is None else weights
+        for name, cells in (
+            ("true_positives", actual & predicted),
+            ("false_positives", ~actual & predicted),
+            ("true_negatives", ~actual & ~predicted),
+            ("false_negatives", actual & ~predicted),
+        ):
+            counts = (cells * weights.astype(np.float64)).sum(axis=1)
+            setattr(self, name, getattr(self, name) + counts)
+
+    def _predictions(self, y_pred):
+        return y_pred
+
+
+def _divide_no_nan(numerator, denominator):
+    """``numerator / denominator``, 0 where the denominator is 0, in float32 as Keras' metric variables."""
+    numerator, denominator = np.float32(numerator), np.float32(denominator)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator == 0, np.float32(0), numerator / denominator).astype(np.float32)
+
+
+def _thresholds_from(thresholds, default, owner):
+    """Keras' ``parse_init_thresholds``: a float or a list, each in [0, 1]; ``default`` when None."""
+    if thresholds is None:
+        return [default]
+    given = list(thresholds) if isinstance(thresholds, (list, tuple, np.ndarray)) else [thresholds]
+    invalid = [t for t in given if t is None or not 0 <= t <= 1]
+    if invalid:
+        raise ValueError(f"{owner}: Threshold values must be in [0, 1]. Received: {invalid}")
+    return [float(t) for t in given]
+
+
+class _PrecisionOrRecall(_ConfusionMatrixMetric):
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None):
+        self.init_thresholds, self.top_k, self.class_id = thresholds, top_k, class_id
+        self._top_k, self._class_id = top_k, class_id
+        self._thresholds = _thresholds_from(thresholds, 0.5 if top_k is None else NEG_INF, type(self).__name__)
+        super().__init__(name or backend.unique_name(backend.snake_case(type(self).__name__)))
+
+    @property
+    def thresholds(self):
+        return list(self._thresholds)
+
+    def result(self):
+        """One value, or one per threshold when several were given (as Keras)."""
+        values = _divide_no_nan(self.true_positives, self.true_positives + self._other())
+        return MetricValue(values[0]) if len(self._thresholds) == 1 else values
+
+    def get_config(self):
+        return {"name": self.name, "thresholds": self.init_thresholds, "top_k": self.top_k, "class_id": self.class_id}
+
+
+class Precision(_PrecisionOrRecall):
+    """Of the predictions above the threshold (default 0.5), the share whose label is positive:
+    ``tp / (tp + fp)``. ``top_k`` counts only each row's k highest predictions; ``class_id`` one class."""
+
+    def _other(self):
+        return self.false_positives
+
+
+class Recall(_PrecisionOrRecall):
+    """Of the positive labels, the share predicted above the threshold (default 0.5): ``tp / (tp + fn)``."""
+
+    def _other(self):
+        return self.false_negatives
+
+
+_CURVES = {"roc": "ROC", "pr": "PR"}
+_SUMMATIONS = ("interpolation", "majoring", "minoring")
+
+
+class AUC(_ConfusionMatrixMetric):
+    """The area under the ROC (or precision-recall) curve, from the confusion counts at ``num_thresholds``
+    thresholds, summed as Keras sums it (``interpolation``: trapezoids, for PR Davis and Goadrich's
+    interpolation; ``minoring`` or ``majoring``: the lower or upper Riemann sum). ``multi_label`` keeps
+    one curve per label and averages their areas (weighted by ``label_weights``)."""
+
+    def __init__(
+        self,
+        num_thresholds=200,
+        curve="ROC",
+        summation_method="interpolation",
+        name=None,
+        thresholds=None,
+        multi_label=False,
+        num_labels=None,
+        label_weights=None,
+        from_logits=False,
+    ):
+        if str(curve).lower() not in _CURVES:
+            raise ValueError(f'Invalid AUC curve value: "{curve}". Expected values are ["PR", "ROC"]')
+        if str(summation_method).lower() not in _SUMMATIONS:
+            raise ValueError(
+                f'Invalid AUC summation method value: "{summation_method}". '
+                'Expected values are ["interpolation", "majoring", "minoring"]'
+            )
+        if thresholds is not None:
+            inner = sorted(_thresholds_from(thresholds, None, "AUC"))
+            self._init_from_thresholds = True
+        else:
+            if num_thresholds <= 1:
+                raise ValueError(
+                    f"Argument `num_thresholds` must be an integer > 1. Received: num_thresholds={num_thresholds}"
+                )
+            inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+            self._init_from_thresholds = False
+        if num_labels and not multi_label:
+            raise ValueError("`num_labels` is needed only when `multi_label` is True.")
+        if label_weights is not None and np.any(np.asarray(label_weights) < 0):
+            raise ValueError("All values of `label_weights` must be non-negative.")
+        self.num_thresholds = len(inner) + 2
+        self._thresholds = [0.0 - backend.epsilon()] + inner + [1.0 + backend.epsilon()]
+        self.curve, self.summation_method = _CURVES[str(curve).lower()], str(summation_method).lower()
+        self.multi_label, self.num_labels, self.from_logits = bool(multi_label), num_labels, bool(from_logits)
+        self.label_weights = None if label_weights is None else np.asarray(label_weights, np.float32)
+        self._multi_label, self._num_labels, self._label_weights = self.multi_label, num_labels, self.label_weights
+        super().__init__(name or backend.unique_name("auc"))
+
+    @property
+    def thresholds(self):
+        return list(self._thresholds)
+
+    def reset_state(self):
+        if self.multi_label and self._num_labels is None:
+            self.true_positives = None  # shaped by the first batch's number of labels
+            return
+        super().reset_state()
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = np.asarray(y_pred, np.float32)
+        if self.multi_label:
+            labels = y_pred.shape[-1] if y_pred.ndim > 1 else 1
+            if self._num_labels is None:
+                self._num_labels = labels
+                super().reset_state()
+            if labels != self._num_labels:
+                raise ValueError(f"AUC: Number of labels is not consistent: {labels} here, {self._num_labels} before")
+        super().update_state(y_true, y_pred, sample_weight)
+
+    def _predictions(self, y_pred):
+        return 1 / (1 + np.exp(-y_pred)) if self.from_logits else y_pred
+
+    def result(self):
+        if self.true_positives is None:
+            return MetricValue(0.0)
+        counts = (self.true_positives, self.false_positives, self.true_negatives, self.false_negatives)
+        tp, fp, tn, fn = (np.float32(v) for v in counts)
+        if self.curve == "PR" and self.summation_method == "interpolation":
+            return self._averaged(self._interpolated_pr_areas(tp, fp, fn))
+        recall = _divide_no_nan(tp, tp + fn)
+        x, y = (_divide_no_nan(fp, fp + tn), recall) if self.curve == "ROC" else (recall, _divide_no_nan(tp, tp + fp))
+        if self.summation_method == "interpolation":
+            heights = (y[:-1] + y[1:]) / np.float32(2)
+        else:
+            heights = (np.minimum if self.summation_method == "minoring" else np.maximum)(y[:-1], y[1:])
+        return self._averaged((x[:-1] - x[1:]) * heights)
+
+    @staticmethod
+    def _interpolated_pr_areas(tp, fp, fn):
+        """Keras' ``interpolate_pr_auc``: precision varies linearly with the predicted positives between
+        thresholds (Davis and Goadrich 2006), integrated in closed form."""
+        dtp = tp[:-1] - tp[1:]
+        p = tp + fp
+        slope = _divide_no_nan(dtp, np.maximum(p[:-1] - p[1:], 0))
+        intercept = tp[1:] - slope * p[1:]
+        both = (p[:-1] > 0) & (p[1:] > 0)
+        ratio = np.where(both, _divide_no_nan(p[:-1], np.maximum(p[1:], 0)), np.float32(1))
+        return _divide_no_nan(slope * (dtp + intercept * np.log(ratio)), np.maximum(tp[1:] + fn[1:], 0))
+
+    def _averaged(self, terms):
+        if not self.multi_label:
+            return MetricValue(terms.sum(dtype=np.float32))
+        by_label = terms.sum(axis=0, dtype=np.float32)
+        if self.label_weights is None:
+            return MetricValue(by_label.mean(dtype=np.float32))
+        return MetricValue(_divide_no_nan((by_label * self.label_weights).sum(), self.label_weights.sum()))
+
+    def get_config(self):
+        config = {
+            "name": self.name,
+            "num_thresholds": self.num_thresholds,
+            "curve": self.curve,
+            "summation_method": self.summation_method,
+            "multi_label": self.multi_label,
+            "num_labels": self.num_labels,
+            "label_weights": None if self.label_weights is None else self.label_weights.tolist(),
+            "from_logits": self.from_logits,
+        }
+        if self._init_from_thresholds:
+            config["thresholds"] = self._thresholds[1:-1]
+        return config
+
+
+class MeanIoU(Metric):
+    """The intersection over union of each class (``tp / (tp + fp + fn)`` in the confusion matrix of class
+    ids), averaged over the classes that occur in labels or predictions. Predictions are class ids, as in
+    Keras (take the argmax of probabilities first)."""
+
+    def __init__(self, num_classes, name=None):
+        self.num_classes = int(num_classes)
+        super().__init__(name or backend.unique_name("mean_io_u"))
+
+    def reset_state(self):
+        self.total_cm = np.zeros((self.num_classes, self.num_classes))
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = np.asarray(y_true, np.float32).reshape(-1).astype(np.int64)
+        y_pred = np.asarray(y_pred, np.float32).reshape(-1).astype(np.int64)
+        weights = np.ones(y_true.shape) if sample_weight is None else np.asarray(sample_weight, np.float32).reshape(-1)
+        for what, ids in (("labels", y_true), ("predictions", y_pred)):
+            if ids.size and (ids.min() < 0 or ids.max() >= self.num_classes):
+                raise ValueError(
+                    f"MeanIoU: {what} must be class ids in [0, {self.num_classes}), got values from {ids.min()} to "
+                    f"{ids.max()}" + (" (take the argmax of probabilities)" if what == "predictions" else "")
+                )
+        np.add.at(self.total_cm, (y_true, y_pred), np.broadcast_to(weights, y_true.shape))
+
+    def result(self):
+        cm = np.float32(self.total_cm)
+        true_positives = np.diag(cm)
+        denominator = cm.sum(axis=0) + cm.sum(axis=1) - true_positives
+        iou = _divide_no_nan(true_positives, denominator)
+        return MetricValue(_divide_no_nan(iou.sum(dtype=np.float32), np.float32((denominator != 0).sum())))
+
+    def get_config(self):
+        return {"name": self.name, "num_classes": self.num_classes}
+
 
 _BY_NAME = {
     "categorical_accuracy": categorical_accuracy,
@@ -164,6 +552,21 @@ _BY_NAME = {
     "categorical_crossentropy": categorical_crossentropy,
     "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
     "binary_crossentropy": binary_crossentropy,
+    "top_k_categorical_accuracy": top_k_categorical_accuracy,
+    "sparse_top_k_categorical_accuracy": sparse_top_k_categorical_accuracy,
+    **{f.__name__: f for f in (mean_absolute_percentage_error, mean_squared_logarithmic_error, hinge, poisson)},
+    **{f.__name__: f for f in (squared_hinge, categorical_hinge, kl_divergence, log_cosh, cosine_similarity)},
+    "mape": mean_absolute_percentage_error,
+    "msle": mean_squared_logarithmic_error,
+    "kld": kl_divergence,
+    "kullback_leibler_divergence": kl_divergence,
+    "logcosh": log_cosh,
+}
+_CLASSES_BY_NAME = {
+    cls.__name__: cls
+    for cls in (AUC, Precision, Recall, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, RootMeanSquaredError)
+    + (MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Hinge, SquaredHinge, CategoricalHinge)
+    + (KLDivergence, Poisson, LogCoshError, CosineSimilarity)
 }
 
 
@@ -188,7 +591,12 @@ def get(identifier) -> Metric:
         return MeanMetricWrapper(resolved_accuracy, name=identifier)
     if identifier in _BY_NAME:
         return MeanMetricWrapper(_BY_NAME[identifier], name=identifier)
+    if identifier in _CLASSES_BY_NAME:
+        # Keras makes a class named by a string with its default arguments; compile builds it in the training
+        # graph, whose names start afresh: "AUC" is logged as auc even beside an AUC() object named auc_1.
+        cls = _CLASSES_BY_NAME[identifier]
+        return cls(name=backend.snake_case(cls.__name__)) if cls in (AUC, Precision, Recall) else cls()
     raise ValueError(
         f"Unknown metric {identifier!r}. Choose one of "
-        f"{', '.join(['accuracy'] + sorted(_BY_NAME))}, or pass a keras.metrics object"
+        f"{', '.join(['accuracy'] + sorted(_BY_NAME) + sorted(_CLASSES_BY_NAME))}, or pass a keras.metrics object"
     )

@@ -7,6 +7,7 @@ float32 arrays (or integer labels), ``wrt`` the inputs that take a gradient.
 import numpy as np
 
 from ipu_teach.autograd import Tensor, ops
+from ipu_teach.autograd.ops import elementwise_losses as losses
 from ipu_teach.autograd.ops.gelu import GELU
 
 _rng = np.random.default_rng(7)
@@ -90,6 +91,22 @@ CASES = [
     ("Pad", lambda x: ops.Pad.apply(x, pads=((0, 0), (1, 2), (0, 1), (0, 0))), [_x], (0,)),
     ("Gather", ops.Gather.apply, [_m, np.array([[0, 3], [3, 3]])], (0,)),
     ("Cast", lambda x: ops.Cast.apply(x, dtype=str(x.dtype)), [_m], (0,)),  # to fp16: tests/autograd/test_precision.py
+    # Keras' other losses: predictions (positive, for the logarithms) against one-hot labels
+    *[
+        (loss.__name__, loss.apply, [_positive, _onehot], (0,))
+        for loss in (
+            losses.MeanAbsolutePercentageError,
+            losses.MeanSquaredLogarithmicError,
+            losses.Huber,
+            losses.LogCosh,
+            losses.Poisson,
+            losses.KLDivergence,
+            losses.Hinge,
+            losses.SquaredHinge,
+            losses.CategoricalHinge,
+            losses.CosineSimilarity,
+        )
+    ],
 ]
 
 CASE_IDS = [case[0] for case in CASES]

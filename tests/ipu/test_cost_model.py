@@ -146,7 +146,19 @@ def test_each_weight_is_updated_in_its_own_compute_set():
 
 @pytest.mark.parametrize(
     "optimizer, slots, flops",
-    [(keras.optimizers.SGD(), 0, 2), (keras.optimizers.Adam(), 2, 12), (keras.optimizers.Adagrad(), 1, 7)],
+    [
+        (keras.optimizers.SGD(), 0, 2),
+        (keras.optimizers.Adam(), 2, 12),
+        (keras.optimizers.Adagrad(), 1, 7),
+        (keras.optimizers.Adadelta(), 2, 16),
+        (keras.optimizers.Adamax(), 2, 10),
+        (keras.optimizers.Nadam(), 2, 18),
+        (keras.optimizers.Ftrl(), 2, 19),
+        (keras.optimizers.Ftrl(l2_shrinkage_regularization_strength=0.1), 2, 22),
+        (keras.optimizers.SGD(clipnorm=1.0), 0, 2 + 4),  # clipping adds its arithmetic to the update
+        (keras.optimizers.Adam(clipvalue=1.0, global_clipnorm=1.0), 2, 12 + 2 + 3),
+    ],
+    ids=lambda value: str(value.get_config()) if isinstance(value, keras.optimizers.Optimizer) else None,
 )
 def test_the_optimizer_is_costed_from_what_it_declares(optimizer, slots, flops):
     """Its state per weight is optimizer state in tile memory, its arithmetic per weight the update compute

@@ -54,10 +54,15 @@ def test_infinite_dataset_needs_steps_per_epoch():
     assert model.optimizer.iterations == 6 and history.epoch == [0, 1]
 
 
-def test_batch_size_with_a_dataset_is_an_error():
+def test_batch_size_with_a_dataset_is_ignored_as_keras_2_6_does():
+    """Keras 2.6's DatasetAdapter takes the Dataset's own batches whatever batch_size says (tf-keras too:
+    golden/batching_behaviours.json)."""
     x, y = tiny_classification(n=8)
-    with pytest.raises(ValueError, match="batch_size.*Dataset"):
-        compiled().fit(Dataset.from_tensor_slices((x, y)).batch(4), batch_size=4, verbose=0)
+    model = compiled()
+    history = model.fit(Dataset.from_tensor_slices((x, y)).batch(4), batch_size=3, verbose=0)
+    assert model.optimizer.iterations == 2 and len(history.history["loss"]) == 1
+    assert len(model.evaluate(Dataset.from_tensor_slices((x, y)).batch(4), batch_size=3, verbose=0)) == 2
+    assert model.predict(Dataset.from_tensor_slices(x).batch(4), batch_size=3, verbose=0).shape == (8, 3)
 
 
 def test_y_with_a_dataset_is_an_error():

@@ -80,13 +80,21 @@ def test_evaluate_and_predict_take_them_too():
     "kwargs, message",
     [
         ({"y": Y}, "`y` argument is not supported when using python generator"),
-        ({"batch_size": 8}, "The `batch_size` argument must not be specified"),
         ({"validation_split": 0.2}, "validation_split is only supported for numpy arrays"),
     ],
 )
 def test_keras_refuses_what_a_generator_cannot_take(kwargs, message):
     with pytest.raises(ValueError, match=message):
         _model().fit(_batches(), verbose=0, **kwargs)
+
+
+@pytest.mark.parametrize("data", [_batches, _Batches], ids=["generator", "Sequence"])
+def test_a_batch_size_beside_a_generator_or_sequence_is_ignored_as_keras_2_6_does(data):
+    """Keras 2.6's GeneratorDataAdapter and KerasSequenceAdapter check y and sample_weight, not batch_size
+    (tf-keras 2.21 too): the batches are the input's own."""
+    model = _model()
+    model.fit(data(), batch_size=8, epochs=1, verbose=0)
+    assert model.optimizer.iterations == len(X) // 16
 
 
 def test_the_ipu_refuses_python_inputs_as_graphcores_keras_does(monkeypatch):

@@ -1,8 +1,12 @@
 """Turns what ``fit``/``evaluate``/``predict`` were given (arrays, a Dataset, a Python generator or a
 ``keras.utils.Sequence``) into batches.
 
-Checks happen here, before any work: x and y of different lengths, a batch size given with a
-Dataset, an infinite Dataset without ``steps``, ``steps`` that is not a positive number of batches.
+Checks happen here, before any work: x and y of different lengths, an infinite Dataset without
+``steps``, ``steps`` that is not a positive number of batches. As in Keras 2.6, a ``batch_size`` given
+with a Dataset, a generator or a Sequence is ignored (their own batches are used), and arrays given
+``steps`` without ``batch_size`` are cut into ``steps`` batches of ``ceil(n / steps)`` samples (32 per
+batch with neither); with ``steps``, fit's epochs take the next ``steps`` batches of one stream of
+``epochs`` passes over the arrays.
 The arrays the user passed are never modified.
 A generator is read once: without ``steps`` the first epoch runs until it ends and later epochs find
 it empty (Keras then warns and stops); with ``steps`` every epoch continues where the last stopped.
@@ -72,10 +76,21 @@ class DataAdapter:
     """Batches of (x, y) for one pass of ``fit``, ``evaluate`` or ``predict``."""
 
     def __init__(
-        self, x, y=None, batch_size=None, steps=None, shuffle=False, what="fit", sample_weight=None, class_weight=None
+        self,
+        x,
+        y=None,
+        batch_size=None,
+        steps=None,
+        shuffle=False,
+        what="fit",
+        sample_weight=None,
+        class_weight=None,
+        passes=1,
     ):
+        """``passes``: how many times arrays are gone through when ``steps`` is given (fit's epochs): Keras 2.6
+        makes them one stream of that many passes, which ``steps`` cuts into epochs."""
         _check_steps(steps, what)
-        self.steps_given = steps
+        self.steps_given, self.passes = steps, passes
         self.class_weight = class_weight
         self.shuffle = shuffle
         self.dataset = x if isinstance(x, Dataset) else None
@@ -89,11 +104,7 @@ class DataAdapter:
         if self.dataset is not None:
             if y is not None:
                 raise ValueError(f"{what}: `y` must not be given when x is a Dataset; the Dataset yields (x, y) pairs")
-            if batch_size is not None:
-                raise ValueError(
-                    f"{what}: the `batch_size` argument must not be specified when x is a Dataset "
-                    "(datasets generate batches); use dataset.batch(...) instead"
-                )
+            # a batch_size given beside a Dataset is ignored, as Keras 2.6 does: the Dataset's batches are used
             cardinality = self.dataset.cardinality()
             if cardinality == INFINITE_CARDINALITY and steps is None:
                 raise ValueError(
@@ -121,7 +132,8 @@ class DataAdapter:
             )
         if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
             raise ValueError(f"{what}: batch_size must be a positive integer, got {batch_size!r}")
-        self.batch_size = int(batch_size or 32)
+        # Keras 2.6's TensorLikeDataAdapter: without batch_size, `steps` batches cover the data once
+        self.batch_size = int(batch_size) if batch_size else (ceil_div(self.num_samples, steps) if steps else 32)
         self.num_batches = ceil_div(self.num_samples, self.batch_size)
 
     def _from_python(self, x, y, batch_size, what):
@@ -130,11 +142,7 @@ class DataAdapter:
         kind = "`keras.utils.Sequence`" if self.sequence is not None else "python generator"
         if y is not None:
             raise ValueError(f"{what}: `y` argument is not supported when using {kind} as input.")
-        if batch_size is not None:
-            raise ValueError(
-                f"{what}: The `batch_size` argument must not be specified for the given input type "
-                f"({kind}), which yields whole batches; received batch_size={batch_size}."
-            )
+        # a batch_size given is ignored, as Keras 2.6's GeneratorDataAdapter and KerasSequenceAdapter do
         self.batch_size, self.num_samples = None, None
         if self.sequence is not None:
             self.num_batches = len(self.sequence)
@@ -181,7 +189,7 @@ class DataAdapter:
 
     def batches(self):
         """The batches of one epoch (at most ``steps``); warns as Keras does when data runs out."""
-        source = self._dataset_batches() if self.dataset is not None else self._array_batches()
+        source = self._dataset_batches() if self.dataset is not None else self._array_stream()
         expected = (
             self.steps_given
             if self.steps_given is not None
@@ -220,6 +228,17 @@ class DataAdapter:
             return _take(self.x, index), None
         weights = None if self.sample_weight is None else self.sample_weight[index]
         return _take(self.x, index), sample_weights.attach(_take(self.y, index), weights, self.class_weight)
+
+    def _array_stream(self):
+        """One pass over the arrays; with ``steps``, Keras 2.6's TensorLikeDataAdapter: the next ``steps`` batches
+        of one stream of ``passes`` passes (each shuffled on its own), so an epoch may end inside a pass or run
+        into the next, and the data runs out when the passes do."""
+        if self.steps_given is None:
+            yield from self._array_batches()
+            return
+        if self._iterator is None:
+            self._iterator = itertools.chain.from_iterable(self._array_batches() for _ in range(self.passes))
+        yield from self._iterator
 
     def _array_batches(self):
         order = backend.rng().permutation(self.num_samples) if self.shuffle else None

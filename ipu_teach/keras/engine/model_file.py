@@ -294,9 +294,9 @@ def _recompile(model, arguments, custom_objects, filepath):
     )
     optimizer = arguments["optimizer"]
     known_optimizers = config.known_classes(optimizers_module, optimizers_module.Optimizer)
-    optimizer = _class_named(optimizer["class_name"], "optimizer", known_optimizers, custom_objects, filepath)(
-        **optimizer["config"]
-    )
+    optimizer = _class_named(
+        optimizer["class_name"], "optimizer", known_optimizers, custom_objects, filepath
+    ).from_config(optimizer["config"], custom_objects)  # a learning-rate schedule of one's own is found there too
     model.compile(
         optimizer,
         loss,

@@ -133,7 +133,8 @@ def fit(
         ``(x, y)`` batches.
       y: Target data, like ``x``; not given when ``x`` is a dataset.
       batch_size: Integer, the number of samples per gradient update (per replica on the IPU).
-        Default: None, 32.
+        Default: None, 32, or ``ceil(n / steps_per_epoch)`` with ``steps_per_epoch``, as in Keras 2.6.
+        Ignored when ``x`` is a dataset (its batches are used), as in Keras 2.6.
       epochs: Integer, the number of epochs to train the model. Default: 1.
       verbose: ``"auto"``, 0 (silent), 1 (progress bar) or 2 (one line per epoch). Default: ``"auto"``, 1.
       callbacks: List of ``keras.callbacks.Callback`` instances. Default: None.
@@ -184,14 +185,14 @@ def fit(
         what="fit",
         sample_weight=sample_weight,
         class_weight=class_weight,
+        passes=epochs - initial_epoch,
     )
     _check_data(model, adapter, with_labels=True, what="fit")
     if validation_data is not None:
         val_x, val_y, given_weight = unpack_validation_data(validation_data)
         val_y, val_weight = model.labels_in_output_order(val_y), val_weight if given_weight is None else given_weight
-        val_batch = validation_batch_size or (
-            None if adapter.dataset is not None or val_y is None else adapter.batch_size
-        )
+        # Keras 2.6: validation_batch_size or the batch_size given (not one worked out from steps_per_epoch)
+        val_batch = validation_batch_size or (None if adapter.dataset is not None or val_y is None else batch_size)
         _check_data(
             model,
             DataAdapter(val_x, val_y, val_batch, validation_steps, what="fit (validation_data)"),
@@ -303,7 +304,8 @@ def evaluate(
     Args:
       x: Input data: a numpy array, a list of them, or a ``Dataset`` of ``(x, y)`` batches.
       y: Target data, like ``x``; not given when ``x`` is a dataset.
-      batch_size: Integer, the number of samples per batch. Default: None, 32.
+      batch_size: Integer, the number of samples per batch. Default: None, 32, or ``ceil(n / steps)`` with
+        ``steps``, as in Keras 2.6. Ignored when ``x`` is a dataset.
       verbose: ``"auto"``, 0 (silent) or 1 (progress bar). Default: ``"auto"``, 1.
       sample_weight: Optional numpy array of weights for the test samples. Default: None.
       steps: Integer or None, the number of batches to evaluate. Default: None, all of them.

@@ -147,14 +147,15 @@ class Dropout(Layer):
     Its random mask comes from the seeded Keras generator (``keras.utils.set_random_seed``).
 
     Args:
-      rate: Float between 0 and 1 (excluded), fraction of the input units to drop.
+      rate: Float between 0 and 1, fraction of the input units to drop. 1 is taken, as by Keras 2.6, for a
+        model used in inference only: training with it raises, as TensorFlow's dropout does.
       noise_shape: Shape of the binary dropout mask, ``None`` entries taking the input's size
         (``(batch, 1, features)`` drops the same features at every timestep). Default: None, the input's shape.
       seed: An integer to use as the layer's own random seed. Default: None, the Keras generator.
       **kwargs: ``name``, ``dtype`` as for every Keras layer.
 
     Raises:
-      ValueError: if ``rate`` is not in ``[0, 1)``.
+      ValueError: if ``rate`` is not in ``[0, 1]``; in training, if it is 1.
 
     Example:
 
@@ -172,8 +173,8 @@ class Dropout(Layer):
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
-        if not 0 <= rate < 1:
-            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate}")
+        if not 0 <= rate <= 1:  # Keras 2.6 takes 1 here, and refuses it when training (in call)
+            raise ValueError(f"Invalid value {rate} received for `rate`, expected a value between 0 and 1.")
         self.rate, self.noise_shape = float(rate), noise_shape
         self._rng = np.random.default_rng(seed) if seed is not None else None
 
@@ -182,6 +183,11 @@ class Dropout(Layer):
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
+        if self.rate == 1:  # tf.nn.dropout's check: every unit dropped would leave nothing to scale up
+            raise ValueError(
+                f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={self.rate} "
+                f"(layer {self.name!r} drops every unit in training; use a rate below 1)"
+            )
         rng = self._rng or backend.rng()
         shape = (
             inputs.shape
