@@ -32,6 +32,9 @@ ALIASES = {
     "tensorflow.python.data.ops": None,
     "tensorflow.python.data.ops.dataset_ops": "ipu_teach.data.dataset",
     "keras": "ipu_teach.keras",
+    "torch": "ipu_teach.torch",
+    "torchvision": "ipu_teach.torchvision",
+    "poptorch": "ipu_teach.poptorch",
 }
 ROOTS = frozenset(name.partition(".")[0] for name in ALIASES)
 
