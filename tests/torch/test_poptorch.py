@@ -200,3 +200,13 @@ def test_options_are_checked():
     training = poptorch.trainingModel(WithLoss(), opts)
     training(*_data(4))
     assert training._configuration.matmul_options.available_memory_proportion == pytest.approx(0.3)
+
+
+def test_autoreport_profiles_a_poptorch_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", '{"autoReport.all": "true", "autoReport.directory": "./report"}')
+    training = poptorch.trainingModel(WithLoss(), _options(iterations=2))
+    training(*_data(8))
+    reports = list((tmp_path / "report").glob("*/profile.json"))
+    assert len(reports) == 1 and reports[0].parent.name.startswith("poptorch.trainingModel_WithLoss")
+    assert "linear" in training._executable.explain()  # the ops are named after the modules
