@@ -417,9 +417,13 @@ class Tensor(AutogradTensor):
         return self.var(dim, unbiased, keepdim, correction).sqrt()
 
     def max(self, dim=None, keepdim=False):
+        if isinstance(dim, AutogradTensor):  # torch.max(a, b): the element-wise maximum
+            return where(self.data >= dim.data, self, dim)
         return self._extreme(dim, keepdim, smallest=False)
 
     def min(self, dim=None, keepdim=False):
+        if isinstance(dim, AutogradTensor):
+            return where(self.data <= dim.data, self, dim)
         return self._extreme(dim, keepdim, smallest=True)
 
     def _extreme(self, dim, keepdim, smallest):

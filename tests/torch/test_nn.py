@@ -193,3 +193,21 @@ def test_loss_values_follow_pytorch_formulas():
         F.cross_entropy(logits, torch.tensor([0, 7]))
     with pytest.raises(ValueError, match="target size .* different to the input size"):
         F.mse_loss(torch.zeros(3, 1), torch.zeros(3))
+
+
+def test_embedding_padding_row_gets_no_gradient():
+    embedding = nn.Embedding(4, 2, padding_idx=1)
+    with torch.no_grad():
+        embedding.weight[1] = torch.tensor([5.0, 6.0])
+    out = embedding(torch.tensor([[1, 2], [1, 1]]))
+    assert out[0, 0].tolist() == [5.0, 6.0]  # looked up as any row
+    out.sum().backward()
+    assert embedding.weight.grad[1].tolist() == [0.0, 0.0] and embedding.weight.grad[2].tolist() == [1.0, 1.0]
+
+
+def test_half_precision_layers_compute_in_half():
+    linear = nn.Linear(3, 2).half()
+    out = linear(torch.ones(4, 3).half())
+    assert out.dtype == torch.float16 and linear.weight.dtype == torch.float16
+    out.float().sum().backward()
+    assert linear.weight.grad.dtype == torch.float16

@@ -109,3 +109,10 @@ def test_manual_seed_repeats_draws_and_generators_are_independent():
     assert torch.equal(a, torch.randn(4))
     g = torch.Generator().manual_seed(1)
     assert torch.equal(torch.rand(3, generator=g), torch.rand(3, generator=torch.Generator().manual_seed(1)))
+
+
+def test_elementwise_max_and_min_of_two_tensors():
+    a, b = torch.tensor([1.0, 5.0], requires_grad=True), torch.tensor([3.0, 2.0])
+    assert torch.max(a, b).tolist() == [3.0, 5.0] and torch.min(a, b).tolist() == [1.0, 2.0]
+    torch.max(a, b).sum().backward()
+    assert a.grad.tolist() == [0.0, 1.0]

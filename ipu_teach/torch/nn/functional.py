@@ -261,7 +261,12 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
             f"{input.type()} instead"
         )
-    return apply(Gather, weight, input.data)
+    out = apply(Gather, weight, input.data)
+    if padding_idx is None:
+        return out
+    # PyTorch's padding_idx: the row's value is looked up as any other, but no gradient flows into it
+    kept = (input.data != padding_idx % weight.shape[0])[..., None].astype(out.data.dtype)
+    return out * Tensor(kept) + out.detach() * Tensor(1 - kept)
 
 
 # ---- losses ------------------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ from collections import OrderedDict
 import numpy as np
 
 from ...autograd import scope
+from ..dtype import dtype as torch_dtype
+from ..dtype import to_numpy
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -226,7 +228,7 @@ class Module:
     def to(self, *args, **kwargs):
         """Devices are accepted and ignored (the simulator's weights live on the host); a float dtype converts
         every floating parameter and buffer in place."""
-        target = kwargs.get("dtype", next((a for a in args if not isinstance(a, str)), None))
+        target = kwargs.get("dtype", next((a for a in args if isinstance(a, (torch_dtype, type, np.dtype))), None))
         if target is not None:
             self._convert(target)
         return self
@@ -236,11 +238,14 @@ class Module:
             for registry in (module._parameters, module._buffers):
                 for value in registry.values():
                     if value is not None and value.data.dtype.kind == "f":
-                        value.data = value.data.astype(getattr(dtype, "dtype", dtype))
+                        value.data = value.data.astype(to_numpy(dtype))
                         value.grad = None
 
     def float(self):
         return self.to(np.float32)
+
+    def double(self):
+        return self.to(np.float64)
 
     def half(self):
         return self.to(np.float16)
