@@ -210,3 +210,36 @@ def test_autoreport_profiles_a_poptorch_model(tmp_path, monkeypatch):
     reports = list((tmp_path / "report").glob("*/profile.json"))
     assert len(reports) == 1 and reports[0].parent.name.startswith("poptorch.trainingModel_WithLoss")
     assert "linear" in training._executable.explain()  # the ops are named after the modules
+
+
+def test_blocks_and_replicas_attach_their_ipus():
+    model = WithLoss()
+    poptorch.BeginBlock(model.loss, ipu_id=1)
+    training = poptorch.trainingModel(model, _options(replicas=2, accumulation=2))
+    training(*_data(8))
+    assert training._configuration.num_ipus == 4  # 2 replicas of 2 IPUs
+
+
+def test_set_optimizer_takes_effect_on_the_next_call():
+    model = WithLoss()
+    training = poptorch.trainingModel(model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+    x, y = _data(4)
+    training(x, y)
+    before = model.linear.weight.detach().clone()
+    training.setOptimizer(torch.optim.SGD(model.parameters(), lr=0.0))
+    training(x, y)
+    assert torch.equal(model.linear.weight, before)
+    with pytest.raises(poptorch.Error, match="the optimizer's parameters must be the wrapped model's"):
+        training.setOptimizer(torch.optim.SGD(WithLoss().parameters(), lr=0.1))
+
+
+def test_executable_caching_loads_a_second_identical_model(tmp_path):
+    opts = poptorch.Options().enableExecutableCaching(str(tmp_path / "cache"))
+    first = poptorch.trainingModel(WithLoss(), opts)
+    first(*_data(4))
+    second = poptorch.trainingModel(WithLoss(), opts)
+    second(*_data(4))
+    assert not first._executable.from_cache and second._executable.from_cache
+    assert custom_loop.timings()["poptorch.trainingModel(WithLoss)"].compile_seconds == pytest.approx(
+        first._executable.compile_seconds + hardware.HOST.executable_load_s
+    )
