@@ -56,6 +56,7 @@ LAYERS = [
     ("layer_norm", "LayerNorm", [6], {}, (3, 6), True, None),
     ("layer_norm_2d", "LayerNorm", [[2, 3]], {}, (4, 2, 3), True, None),
     ("embedding", "Embedding", [7, 3], {}, (2, 4), True, (0, 7)),
+    ("group_norm", "GroupNorm", [2, 4], {}, (3, 4, 2, 3), True, None),
 ]
 
 

@@ -155,6 +155,7 @@ def _w(*shape, seed=1):
             lambda x: (F.batch_norm(x, None, None, _w(2), _w(2, seed=2), training=True) * _w(3, 2, 2, 2)).sum(),
             (3, 2, 2, 2),
         ),
+        ("group_norm", lambda x: (F.group_norm(x, 2, _w(4), _w(4, seed=2)) * _w(2, 4, 3)).sum(), (2, 4, 3)),
         ("cross_entropy", lambda x: F.cross_entropy(x, torch.tensor([0, 2, 1])), (3, 4)),
         ("cross_entropy_smooth", lambda x: F.cross_entropy(x, torch.tensor([0, 2, 1]), label_smoothing=0.1), (3, 4)),
         (

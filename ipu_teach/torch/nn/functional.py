@@ -255,6 +255,23 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     return apply(LayerNorm, x, gamma, beta, epsilon=eps).reshape(input.shape)
 
 
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """Each sample's channels in ``num_groups`` groups, each group normalised over its channels and positions
+    (the LayerNorm op on the group's values), then a per-channel scale and shift."""
+    n, channels = input.shape[0], input.shape[1]
+    if channels % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")  # fmt: skip
+    grouped = input.reshape(n, num_groups, -1)
+    features = grouped.shape[-1]
+    ones, zeros = Tensor(np.ones(features, input.data.dtype)), Tensor(np.zeros(features, input.data.dtype))
+    y = apply(LayerNorm, grouped, ones, zeros, epsilon=eps).reshape(input.shape)
+    per_channel = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(per_channel)
+    return y if bias is None else y + bias.reshape(per_channel)
+
+
 def embedding(input, weight, padding_idx=None):  # noqa: A002
     if input.data.dtype.kind not in "iu":
         raise RuntimeError(

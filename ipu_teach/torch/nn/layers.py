@@ -266,6 +266,22 @@ class LayerNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
 
 
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        self.weight = Parameter(np.ones(num_channels, np.float32)) if affine else None
+        self.bias = Parameter(np.zeros(num_channels, np.float32)) if affine else None
+
+    def forward(self, input):  # noqa: A002
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
 class Embedding(Module):
     """A table of ``num_embeddings`` rows, initialised N(0, 1) (the ``padding_idx`` row zero)."""
 
