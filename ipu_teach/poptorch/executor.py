@@ -282,6 +282,8 @@ class PoplarExecutor:
         return self._options
 
     def __getattr__(self, name):
+        if "_model" not in self.__dict__:  # copying or unpickling, before __init__ has run
+            raise AttributeError(name)
         return getattr(self.__dict__["_model"], name)
 
     def __repr__(self):

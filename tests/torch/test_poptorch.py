@@ -243,3 +243,8 @@ def test_executable_caching_loads_a_second_identical_model(tmp_path):
     assert custom_loop.timings()["poptorch.trainingModel(WithLoss)"].compile_seconds == pytest.approx(
         first._executable.compile_seconds + hardware.HOST.executable_load_s
     )
+
+
+def test_a_wrapped_model_can_be_copied():
+    wrapped = poptorch.inferenceModel(torch.nn.Linear(2, 3))
+    assert copy.copy(wrapped).out_features == 3  # attribute lookups reach the model only once it is set
