@@ -18,7 +18,7 @@ def name_of(requirement: str) -> str:
 def test_the_wheelhouse_holds_the_runtime_the_notebooks_extra_and_the_build_backend():
     names = {name_of(requirement) for requirement in make_wheelhouse.course_requirements()}
     # numpy is what `import ipu_teach` needs; an install without extras must bring it
-    assert names == {"numpy", "matplotlib", "ipywidgets", "jupyterlab", "setuptools"}
+    assert names == {"numpy", "tqdm", "matplotlib", "ipywidgets", "jupyterlab", "setuptools"}
 
 
 def test_every_course_requirement_but_the_build_backend_is_pinned_to_the_tested_version():
