@@ -5,6 +5,7 @@ import numpy as np
 
 from ..autograd import Function
 from ..autograd.cost import OpCost, reduction
+from ..autograd.ops import rearrange
 
 
 class Index(Function):
@@ -88,3 +89,14 @@ class MaxAlong(Function):
         n = int(np.prod(ctx.input_shapes[0]))
         out = max(1, int(np.prod(ctx.output_shape)))
         return OpCost(n, n * ctx.itemsize, out * ctx.itemsize, out, (), reduction(n, out))
+
+
+class Transpose(rearrange.Transpose):
+    """The autograd's Transpose (same name, same cost: a copy on the IPU), computed as a numpy view: NCHW layers
+    run on the NHWC ops by permuting back and forth, and a view permuted back is contiguous again, so the host
+    copies only where an op needs it (the IPU pays for each transpose all the same)."""
+
+    @staticmethod
+    def forward(ctx, x, perm=None):
+        ctx.perm = tuple(perm) if perm is not None else tuple(reversed(range(x.ndim)))
+        return np.transpose(x, ctx.perm)

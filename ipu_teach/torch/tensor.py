@@ -27,7 +27,7 @@ import numpy as np
 
 from ..autograd import Tensor as AutogradTensor
 from ..autograd import is_grad_enabled, ops
-from ..autograd.ops import Abs, Exp, Log, ReLU, Sigmoid, Softmax, Tanh, Transpose
+from ..autograd.ops import Abs, Exp, Log, ReLU, Sigmoid, Softmax, Tanh
 from . import dtype as dtypes
 from . import functions
 from .random import numpy_generator
@@ -288,7 +288,7 @@ class Tensor(AutogradTensor):
         return self if self.ndim == 0 or shape[dim] != 1 else self.view(shape[:dim] + shape[dim + 1 :])
 
     def permute(self, *dims):
-        return apply(Transpose, self, perm=tuple(d % self.ndim for d in _dims(dims)))
+        return apply(functions.Transpose, self, perm=tuple(d % self.ndim for d in _dims(dims)))
 
     def transpose(self, dim0, dim1):
         perm = list(range(self.ndim))
