@@ -212,3 +212,13 @@ def test_half_precision_layers_compute_in_half():
     assert out.dtype == torch.float16 and linear.weight.dtype == torch.float16
     out.float().sum().backward()
     assert linear.weight.grad.dtype == torch.float16
+
+
+def test_sequential_and_module_list_index_and_slice():
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
+    tail = seq[1:]
+    assert isinstance(tail, nn.Sequential) and [name for name, _ in tail.named_children()] == ["1", "2"]
+    assert seq[-1] is seq[2] and len(seq) == 3 and list(seq)[0] is seq[0]
+    layers = nn.ModuleList([nn.ReLU(), nn.Tanh()]).append(nn.Sigmoid())
+    assert isinstance(layers[:2], nn.ModuleList) and len(layers) == 3 and isinstance(layers[2], nn.Sigmoid)
+    assert not isinstance(seq, nn.ModuleList)

@@ -13,7 +13,26 @@ from collections import OrderedDict
 from .module import Module
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """Modules registered under their positions "0", "1"...: indexing, length, iteration, append."""
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self._of(list(self._modules.items())[index])  # PyTorch keeps the names
+        return list(self._modules.values())[index]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Calls its modules one after the other (given as arguments, or one OrderedDict naming them)."""
 
     def __init__(self, *modules):
@@ -22,32 +41,18 @@ class Sequential(Module):
             for name, module in modules[0].items():
                 self.add_module(name, module)
         else:
-            for index, module in enumerate(modules):
-                self.add_module(str(index), module)
+            for module in modules:
+                self.append(module)
+
+    _of = staticmethod(lambda items: Sequential(OrderedDict(items)))
 
     def forward(self, input):  # noqa: A002
         for module in self._modules.values():
             input = module(input)
         return input
 
-    def __getitem__(self, index):
-        modules = list(self._modules.values())
-        if isinstance(index, slice):
-            return Sequential(OrderedDict(list(self._modules.items())[index]))
-        return modules[index]
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules, registered (their parameters are the owner's); it has no forward."""
 
     def __init__(self, modules=None):
@@ -55,19 +60,7 @@ class ModuleList(Module):
         for module in modules or ():
             self.append(module)
 
-    def __getitem__(self, index):
-        modules = list(self._modules.values())
-        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
+    _of = staticmethod(lambda items: ModuleList(module for _, module in items))
 
     def extend(self, modules):
         for module in modules:
