@@ -248,3 +248,10 @@ def test_executable_caching_loads_a_second_identical_model(tmp_path):
 def test_a_wrapped_model_can_be_copied():
     wrapped = poptorch.inferenceModel(torch.nn.Linear(2, 3))
     assert copy.copy(wrapped).out_features == 3  # attribute lookups reach the model only once it is set
+
+
+def test_random_seed_seeds_torch_as_poptorch_does():
+    poptorch.Options().randomSeed(7)
+    first = torch.randn(3)
+    poptorch.Options().randomSeed(7)
+    assert torch.equal(first, torch.randn(3))
