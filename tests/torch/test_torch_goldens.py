@@ -2,12 +2,18 @@
 precision, from the fixture tools/make_torch_goldens.py wrote with real PyTorch (its version is in the file)."""
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ipu_teach import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import make_torch_goldens  # noqa: E402 (the recipe the fixture was made with)
+
+sys.path.pop(0)
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "torch_goldens.json").read_text())
 RTOL, ATOL = 2e-5, 2e-6
@@ -71,3 +77,9 @@ def test_optimizer_trajectory_matches_pytorch(case):
     close(losses, case["losses"], "losses", rtol=1e-4, atol=1e-6)
     for name, value in model.state_dict().items():
         close(value.numpy(), case["final"][name], f"{name} after 20 steps", rtol=1e-4, atol=1e-5)
+
+
+def test_the_workshop_cnn_trains_as_in_pytorch():
+    """The same weights and batches give PyTorch's loss at every one of 100 steps (see make_torch_goldens)."""
+    losses = make_torch_goldens.train_cnn(torch, GOLDEN["cnn"]["steps"])
+    close(losses, GOLDEN["cnn"]["losses"], "losses of the workshop CNN", rtol=1e-4, atol=1e-5)
