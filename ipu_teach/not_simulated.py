@@ -1,4 +1,4 @@
-"""The error for a TensorFlow name ipu-teach does not simulate: it names the missing thing and says why.
+"""The error for a TensorFlow (or PyTorch) name ipu-teach does not simulate: it names the missing thing and says why.
 
 ``NotSimulatedError`` is an AttributeError so that ``hasattr`` and ``getattr(obj, name, default)``
 still answer False / the default for it, as they would on TensorFlow for a name it lacks.
@@ -14,6 +14,11 @@ _WHY = (
     "ipu-teach simulates the part of TensorFlow 2 that Keras scripts for the IPU use (see the README's "
     "table 'What runs unchanged'); change the script to use what it has, or run it on TensorFlow"
 )
+_WHY_TORCH = (
+    "ipu-teach simulates the part of PyTorch, torchvision and PopTorch that PopTorch scripts for the IPU use "
+    "(ipu_teach.torch, ipu_teach.torchvision, ipu_teach.poptorch); change the script to use what it has, or run it "
+    "on PyTorch"
+)
 
 
 def explain(name: str, known=()) -> str:
@@ -21,7 +26,8 @@ def explain(name: str, known=()) -> str:
     leaf = name.rsplit(".", 1)[-1]
     close = difflib.get_close_matches(leaf, [k for k in known if not k.startswith("_")], n=1)
     hint = f" Did you mean {shown_name(name.rsplit('.', 1)[0] + '.' + close[0])}?" if close and "." in name else ""
-    return f"{shown_name(name)} is not simulated by ipu-teach: {_WHY}.{hint}"
+    why = _WHY_TORCH if name.partition(".")[0] in ("torch", "torchvision", "poptorch") else _WHY
+    return f"{shown_name(name)} is not simulated by ipu-teach: {why}.{hint}"
 
 
 def shown_name(name: str) -> str:

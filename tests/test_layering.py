@@ -26,6 +26,9 @@ MAY_IMPORT = {
     "tensorflow": SHARED | {"keras", "autograd", "data", "ipu"},
     "notebook_environment": SHARED,
     "cli": SHARED | {"keras", "ipu", "tensorflow", "examples", "notebook_environment"},
+    "torch": SHARED | {"autograd", "data"},
+    "torchvision": SHARED | {"torch", "keras"},
+    "poptorch": SHARED | {"torch", "autograd", "ipu", "keras", "bsp", "profiling"},
 }
 
 

@@ -17,9 +17,9 @@ def name_of(requirement: str) -> str:
 
 def test_the_wheelhouse_holds_the_runtime_the_notebooks_extra_and_the_build_backend():
     names = {name_of(requirement) for requirement in make_wheelhouse.course_requirements()}
-    # numpy is what `import ipu_teach` needs, h5py what Keras' .h5 / .keras files need; an install without
-    # extras must bring them
-    assert names == {"numpy", "h5py", "matplotlib", "ipywidgets", "jupyterlab", "setuptools"}
+    # numpy is what `import ipu_teach` needs, h5py what Keras' .h5 / .keras files need, tqdm what PopTorch
+    # scripts import; an install without extras must bring them
+    assert names == {"numpy", "h5py", "tqdm", "matplotlib", "ipywidgets", "jupyterlab", "setuptools"}
 
 
 def test_every_course_requirement_but_the_build_backend_is_pinned_to_the_tested_version():

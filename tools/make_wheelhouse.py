@@ -1,7 +1,7 @@
 """Make a wheelhouse for installing the course where there is no network: a room's Wi-Fi, an exam machine.
 
 Run once where PyPI is reachable; it downloads every wheel the course needs into one folder:
-ipu-teach's runtime requirements and its ``notebooks`` extra (numpy, matplotlib, ipywidgets, JupyterLab
+ipu-teach's runtime requirements and its ``notebooks`` extra (numpy, tqdm, matplotlib, ipywidgets, JupyterLab
 and all they need) at the versions the notebooks are tested with (``requirements/test.txt`` as constraints),
 and the build requirement (setuptools), so that ``pip install -e .`` builds ipu-teach offline too.
 Copy the folder and a checkout of the repository to the learners' machines and install there with

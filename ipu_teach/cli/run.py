@@ -1,4 +1,5 @@
-"""``ipu-teach run SCRIPT.py [ARGS...]``: run an unchanged TensorFlow 2 Keras script on the simulated IPU."""
+"""``ipu-teach run SCRIPT.py [ARGS...]``: run an unchanged TensorFlow 2 Keras (or PyTorch / PopTorch) script on the
+simulated IPU."""
 
 import argparse
 
@@ -6,11 +7,11 @@ import argparse
 def add_parser(commands):
     parser = commands.add_parser(
         "run",
-        help="run an unchanged TensorFlow 2 Keras script on the simulated IPU",
+        help="run an unchanged TensorFlow 2 Keras or PopTorch script on the simulated IPU",
         description="Run a TensorFlow 2 Keras script as `python SCRIPT.py ARGS` would, with its imports of "
         "tensorflow, tensorflow.keras, tensorflow.python.ipu, tensorflow.python.data and keras "
-        "resolved to ipu-teach (the table is in the README). A TensorFlow name ipu-teach does not "
-        "simulate raises an error naming it.",
+        "(and torch, torchvision and poptorch) resolved to ipu-teach (the table is in the README). A TensorFlow "
+        "or PyTorch name ipu-teach does not simulate raises an error naming it.",
     )
     add_script_arguments(parser)
     parser.set_defaults(run=run)

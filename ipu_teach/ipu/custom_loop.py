@@ -198,9 +198,8 @@ class CustomLoopPrograms:
             recorded.output_bytes,
             tuple((r.op, r.input_shapes, r.output_shape) for r in recorded.ops),
         )
-        timing = _timings.setdefault(name, LoopTiming())
         executable = self._programs.get(key)
-        due = 0.0
+        due, compiled = 0.0, None
         if executable is None:
             optimizer = optimizers[0] if optimizers else SGD()
             program = LoopProgram(name, models, optimizer, call.trainable)
@@ -219,18 +218,26 @@ class CustomLoopPrograms:
                 recorded=recorded,
             )
             executable, due = compile_executable(program, setup)
-            self._programs[key] = executable
-            timing.compile_seconds += due
-            timing.executable = executable
+            self._programs[key] = compiled = executable
             done, what = ("Loaded", "load") if executable.from_cache else ("Compiled", "compile")
             messages.info(
                 f"{done} `{name}` for the IPU (a custom loop, {steps} step(s) per call, "
                 f"{'training' if call.trained else 'inference'}): simulated {what} {due:.1f} s, then "
                 f"{executable.seconds_per_execution * 1e3:.3f} ms per call"
             )
-        timing.calls += 1
-        timing.steps += steps
-        timing.seconds += executable.seconds_per_execution * configuration.runs + due
+        note_execution(name, steps, executable.seconds_per_execution * configuration.runs + due, due, compiled)
+
+
+def note_execution(name, steps, seconds, compile_seconds=0.0, compiled=None) -> None:
+    """Count one call of the program ``name`` (a custom loop's function, a PopTorch model): its steps and simulated
+    seconds, of which ``compile_seconds`` compiling ``compiled`` (the executable, when this call compiled it)."""
+    timing = _timings.setdefault(name, LoopTiming())
+    timing.calls += 1
+    timing.steps += steps
+    timing.seconds += seconds
+    timing.compile_seconds += compile_seconds
+    if compiled is not None:
+        timing.executable = compiled
 
 
 def _identity(function):

@@ -34,6 +34,9 @@ ALIASES = {
     "tensorflow.python.data.ops.dataset_ops": "ipu_teach.data.dataset",
     "keras": "ipu_teach.keras",
     "ipu_tensorflow_addons": "ipu_teach.ipu.ipu_tensorflow_addons",
+    "torch": "ipu_teach.torch",
+    "torchvision": "ipu_teach.torchvision",
+    "poptorch": "ipu_teach.poptorch",
 }
 UNSIMULATED_ROOTS = frozenset({"popdist"})
 """Graphcore packages scripts import that ipu-teach does not simulate (PopDist, the multi-host launcher's

@@ -1,0 +1,44 @@
+"""PopTorch on the simulated IPU: ``trainingModel``, ``inferenceModel``, ``Options``, ``DataLoader``, blocks.
+
+A PopTorch script runs unchanged on :mod:`ipu_teach.torch` (``ipu-teach run`` maps ``torch``, ``torchvision``
+and ``poptorch``); each model call is costed on the same simulated IPU as a Keras model (see
+:mod:`.executor`). Semantics and defaults follow graphcore/poptorch's source and its user guide.
+"""
+
+from . import annotations, optim
+from .annotations import (
+    Block,
+    BeginBlock,
+    Stage,
+    identity_loss,
+    recomputationCheckpoint,
+    set_available_memory,
+)
+from .dataloader import DataLoader
+from .enums import AnchorMode, ConnectionType, DataLoaderMode, OutputMode, ReductionType
+from .executor import Error, PoplarExecutor, inferenceModel, trainingModel
+from .options import Options, PipelinedExecution, ShardedExecution
+
+__version__ = "3.3.0+ipu_teach"
+__all__ = [
+    "AnchorMode",
+    "BeginBlock",
+    "Block",
+    "ConnectionType",
+    "DataLoader",
+    "DataLoaderMode",
+    "Error",
+    "Options",
+    "OutputMode",
+    "PipelinedExecution",
+    "PoplarExecutor",
+    "ReductionType",
+    "ShardedExecution",
+    "Stage",
+    "identity_loss",
+    "inferenceModel",
+    "optim",
+    "recomputationCheckpoint",
+    "set_available_memory",
+    "trainingModel",
+]

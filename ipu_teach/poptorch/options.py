@@ -1,0 +1,179 @@
+"""``poptorch.Options``: how a model is compiled and run (python/options.py of graphcore/poptorch).
+
+Setters return the options, so they chain (``poptorch.Options().deviceIterations(50)``); ``Training`` and
+``Precision`` group their own setters, as in PopTorch. What the simulator uses: ``deviceIterations``,
+``replicationFactor``, ``Training.gradientAccumulation`` and ``accumulationAndReplicationReductionType``,
+``outputMode``, ``randomSeed`` (which seeds ``torch``, as PopTorch's does), ``enableExecutableCaching``,
+``setAvailableMemoryProportion`` and ``Precision.setPartialsType`` (Poplar options of the matrix products),
+``enableSyntheticData`` and ``setExecutionStrategy`` (recorded; a model is costed on the IPUs of one replica).
+
+Example:
+
+>>> from ipu_teach import poptorch
+>>> opts = poptorch.Options().deviceIterations(50).replicationFactor(2)
+>>> opts.Training.gradientAccumulation(4).accumulationAndReplicationReductionType(poptorch.ReductionType.Sum)
+<...>
+>>> opts.device_iterations, opts.replication_factor, opts.Training.gradient_accumulation
+(50, 2, 4)
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..torch import manual_seed
+from .enums import ConnectionType, OutputMode, ReductionType
+
+
+def _positive(name, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+class _TrainingOptions:
+    def __init__(self):
+        self.gradient_accumulation = 1
+        self.accumulation_and_replication_reduction_type = ReductionType.Mean
+
+    def gradientAccumulation(self, gradient_accumulation: int):  # noqa: N802 (PopTorch's names)
+        """Micro-batches whose gradients are accumulated before each weight update."""
+        self.gradient_accumulation = _positive("gradientAccumulation", gradient_accumulation)
+        return self
+
+    def accumulationAndReplicationReductionType(self, reduction_type):  # noqa: N802
+        """Mean (default) or Sum of the gradients over accumulated micro-batches and replicas."""
+        if not isinstance(reduction_type, ReductionType) or reduction_type == ReductionType.NoReduction:
+            raise ValueError(
+                "accumulationAndReplicationReductionType must be set to poptorch.ReductionType.Mean or "
+                "poptorch.ReductionType.Sum"
+            )
+        self.accumulation_and_replication_reduction_type = reduction_type
+        return self
+
+
+class _PrecisionOptions:
+    def __init__(self):
+        self.partials_type = None
+
+    def setPartialsType(self, dtype):  # noqa: N802
+        """The type of the matrix products' partial sums: ``torch.float`` or ``torch.half``."""
+        name = getattr(dtype, "name", str(dtype))
+        if name not in ("float32", "float16"):
+            raise ValueError(f"setPartialsType: expected torch.float or torch.half, got {dtype!r}")
+        self.partials_type = "float" if name == "float32" else "half"
+        return self
+
+    def enableStochasticRounding(self, enabled: bool):  # noqa: N802
+        self.stochastic_rounding = bool(enabled)
+        return self
+
+
+class _ExecutionStrategy:
+    """How blocks are placed on IPUs (``BeginBlock`` / ``Block`` annotations)."""
+
+    def __init__(self, *block_ids):
+        self.block_ids = block_ids
+
+
+class PipelinedExecution(_ExecutionStrategy):
+    """Blocks run as pipeline stages on successive IPUs (PopTorch's default when blocks are annotated)."""
+
+
+class ShardedExecution(_ExecutionStrategy):
+    """Blocks run one after the other, each on its IPU, without pipelining."""
+
+
+class Options:
+    """The options of one PopTorch model (see the module docstring); ``clone()`` copies them."""
+
+    def __init__(self):
+        self.device_iterations = 1
+        self.replication_factor = 1
+        self.output_mode = OutputMode.Default
+        self.output_return_period = 1
+        self.random_seed = None
+        self.executable_cache_dir = None
+        self.available_memory_proportion = {}
+        self.synthetic_data = False
+        self.execution_strategy = None
+        self.connection_type = ConnectionType.Always
+        self.input_group_size = 1
+        self.Training = _TrainingOptions()
+        self.Precision = _PrecisionOptions()
+
+    def deviceIterations(self, device_iterations: int) -> Options:  # noqa: N802
+        """Iterations (weight updates in training) the IPU runs per call, taking the data for all at once."""
+        self.device_iterations = _positive("deviceIterations", device_iterations)
+        return self
+
+    def replicationFactor(self, replication_factor: int) -> Options:  # noqa: N802
+        """Copies of the model on as many IPUs (or groups of IPUs), each taking its part of the batch."""
+        self.replication_factor = _positive("replicationFactor", replication_factor)
+        return self
+
+    def outputMode(self, output_mode, output_return_period=None) -> Options:  # noqa: N802
+        if not isinstance(output_mode, OutputMode):
+            raise TypeError(f"outputMode expects a poptorch.OutputMode, got {output_mode!r}")
+        if output_mode == OutputMode.EveryN and not (output_return_period and output_return_period > 0):
+            raise ValueError("EveryN anchor must have output_return_period set to valid positive integer")
+        self.output_mode, self.output_return_period = output_mode, output_return_period or 1
+        return self
+
+    anchorMode = outputMode  # noqa: N815
+
+    def defaultOutputMode(self) -> bool:  # noqa: N802
+        return self.output_mode == OutputMode.Default
+
+    def randomSeed(self, random_seed: int) -> Options:  # noqa: N802
+        """Seed the random numbers (dropout...); like PopTorch, this also calls ``torch.manual_seed``."""
+        if not isinstance(random_seed, int):
+            raise TypeError(f"randomSeed expects an int, got {random_seed!r}")
+        manual_seed(random_seed)
+        self.random_seed = random_seed
+        return self
+
+    def enableExecutableCaching(self, path: str) -> Options:  # noqa: N802
+        """Keep compiled executables in ``path``: a second run of the same model loads instead of compiling."""
+        self.executable_cache_dir = path
+        return self
+
+    def setAvailableMemoryProportion(self, available_memory_proportion: dict) -> Options:  # noqa: N802
+        """The proportion of each IPU's memory its matrix products may use for temporaries: ``{"IPU0": 0.3}``."""
+        for key, value in available_memory_proportion.items():
+            if not str(key).startswith("IPU"):
+                raise ValueError(
+                    'Available memory proportions are expected to be in a dictionary of {"IPU0": 0.5} where the 0 in '
+                    f"IPU is the index of the IPU. Invalid key: {key}"
+                )
+            if not 0 < float(value) <= 1:
+                raise ValueError(f"available memory proportion must be in (0, 1], got {value} for {key}")
+            self.available_memory_proportion[int(str(key)[3:])] = float(value)
+        return self
+
+    def enableSyntheticData(self, enabled: bool) -> Options:  # noqa: N802
+        self.synthetic_data = bool(enabled)
+        return self
+
+    def setExecutionStrategy(self, strategy) -> Options:  # noqa: N802
+        if not isinstance(strategy, _ExecutionStrategy):
+            raise TypeError(f"setExecutionStrategy expects a PipelinedExecution or ShardedExecution, got {strategy!r}")
+        self.execution_strategy = strategy
+        return self
+
+    def connectionType(self, connection_type) -> Options:  # noqa: N802
+        self.connection_type = connection_type
+        return self
+
+    def useIpuModel(self, use_model: bool) -> Options:  # noqa: N802
+        """Accepted: every IPU here is simulated."""
+        return self
+
+    def clone(self) -> Options:
+        return copy.deepcopy(self)
+
+    def __repr__(self):
+        return (
+            f"Options(deviceIterations={self.device_iterations}, replicationFactor={self.replication_factor}, "
+            f"gradientAccumulation={self.Training.gradient_accumulation}, outputMode={self.output_mode.name})"
+        )
