@@ -89,7 +89,7 @@ CLAIMS = [
     Claim(N03, r"computes for ~(\d+) us a step \(section 3\)", r"compute +([\d.]+) us +[\d.]+%"),
     # 04: the unbalanced cut, the best cut, recomputation
     Claim(N04, r"\(([\d.]+) − [\d.]+ = [\d.]+ us: what stage 0 gains", r"conv2d_1 +([\d.]+) +[\d.]+ +[\d,]+ +[\d.]+"),
-    Claim(N04, r"\([\d.]+ − ([\d.]+) = [\d.]+ us: what stage 0 gains", r"max_pooling2d +([\d.]+) +[\d.]+ +[\d,]+ +[\d.]+"),
+    Claim(N04, r"\([\d.]+ − ([\d.]+) = [\d.]+ us: what stage 0", r"max_pooling2d +([\d.]+) +[\d.]+ +[\d,]+ +[\d.]+"),
     Claim(N04, r"us of both stages: ([\d.]+) \+ [\d.]+\)", r"conv2d_1 +([\d.]+) +[\d.]+ +[\d,]+ +[\d.]+"),
     Claim(N04, r"us of both stages: [\d.]+ \+ ([\d.]+)\)", r"conv2d_1 +[\d.]+ +([\d.]+) +[\d,]+ +[\d.]+"),
     Claim(N04, r"its device step takes ([\d.]+) us", r"^conv2d_1 +[\d.]+ +[\d.]+ +[\d,]+ +([\d.]+)"),
