@@ -3,7 +3,7 @@
 # several compute sets (rearranging its operands, the product, adding up partial sums), so the layer
 # adds 16 compute sets (78 -> 94). Compile time grows with the graph's size (ipu_teach/ipu/compile_time.py):
 # each compute set costs the vertices and exchange code of the tiles working in it and every tile's control
-# code, ~0.4 s each here: 6.8 s more compilation (30.7 -> 37.5 s, simulated).
+# code, ~0.4 s each here: 5.8 s more compilation (30.6 -> 36.4 s, simulated).
 # The notebook's IPU runs again afterwards, and its names are left alone.
 import contextlib
 import io
