@@ -10,7 +10,8 @@ libraries load (BLAS, OpenMP, TensorFlow's intra- and inter-op pools, torch), an
 graph tracing, the IPU's compilation) before timing. The workers train in turn, round by round, each on the
 same batches, one at a time (the others wait, idle), so that load from other processes on a shared machine
 falls on all of them alike. A round is 40 batches through ``fit`` (or the equivalent loop); each contender's
-figure is the median of the rounds. Processor time (all of a worker's threads) is printed beside wall time:
+figure is the median of the rounds. OpenBLAS runs with the course kernels' OPENBLAS_THREAD_TIMEOUT (unless set
+already; ``BLAS_THREAD_TIMEOUT``). Processor time (all of a worker's threads) is printed beside wall time:
 threads that busy-wait show as processor time without samples, and on a busy machine the processor-time
 ratio is the steadier one. No timed unit tests: this script prints ratios, it asserts nothing.
 
@@ -41,6 +42,12 @@ TARGETS = {  # issue 27's targets, on the tutorial's CNN and a 2-core machine
     ("ipu-teach IPUStrategy", "ipu-teach", None): 0.9,
     ("ipu-teach portable", "ipu-teach", None): 0.8,
 }
+
+
+BLAS_THREAD_TIMEOUT = "4"
+"""OpenBLAS' idle threads stop spinning at once, as in the course's kernels (``ipu_teach/notebook_environment.py``):
+the setting a learner's notebook trains with; without it, at two threads an idle BLAS thread spins between products
+and doubles ipu-teach's (and plain numpy's) processor time per sample. TensorFlow and torch do not read it."""
 
 
 def set_threads(threads: int) -> None:
@@ -298,6 +305,7 @@ class Worker:
     def __init__(self, name, threads, data_dir, python, log):
         self.name = name
         env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+        env.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
         self.process = subprocess.Popen(
             [python, __file__, "--worker", name, "--threads", str(threads), "--data", data_dir],
             stdin=subprocess.PIPE,

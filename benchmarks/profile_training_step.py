@@ -29,6 +29,7 @@ ARGS = parse_arguments() if __name__ == "__main__" else None
 if ARGS is not None:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = str(ARGS.threads)  # before numpy loads its BLAS
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # as the course's kernels (ipu_teach/notebook_environment.py)
 
 import contextlib  # noqa: E402
 import cProfile  # noqa: E402

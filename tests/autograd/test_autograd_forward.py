@@ -95,6 +95,41 @@ def test_max_pool_routes_ties_to_the_first_maximum_in_row_major_order():
     np.testing.assert_array_equal(t.grad[0, :, :, 0], [[0, 1], [0, 0]])
 
 
+@pytest.mark.parametrize(
+    "shape, pool, padding",
+    [
+        ((3, 26, 26, 32), (2, 2), "valid"),  # the tutorial's first pooling
+        ((3, 11, 11, 64), (2, 2), "valid"),  # its second: the last row and column are in no window
+        ((2, 7, 5, 3), (3, 2), "same"),  # windows over -inf padding
+        ((1, 32, 32, 2), (16, 16), "valid"),  # 256 offsets: more than a byte can number
+    ],
+)
+def test_tiled_max_pool_gradient_is_the_first_maximum_compare_bit_for_bit(shape, pool, padding):
+    """Strides equal to the pool: the forward's note of each window's first maximum routes the gradient exactly as
+    comparing every input with its window's maximum does: ties, zeros of either sign, NaN windows (which route
+    nothing) and negative gradients (whose unrouted products are -0.0) included."""
+    from ipu_teach.autograd.ops.conv import crop_nhwc, pad_nhwc, window_geometry, window_slices
+
+    rng = np.random.default_rng(7)
+    x = rng.integers(-2, 3, size=shape).astype(np.float32)  # few levels: many ties
+    x[x == -1] = -0.0
+    x[0, 0, 0, 0] = np.nan
+    t = Tensor(x, requires_grad=True)
+    y = ops.MaxPool2D.apply(t, pool_size=pool, padding=padding)
+    grad = rng.normal(size=y.shape).astype(np.float32)
+    y.backward(grad)
+    pads, outs = window_geometry(shape, pool, pool, padding)
+    xp = pad_nhwc(x, pads, value=-np.inf)
+    expected, taken = np.zeros(xp.shape, np.float32), np.zeros(y.shape, bool)
+    for i in range(pool[0]):
+        for j in range(pool[1]):
+            first = (xp[window_slices(i, j, outs, pool)] == y.data) & ~taken
+            taken |= first
+            expected[window_slices(i, j, outs, pool)] = grad * first
+    assert np.isnan(y.data[0, 0, 0, 0]) and t.grad[0, 0, 0, 0] == 0  # a NaN window: its maximum NaN, routed nowhere
+    assert t.grad.tobytes() == crop_nhwc(expected, pads).tobytes()
+
+
 @st.composite
 def tied_values(draw, shape):
     """Few distinct levels, so windows hold several equal maxima."""

@@ -4,7 +4,7 @@ one kernel offset at a time (``conv.copy_windows``): both give exactly the per-o
 import numpy as np
 import pytest
 
-from ipu_teach.autograd.ops.conv import copy_windows, window_geometry, window_slices, windows
+from ipu_teach.autograd.ops.conv import copy_windows, scatter_windows, window_geometry, window_slices, windows
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,31 @@ def test_windows_copy_equals_the_per_offset_slices(shape, window, strides, targe
     for i in range(window[0]):
         for j in range(window[1]):
             np.testing.assert_array_equal(cols[:, :, :, i, j, :], x[window_slices(i, j, outs, strides)].astype(target))
+
+
+@pytest.mark.parametrize(
+    "n, outs, window, strides, channels, dilation",
+    [
+        (64, (11, 11), (3, 3), (1, 1), 32, (1, 1)),  # the tutorial's second layer: one call per kernel row and column
+        (4, (5, 4), (3, 2), (2, 1), 3, (1, 1)),  # overlapping rows, adjacent columns
+        (3, (4, 6), (2, 3), (1, 2), 5, (1, 1)),  # columns that overlap by one
+        (2, (3, 3), (2, 2), (3, 3), 4, (1, 1)),  # strides past the window: no overlap
+        (1, (1, 50), (1, 2), (1, 1), 2, (1, 1)),  # one row of one sample: one call per kernel offset
+        (8, (6, 6), (3, 3), (1, 1), 4, (2, 1)),  # rows dilated: still a window row at a time
+        (8, (6, 6), (3, 3), (1, 1), 4, (1, 2)),  # columns dilated: one call per kernel offset
+    ],
+)
+def test_scattered_patch_gradients_sum_in_kernel_offset_order_bit_for_bit(n, outs, window, strides, channels, dilation):
+    """Whichever way ``scatter_windows`` walks, each input value sums its terms kernel offset by kernel offset, as
+    the per-offset loop (Keras' order): random float32 terms round differently in any other order."""
+    rng = np.random.default_rng(4)
+    dcols = rng.normal(size=(n, *outs, *window, channels)).astype(np.float32)
+    extent = [(k - 1) * d + 1 for k, d in zip(window, dilation)]
+    padded = (n, strides[0] * (outs[0] - 1) + extent[0], strides[1] * (outs[1] - 1) + extent[1], channels)
+    expected = np.zeros(padded, np.float32)
+    for i in range(window[0]):
+        for j in range(window[1]):
+            expected[window_slices(i, j, outs, strides, dilation)] += dcols[:, :, :, i, j, :]
+    got = np.zeros(padded, np.float32)
+    scatter_windows(got, dcols, strides, dilation)
+    assert got.tobytes() == expected.tobytes()

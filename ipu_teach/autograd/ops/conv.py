@@ -106,10 +106,38 @@ def col2im(dcols, geometry, dtype):
     positions of the input they were taken from: the transpose of ``im2col``."""
     padded_shape, pads, outs, strides, dilation = geometry
     dxp = np.zeros(padded_shape, dtype=dtype)
-    for i in range(dcols.shape[3]):
-        for j in range(dcols.shape[4]):
-            dxp[window_slices(i, j, outs, strides, dilation)] += dcols[:, :, :, i, j, :]
+    scatter_windows(dxp, dcols, strides, dilation)
     return crop_nhwc(dxp, pads)
+
+
+CALL_COST = 100  # a numpy call's overhead, in runs of a few dozen values (its inner loops): about 3 us
+
+
+def scatter_windows(dxp, dcols, strides, dilation=(1, 1)):
+    """``dxp`` (padded NHWC) += the patch gradients ``dcols`` (n, out_h, out_w, window_h, window_w, c) at the windows
+    they came from, each value of ``dxp`` summing its terms in kernel-offset order (row-major), as Keras' gradient
+    rounds them.
+
+    One call per kernel offset reads runs of one pixel's channels (``dcols``' positions are a window apart).
+    Where a window's columns are adjacent (no dilation across), one call per kernel row and output column instead
+    reads a window row, kernel width x channels, at a time (a run of ``dcols`` and of ``dxp`` alike): as many calls
+    times the kernel's width fewer runs, each that much longer. Its output columns go right to left, so each value
+    of ``dxp`` still gets its kernel columns left to right (the column of a window further left is further right
+    in it): the same sums in the same order, the same bits. Chosen by the count of calls and runs (the tutorial's
+    second layer: 33 calls of 704 runs instead of 9 of 7,744, a fifth less time)."""
+    n, outs, (kh, kw) = dcols.shape[0], dcols.shape[1:3], dcols.shape[3:5]
+    per_offset = kh * kw * (CALL_COST + n * outs[0] * outs[1])
+    per_window_row = kh * outs[1] * (CALL_COST + n * outs[0])
+    if dilation[1] == 1 and per_window_row < per_offset:
+        (sh, sw), top = strides, (outs[0] - 1) * strides[0] + 1
+        for i in range(kh):
+            for column in reversed(range(outs[1])):
+                target = dxp[:, i * dilation[0] : i * dilation[0] + top : sh, column * sw : column * sw + kw, :]
+                target += dcols[:, :, column, i, :, :]
+        return
+    for i in range(kh):
+        for j in range(kw):
+            dxp[window_slices(i, j, outs, strides, dilation)] += dcols[:, :, :, i, j, :]
 
 
 class Conv2D(Function):

@@ -22,56 +22,73 @@ class _Pool(Function):
 
 class MaxPool2D(_Pool):
     """Backward routes each window's gradient to its *first* maximum (row-major), as TensorFlow does;
-    MNIST's flat backgrounds make ties common, and splitting among ties would differ from Keras."""
+    MNIST's flat backgrounds make ties common, and splitting among ties would differ from Keras.
+
+    Windows that tile the input (strides equal to the pool size, the usual case): the forward notes which window
+    offset holds each window's first maximum (an offset takes over only where it changes the maximum so far, that
+    is where it is strictly greater; a window with a NaN, whose maximum is NaN, routes nothing, as ``x == NaN`` is
+    never true), and the backward routes by that note, instead of comparing every input with its window's maximum
+    over numpy's short runs (one pixel's channels): forward and backward together take a quarter less time, with
+    the same bits.
+    """
 
     @staticmethod
     def forward(ctx, x, pool_size=(2, 2), strides=None, padding="valid"):
         strides = strides or pool_size
         pads, outs = window_geometry(x.shape, pool_size, strides, padding)
         xp = pad_nhwc(x, pads, value=-np.inf)
-        out = None
-        for i, j in MaxPool2D._offsets(pool_size):
-            window = xp[window_slices(i, j, outs, strides)]
-            out = window.copy() if out is None else np.maximum(out, window, out=out)
-        ctx.save_for_backward(xp, out)
+        offsets = MaxPool2D._offsets(pool_size)
+        windows = [xp[window_slices(i, j, outs, strides)] for i, j in offsets]
+        tiled = tuple(strides) == tuple(pool_size)
+        first = (
+            np.zeros(windows[0].shape, np.min_scalar_type(len(offsets))) if tiled and ctx.needs_input_grad[0] else None
+        )
+        out, previous = windows[0].copy(), None
+        for index, window in enumerate(windows[1:], 1):
+            if first is None:
+                np.maximum(out, window, out=out)
+                continue
+            previous, out = out, (np.empty_like(out) if previous is None else previous)
+            np.maximum(previous, window, out=out)  # changed (!=) where the window is greater: one strided read
+            np.maximum(first, _numbered(np.not_equal(out, previous), index, first.dtype), out=first)
+        if first is not None:
+            np.maximum(first, _numbered(np.isnan(out), len(offsets), first.dtype), out=first)
+        ctx.save_for_backward(*((first,) if tiled else (xp, out)))
         ctx.geometry = (pool_size, strides, pads, outs)
+        ctx.padded_shape = xp.shape
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        xp, out = ctx.saved
         pool_size, strides, pads, outs = ctx.geometry
+        offsets = MaxPool2D._offsets(pool_size)
         if tuple(strides) == tuple(pool_size):
-            dxp = MaxPool2D._route_tiled(xp, out, grad, pool_size, outs)
-        else:
-            dxp = np.zeros(xp.shape, dtype=grad.dtype)
-            taken = np.zeros(out.shape, dtype=bool)
-            for i, j in MaxPool2D._offsets(pool_size):
-                where = window_slices(i, j, outs, strides)
-                first = (xp[where] == out) & ~taken
-                taken |= first
-                dxp[where] += grad * first
+            (first,) = ctx.saved
+            (ph, pw), (ho, wo) = pool_size, outs
+            covered = ctx.padded_shape[1:3] == (ho * ph, wo * pw)
+            dxp = (np.empty if covered else np.zeros)(ctx.padded_shape, dtype=grad.dtype)
+            for index, (i, j) in enumerate(offsets):
+                np.multiply(grad, first == index, out=dxp[window_slices(i, j, outs, strides)])
+            return crop_nhwc(dxp, pads)
+        xp, out = ctx.saved
+        dxp = np.zeros(xp.shape, dtype=grad.dtype)
+        taken = np.zeros(out.shape, dtype=bool)
+        for i, j in offsets:
+            where = window_slices(i, j, outs, strides)
+            first = (xp[where] == out) & ~taken
+            taken |= first
+            dxp[where] += grad * first
         return crop_nhwc(dxp, pads)
 
-    @staticmethod
-    def _route_tiled(xp, out, grad, pool_size, outs):
-        """Windows that tile the input (the usual case): compare all of them in one broadcast."""
-        (ph, pw), (ho, wo) = pool_size, outs
-        n, c = xp.shape[0], xp.shape[3]
-        covered = xp[:, : ho * ph, : wo * pw, :]
-        is_max = covered.reshape(n, ho, ph, wo, pw, c) == out[:, :, None, :, None, :]
-        seen = is_max[:, :, 0, :, 0, :].copy()
-        for i, j in MaxPool2D._offsets(pool_size)[1:]:
-            here = is_max[:, :, i, :, j, :]
-            first = here & ~seen
-            seen |= here
-            is_max[:, :, i, :, j, :] = first
-        routed = (grad[:, :, None, :, None, :] * is_max).reshape(covered.shape)
-        if routed.shape == xp.shape:
-            return routed
-        dxp = np.zeros(xp.shape, dtype=grad.dtype)
-        dxp[:, : ho * ph, : wo * pw, :] = routed
-        return dxp
+
+def _numbered(mask, number, dtype):
+    """``mask * number`` in the unsigned ``dtype``; for bytes in place of the mask (numpy's casting loop from bool
+    would take three times as long)."""
+    if dtype != np.uint8:
+        return np.multiply(mask, number, dtype=dtype)
+    numbered = mask.view(np.uint8)
+    numbered *= number
+    return numbered
 
 
 class AvgPool2D(_Pool):
