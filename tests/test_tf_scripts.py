@@ -1,25 +1,15 @@
 """The TF2 Keras scripts of tests/tf_scripts run unchanged with ``ipu-teach run`` (each in a new process)."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from script_runner import run_script
 
 SCRIPTS = Path(__file__).parent / "tf_scripts"
 
 
 def _run(name, *args, cwd):
-    env = {k: v for k, v in os.environ.items() if k not in ("TF_POPLAR_FLAGS", "POPLAR_ENGINE_OPTIONS")}
-    return subprocess.run(
-        [sys.executable, "-m", "ipu_teach", "run", str(SCRIPTS / name), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_script(SCRIPTS / name, *args, cwd=cwd, timeout=120)
 
 
 @pytest.mark.parametrize(

@@ -8,22 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from script_runner import run_script
 
 SCRIPTS = Path(__file__).parent / "torch_scripts"
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(name, *args, cwd):
-    env = {k: v for k, v in os.environ.items() if k not in ("TF_POPLAR_FLAGS", "POPLAR_ENGINE_OPTIONS")}
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [sys.executable, "-m", "ipu_teach", "run", str(SCRIPTS / name), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    return run_script(SCRIPTS / name, *args, cwd=cwd, timeout=240)
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
-"""Write the PyTorch golden fixture that tests/torch/test_torch_goldens.py compares ipu_teach.torch with.
+"""Write the PyTorch golden fixture that tests/torch_frontend/test_torch_goldens.py compares ipu_teach.torch with.
 
 Runs ONLY in a separate reference environment with real PyTorch (never a run-time or test dependency of
 ipu-teach); the tests read the JSON it writes and need nothing else:
 
     python3 -m venv /work/refenv-torch && /work/refenv-torch/bin/pip install torch numpy
-    nice /work/refenv-torch/bin/python tools/make_torch_goldens.py   # writes tests/torch/golden/torch_goldens.json
+    nice /work/refenv-torch/bin/python tools/make_torch_goldens.py  # writes tests/torch_frontend/golden/*.json
 
 For every layer: its parameters, an input, the output and the gradients of ``sum(output * seed)`` with respect
 to the input and every parameter. For every loss: the value and the input's gradient. For every optimizer: a
@@ -18,7 +18,7 @@ import pathlib
 
 import numpy as np
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "torch" / "golden" / "torch_goldens.json"
+OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "torch_frontend" / "golden" / "torch_goldens.json"
 RNG = np.random.default_rng(23)
 
 

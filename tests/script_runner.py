@@ -1,0 +1,23 @@
+"""Runs a script unchanged with ``ipu-teach run`` in a new process, as a user would, for the tests of
+tests/tf_scripts and tests/torch_scripts: the Poplar settings of the test's own process are left out."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_script(script: Path, *args, cwd, timeout: int):
+    """The finished ``subprocess.CompletedProcess`` of ``ipu-teach run script args`` in ``cwd``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_POPLAR_FLAGS", "POPLAR_ENGINE_OPTIONS")}
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "ipu_teach", "run", str(script), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
