@@ -136,8 +136,16 @@ def _optimizer_structure(optimizer) -> dict:
     """What of the optimizer shapes the program: its kind and its switches (nesterov, centered...), not
     its hyperparameters. Graphcore's TensorFlow feeds the learning rate, momentum and the like to the
     compiled program as variables, so changing them does not recompile."""
-    switches = {k: v for k, v in optimizer.get_config().items() if isinstance(v, bool)}
-    return {"class": type(optimizer).__name__, "slots": optimizer.slots_per_weight, **switches}
+    config = optimizer.get_config()
+    switches = {k: v for k, v in config.items() if isinstance(v, bool)}
+    # gradient clipping adds its ops to the program (Keras 2.6 bakes the bound into the graph)
+    clipping = [k for k in ("clipnorm", "clipvalue", "global_clipnorm") if config.get(k) is not None]
+    return {
+        "class": type(optimizer).__name__,
+        "slots": optimizer.slots_per_weight,
+        **switches,
+        **({"clipping": {k: config[k] for k in clipping}} if clipping else {}),
+    }
 
 
 @dataclass(frozen=True, eq=False)

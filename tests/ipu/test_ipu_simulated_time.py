@@ -10,7 +10,7 @@ from ipu_test_helpers import build, compile_model, configure, data, ipu_model, l
 
 import ipu_teach.keras as keras
 from ipu_teach import hardware, ipu
-from ipu_teach.ipu import compile_time
+from ipu_teach.ipu import compile_time, executor
 
 LOADED = "from the executable cache"
 
@@ -112,6 +112,16 @@ def test_what_forces_a_recompile_is_a_new_cache_entry(capsys, tmp_path, change):
     out, executable = train(capsys, **change)
     assert not executable.from_cache and not lines_with(out, LOADED)
     assert len(cache_files(tmp_path)) == 2
+
+
+def test_gradient_clipping_is_part_of_the_program_and_the_learning_rate_is_not():
+    """Keras 2.6 bakes clipnorm / clipvalue into the graph: a clipped optimizer is another executable; the learning
+    rate is a variable Graphcore's TensorFlow feeds to the program: no new executable."""
+    structure = executor._optimizer_structure
+    plain = structure(keras.optimizers.SGD(0.1))
+    assert structure(keras.optimizers.SGD(0.2)) == plain and "clipping" not in plain  # keys made before still hold
+    clipped = [structure(keras.optimizers.SGD(0.1, **c)) for c in ({"clipnorm": 1.0}, {"clipvalue": 0.5})]
+    assert plain not in clipped and clipped[0] != clipped[1]
 
 
 def test_cache_entries_are_json_and_writes_leave_no_temporary_files(capsys, tmp_path):
