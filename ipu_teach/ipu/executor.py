@@ -43,7 +43,7 @@ from . import (
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import callbacks_per_step, options_of
-from .lowering import lower
+from .lowering import batch_size_of, lower
 from .pipelined_run import PipelinedRun
 from .preparation import IPURuleError
 from .synthetic_data import NO_SYNTHETIC_DATA, SyntheticData
@@ -182,8 +182,15 @@ class Setup:
         graph, which the model, these shapes and these options determine)."""
         options = options_of(model)
 
-        def shape(array):
-            return None if array is None else (tuple(np.shape(array)), np.asarray(array).dtype.str)
+        def shape(data):
+            """Shapes and dtypes of an array, or of each array of a model's several inputs or outputs."""
+            if data is None:
+                return None
+            if isinstance(data, (list, tuple)) and data and all(hasattr(item, "shape") for item in data):
+                return tuple(shape(item) for item in data)
+            if isinstance(data, dict):
+                return tuple((name, shape(data[name])) for name in sorted(data))
+            return (tuple(np.shape(data)), np.asarray(data).dtype.str)
 
         return (
             self.mode,
@@ -400,9 +407,9 @@ def run(model, prepared: Prepared, batches, step_logs=None) -> tuple[list, float
         raise out_of_memory.CannotRunOutOfMemoryError(executable.out_of_memory)
     batch = executable.graph.micro_batch
     for x, _ in batches:
-        if len(x) != batch:
+        if batch_size_of(x) != batch:
             raise IPURuleError(
-                f"A batch of {len(x)} samples reached an IPU program compiled for batches of "
+                f"A batch of {batch_size_of(x)} samples reached an IPU program compiled for batches of "
                 f"{batch}: use Dataset.batch({batch}, drop_remainder=True) or trim the data"
             )
     if executable.synthetic.infeed:
@@ -487,7 +494,10 @@ def _compile_only(model, setup, batches, told):
             "but does not run; its weights do not change and its results are zeros."
         )
     if setup.mode == "predict":
-        return [np.zeros((len(x),) + tuple(model.output_shape[1:]), dtype=np.float32) for x, _ in batches]
+        shapes = model.output_shape if isinstance(model.output_shape, list) else None
+        if shapes is None:
+            return [np.zeros((batch_size_of(x),) + tuple(model.output_shape[1:]), np.float32) for x, _ in batches]
+        return [[np.zeros((batch_size_of(x),) + tuple(s[1:]), np.float32) for s in shapes] for x, _ in batches]
     return [0.0] * len(batches)
 
 

@@ -281,6 +281,20 @@ def _steps_within(picked: list, first: int, last: int) -> tuple:
     return start, max(start, end)
 
 
+def arrays_of(data) -> list:
+    """The arrays of a model's inputs or labels: one, or one per input or output (a list, tuple or dict)."""
+    if isinstance(data, dict):
+        return [data[name] for name in sorted(data)]
+    if isinstance(data, (list, tuple)) and data and all(hasattr(item, "shape") for item in data):
+        return list(data)
+    return [data]
+
+
+def batch_size_of(x) -> int:
+    """Samples in a batch of a model's inputs (the first input's, for a model of several)."""
+    return len(arrays_of(x)[0])
+
+
 def _host_itemsize(array) -> int:
     """Bytes per streamed value: a float input at its own size (fp16 data streams half the bytes), others as 4."""
     dtype = np.asarray(array).dtype
@@ -393,24 +407,28 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None,
     )
     memory += memory_layout.temporary_memory(forward + backward + update, spec)
     memory += memory_layout.code_memory(forward + backward + update, spec)
-    sample_bytes = int(np.prod(np.shape(x)[1:])) * _host_itemsize(x)
-    label_bytes = int(np.prod(np.shape(y)[1:])) * 4 if y is not None and mode != "predict" else 0
+    batch = batch_size_of(x)
+    sample_bytes = sum(int(np.prod(np.shape(a)[1:])) * _host_itemsize(a) for a in arrays_of(x))
+    label_bytes = (
+        sum(int(np.prod(np.shape(a)[1:])) * 4 for a in arrays_of(y)) if y is not None and mode != "predict" else 0
+    )
     if recorded is not None:
         results = recorded.output_bytes
     elif mode == "predict":
-        results = int(np.prod(model.output_shape[1:])) * 4 * len(x)
+        shapes = model.output_shape if isinstance(model.output_shape, list) else [model.output_shape]
+        results = sum(int(np.prod(shape[1:])) for shape in shapes) * 4 * batch
     else:
         results = 4 * len(model.metrics)
     return LoweredGraph(
         mode,
         spec,
-        len(x),
+        batch,
         forward,
         backward if mode == "train" else [],
         update,
         memory,
         signature,
-        input_bytes=len(x) * (sample_bytes + label_bytes),
+        input_bytes=batch * (sample_bytes + label_bytes),
         output_bytes=results,
         gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights],
         gradient_layers=[w.name.split("/", 1)[0] for w in weights],

@@ -177,3 +177,36 @@ def test_validation_between_epochs_keeps_training_with_accumulation_and_replicas
     on_cpu.fit(x, y, batch_size=MICRO_BATCH * 4, epochs=3, shuffle=False, verbose=0, validation_data=(x[:64], y[:64]))
     assert_same_weights(on_ipu, on_cpu)
     assert len(history.history["val_loss"]) == 3
+
+
+def _two_inputs_two_outputs(seed=0):
+    """A functional model with two inputs and two outputs of different widths."""
+    keras.utils.set_random_seed(seed)
+    wide, narrow = keras.Input((FEATURES,)), keras.Input((2,))
+    joined = keras.layers.Concatenate()([wide, narrow])
+    outputs = [keras.layers.Dense(3, name="three")(joined), keras.layers.Dense(1, name="one")(joined)]
+    return keras.Model([wide, narrow], outputs)
+
+
+def test_a_model_of_several_inputs_and_outputs_of_different_shapes_runs_on_the_ipu_as_on_the_cpu():
+    """Labels of different shapes per output and inputs of different widths (the program's cache key and its host
+    streams took them for one array, and a list of inputs for a batch of two)."""
+    x, _ = data(32)
+    inputs = [x, x[:, :2] * 0.5]
+    labels = [np.tile(x[:, :1], (1, 3)), x[:, 1:2]]
+    cpu = _two_inputs_two_outputs()
+    cpu.compile(keras.optimizers.SGD(LEARNING_RATE), ["mse", "mse"])
+    configure(1)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        on_ipu = _two_inputs_two_outputs()
+        on_ipu.compile(keras.optimizers.SGD(LEARNING_RATE), ["mse", "mse"], steps_per_execution=2)
+    for model in (cpu, on_ipu):
+        fit(model, inputs, labels, batch_size=8)
+    assert_same_weights(cpu, on_ipu)
+    graph = on_ipu.get_ipu_executable("train").graph
+    assert graph.micro_batch == 8 and graph.input_bytes == 8 * (FEATURES + 2 + 3 + 1) * 4
+    np.testing.assert_allclose(
+        on_ipu.evaluate(inputs, labels, batch_size=8, verbose=0), cpu.evaluate(inputs, labels, batch_size=8, verbose=0)
+    )
+    for got, want in zip(on_ipu.predict(inputs, batch_size=8, verbose=0), cpu.predict(inputs, batch_size=8, verbose=0)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
