@@ -18,6 +18,7 @@ import enum
 
 import numpy as np
 
+from .. import nest
 from . import custom_loop
 
 
@@ -53,7 +54,7 @@ class IPUOutfeedQueue:
     def enqueue(self, tensors):
         """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now."""
         element = _structure(tensors, lambda value: np.array(value))
-        custom_loop.enqueued(sum(value.nbytes for value in _leaves(element)))
+        custom_loop.enqueued(sum(value.nbytes for value in nest.leaves(element)))
         self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
         self._last = element
 
@@ -99,14 +100,6 @@ def _structure(value, leaf):
         items = [_structure(item, leaf) for item in value]
         return items if isinstance(value, list) else tuple(items)
     return leaf(value)
-
-
-def _leaves(element) -> list:
-    if isinstance(element, dict):
-        return [leaf for item in element.values() for leaf in _leaves(item)]
-    if isinstance(element, (list, tuple)):
-        return [leaf for item in element for leaf in _leaves(item)]
-    return [element]
 
 
 def _stacked(elements):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import nest
 from ...autograd import Tensor, no_grad, precision
 from ..layers.base import Input, KerasTensor
 from . import call_context, graph
@@ -24,14 +25,6 @@ def _structure(value, leaf):
     if isinstance(value, dict):
         return {k: _structure(v, leaf) for k, v in value.items()}
     return leaf(value)
-
-
-def _leaves(value) -> list:
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    return [value]
 
 
 def _is_shape(value) -> bool:
@@ -80,7 +73,7 @@ def _record(model, inputs, outputs) -> None:
     model._single_output = not isinstance(outputs, (list, tuple))
     model.input_shape = _structure(inputs, _batch_shape)
     model.output_shape = _structure(outputs, _batch_shape)
-    model._output_count = len(_leaves(outputs))
+    model._output_count = len(nest.leaves(outputs))
     model.built = True
 
 
@@ -119,7 +112,7 @@ def trace(model, shapes) -> None:
     except Exception as error:  # noqa: BLE001 - any op a symbolic tensor does not have: the model runs untraced
         model.trace_error = f"{type(error).__name__}: {error}"
         return
-    given, made = _leaves(inputs), _leaves(outputs)
+    given, made = nest.leaves(inputs), nest.leaves(outputs)
     if not all(isinstance(t, KerasTensor) for t in made):
         model.trace_error = "its call returns values that are not computed by layers"
         return
