@@ -43,7 +43,7 @@ from . import (
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
 from .keras_extensions import callbacks_per_step, options_of
-from .lowering import batch_size_of, lower
+from .lowering import arrays_of, batch_size_of, lower
 from .pipelined_run import PipelinedRun
 from .preparation import IPURuleError
 from .synthetic_data import NO_SYNTHETIC_DATA, SyntheticData
@@ -183,14 +183,8 @@ class Setup:
         options = options_of(model)
 
         def shape(data):
-            """Shapes and dtypes of an array, or of each array of a model's several inputs or outputs."""
-            if data is None:
-                return None
-            if isinstance(data, (list, tuple)) and data and all(hasattr(item, "shape") for item in data):
-                return tuple(shape(item) for item in data)
-            if isinstance(data, dict):
-                return tuple((name, shape(data[name])) for name in sorted(data))
-            return (tuple(np.shape(data)), np.asarray(data).dtype.str)
+            """Shapes and dtypes of each array of a model's inputs or labels."""
+            return None if data is None else tuple((np.shape(a), np.asarray(a).dtype.str) for a in arrays_of(data))
 
         return (
             self.mode,
