@@ -25,8 +25,6 @@ import math
 
 from ..integers import ceil_div
 
-WORKERS = 6
-"""Worker contexts per tile (``numWorkerContexts``)."""
 WEIGHT_BYTES_PER_CONV_UNIT = 32
 """Bytes of weights one conv unit holds: 8 fp32 or 16 fp16 (``weightsPerConvUnit`` x the type's size)."""
 COEFFICIENT_LOAD_BYTES_PER_CYCLE = 16
@@ -40,9 +38,9 @@ def _weight_load_cycles(conv_units: int) -> int:
     return conv_units * WEIGHT_BYTES_PER_CONV_UNIT // COEFFICIENT_LOAD_BYTES_PER_CYCLE
 
 
-def _shares(positions: int) -> tuple:
-    """The most and the fewest output positions one of the six workers gets."""
-    return ceil_div(positions, WORKERS), positions // WORKERS
+def _shares(positions: int, workers: int) -> tuple:
+    """The most and the fewest output positions one of the tile's workers gets."""
+    return ceil_div(positions, workers), positions // workers
 
 
 def _worker_1x1(positions: int, fp32: bool, common_path: bool, zeroing: bool, zero_per_group: int) -> int:
@@ -60,22 +58,25 @@ def _worker_1x1(positions: int, fp32: bool, common_path: bool, zeroing: bool, ze
     return fixed.get(positions, 41 + zero + (positions - 3) * 4)
 
 
-def one_by_one_cycles(positions, in_groups, out_groups, fp32: bool, float_partials: bool, conv_units: int) -> int:
-    """Tile cycles of a ConvPartial1x1Out vertex over ``positions`` outputs (rows of a matrix product)."""
+def one_by_one_cycles(
+    positions, in_groups, out_groups, fp32: bool, float_partials: bool, conv_units: int, workers: int
+) -> int:
+    """Tile cycles of a ConvPartial1x1Out vertex over ``positions`` outputs (rows of a matrix product), on a tile
+    of ``workers`` worker contexts (``numWorkerContexts``: ``hardware.IPUSpec.threads_per_tile``)."""
     common_path = (not fp32 and conv_units == 16) or float_partials
     zero_per_group = 8 if fp32 and conv_units == 16 else 4 if float_partials else 2
-    most, fewest = _shares(positions)
+    most, fewest = _shares(positions, workers)
 
     def inner(zeroing):
-        slowest = WORKERS * _worker_1x1(most, fp32, common_path, zeroing, zero_per_group)
-        quickest = WORKERS * _worker_1x1(fewest, fp32, common_path, zeroing, zero_per_group) if fewest else 0
+        slowest = workers * _worker_1x1(most, fp32, common_path, zeroing, zero_per_group)
+        quickest = workers * _worker_1x1(fewest, fp32, common_path, zeroing, zero_per_group) if fewest else 0
         return max(slowest, quickest + 14)
 
     retention_total, retention_per_group = (7, 3) if not fp32 and common_path else (0, 0)
     loads, c = _weight_load_cycles(conv_units), int(common_path)
     return (
         50
-        + WORKERS * (retention_total + retention_per_group * (in_groups - 1))
+        + workers * (retention_total + retention_per_group * (in_groups - 1))
         + 12
         + c
         + (in_groups - 1) * (15 - c + 1 + out_groups * (19 + 6 + loads + inner(False)))
@@ -96,21 +97,21 @@ def _worker_nx1(positions: int, fp32: bool, float_partials: bool, conv_units: in
 
 
 def n_by_one_cycles(
-    positions, kernel_positions, in_groups, out_groups, fp32: bool, float_partials: bool, conv_units: int
+    positions, kernel_positions, in_groups, out_groups, fp32: bool, float_partials: bool, conv_units: int, workers: int
 ) -> int:
     """Tile cycles of zeroing the partials and a ConvPartialnx1 vertex over ``positions`` outputs and a kernel
     of ``kernel_positions``."""
-    most, fewest = _shares(positions)
-    slowest = WORKERS * _worker_nx1(most, fp32, float_partials, conv_units)
-    quickest = WORKERS * _worker_nx1(fewest, fp32, float_partials, conv_units) if fewest else 0
+    most, fewest = _shares(positions, workers)
+    slowest = workers * _worker_nx1(most, fp32, float_partials, conv_units)
+    quickest = workers * _worker_nx1(fewest, fp32, float_partials, conv_units) if fewest else 0
     side = math.isqrt(kernel_positions)
     height, width = (side, side) if side * side == kernel_positions else (1, kernel_positions)
     innermost = _weight_load_cycles(conv_units) + 15 + 3
     inner = height * (14 + width * (12 + innermost)) + max(slowest, quickest + 9) * kernel_positions
     outer = (
         109
-        + WORKERS * 9
-        + WORKERS * (9 if float_partials else 10)
+        + workers * 9
+        + workers * (9 if float_partials else 10)
         + out_groups * 17
         + (out_groups - 1) * 6
         + 1
@@ -119,5 +120,5 @@ def n_by_one_cycles(
         + in_groups * (14 + out_groups * (14 + inner))
     )
     floats_per_vector = DATA_PATH_BITS // 32
-    zeroing = WORKERS * (ceil_div(ceil_div(positions * conv_units, WORKERS), floats_per_vector) + 14 - 9) * out_groups
+    zeroing = workers * (ceil_div(ceil_div(positions * conv_units, workers), floats_per_vector) + 14 - 9) * out_groups
     return outer + zeroing

@@ -115,8 +115,12 @@ def amp_cycles(
     fp32 = not is_half(dtype)
     float_partials = fp32 or not is_half(partials_type)
     if kernel_positions == 1:
-        return amp_vertex.one_by_one_cycles(rows, in_groups, out_groups, fp32, float_partials, conv_units)
-    return amp_vertex.n_by_one_cycles(rows, kernel_positions, in_groups, out_groups, fp32, float_partials, conv_units)
+        return amp_vertex.one_by_one_cycles(
+            rows, in_groups, out_groups, fp32, float_partials, conv_units, spec.threads_per_tile
+        )
+    return amp_vertex.n_by_one_cycles(
+        rows, kernel_positions, in_groups, out_groups, fp32, float_partials, conv_units, spec.threads_per_tile
+    )
 
 
 def vector_cycles(flops: int, spec, vertices: int = 1) -> int:
