@@ -347,12 +347,17 @@ def configs(rng) -> None:
     )
 
 
-def _subclassed_model(train_step=False):
-    """The models of tests/keras/subclassed_golden_models.py, made with tf-keras."""
+def _golden_models():
+    """tests/keras/golden_models.py: the models the fixtures and the tests build alike, from the keras given."""
     sys.path.insert(0, str(OUT.parent))
-    import subclassed_golden_models  # noqa: PLC0415 (the tests' own module, found once OUT is known)
+    import golden_models  # noqa: PLC0415 (the tests' own module, found once OUT is known)
 
-    _, net, doubled_loss = subclassed_golden_models.classes(keras, tf)
+    return golden_models
+
+
+def _subclassed_model(train_step=False):
+    """The models written as classes of tests/keras/golden_models.py, made with tf-keras."""
+    _, net, doubled_loss = _golden_models().classes(keras, tf)
     return doubled_loss() if train_step else net()
 
 
@@ -614,29 +619,12 @@ def layers_breadth(rng) -> None:
     write("layers_breadth", shortest({"cases": cases, "normalization_adapt": adapted}))
 
 
-def regularized_model():
-    """The model of the regularizers' fixture (tests/keras/test_regularizers.py builds the same)."""
-    layers, regularizers = keras.layers, keras.regularizers
-    inputs = keras.Input((5, 5, 2))
-    x = layers.Conv2D(3, 3, kernel_regularizer=regularizers.l2(0.05), bias_regularizer="l1")(inputs)
-    x = layers.PReLU(alpha_regularizer=regularizers.l2(0.1))(x)
-    x = layers.SeparableConv2D(
-        2, 2, depthwise_regularizer=regularizers.l1(0.01), pointwise_regularizer=regularizers.l2(0.02)
-    )(x)
-    x = layers.Flatten()(x)
-    x = layers.Dense(4, activation="relu", activity_regularizer=regularizers.l1_l2(0.01, 0.02))(x)
-    outputs = layers.Dense(
-        3, activation="softmax", kernel_regularizer="l1_l2", bias_regularizer=regularizers.L1L2(l2=0.5)
-    )(x)
-    return keras.Model(inputs, outputs)
-
-
 def regularizers(rng) -> None:
     """keras/regularizers.py (L1, L2, L1L2, the names' defaults) through base_layer.add_weight's
     regularizer and the activity regularizer (its penalty over the batch size), in Model.losses, and
     compile_utils.LossesContainer adding their sum to the loss fit minimises and reports."""
     keras.backend.clear_session()
-    model = regularized_model()
+    model = _golden_models().regularized_model(keras)
     weights = [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in model.weights]
     model.set_weights(weights)
     x = rng.normal(0, 1, (8, 5, 5, 2)).astype(np.float32)

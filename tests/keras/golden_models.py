@@ -1,5 +1,6 @@
-"""The models written as classes that golden/subclassed.json holds tf-keras' numbers for: made from the ``keras``
-and ``tf`` given, so that tools/make_keras_goldens.py builds them with tf-keras and the tests with ipu-teach."""
+"""The models golden fixtures hold tf-keras' numbers for, made from the ``keras`` (and ``tf``) given, so that
+tools/make_keras_goldens.py builds them with tf-keras and the tests with ipu-teach: the models written as classes
+of golden/subclassed.json and the regularized model of golden/regularizers.json."""
 
 
 def classes(keras, tf):
@@ -45,3 +46,21 @@ def classes(keras, tf):
             return {m.name: m.result() for m in self.metrics}
 
     return Block, Net, DoubledLoss
+
+
+def regularized_model(keras):
+    """A model with every kind of regularizer: weight penalties on kernels, biases, PReLU's alpha and separable
+    kernels, and an activity penalty on a Dense layer's outputs."""
+    layers, regularizers = keras.layers, keras.regularizers
+    inputs = keras.Input((5, 5, 2))
+    x = layers.Conv2D(3, 3, kernel_regularizer=regularizers.l2(0.05), bias_regularizer="l1")(inputs)
+    x = layers.PReLU(alpha_regularizer=regularizers.l2(0.1))(x)
+    x = layers.SeparableConv2D(
+        2, 2, depthwise_regularizer=regularizers.l1(0.01), pointwise_regularizer=regularizers.l2(0.02)
+    )(x)
+    x = layers.Flatten()(x)
+    x = layers.Dense(4, activation="relu", activity_regularizer=regularizers.l1_l2(0.01, 0.02))(x)
+    outputs = layers.Dense(
+        3, activation="softmax", kernel_regularizer="l1_l2", bias_regularizer=regularizers.L1L2(l2=0.5)
+    )(x)
+    return keras.Model(inputs, outputs)

@@ -5,6 +5,7 @@ and reports, compared with tf-keras (``golden/regularizers.json``, written by to
 import json
 import pathlib
 
+import golden_models
 import numpy as np
 import pytest
 from keras_helpers import single_ipu_scope
@@ -14,25 +15,8 @@ import ipu_teach.keras as keras
 GOLDEN = json.loads((pathlib.Path(__file__).parent / "golden" / "regularizers.json").read_text())
 
 
-def regularized_model():
-    """The model of tools/make_keras_goldens.py's ``regularizers`` section."""
-    layers, regularizers = keras.layers, keras.regularizers
-    inputs = keras.Input((5, 5, 2))
-    x = layers.Conv2D(3, 3, kernel_regularizer=regularizers.l2(0.05), bias_regularizer="l1")(inputs)
-    x = layers.PReLU(alpha_regularizer=regularizers.l2(0.1))(x)
-    x = layers.SeparableConv2D(
-        2, 2, depthwise_regularizer=regularizers.l1(0.01), pointwise_regularizer=regularizers.l2(0.02)
-    )(x)
-    x = layers.Flatten()(x)
-    x = layers.Dense(4, activation="relu", activity_regularizer=regularizers.l1_l2(0.01, 0.02))(x)
-    outputs = layers.Dense(
-        3, activation="softmax", kernel_regularizer="l1_l2", bias_regularizer=regularizers.L1L2(l2=0.5)
-    )(x)
-    return keras.Model(inputs, outputs)
-
-
 def _model_with_keras_weights():
-    model = regularized_model()
+    model = golden_models.regularized_model(keras)
     model.set_weights([np.asarray(w, np.float32) for w in GOLDEN["weights"]])
     return model
 

@@ -5,9 +5,9 @@ against tf-keras (golden/subclassed.json, written by tools/make_keras_goldens.py
 import json
 import pathlib
 
+import golden_models
 import numpy as np
 import pytest
-import subclassed_golden_models
 
 import ipu_teach.keras as keras
 from ipu_teach import tensorflow as tf
@@ -15,7 +15,7 @@ from ipu_teach import tensorflow as tf
 GOLDEN = json.loads((pathlib.Path(__file__).parent / "golden" / "subclassed.json").read_text())
 
 
-Block, Net, DoubledLoss = subclassed_golden_models.classes(keras, tf)
+Block, Net, DoubledLoss = golden_models.classes(keras, tf)
 
 
 def golden_net(case="fit", cls=Net):
