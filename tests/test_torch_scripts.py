@@ -1,17 +1,13 @@
 """The PyTorch and PopTorch scripts of tests/torch_scripts run unchanged with ``ipu-teach run`` (each in a new
 process) and train MNIST (the bundled subset: 10,000 training images) to the accuracy one epoch gives."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from script_runner import run_script
 
 SCRIPTS = Path(__file__).parent / "torch_scripts"
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(name, *args, cwd):
@@ -50,14 +46,7 @@ def test_a_torch_name_ipu_teach_lacks_fails_naming_it(tmp_path):
     script.write_text(
         "import torch\nimport torch.nn.functional as F\nprint('imported', torch.__version__)\ntorch.fft\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "ipu_teach", "run", str(script)],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_script(script, cwd=tmp_path, timeout=60)
     assert result.returncode == 1 and result.stdout.startswith("imported 2.0.0+ipu_teach")
     assert "NotSimulatedError: torch.fft is not simulated by ipu-teach: ipu-teach simulates the part of PyTorch" in (
         result.stderr
