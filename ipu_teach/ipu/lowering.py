@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import record
-from ..autograd.cost import Reduction, VectorPass, elementwise
+from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import step_overrides
 from . import matrix_plan, memory_layout
 from .memory_layout import TEMPORARY, MemoryItem
@@ -322,6 +322,22 @@ class RecordedStep:
     output_bytes: int
 
 
+def _metric_steps(model, batch, spec) -> tuple[list, list]:
+    """The compiled metrics' work in one step, named ``metrics/<name>`` (so a pipeline runs it in its last stage),
+    and its rows of the graph's signature. Graphcore's Keras computes the loss trackers and every metric of
+    ``compile`` inside the compiled step, their results being the step's logs that the outfeed brings to the
+    host (keras/ipu/extensions/extensions_base.py)."""
+    if not model.compiled or getattr(model, "output_shape", None) is None:
+        return [], []
+    shapes = model.output_shape if isinstance(model.output_shape, list) else [model.output_shape]
+    steps, signature = [], []
+    for name, work in model.compiled_outputs.resolve(model).device_work([(batch, *shape[1:]) for shape in shapes]):
+        elements = sum(item.elements for item in work)  # one operation per element compared, added or reduced
+        steps += _steps_for(f"metrics/{name}", "forward", OpCost(elements, 0, 0, 1, vector=work), spec, 4, 4)
+        signature.append(["metric", repr(work)])  # its work, not its name (auc_1 is the same graph as auc)
+    return steps, signature
+
+
 def _record_step(model, mode, x, y) -> list:
     """The ops of one step of ``model``'s ``mode``, from running it once (its state restored after)."""
     if step_overrides.overridden(model, mode):  # the model's own step: its ops, as a plain step's are costed
@@ -385,6 +401,9 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None,
                     options=options_for(rec.scope, "backward", kind),
                 )
             )
+    if mode != "predict" and recorded is None:
+        metric_steps, metric_signature = _metric_steps(model, batch_size_of(x), spec)
+        forward, signature = forward + metric_steps, signature + metric_signature
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
     update, memory = [], memory_layout.weight_memory(model.weights, spec, 0)
