@@ -413,12 +413,8 @@ def run(model, prepared: Prepared, batches, step_logs=None) -> tuple[list, float
     connection = setup.configuration
     if executable.out_of_memory is not None and connection.runs:
         raise out_of_memory.CannotRunOutOfMemoryError(executable.out_of_memory)
-    if connection.runs and shape_only_weights.without_values(model):
-        raise IPURuleError(
-            f"`{model.name}` was built inside ipu.utils.shape_only_weights(): its weights have shapes but no "
-            "values, so it can be compiled and sized (ipu.utils.estimate, DeviceConnectionType.PRE_COMPILE) but "
-            "not run; build it outside that block to train or predict"
-        )
+    if connection.runs:
+        shape_only_weights.check_runnable(model)
     batch = executable.graph.micro_batch
     for x, _ in batches:
         if batch_size_of(x) != batch:

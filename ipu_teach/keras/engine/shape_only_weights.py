@@ -44,3 +44,13 @@ def without_values(model) -> bool:
     from ...autograd.symbolic import is_symbolic
 
     return any(is_symbolic(w.data) for w in model.weights)
+
+
+def check_runnable(model) -> None:
+    """Refuse to run ``model``'s numerics when its weights have no values, saying what it can do instead."""
+    if without_values(model):
+        raise ValueError(
+            f"`{model.name}` was built inside ipu.utils.shape_only_weights(): its weights have shapes but no "
+            "values, so it can be compiled and sized (ipu.utils.estimate, DeviceConnectionType.PRE_COMPILE) but "
+            "not run; build it outside that block to train, evaluate or predict"
+        )
