@@ -66,7 +66,7 @@ def _child(batch: int, precision: str, shape_only: bool) -> dict:
     """Compile ResNet-50's training program once in this process; its time, peak memory and digest."""
     import numpy as np
 
-    from ipu_teach import ipu, keras
+    from ipu_teach import keras
     from ipu_teach.examples import configure_ipus
     from ipu_teach.ipu import executor
     from ipu_teach.ipu.shape_only import placeholder

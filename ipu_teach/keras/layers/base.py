@@ -16,8 +16,8 @@ import math
 import numpy as np
 
 from ...autograd import Tensor, no_grad, ops, precision, unrecorded
-from .. import backend, initializers, regularizers
 from ...autograd.symbolic import ShapedArray
+from .. import backend, initializers, regularizers
 from ..engine import call_context, config, shape_only_weights, weight_budget
 from ..ipu.pipeline_stage import current_stage
 from ..mixed_precision import policy as dtype_policies
