@@ -78,8 +78,9 @@ class ShapedArray:
 
     __array__ = __float__ = __int__ = __bool__ = __index__ = __getitem__ = __setitem__ = __iter__ = _no_value
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _no_value
-    __neg__ = __matmul__ = __pow__ = __lt__ = __le__ = __gt__ = __ge__ = __array_ufunc__ = _no_value
-    __array_function__ = _no_value
+    __neg__ = __matmul__ = __pow__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _no_value
+    __array_ufunc__ = __array_function__ = _no_value
+    __hash__ = None  # unhashable, as a numpy array
 
 
 def _reshaped(shape: tuple, target: tuple) -> tuple:

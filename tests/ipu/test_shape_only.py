@@ -134,6 +134,33 @@ def test_replicas_with_accumulation_lower_from_shapes_to_the_same_executable(mon
     _assert_same_executable(*_compile_both(model, "train", monkeypatch), model, "train")
 
 
+def _text_model(mask_zero):
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(5,))
+        x = keras.layers.Embedding(20, 4, mask_zero=mask_zero)(inputs)
+        x = keras.layers.LSTM(3)(x)
+        model = keras.Model(inputs, keras.layers.Dense(2, activation="softmax")(x))
+        model.compile("sgd", "categorical_crossentropy")
+    x = np.random.default_rng(0).integers(0, 20, size=(8, 5)).astype(np.float32)
+    model.fit(x, keras.utils.to_categorical(np.arange(8) % 2, 2), batch_size=4, verbose=0)
+    return model
+
+
+def test_an_embedding_and_lstm_lower_from_shapes_to_the_same_executable(monkeypatch):
+    configure(1)
+    model = _text_model(mask_zero=False)
+    _assert_same_executable(*_compile_both(model, "train", monkeypatch), model, "train")
+
+
+def test_a_mask_from_the_inputs_values_is_lowered_by_running_the_step():
+    configure(1)
+    model = _text_model(mask_zero=True)  # the mask is which tokens are 0: values a trace does not have
+    setup = model.device_executor.prepared["train"].setup
+    assert shape_only.trace_step(model, "train", setup.x, setup.y) is None
+    real, _ = executor.compile_executable(model, setup, shape_only=False)
+    assert executor.compile_executable(model, setup, shape_only=True)[0].explain() == real.explain()
+
+
 def test_a_layer_that_reads_values_is_lowered_by_running_it_instead(monkeypatch):
     configure(1)
     with ipu.ipu_strategy.IPUStrategy().scope():
