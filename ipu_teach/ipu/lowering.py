@@ -1,7 +1,8 @@
 """Lowering: a Keras model becomes a simulated IPU program, op by op, through the cost model.
 
-The model runs once on a real batch while ``autograd.record()`` listens; every op it applies
-states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
+The model runs once on a real batch while ``autograd.record()`` listens (or, compiling without running or
+sizing a model, its step is traced from shapes alone, :mod:`.shape_only`: the same records, no numerics);
+every op it applies states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
 as Poplar lowers it to several compute sets: each matrix product its rearrangement, the product on
 the tiles' matrix units and the reduction of split sums (:mod:`.matrix_plan`); each element-wise
 pass one compute set on the vector units, its elements spread linearly over the tiles (fewer
