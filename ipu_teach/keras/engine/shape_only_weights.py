@@ -43,7 +43,8 @@ def without_values(model) -> bool:
     """Whether any weight of ``model`` has no values (it was built inside :func:`shape_only_weights`)."""
     from ...autograd.symbolic import is_symbolic
 
-    return any(is_symbolic(w.data) for w in model.weights)
+    # a stand-in's weights (a custom loop's, poptorch's) state a name, size and dtype but hold no data
+    return any(is_symbolic(getattr(w, "data", None)) for w in model.weights)
 
 
 def check_runnable(model) -> None:
