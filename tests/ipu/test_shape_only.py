@@ -241,7 +241,8 @@ def test_estimate_sizes_a_pipeline_per_stage_and_predict_without_labels():
         model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
     sizing = ipu.utils.estimate(model, batch_size=4)
     assert (sizing.ipus_per_replica, sizing.replicas, len(sizing.tile_bytes)) == (2, 1, 2)
-    assert ipu.utils.estimate(model, batch_size=4, mode="predict").mode == "predict"
+    for mode in ("test", "predict"):  # evaluate's program (a loss, no backward) and predict's (no labels)
+        assert ipu.utils.estimate(model, batch_size=4, mode=mode).executable.graph.mode == mode
 
 
 def test_a_model_too_big_for_the_host_is_sized_without_allocating_its_weights():
