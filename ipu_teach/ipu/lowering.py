@@ -1,7 +1,8 @@
 """Lowering: a Keras model becomes a simulated IPU program, op by op, through the cost model.
 
-The model runs once on a real batch while ``autograd.record()`` listens; every op it applies
-states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
+The model runs once on a real batch while ``autograd.record()`` listens (or, compiling without running or
+sizing a model, its step is traced from shapes alone, :mod:`.shape_only`: the same records, no numerics);
+every op it applies states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
 as Poplar lowers it to several compute sets: each matrix product its rearrangement, the product on
 the tiles' matrix units and the reduction of split sums (:mod:`.matrix_plan`); each element-wise
 pass one compute set on the vector units, its elements spread linearly over the tiles (fewer
@@ -24,6 +25,7 @@ from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import step_overrides
 from . import matrix_plan, memory_layout
+from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
 PARTIAL_BYTES = 4
@@ -359,12 +361,19 @@ def _record_step(model, mode, x, y) -> list:
     return tape
 
 
-def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None, recorded=None) -> LoweredGraph:
-    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after), or the ops of a
-    custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
+def lower(
+    model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None, recorded=None, shape_only=False
+) -> LoweredGraph:
+    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after; with
+    ``shape_only``, traced from its shapes without numerics where it can be, :mod:`.shape_only`: the same graph),
+    or the ops of a custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
     ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options."""
     options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
-    tape = _record_step(model, mode, x, y) if recorded is None else list(recorded.ops)
+    if recorded is not None:
+        tape = list(recorded.ops)
+    else:
+        traced = shape_only_trace.trace_step(model, mode, x, y) if shape_only else None
+        tape = _record_step(model, mode, x, y) if traced is None else traced
     forward, backward, signature = [], [], []
     # The graph's identity is its ops and shapes, not the layer names a session hands out: a second,
     # identical model (named dense_1 instead of dense) is the same executable, as in Poplar's cache.

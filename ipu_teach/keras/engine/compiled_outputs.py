@@ -13,6 +13,7 @@ import copy
 import numpy as np
 
 from ...autograd import ops
+from ...autograd.symbolic import is_symbolic
 from .. import losses as losses_module
 from .. import metrics as metrics_module
 from . import sample_weights
@@ -136,7 +137,7 @@ class CompiledOutputs:
             if fn is None:
                 continue
             value = fn(y, pred, sample_weight)
-            parts.append(float(value.data))
+            parts.append(None if is_symbolic(value.data) else float(value.data))  # no value in a shape-only trace
             if weight != 1.0:
                 value = ops.mul(value, np.float32(weight))
             total = value if total is None else ops.add(total, value)
