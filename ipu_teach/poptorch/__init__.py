@@ -7,23 +7,28 @@ and ``poptorch``); each model call is costed on the same simulated IPU as a Kera
 
 from . import annotations, optim
 from .annotations import (
-    Block,
     BeginBlock,
-    Stage,
+    Block,
+    BlockFunction,
     identity_loss,
     recomputationCheckpoint,
+    removeBlocks,
     set_available_memory,
 )
 from .dataloader import DataLoader
-from .enums import AnchorMode, ConnectionType, DataLoaderMode, OutputMode, ReductionType
-from .executor import Error, PoplarExecutor, inferenceModel, trainingModel
-from .options import Options, PipelinedExecution, ShardedExecution
+from .enums import AnchorMode, AutoStage, ConnectionType, DataLoaderMode, OutputMode, ReductionType
+from .errors import Error
+from .executor import PoplarExecutor, inferenceModel, trainingModel
+from .options import Options
+from .stages import PipelinedExecution, ShardedExecution, Stage
 
 __version__ = "3.3.0+ipu_teach"
 __all__ = [
     "AnchorMode",
+    "AutoStage",
     "BeginBlock",
     "Block",
+    "BlockFunction",
     "ConnectionType",
     "DataLoader",
     "DataLoaderMode",
@@ -39,6 +44,7 @@ __all__ = [
     "inferenceModel",
     "optim",
     "recomputationCheckpoint",
+    "removeBlocks",
     "set_available_memory",
     "trainingModel",
 ]

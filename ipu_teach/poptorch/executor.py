@@ -22,8 +22,11 @@ Cost: the first call (or ``compile()``) records one micro-batch step's ops (the 
 their forward and backward costs) and lowers them with the executor the Keras path uses (``ipu.executor``'s
 ``compile_executable``, as ``ipu.custom_loop`` does for ``strategy.run``): a call is one execution of
 ``deviceIterations x gradientAccumulation`` steps on ``replicationFactor`` replicas, called by the "poptorch"
-host API (``hardware.HOST.poptorch_execution_s``), as ``steps_per_execution`` steps are in Keras. A "Graph
-compilation" bar shows the simulated compile time; ``ipu-teach run`` prints each model's simulated seconds.
+host API (``hardware.HOST.poptorch_execution_s``), as ``steps_per_execution`` steps are in Keras. Blocks
+(``BeginBlock``, ``Block``) on several IPUs make the step a pipeline (:mod:`.stages`): the plan a Keras model with
+``PipelineStage`` blocks gets, costed by the same ``ipu.pipelined_run``. A "Graph compilation" bar shows the simulated
+compile time; ``ipu-teach run`` prints each model's simulated seconds; ``get_ipu_executable()`` returns the
+executable (``explain()``, the pipeline for ``PipelineExplorer.from_model``).
 
 Example:
 
@@ -61,15 +64,12 @@ from ..torch import optim
 from ..torch.nn.module import Module, name_scopes
 from ..torch.random import default_generator
 from ..torch.tensor import Tensor
-from . import annotations
+from . import annotations, stages
 from .enums import ConnectionType, OutputMode, ReductionType
+from .errors import Error
 from .options import Options
 
 NO_EXECUTABLE_ERR = "Model has not been compiled or has been destroyed."
-
-
-class Error(RuntimeError):
-    """PopTorch's error (``poptorch.Error``)."""
 
 
 class _IPUOutput(Tensor):
@@ -155,9 +155,16 @@ class PoplarExecutor:
             if options.defaultOutputMode():
                 options.outputMode(OutputMode.All)
             if options.Training.gradient_accumulation != 1:
+                pipelined = not isinstance(options.execution_strategy, stages.ShardedExecution)
                 raise Error(
                     "You must set poptorch.Options().Training.gradientAccumulation to 1 or leave it as its default "
                     "value (1) when running a poptorch.inferenceModel()."
+                    + (
+                        " Use poptorch.Options().deviceIterations to process a sufficient number of batches each run "
+                        "for pipelined execution instead."
+                        if pipelined
+                        else ""
+                    )
                 )
         self.__dict__.update(
             _model=model,
@@ -165,6 +172,7 @@ class PoplarExecutor:
             _training=training,
             _optimizer=optimizer,
             _executable=None,
+            _layout=None,
             _configuration=None,
             _attached=False,
             _name=f"poptorch.{'trainingModel' if training else 'inferenceModel'}({type(model).__name__})",
@@ -193,9 +201,17 @@ class PoplarExecutor:
         """Compile for these inputs (the first call does it otherwise): record one micro-batch step, lower it,
         cost it. The model's weights, buffers and random state are as they were after."""
         micro = self._micro_batch(args, kwargs)
-        tape, outputs = self._record_step(args, kwargs, micro)
-        self._configuration = self._attach_ipus()
         opts = self._options
+        layout, outputs = self._record_step(args, kwargs, micro)
+        stages.check_depth(
+            layout.plan,
+            opts.execution_strategy,
+            self._training,
+            opts.Training.gradient_accumulation,
+            opts.device_iterations,
+        )
+        self.__dict__["_layout"] = layout
+        self.__dict__["_configuration"] = self._attach_ipus()
         inputs = [t.data[:micro] for t in _tensors(list(args) + list(kwargs.values())) if t.data.ndim]
         x = inputs[0] if inputs else np.zeros((1, 0), np.float32)
         y = inputs[1] if len(inputs) > 1 else None
@@ -214,7 +230,7 @@ class PoplarExecutor:
         setup = Setup(
             "train" if self._training else "predict",
             self._configuration,
-            None,
+            layout.plan,
             opts.replication_factor,
             opts.Training.gradient_accumulation,
             GradientAccumulationReductionMethod.MEAN
@@ -224,7 +240,7 @@ class PoplarExecutor:
             x,
             y,
             "poptorch",
-            recorded=RecordedStep(tuple(tape), int(output_bytes)),
+            recorded=RecordedStep(layout.ops, int(output_bytes)),
         )
         executable, due = compile_executable(program, setup)
         self.__dict__["_executable"] = executable
@@ -232,6 +248,18 @@ class PoplarExecutor:
         _progress_bar(due)
         custom_loop.note_execution(self._name, 0, due, due, executable)
         custom_loop.timings()[self._name].calls -= 1  # compiling is not a call
+
+    def get_ipu_executable(self, mode: str | None = None):
+        """The simulated IPU executable this model compiled (ipu-teach only, as Keras models'
+        ``get_ipu_executable``): ``explain()``, ``timeline``, and ``pipeline`` when pipelined (what
+        ``PipelineExplorer.from_model`` reads). ``mode``: "train" for a trainingModel, "predict" for an
+        inferenceModel (default: this model's)."""
+        own = "train" if self._training else "predict"
+        if mode not in (None, own):
+            raise ValueError(f"{self._name} has only a {own!r} executable, not {mode!r}")
+        if self._executable is None:
+            raise ValueError(f"{self._name} has not been compiled yet: call it (or compile()) first")
+        return self._executable
 
     def isCompiled(self) -> bool:  # noqa: N802
         return self._executable is not None
@@ -393,13 +421,14 @@ class PoplarExecutor:
 
     # ---- compiling ----------------------------------------------------------------------------------------
     def _record_step(self, args, kwargs, micro):
-        """The ops of one micro-batch step (forward, and backward when training), state restored after."""
+        """Where one micro-batch step's ops run (forward, and backward when training: a ``stages.Layout``, from its
+        blocks) and its outputs; the model's state is restored after."""
         state = [(t, t.data.copy()) for t in list(self._model.parameters()) + list(self._model.buffers())]
         grads = [(p, p.grad) for p, _ in state]
         random_state = default_generator.get_state()
         micro_args, micro_kwargs = self._slice(args, kwargs, 0, micro)
         try:
-            with record() as tape:
+            with record() as tape, stages.tracing(self._options.execution_strategy, tape) as trace:
                 outputs = self._forward(micro_args, micro_kwargs)
                 if self._training:
                     loss = self._loss_of(outputs)
@@ -410,15 +439,15 @@ class PoplarExecutor:
             for p, grad in grads:
                 p.grad = grad
             default_generator.set_state(random_state)
-        return list(tape), outputs
+        return stages.layout(trace, self._training), outputs
 
     def _attach_ipus(self):
         """Configure the simulated system for this model: a replica per IPU (or per group of the blocks' IPUs),
         the memory proportion and partials type as the matrix products' Poplar options."""
         opts = self._options
         config = IPUConfig()
-        wanted = opts.replication_factor * annotations.ipus_used(self._model)
-        config.auto_select_ipus = 1 << (wanted - 1).bit_length()
+        wanted = opts.replication_factor * self._layout.ipus_per_replica
+        config.auto_select_ipus = stages.reserved_ipus(wanted, opts.auto_round_num_ipus)
         poplar = {}
         if opts.available_memory_proportion:
             poplar["availableMemoryProportion"] = str(min(opts.available_memory_proportion.values()))

@@ -5,7 +5,8 @@ Setters return the options, so they chain (``poptorch.Options().deviceIterations
 ``replicationFactor``, ``Training.gradientAccumulation`` and ``accumulationAndReplicationReductionType``,
 ``outputMode``, ``randomSeed`` (which seeds ``torch``, as PopTorch's does), ``enableExecutableCaching``,
 ``setAvailableMemoryProportion`` and ``Precision.setPartialsType`` (Poplar options of the matrix products),
-``enableSyntheticData`` and ``setExecutionStrategy`` (recorded; a model is costed on the IPUs of one replica).
+``setExecutionStrategy`` and ``autoRoundNumIPUs`` (how blocks become stages: :mod:`.stages`) and
+``enableSyntheticData`` (recorded).
 
 Example:
 
@@ -23,6 +24,7 @@ import copy
 
 from ..torch import manual_seed
 from .enums import ConnectionType, OutputMode, ReductionType
+from .stages import PipelinedExecution
 
 
 def _positive(name, value) -> int:
@@ -69,21 +71,6 @@ class _PrecisionOptions:
         return self
 
 
-class _ExecutionStrategy:
-    """How blocks are placed on IPUs (``BeginBlock`` / ``Block`` annotations)."""
-
-    def __init__(self, *block_ids):
-        self.block_ids = block_ids
-
-
-class PipelinedExecution(_ExecutionStrategy):
-    """Blocks run as pipeline stages on successive IPUs (PopTorch's default when blocks are annotated)."""
-
-
-class ShardedExecution(_ExecutionStrategy):
-    """Blocks run one after the other, each on its IPU, without pipelining."""
-
-
 class Options:
     """The options of one PopTorch model (see the module docstring); ``clone()`` copies them."""
 
@@ -96,7 +83,8 @@ class Options:
         self.executable_cache_dir = None
         self.available_memory_proportion = {}
         self.synthetic_data = False
-        self.execution_strategy = None
+        self.execution_strategy = PipelinedExecution()
+        self.auto_round_num_ipus = False
         self.connection_type = ConnectionType.Always
         self.input_group_size = 1
         self.Training = _TrainingOptions()
@@ -156,9 +144,15 @@ class Options:
         return self
 
     def setExecutionStrategy(self, strategy) -> Options:  # noqa: N802
-        if not isinstance(strategy, _ExecutionStrategy):
+        """How the model's blocks run on their IPUs: ``PipelinedExecution`` (default) or ``ShardedExecution``."""
+        if not isinstance(strategy, PipelinedExecution):
             raise TypeError(f"setExecutionStrategy expects a PipelinedExecution or ShardedExecution, got {strategy!r}")
         self.execution_strategy = strategy
+        return self
+
+    def autoRoundNumIPUs(self, auto_round_num_ipus: bool = True) -> Options:  # noqa: N802
+        """Reserve the next power of two of IPUs when the model uses another number (else that is an error)."""
+        self.auto_round_num_ipus = bool(auto_round_num_ipus)
         return self
 
     def connectionType(self, connection_type) -> Options:  # noqa: N802
