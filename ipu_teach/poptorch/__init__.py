@@ -3,6 +3,13 @@
 A PopTorch script runs unchanged on :mod:`ipu_teach.torch` (``ipu-teach run`` maps ``torch``, ``torchvision``
 and ``poptorch``); each model call is costed on the same simulated IPU as a Keras model (see
 :mod:`.executor`). Semantics and defaults follow graphcore/poptorch's source and its user guide.
+
+Example:
+
+>>> from ipu_teach import poptorch, torch
+>>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2), poptorch.Options().deviceIterations(4))
+>>> model(torch.zeros(8, 3)).shape          # 4 iterations of 2 samples in one call
+torch.Size([8, 2])
 """
 
 from . import annotations, optim

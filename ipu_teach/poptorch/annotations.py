@@ -43,7 +43,24 @@ class _BlockHook:
 
 def BeginBlock(layer_to_call, user_id=None, ipu_id=None):  # noqa: N802 (PopTorch's name)
     """``layer_to_call`` and everything after it (until the next block) runs on IPU ``ipu_id``, in block
-    ``user_id``; returns ``layer_to_call`` (a function is wrapped in a module that begins the block)."""
+    ``user_id``; returns ``layer_to_call`` (a function is wrapped in a module that begins the block).
+
+    A forward pre-hook on the module, as PopTorch's: each change of IPU along the model starts a pipeline stage
+    (:mod:`.stages`). ``ipu_id`` is required with the default ``AutoStage.SameAsIpu``.
+
+    Raises:
+      poptorch.Error: for a module already in a block, or something neither a module nor a function.
+
+    Example:
+
+    >>> from ipu_teach import poptorch, torch
+    >>> net = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 2))
+    >>> _ = poptorch.BeginBlock(net[1], ipu_id=1)         # net[1] and what follows run on IPU 1
+    >>> model = poptorch.inferenceModel(net, poptorch.Options().deviceIterations(2))
+    >>> _ = model(torch.zeros(8, 3))
+    >>> model.get_ipu_executable().pipeline.schedule.device_mapping
+    (0, 1)
+    """
     if not isinstance(layer_to_call, Module):
         if callable(layer_to_call):
             return _BeginBlockFn(layer_to_call, user_id, ipu_id)

@@ -199,7 +199,16 @@ class PoplarExecutor:
 
     def compile(self, *args, **kwargs) -> None:
         """Compile for these inputs (the first call does it otherwise): record one micro-batch step, lower it,
-        cost it. The model's weights, buffers and random state are as they were after."""
+        cost it. The model's weights, buffers and random state are as they were after.
+
+        Example:
+
+        >>> from ipu_teach import poptorch, torch
+        >>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2))
+        >>> model.compile(torch.zeros(4, 3))       # the bar goes to stderr; nothing runs
+        >>> model.isCompiled(), model.get_ipu_executable().graph.micro_batch
+        (True, 4)
+        """
         micro = self._micro_batch(args, kwargs)
         opts = self._options
         layout, outputs = self._record_step(args, kwargs, micro)
@@ -253,7 +262,19 @@ class PoplarExecutor:
         """The simulated IPU executable this model compiled (ipu-teach only, as Keras models'
         ``get_ipu_executable``): ``explain()``, ``timeline``, and ``pipeline`` when pipelined (what
         ``PipelineExplorer.from_model`` reads). ``mode``: "train" for a trainingModel, "predict" for an
-        inferenceModel (default: this model's)."""
+        inferenceModel (default: this model's).
+
+        Raises:
+          ValueError: before the model is compiled, or for the other mode.
+
+        Example:
+
+        >>> from ipu_teach import poptorch, torch
+        >>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2), poptorch.Options().deviceIterations(10))
+        >>> _ = model(torch.zeros(20, 3))
+        >>> model.get_ipu_executable().steps_per_execution      # deviceIterations: the program's loop
+        10
+        """
         own = "train" if self._training else "predict"
         if mode not in (None, own):
             raise ValueError(f"{self._name} has only a {own!r} executable, not {mode!r}")
@@ -268,7 +289,18 @@ class PoplarExecutor:
         return self._executable is not None and self._attached
 
     def detachFromDevice(self) -> None:  # noqa: N802
-        """Free the IPUs (another model, such as the inference model, can use them)."""
+        """Free the IPUs (another model, such as the inference model, can use them); the next call attaches
+        again.
+
+        Example:
+
+        >>> from ipu_teach import poptorch, torch
+        >>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2))
+        >>> _ = model(torch.zeros(1, 3))
+        >>> model.detachFromDevice()
+        >>> model.isAttachedToDevice()
+        False
+        """
         if self._executable is None:
             raise Error(NO_EXECUTABLE_ERR)
         if not self._attached:
@@ -489,10 +521,36 @@ def _progress_bar(seconds: float) -> None:
 
 def trainingModel(model, options=None, optimizer=None) -> PoplarExecutor:  # noqa: N802
     """Wrap ``model`` (whose forward returns its loss) for training on the IPU with ``optimizer`` (default SGD,
-    lr 0.01, as PopTorch)."""
+    lr 0.01, as PopTorch). Each call runs ``deviceIterations`` weight updates on the IPU and returns the outputs
+    ``options.outputMode`` asks for (the last iteration's by default).
+
+    Example:
+
+    >>> from ipu_teach import poptorch, torch
+    >>> class WithLoss(torch.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.linear = torch.nn.Linear(3, 1)
+    ...     def forward(self, x, y):
+    ...         return torch.nn.functional.mse_loss(self.linear(x), y)
+    >>> model = WithLoss()
+    >>> training = poptorch.trainingModel(model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+    >>> before = model.linear.bias.item()
+    >>> loss = training(torch.ones(4, 3), torch.ones(4, 1))
+    >>> model.linear.bias.item() != before            # the original module holds the trained weights
+    True
+    """
     return PoplarExecutor(model, options, True, optimizer)
 
 
 def inferenceModel(model, options=None) -> PoplarExecutor:  # noqa: N802
-    """Wrap ``model`` for inference on the IPU."""
+    """Wrap ``model`` for inference on the IPU: each call returns every micro-batch's outputs by default.
+
+    Example:
+
+    >>> from ipu_teach import poptorch, torch
+    >>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2), poptorch.Options().deviceIterations(3))
+    >>> model(torch.zeros(6, 3)).shape
+    torch.Size([6, 2])
+    """
     return PoplarExecutor(model, options, False)

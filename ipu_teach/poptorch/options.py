@@ -72,7 +72,17 @@ class _PrecisionOptions:
 
 
 class Options:
-    """The options of one PopTorch model (see the module docstring); ``clone()`` copies them."""
+    """The options of one PopTorch model (see the module docstring); ``clone()`` copies them.
+
+    Example:
+
+    >>> from ipu_teach import poptorch
+    >>> opts = poptorch.Options().deviceIterations(50)
+    >>> opts.Training.gradientAccumulation(4)
+    <...>
+    >>> opts
+    Options(deviceIterations=50, replicationFactor=1, gradientAccumulation=4, outputMode=Default)
+    """
 
     def __init__(self):
         self.device_iterations = 1
@@ -91,12 +101,28 @@ class Options:
         self.Precision = _PrecisionOptions()
 
     def deviceIterations(self, device_iterations: int) -> Options:  # noqa: N802
-        """Iterations (weight updates in training) the IPU runs per call, taking the data for all at once."""
+        """Iterations (weight updates in training) the IPU runs per call, taking the data for all at once: Keras'
+        ``steps_per_execution``, counted in weight updates.
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> poptorch.Options().deviceIterations(50).device_iterations
+        50
+        """
         self.device_iterations = _positive("deviceIterations", device_iterations)
         return self
 
     def replicationFactor(self, replication_factor: int) -> Options:  # noqa: N802
-        """Copies of the model on as many IPUs (or groups of IPUs), each taking its part of the batch."""
+        """Copies of the model on as many IPUs (or groups of IPUs), each taking its part of the batch; their
+        gradients are reduced before each weight update.
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> poptorch.Options().replicationFactor(4).replication_factor
+        4
+        """
         self.replication_factor = _positive("replicationFactor", replication_factor)
         return self
 
@@ -127,7 +153,18 @@ class Options:
         return self
 
     def setAvailableMemoryProportion(self, available_memory_proportion: dict) -> Options:  # noqa: N802
-        """The proportion of each IPU's memory its matrix products may use for temporaries: ``{"IPU0": 0.3}``."""
+        """The proportion of each IPU's memory its matrix products may use for temporaries: ``{"IPU0": 0.3}``
+        (Poplar's ``availableMemoryProportion``, default 0.6): less memory, more time.
+
+        Raises:
+          ValueError: for a key that is not ``"IPU<n>"`` or a proportion outside (0, 1].
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> poptorch.Options().setAvailableMemoryProportion({"IPU0": 0.2}).available_memory_proportion
+        {0: 0.2}
+        """
         for key, value in available_memory_proportion.items():
             if not str(key).startswith("IPU"):
                 raise ValueError(
@@ -144,7 +181,15 @@ class Options:
         return self
 
     def setExecutionStrategy(self, strategy) -> Options:  # noqa: N802
-        """How the model's blocks run on their IPUs: ``PipelinedExecution`` (default) or ``ShardedExecution``."""
+        """How the model's blocks run on their IPUs: ``PipelinedExecution`` (default) or ``ShardedExecution``.
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> opts = poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution())
+        >>> type(opts.execution_strategy).__name__
+        'ShardedExecution'
+        """
         if not isinstance(strategy, PipelinedExecution):
             raise TypeError(f"setExecutionStrategy expects a PipelinedExecution or ShardedExecution, got {strategy!r}")
         self.execution_strategy = strategy
@@ -164,6 +209,16 @@ class Options:
         return self
 
     def clone(self) -> Options:
+        """A copy to change without changing these (the inference model's options from the training model's).
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> training_opts = poptorch.Options().deviceIterations(10)
+        >>> inference_opts = training_opts.clone().deviceIterations(20)
+        >>> training_opts.device_iterations, inference_opts.device_iterations
+        (10, 20)
+        """
         return copy.deepcopy(self)
 
     def __repr__(self):

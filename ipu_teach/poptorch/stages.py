@@ -102,7 +102,20 @@ class PipelinedExecution:
 
 
 class ShardedExecution(PipelinedExecution):
-    """Blocks run one after the other, each on its IPU, one micro-batch at a time (no overlap)."""
+    """Blocks run one after the other, each on its IPU, one micro-batch at a time (no overlap): costed with the
+    Sequential schedule; no rule on the pipeline's depth.
+
+    Example:
+
+    >>> from ipu_teach import poptorch, torch
+    >>> net = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 2))
+    >>> _ = poptorch.BeginBlock(net[1], ipu_id=1)
+    >>> opts = poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution())
+    >>> model = poptorch.inferenceModel(net, opts)
+    >>> _ = model(torch.zeros(2, 3))
+    >>> model.get_ipu_executable().pipeline.schedule.name
+    'Sequential'
+    """
 
 
 @dataclasses.dataclass
