@@ -370,11 +370,12 @@ class PipelineExplorer(FigureWidget):
 
         Each stage's forward, backward and weight-update time and activation transfer, as the simulator
         measured them, and each stage's activations and input of one micro-batch (for the stash), so the
-        schedules can be compared on this model. Always the training executable
+        schedules can be compared on this model; it opens on the model's own schedule. Always the training executable
         (``model.get_ipu_executable("train")``), also after evaluate or predict.
 
         Args:
-          model: A Keras model fitted pipelined inside an ``IPUStrategy`` scope.
+          model: A Keras model fitted pipelined inside an ``IPUStrategy`` scope, or a PopTorch model whose
+            blocks run on several IPUs, after its first call.
           **kwargs: Starting values for the controls (``schedule``, ``accumulation``...).
 
         Raises:
@@ -422,6 +423,7 @@ class PipelineExplorer(FigureWidget):
             c.link_latency_s * 1e6,
             c.slot_sync_s * 1e6,
         )
+        kwargs.setdefault("schedule", run.schedule.name)  # the model's own: Grouped, ..., PopTorch's
         kwargs.setdefault("accumulation", run.schedule.micro_batches)
         kwargs.setdefault("recompute", run.timeline.recompute)
         sizes = StashSizes(tuple(map(float, run.activation_bytes)), tuple(map(float, run.input_bytes)), "MB", 1e6)

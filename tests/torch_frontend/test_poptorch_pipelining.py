@@ -281,5 +281,6 @@ def test_explorer_and_profile_on_a_poptorch_pipeline(tmp_path, monkeypatch):
     explorer = PipelineExplorer.from_model(training)
     run = training.get_ipu_executable().pipeline
     assert explorer.costs.stages == 2 and explorer.accumulation.value == 8
+    assert explorer.schedule.value == "PopTorch"  # opens on the model's own schedule
     assert explorer.costs.forward == tuple(s * 1e6 for s in run.costs.forward)
     assert len(list((tmp_path / "report").glob("*/profile.json"))) == 1
