@@ -58,7 +58,10 @@ from ..ipu import custom_loop
 from ..ipu.config import IPUConfig
 from ..ipu.executor import Setup, compile_executable
 from ..ipu.gradient_accumulation import GradientAccumulationReductionMethod
+from ..ipu.keras_extensions import IPUModelOptions
 from ..ipu.lowering import RecordedStep
+from ..ipu.matrix_plan import DEFAULT_OPTIONS
+from ..ipu.poplar_options import PipelineStageOptions
 from ..keras import optimizers as keras_optimizers
 from ..torch import optim
 from ..torch.nn.module import Module, name_scopes
@@ -235,6 +238,7 @@ class PoplarExecutor:
         weights = [_Weight(self._weight_name(name), p.data.size, p.data.dtype) for name, p in parameters]
         optimizer = _cost_optimizer(self._optimizer) if self._training else keras_optimizers.SGD()
         program = custom_loop.LoopProgram(self._name, [], optimizer, weights)
+        program.ipu_options = self._stage_memory_options(layout.plan)
         reduction = opts.Training.accumulation_and_replication_reduction_type
         setup = Setup(
             "train" if self._training else "predict",
@@ -481,8 +485,8 @@ class PoplarExecutor:
         wanted = opts.replication_factor * self._layout.ipus_per_replica
         config.auto_select_ipus = stages.reserved_ipus(wanted, opts.auto_round_num_ipus)
         poplar = {}
-        if opts.available_memory_proportion:
-            poplar["availableMemoryProportion"] = str(min(opts.available_memory_proportion.values()))
+        if 0 in opts.available_memory_proportion:  # the first IPU's; a pipeline's other stages: _stage_memory_options
+            poplar["availableMemoryProportion"] = str(opts.available_memory_proportion[0])
         if opts.Precision.partials_type:
             poplar["partialsType"] = opts.Precision.partials_type
         if poplar:
@@ -496,6 +500,22 @@ class PoplarExecutor:
         from ..ipu import system
 
         return system.current()
+
+    def _stage_memory_options(self, plan) -> IPUModelOptions:
+        """PopTorch's memory proportions are per IPU: each pipeline stage's products get its IPU's (0.6, Poplar's
+        default, for an IPU not given), as Keras' per-stage Poplar options give them."""
+        proportions = self._options.available_memory_proportion
+        if plan is None or not proportions:
+            return IPUModelOptions()
+        default = DEFAULT_OPTIONS.available_memory_proportion
+        given = [{"availableMemoryProportion": str(proportions.get(ipu, default))} for ipu in plan.device_mapping]
+        stage_options = [PipelineStageOptions(convolution_options=g, matmul_options=dict(g)) for g in given]
+        return IPUModelOptions(
+            pipelining={
+                "forward_propagation_stages_poplar_options": stage_options,
+                "backward_propagation_stages_poplar_options": stage_options,
+            }
+        )
 
     def _weight_name(self, name: str) -> str:
         module, _, leaf = name.rpartition(".")

@@ -284,3 +284,27 @@ def test_explorer_and_profile_on_a_poptorch_pipeline(tmp_path, monkeypatch):
     assert explorer.schedule.value == "PopTorch"  # opens on the model's own schedule
     assert explorer.costs.forward == tuple(s * 1e6 for s in run.costs.forward)
     assert len(list((tmp_path / "report").glob("*/profile.json"))) == 1
+
+
+def test_memory_proportions_are_per_ipu():
+    class TwoConvs(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(1, 32, 3)
+            self.b = poptorch.BeginBlock(torch.nn.Conv2d(32, 64, 3), ipu_id=1)
+
+        def forward(self, x, y):
+            return torch.nn.functional.mse_loss(self.b(self.a(x)).mean(dim=(2, 3)), y)
+
+    def stage_costs(proportions):
+        opts = poptorch.Options().setAvailableMemoryProportion(proportions) if proportions else poptorch.Options()
+        opts.Training.gradientAccumulation(4)
+        model = poptorch.trainingModel(TwoConvs(), opts)
+        model.compile(torch.zeros(4 * 64, 1, 28, 28), torch.zeros(4 * 64, 64))
+        costs = model.get_ipu_executable().pipeline.costs
+        return np.add(costs.forward, costs.backward)
+
+    default, first, second = stage_costs({}), stage_costs({"IPU0": 0.01}), stage_costs({"IPU1": 0.01})
+    # a small proportion plans an IPU's products in more, smaller pieces: slower, on that IPU's stage only
+    assert first[0] > default[0] and first[1] == default[1]
+    assert second[1] > default[1] and second[0] == default[0]
