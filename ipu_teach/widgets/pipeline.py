@@ -411,7 +411,8 @@ class PipelineExplorer(FigureWidget):
                 f"PipelineExplorer.from_model needs a pipelined model that has been trained on the "
                 f"simulated IPU, and `{name}` has not been: put its layers in "
                 "keras.ipu.PipelineStage blocks, call set_pipelining_options and fit it inside an "
-                "IPUStrategy scope first"
+                "IPUStrategy scope first (a PopTorch model: poptorch.BeginBlock(layer, ipu_id=1) on a layer, "
+                "then call its poptorch.trainingModel once)"
             )
         c = run.costs
         costs = pipeline.StageCosts(

@@ -284,6 +284,10 @@ def test_explorer_and_profile_on_a_poptorch_pipeline(tmp_path, monkeypatch):
     assert explorer.schedule.value == "PopTorch"  # opens on the model's own schedule
     assert explorer.costs.forward == tuple(s * 1e6 for s in run.costs.forward)
     assert len(list((tmp_path / "report").glob("*/profile.json"))) == 1
+    one_ipu = _training(TwoDense(second_ipu=None), accumulation=8)
+    one_ipu(*_data(B * 8))
+    with pytest.raises(ValueError, match=r"a PopTorch model: poptorch.BeginBlock\(layer, ipu_id=1\) on a layer"):
+        PipelineExplorer.from_model(one_ipu)
 
 
 def test_memory_proportions_are_per_ipu():
