@@ -35,7 +35,5 @@ for tile_count in (4, 16, 64):
     rounds = math.ceil(256 / tile_count / 6)
     predicted = {"compute": rounds * 6 * 75, "exchange": 128 // 4}  # rounds x 6-cycle turns x 75; one broadcast
     simulated = matrix_vector_totals(256, 32, tile_count)
-    print(
-        f"{tile_count:>2} tiles: predicted compute {predicted['compute']:,} and exchange {predicted['exchange']} cycles; "
-        f"simulated compute {simulated['compute']:,} and exchange {simulated['exchange']} cycles"
-    )
+    print(f"{tile_count:>2} tiles: predicted compute {predicted['compute']:,} and exchange {predicted['exchange']} cycles; "
+          f"simulated compute {simulated['compute']:,} and exchange {simulated['exchange']} cycles")

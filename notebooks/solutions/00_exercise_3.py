@@ -21,9 +21,8 @@ axpy_graph.map_tensor_linearly(x_tensor, grain=n)
 axpy_graph.map_tensor_linearly(y_tensor, grain=n)
 axpy_set = axpy_graph.add_compute_set("axpy")
 for vertex_tile in range(axpy_tiles):
-    axpy_graph.add_vertex(
-        axpy_set, axpy, {"a": a_tensor, "x": x_tensor[vertex_tile], "y": y_tensor[vertex_tile]}, tile=vertex_tile
-    )
+    axpy_graph.add_vertex(axpy_set, axpy, {"a": a_tensor, "x": x_tensor[vertex_tile], "y": y_tensor[vertex_tile]},
+                          tile=vertex_tile)
 
 axpy_engine = poplar.Engine(axpy_graph, poplar.Execute(axpy_set))
 axpy_rng = np.random.default_rng(0)

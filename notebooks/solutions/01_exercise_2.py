@@ -12,23 +12,19 @@ import numpy as np
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_teach.examples import tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
+from ipu_teach.examples import tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
 
 data_rng = np.random.default_rng(0)
-any_images = data_rng.random((128, 28, 28, 1), dtype=np.float32)  # any data of the right shape will do
+any_images = data_rng.random((128, 28, 28, 1), dtype=np.float32)     # any data of the right shape will do
 any_labels = keras.utils.to_categorical(data_rng.integers(0, 10, 128), 10)
 
-variants = [
-    ("batch 64", 64, "sgd"),
-    ("batch 64 again, new model", 64, "sgd"),
-    ("batch 32", 32, "sgd"),
-    ("batch 64, learning rate 0.1", 64, keras.optimizers.SGD(learning_rate=0.1)),
-    ("batch 64, Adam", 64, "adam"),
-]
+variants = [("batch 64", 64, "sgd"), ("batch 64 again, new model", 64, "sgd"), ("batch 32", 32, "sgd"),
+            ("batch 64, learning rate 0.1", 64, keras.optimizers.SGD(learning_rate=0.1)),
+            ("batch 64, Adam", 64, "adam")]
 loaded = {}
 cache_before = ipu.executable_cache.cache_path()
 cache_folder = tempfile.mkdtemp()
-with ipu.system.restored_afterwards():  # the notebook's IPU runs again afterwards
+with ipu.system.restored_afterwards():                    # the notebook's IPU runs again afterwards
     compile_only = ipu.config.IPUConfig()
     compile_only.auto_select_ipus = 1
     compile_only.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE

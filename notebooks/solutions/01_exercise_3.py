@@ -12,7 +12,7 @@ import numpy as np
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_teach.examples import tutorial_model_fn  # the tutorial's model, with an optional hidden layer
+from ipu_teach.examples import tutorial_model_fn   # the tutorial's model, with an optional hidden layer
 
 data_rng = np.random.default_rng(0)
 any_images = data_rng.random((64, 28, 28, 1), dtype=np.float32)
@@ -22,7 +22,7 @@ compiled, models = {}, {}
 with ipu.system.restored_afterwards():
     compile_only = ipu.config.IPUConfig()
     compile_only.auto_select_ipus = 1
-    compile_only.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE  # compile only
+    compile_only.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE   # compile only
     compile_only.configure_ipu_system()
     for hidden in (None, 128):
         with ipu.ipu_strategy.IPUStrategy().scope(), contextlib.redirect_stdout(io.StringIO()):
@@ -30,12 +30,8 @@ with ipu.system.restored_afterwards():
             models[hidden].compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
             models[hidden].fit(any_images, any_labels, epochs=1, batch_size=64)
         compiled[hidden] = models[hidden].get_ipu_executable("train")
-        print(
-            f"hidden layer {hidden!s:>4}: {compiled[hidden].graph.compute_sets} compute sets, "
-            f"compile {compiled[hidden].compile_seconds:.1f} s (simulated)"
-        )
+        print(f"hidden layer {hidden!s:>4}: {compiled[hidden].graph.compute_sets} compute sets, "
+              f"compile {compiled[hidden].compile_seconds:.1f} s (simulated)")
 added = compiled[128].graph.compute_sets - compiled[None].graph.compute_sets
-print(
-    f"the hidden layer adds {added} compute sets and "
-    f"{compiled[128].compile_seconds - compiled[None].compile_seconds:.1f} s of compilation"
-)
+print(f"the hidden layer adds {added} compute sets and "
+      f"{compiled[128].compile_seconds - compiled[None].compile_seconds:.1f} s of compilation")

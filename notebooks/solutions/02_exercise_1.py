@@ -10,10 +10,10 @@ import numpy as np
 
 import ipu_teach.keras as keras
 from ipu_teach import hardware, ipu
-from ipu_teach.examples import tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
+from ipu_teach.examples import tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
 
 measured_steps = 32
-zero_images = np.zeros((measured_steps * 64, 28, 28, 1), np.float32)  # a compile-only run: values do not matter
+zero_images = np.zeros((measured_steps * 64, 28, 28, 1), np.float32)   # a compile-only run: values do not matter
 zero_labels = np.zeros((measured_steps * 64, 10), np.float32)
 with ipu.system.restored_afterwards():
     compile_only = ipu.config.IPUConfig()
@@ -32,8 +32,6 @@ full_epoch = 60_000 // 64
 predicted = host_overhead / full_epoch + device_seconds_per_step
 smallest = math.floor(9 * host_overhead / device_seconds_per_step) + 1
 print(f"device time per step: {device_seconds_per_step * 1e6:.1f} us (simulated)")
-print(
-    f"full MNIST epoch per execution (N = {full_epoch}): {predicted * 1e6:.1f} us/step, "
-    f"host overhead {host_overhead / full_epoch / predicted:.0%}"
-)
+print(f"full MNIST epoch per execution (N = {full_epoch}): {predicted * 1e6:.1f} us/step, "
+      f"host overhead {host_overhead / full_epoch / predicted:.0%}")
 print(f"host overhead below 10% from N = {smallest} steps per execution")

@@ -9,16 +9,16 @@ import numpy as np
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_teach.examples import tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
+from ipu_teach.examples import tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
 
-test_images = np.zeros((2_560, 28, 28, 1), np.float32)  # the bundled test set's shape: 40 batches of 64
+test_images = np.zeros((2_560, 28, 28, 1), np.float32)       # the bundled test set's shape: 40 batches of 64
 test_labels = np.zeros((2_560, 10), np.float32)
 
 outcomes = {}
 with ipu.system.restored_afterwards():
     compile_only = ipu.config.IPUConfig()
     compile_only.auto_select_ipus = 1
-    compile_only.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE  # compile only: quick
+    compile_only.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE   # compile only: quick
     compile_only.configure_ipu_system()
     with ipu.ipu_strategy.IPUStrategy().scope():
         evaluated = keras.Model(*tutorial_model_fn())

@@ -9,7 +9,7 @@ import numpy as np
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_teach.examples import tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
+from ipu_teach.examples import tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
 
 SAMPLES = 8_192
 zero_images = np.zeros((SAMPLES, 28, 28, 1), np.float32)

@@ -15,7 +15,7 @@ import numpy as np
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_teach.examples import tutorial_model_fn  # the tutorial's model_fn, as written out in the notebook
+from ipu_teach.examples import tutorial_model_fn   # the tutorial's model_fn, as written out in the notebook
 
 STEPS = 32
 
@@ -30,9 +30,8 @@ def seconds_per_step(replicas, batch):
     with ipu.ipu_strategy.IPUStrategy().scope(), contextlib.redirect_stdout(io.StringIO()):
         replicated_model = keras.Model(*tutorial_model_fn())
         replicated_model.compile("sgd", "categorical_crossentropy", steps_per_execution=STEPS)
-        replicated_model.fit(
-            np.zeros((images, 28, 28, 1), np.float32), np.zeros((images, 10), np.float32), epochs=1, batch_size=batch
-        )
+        replicated_model.fit(np.zeros((images, 28, 28, 1), np.float32), np.zeros((images, 10), np.float32),
+                             epochs=1, batch_size=batch)
     return replicated_model.get_ipu_executable("train").seconds_per_execution / STEPS
 
 
@@ -42,7 +41,5 @@ with ipu.system.restored_afterwards():
         rate = {r: r * batch / seconds_per_step(r, batch) for r in (1, 2, 8)}
         speed_up[batch] = rate[2] / rate[1]
         efficiency[batch] = rate[8] / rate[1] / 8
-        print(
-            f"batch {batch:>3} per replica: 2 replicas {speed_up[batch]:.2f}x, "
-            f"8 replicas at {efficiency[batch]:.0%} efficiency (simulated)"
-        )
+        print(f"batch {batch:>3} per replica: 2 replicas {speed_up[batch]:.2f}x, "
+              f"8 replicas at {efficiency[batch]:.0%} efficiency (simulated)")

@@ -9,7 +9,7 @@ from ipu_teach import ipu
 with ipu.system.restored_afterwards():
     sixteen = ipu.config.IPUConfig()
     sixteen.auto_select_ipus = 16
-    sixteen.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE  # compile only: fast
+    sixteen.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE   # compile only: fast
     sixteen.configure_ipu_system()
     with ipu.ipu_strategy.IPUStrategy().scope():
         pipeline_inputs = keras.Input(shape=(28, 28, 1))
@@ -22,9 +22,5 @@ with ipu.system.restored_afterwards():
         pipelined_model.set_pipelining_options(gradient_accumulation_steps_per_replica=16)
         pipelined_model.compile(optimizer="sgd", loss="categorical_crossentropy", steps_per_execution=16)
         samples = 32 * 16 * 8
-        pipelined_model.fit(
-            np.zeros((samples, 28, 28, 1), "float32"),
-            np.eye(10, dtype="float32")[np.zeros(samples, int)],
-            batch_size=32,
-            verbose=0,
-        )
+        pipelined_model.fit(np.zeros((samples, 28, 28, 1), "float32"),
+                            np.eye(10, dtype="float32")[np.zeros(samples, int)], batch_size=32, verbose=0)

@@ -24,21 +24,17 @@ def first_conv_cycles(policy, partials="float"):
         model.fit(x, y, batch_size=64, epochs=1, verbose=0)
     keras.mixed_precision.set_global_policy(policy_before)
     steps = model.get_ipu_executable("train").graph.forward
-    return {
-        name: int(next(s for s in steps if s.name.startswith(name) and s.name.count("/") == 1).cycles.max())
-        for name in ("conv2d/Conv2D", "conv2d_1/Conv2D")
-    }
+    return {name: int(next(s for s in steps if s.name.startswith(name) and s.name.count("/") == 1).cycles.max())
+            for name in ("conv2d/Conv2D", "conv2d_1/Conv2D")}
 
 
-with ipu.system.restored_afterwards():  # the notebook's IPU configuration is back afterwards
+with ipu.system.restored_afterwards():                  # the notebook's IPU configuration is back afterwards
     conv_fp32, conv_fp16 = first_conv_cycles("float32"), first_conv_cycles("mixed_float16")
     conv_half = first_conv_cycles("mixed_float16", partials="half")
 for layer in conv_fp32:
-    print(
-        f"{layer:16} fp32 {conv_fp32[layer]:>6,} cycles   fp16 {conv_fp16[layer]:>6,} cycles   "
-        f"speed-up {conv_fp32[layer] / conv_fp16[layer]:.2f}x   "
-        f"fp16, half partials {conv_half[layer]:>6,} cycles   speed-up {conv_fp32[layer] / conv_half[layer]:.2f}x"
-    )
+    print(f"{layer:16} fp32 {conv_fp32[layer]:>6,} cycles   fp16 {conv_fp16[layer]:>6,} cycles   "
+          f"speed-up {conv_fp32[layer] / conv_fp16[layer]:.2f}x   "
+          f"fp16, half partials {conv_half[layer]:>6,} cycles   speed-up {conv_fp32[layer] / conv_half[layer]:.2f}x")
 # With Poplar's default float partials, fp16 runs on 8 conv units where fp32 runs on 16 (poplibs getNumConvUnits),
 # each taking 16 input channels instead of 8, a position in half the worker cycles: 2x the fp32 rate at best. The
 # first convolution has 1 input channel: fp32 makes its 32 output channels in 2 passes a kernel position, fp16 in 4

@@ -33,7 +33,7 @@ def fit_with(proportion):
     )
 
 
-with ipu.system.restored_afterwards():  # the notebook's IPU configuration is back afterwards
+with ipu.system.restored_afterwards():                  # the notebook's IPU configuration is back afterwards
     for proportion in ("0.6", "0.3", "0.1", "0.05"):
         print(f"availableMemoryProportion {proportion:>4}: {fit_with(proportion)}")
 # Less temporary memory means more serial passes: more compute sets (and compile time) and a slower step.
