@@ -481,7 +481,17 @@ class HostSpec:
     )
 
     def execution_seconds(self, api: str = "keras") -> float:
-        """Seconds the host spends per execution of a program called from ``api`` (one of ``HOST_APIS``)."""
+        """Seconds the host spends per execution of a program called from ``api`` (one of ``HOST_APIS``).
+
+        Each front end calls a program its own way (Keras' ``fit`` loop, a custom loop's ``strategy.run``, a
+        PopTorch model call); every execution pays this once, however many steps it runs.
+
+        Example:
+
+        >>> from ipu_teach import hardware
+        >>> hardware.HOST.execution_seconds("poptorch") < hardware.HOST.execution_seconds("keras")
+        True
+        """
         costs = {
             "keras": self.execution_overhead_s,
             "custom_loop": self.custom_loop_execution_s,

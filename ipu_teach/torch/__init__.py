@@ -64,7 +64,17 @@ __version__ = "2.0.0+ipu_teach"
 
 
 def no_grad():
-    """A context (and decorator) in which ops record no graph: ``with torch.no_grad():``."""
+    """A context (and decorator) in which ops record no graph: ``with torch.no_grad():``.
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> with torch.no_grad():
+    ...     y = w * 2
+    >>> y.requires_grad
+    False
+    """
     return _no_grad()
 
 

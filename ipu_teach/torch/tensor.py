@@ -590,6 +590,14 @@ def _filled(shape, value, dtype, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros of shape ``size`` (float32 unless ``dtype``).
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> torch.zeros(2, 3).shape, torch.zeros(2, dtype=torch.long).dtype
+    (torch.Size([2, 3]), torch.int64)
+    """
     return _filled(size, 0, dtype, requires_grad)
 
 

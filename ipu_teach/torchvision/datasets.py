@@ -71,7 +71,17 @@ class _ImageDataset(Dataset):
 
 
 class MNIST(_ImageDataset):
-    """MNIST's 28x28 digits: IDX files in ``<root>/MNIST/raw`` when there, else ``keras.datasets.mnist``."""
+    """MNIST's 28x28 digits: IDX files in ``<root>/MNIST/raw`` when there, else ``keras.datasets.mnist``.
+
+    Example:
+
+    >>> from ipu_teach import torchvision
+    >>> train = torchvision.datasets.MNIST("mnist_data/", train=True, download=True)
+    ipu-teach: MNIST ...
+    >>> image, label = train[0]
+    >>> image.shape, label in range(10)
+    ((28, 28), True)
+    """
 
     classes = [f"{d} - {name}" for d, name in enumerate("zero one two three four five six seven eight nine".split())]
 

@@ -15,6 +15,19 @@ from ..torch.tensor import Tensor
 
 
 class Compose:
+    """The transforms applied in turn, as one.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach import torchvision
+    >>> transform = torchvision.transforms.Compose(
+    ...     [torchvision.transforms.ToTensor(), torchvision.transforms.Normalize((0.5,), (0.5,))]
+    ... )
+    >>> transform(np.full((2, 2), 255, np.uint8)).numpy().ravel().tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+
     def __init__(self, transforms):
         self.transforms = list(transforms)
 
@@ -28,7 +41,16 @@ class Compose:
 
 
 class ToTensor:
-    """An image (H, W) or (H, W, C), uint8 0-255 or float, as a float32 tensor (C, H, W), uint8 scaled to [0, 1]."""
+    """An image (H, W) or (H, W, C), uint8 0-255 or float, as a float32 tensor (C, H, W), uint8 scaled to [0, 1].
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach import torchvision
+    >>> tensor = torchvision.transforms.ToTensor()(np.full((28, 28), 255, np.uint8))
+    >>> tensor.shape, tensor.max().item()
+    (torch.Size([1, 28, 28]), 1.0)
+    """
 
     def __call__(self, image):
         array = np.asarray(image)
@@ -46,7 +68,15 @@ class ToTensor:
 
 
 class Normalize:
-    """``(x - mean) / std`` per channel of a (C, H, W) tensor."""
+    """``(x - mean) / std`` per channel of a (C, H, W) tensor.
+
+    Example:
+
+    >>> from ipu_teach import torch, torchvision
+    >>> normalize = torchvision.transforms.Normalize((0.1307,), (0.3081,))
+    >>> round(normalize(torch.zeros(1, 2, 2))[0, 0, 0].item(), 4)
+    -0.4242
+    """
 
     def __init__(self, mean, std, inplace=False):
         self.mean, self.std = tuple(mean), tuple(std)

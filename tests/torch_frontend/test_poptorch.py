@@ -215,8 +215,8 @@ def test_autoreport_profiles_a_poptorch_model(tmp_path, monkeypatch):
 def test_blocks_and_replicas_attach_their_ipus():
     model = WithLoss()
     poptorch.BeginBlock(model.loss, ipu_id=1)
-    training = poptorch.trainingModel(model, _options(replicas=2, accumulation=2))
-    training(*_data(8))
+    training = poptorch.trainingModel(model, _options(replicas=2, accumulation=4))  # a 2-stage pipeline needs 3+
+    training(*_data(16))
     assert training._configuration.num_ipus == 4  # 2 replicas of 2 IPUs
 
 

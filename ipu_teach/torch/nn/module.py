@@ -41,13 +41,26 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_scope_name", "")
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        for hook in list(self.__dict__.get("_forward_pre_hooks", {}).values()):
+            changed = hook(self, args)
+            if changed is not None:  # PyTorch: a hook may replace the positional inputs
+                args = changed if isinstance(changed, tuple) else (changed,)
         with scope(self._scope_name or type(self).__name__):
             return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each ``forward`` (PopTorch's ``BeginBlock`` is one); returns a handle
+        whose ``remove()`` unregisters it."""
+        hooks = self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     # ---- registration -------------------------------------------------------------------------------------
     def _registry(self):
@@ -265,6 +278,19 @@ class Module:
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+class RemovableHandle:
+    """What ``register_forward_pre_hook`` returns (``torch.utils.hooks.RemovableHandle``)."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: OrderedDict):
+        self.hooks, self.id = hooks, RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
 
 
 class _IncompatibleKeys(tuple):

@@ -111,7 +111,18 @@ def _check(name, value, low=0.0):
 
 class SGD(Optimizer):
     """``p -= lr * d``, d the gradient plus ``weight_decay * p``, through a momentum buffer when ``momentum``
-    (``b = momentum * b + (1 - dampening) * d``, the first step ``b = d``; Nesterov: ``d + momentum * b``)."""
+    (``b = momentum * b + (1 - dampening) * d``, the first step ``b = d``; Nesterov: ``d + momentum * b``).
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> w = torch.nn.Parameter(torch.tensor([1.0]))
+    >>> optimizer = torch.optim.SGD([w], lr=0.1)
+    >>> (w * 3).sum().backward()                 # the gradient is 3
+    >>> optimizer.step()
+    >>> round(w.item(), 6)
+    0.7
+    """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False):
         for name, value in (("learning rate", lr), ("momentum value", momentum), ("weight_decay value", weight_decay)):
