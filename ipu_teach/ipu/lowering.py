@@ -44,6 +44,9 @@ class LoweredStep:
     """Per tile, the temporary memory a matrix product needs while it runs (on its main step only)."""
     unit: str = "vector"
     """Which of the tiles' units computes it: ``"AMP"`` (the matrix unit, a product's main step) or ``"vector"``."""
+    windows: np.ndarray | None = None
+    """Per tile, the tensor windows its convolution vertex connects (a product's main step only:
+    ``matrix_plan.vertex_windows``); other vertices connect a few fixed operands each."""
 
     @property
     def scope(self) -> str:
@@ -172,6 +175,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 output_bytes if k == 0 else 0,
                 matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None,
                 unit="AMP",
+                windows=matrix_plan.per_tile(chosen.windows, used, spec),
             ),
         ]
         if chosen.depth_split > 1:
