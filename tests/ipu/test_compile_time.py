@@ -15,7 +15,7 @@ from ipu_teach.ipu import compile_time, ipu_strategy, matrix_plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import fit_compile_time  # noqa: E402  (the calibration figures and how they were derived)
-from fidelity_cases import compile_case  # noqa: E402
+from fidelity_cases import compile_case, graph_elements  # noqa: E402
 
 HOST = hardware.HOST
 
@@ -113,3 +113,14 @@ def test_the_tutorials_compile_times_come_back_within_ten_percent(name):
     _, seconds, _, case = next(row for row in fit_compile_time.CALIBRATION if row[0] == name)
     case = dict(case, steps_per_execution=8 if case["mode"] == "test" else 16)  # the loop count does not matter
     assert compile_case(dict(fit_compile_time.TUTORIAL, **case)).compile_seconds == pytest.approx(seconds, rel=0.1)
+
+
+def test_the_graph_size_a_profile_summary_counts_is_what_compile_time_is_charged_on():
+    """bench_fidelity compares it with a Graph Analyser summary's vertices plus edges (Poplar tutorial 4)."""
+    piped = compile_case(dict(fit_compile_time.TUTORIAL, mode="test", steps_per_execution=8, pipeline_stages=2))
+    size = compile_time.graph_size(piped.graph, piped.pipeline.stage_graphs)
+    assert graph_elements(piped) == size.working_tile_steps + size.tensor_windows
+    charged = (
+        piped.compile_seconds - HOST.compile_base_s - HOST.compile_s_per_program_tile_step * size.program_tile_steps
+    )
+    assert charged == pytest.approx(HOST.compile_s_per_working_tile_step * graph_elements(piped))
