@@ -98,7 +98,9 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0) ->
     of its codelet, a Reduction several (see :func:`_reduction_steps`). The first is named ``name``."""
     if isinstance(work, Reduction):
         return _reduction_steps(name, phase, work, spec, flops, output_bytes)
-    per_tile = memory_layout.spread(work.elements, spec.tiles)
+    # popops runs an element-wise vertex on each tile its output is mapped to (lib/popops/ElementWise.cpp), and
+    # that output is mapped linearly in grains, at least 128 bytes a tile: a small tensor works on few tiles
+    per_tile = memory_layout.mapped_bytes(work.elements, itemsize, spec.tiles) // itemsize
     rate = hardware.VECTOR.cycles_per_element(work.codelet, itemsize)
     cycles = _vertex_cycles(per_tile, rate, hardware.VECTOR.elementwise_vertex_cycles)
     # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use

@@ -92,7 +92,7 @@ def print_profile_summary(report: Report, top: int = 5) -> None:
     Memory:
     ...
     Execution (one execution):
-      94,496 cycles = 71.0 us simulated; compute 10,094 (10.7%), sync 57,700 (61.1%), exchange 26,702 (28.3%)
+      94,654 cycles = 71.2 us simulated; compute 10,244 (10.8%), sync 57,700 (61.0%), exchange 26,710 (28.2%)
     ...
     """
     print(profile_summary(report, top))
