@@ -4,8 +4,8 @@ The model runs once on a real batch while ``autograd.record()`` listens; every o
 states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
 as Poplar lowers it to several compute sets: each matrix product its rearrangement, the product on
 the tiles' matrix units and the reduction of split sums (:mod:`.matrix_plan`); each element-wise
-pass one compute set on the vector units, its elements spread linearly over the tiles (fewer
-elements than tiles leave tiles idle); each reduction a compute set per stage. Inputs a tile does
+pass one compute set on the vector units, on the tiles its output is mapped to (linearly, at least
+128 bytes a tile: a small tensor leaves most tiles idle); each reduction a compute set per stage. Inputs a tile does
 not hold (operand slices, a broadcast bias, partial sums) arrive by exchange. Weights, optimizer
 state, activations and code are laid out on the tiles by :mod:`.memory_layout`; the most a tile
 needs at once is where the out-of-memory error comes from. Nothing here is measured on the host:
