@@ -452,7 +452,7 @@ class HostSpec:
     )
     compile_base_s: float = _figure(
         "approximate: the fixed part of a compilation (framework graph construction, Poplar's start, loading the "
-        "executable); fitted with the two below by benchmarks/fit_compile_time.py to the Keras tutorial's eight "
+        "executable); fitted with the three below by benchmarks/fit_compile_time.py to the Keras tutorial's eight "
         "compile times (training ~30-32 s, evaluation ~14 s, 1 IPU, 2 replicas and a 2-IPU pipeline: 36 s and "
         "17 s), first-epoch time less the epoch's logged run time",
         default=6.68,
