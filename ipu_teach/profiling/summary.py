@@ -92,7 +92,7 @@ def print_profile_summary(report: Report, top: int = 5) -> None:
     Memory:
     ...
     Execution (one execution):
-      94,654 cycles = 71.2 us simulated; compute 10,244 (10.8%), sync 57,700 (61.0%), exchange 26,710 (28.2%)
+      96,010 cycles = 72.2 us simulated; compute 11,000 (11.5%), sync 58,300 (60.7%), exchange 26,710 (27.8%)
     ...
     """
     print(profile_summary(report, top))
