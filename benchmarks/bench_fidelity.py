@@ -199,6 +199,7 @@ def validation(cases):
     print(summary("validation compile times", ratios.get("compile_time", [])))
     print(summary("validation memory (totals and categories)", memory, within=1.3))
     print(summary("validation compute sets", ratios.get("compute_sets", [])))
+    print(summary("validation graph sizes (vertices and edges)", ratios.get("graph_elements", [])))
     left = [case["id"] for case in cases if not case["expressible"]]
     if left:
         print(f"not expressible in ipu-teach yet (recorded, not simulated): {', '.join(left)}")

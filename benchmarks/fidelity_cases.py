@@ -24,7 +24,7 @@ import numpy as np
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
 from ipu_teach import hardware, ipu
-from ipu_teach.ipu import memory_layout
+from ipu_teach.ipu import compile_time, memory_layout
 from ipu_teach.ipu.executor import IPUExecutor
 from ipu_teach.keras.engine import polling_thread
 from ipu_teach.keras.progbar import Progbar
@@ -42,6 +42,7 @@ KINDS = {
     "total_memory": "bytes",
     "category_memory": "bytes",
     "compute_sets": "count",
+    "graph_elements": "count",
     "accuracy": "fraction",
     "run_time": "s",
 }
@@ -360,7 +361,18 @@ def simulated_figures(spec, executable, callback_seconds_per_step=None) -> dict:
         "tile_memory": int(max(int(graph.tile_memory().max()) for graph in _graphs(executable))),
         "total_memory": sum(memory_layout.ipu_peak(g.memory, len(g.steps)) for g in _graphs(executable)),
         "compute_sets": executable.graph.compute_sets,
+        "graph_elements": graph_elements(executable),
     }
+
+
+def graph_elements(executable) -> int:
+    """Vertices and edges of the compiled graph as ipu-teach's compile time counts them (``ipu.compile_time``):
+    one vertex per working tile-step and the tensor windows of the products' vertices; the counterpart of the
+    "Number of vertices" plus "Number of edges" of a Graph Analyser summary."""
+    size = compile_time.graph_size(
+        executable.graph, None if executable.pipeline is None else executable.pipeline.stage_graphs
+    )
+    return size.working_tile_steps + size.tensor_windows
 
 
 def simulated_figure(figure, spec, executable, callback_seconds_per_step=None):
