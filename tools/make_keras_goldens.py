@@ -1082,6 +1082,72 @@ def batching_behaviours(rng) -> None:
     )
 
 
+APPLICATIONS = (
+    # (id, model function, keyword arguments, seed of the weights and input whose output is recorded, or None)
+    ("resnet50", "ResNet50", {}, None),
+    ("resnet50_notop_max_64", "ResNet50", {"include_top": False, "pooling": "max", "input_shape": (64, 64, 3)}, None),
+    ("resnet50_32_logits", "ResNet50", {"input_shape": (32, 32, 3), "classes": 10, "classifier_activation": None}, 1),
+    ("mobilenetv2", "MobileNetV2", {}, None),
+    (
+        "mobilenetv2_140_96_avg",
+        "MobileNetV2",
+        {"alpha": 1.4, "include_top": False, "pooling": "avg", "input_shape": (96, 96, 3)},
+        None,
+    ),
+    (
+        "mobilenetv2_035_32_logits",
+        "MobileNetV2",
+        {"alpha": 0.35, "input_shape": (32, 32, 3), "classes": 10, "classifier_activation": None},
+        2,
+    ),
+)
+
+
+def application_weights(weights, seed):
+    """Seeded values for ``weights`` (``(name, shape)`` in ``model.weights`` order) that keep the activations of
+    a deep network finite: He-scaled kernels, batch-norm scales and variances near 1, small offsets. The test
+    (tests/keras/test_applications.py) draws the same from the names and shapes the fixture records."""
+    rng = np.random.default_rng(seed)
+    values = []
+    for name, shape in weights:
+        leaf = name.split("/")[-1].split(":")[0]
+        if leaf in ("kernel", "depthwise_kernel"):
+            fan_in = int(np.prod(shape[:2] if leaf == "depthwise_kernel" else shape[:-1]))
+            values.append(rng.normal(0, np.sqrt(2 / fan_in), shape).astype(np.float32))
+        elif leaf in ("gamma", "moving_variance"):
+            values.append(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+        else:
+            values.append(rng.normal(0, 0.1, shape).astype(np.float32))
+    return values
+
+
+def applications(rng) -> None:
+    """tf-keras applications/resnet.py (ResNet50) and applications/mobilenet_v2.py (MobileNetV2), weights=None:
+    every layer's name, class, output shape and parameter count and the model's name; for the small-image cases
+    the weights' names and shapes in order, and the inference output of two seeded images from seeded weights."""
+    cases = []
+    for case_id, function, arguments, seed in APPLICATIONS:
+        keras.backend.clear_session()
+        model = getattr(keras.applications, function)(weights=None, **arguments)
+        case = {
+            "id": case_id,
+            "function": function,
+            "arguments": arguments,
+            "name": model.name,
+            "layers": [
+                [layer.name, type(layer).__name__, list(layer.output_shape), layer.count_params()]
+                for layer in model.layers
+            ],
+        }
+        if seed is not None:
+            case["weights"] = [[w.name, list(w.shape)] for w in model.weights]
+            model.set_weights(application_weights(case["weights"], seed))
+            x = np.random.default_rng(seed).uniform(-1, 1, (2,) + arguments["input_shape"]).astype(np.float32)
+            case.update(seed=seed, output=model(x, training=False))
+        cases.append(case)
+    write("applications", shortest({"cases": cases}))
+
+
 SECTIONS = (
     losses,
     metrics,
@@ -1095,6 +1161,7 @@ SECTIONS = (
     losses_breadth,
     metrics_breadth,
     batching_behaviours,
+    applications,
 )
 
 
