@@ -1124,7 +1124,8 @@ def application_weights(weights, seed):
 def applications(rng) -> None:
     """tf-keras applications/resnet.py (ResNet50) and applications/mobilenet_v2.py (MobileNetV2), weights=None:
     every layer's name, class, output shape and parameter count and the model's name; for the small-image cases
-    the weights' names and shapes in order, and the inference output of two seeded images from seeded weights."""
+    the weights' names and shapes in order, and the inference output of two seeded images from seeded weights;
+    imagenet_utils.preprocess_input in its three modes."""
     cases = []
     for case_id, function, arguments, seed in APPLICATIONS:
         keras.backend.clear_session()
@@ -1145,7 +1146,12 @@ def applications(rng) -> None:
             x = np.random.default_rng(seed).uniform(-1, 1, (2,) + arguments["input_shape"]).astype(np.float32)
             case.update(seed=seed, output=model(x, training=False))
         cases.append(case)
-    write("applications", shortest({"cases": cases}))
+    pixels = rng.integers(0, 256, (2, 2, 2, 3)).astype(np.uint8)
+    preprocessed = {
+        mode: keras.applications.imagenet_utils.preprocess_input(pixels.copy(), mode=mode)
+        for mode in ("caffe", "tf", "torch")
+    }
+    write("applications", shortest({"cases": cases, "pixels": pixels, "preprocessed": preprocessed}))
 
 
 SECTIONS = (

@@ -131,3 +131,25 @@ def test_global_max_pooling_is_each_channels_maximum():
     x = np.random.default_rng(0).normal(size=(2, 5, 3, 4)).astype(np.float32)
     np.testing.assert_array_equal(keras.layers.GlobalMaxPooling2D()(x).data, x.max(axis=(1, 2)))
     assert keras.layers.GlobalMaxPooling2D(keepdims=True)(x).data.shape == (2, 1, 1, 4)
+
+
+@pytest.mark.parametrize("mode", ["caffe", "tf", "torch"])
+def test_preprocess_input_matches_keras_and_leaves_the_images_as_given(mode):
+    pixels = np.asarray(GOLDEN["pixels"], np.uint8)
+    given = pixels.copy()
+    output = keras.applications.imagenet_utils.preprocess_input(pixels, mode=mode)
+    assert output.dtype == np.float32
+    np.testing.assert_allclose(output, GOLDEN["preprocessed"][mode], rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(pixels, given)
+    floats = pixels.astype(np.float32)
+    keras.applications.imagenet_utils.preprocess_input(floats, mode=mode)
+    np.testing.assert_array_equal(floats, given)  # Keras would have changed a float array in place
+
+
+def test_each_model_preprocesses_as_it_was_trained():
+    pixels = np.asarray(GOLDEN["pixels"], np.uint8)
+    for module, mode in ((keras.applications.resnet50, "caffe"), (keras.applications.mobilenet_v2, "tf")):
+        np.testing.assert_allclose(module.preprocess_input(pixels), GOLDEN["preprocessed"][mode], rtol=1e-6, atol=1e-5)
+    assert keras.applications.resnet50.ResNet50 is keras.applications.ResNet50
+    with pytest.raises(ValueError, match="Expected mode to be one of `caffe`, `tf` or `torch`. Received: mode=cv2"):
+        keras.applications.imagenet_utils.preprocess_input(pixels, mode="cv2")

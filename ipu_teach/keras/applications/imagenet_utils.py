@@ -12,8 +12,42 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from .. import activations
 from ..datasets.mnist import keras_datasets_dir
+
+MODES = {
+    # mode: (RGB to BGR, scale, per-channel mean subtracted after scaling, per-channel divisor)
+    "caffe": (True, 1.0, (103.939, 116.779, 123.68), None),
+    "tf": (False, 1 / 127.5, (1.0, 1.0, 1.0), None),
+    "torch": (False, 1 / 255.0, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
+}
+
+
+def preprocess_input(x, data_format=None, mode="caffe"):
+    """Images (channels last, values 0-255) as the model was trained on them, as tf-keras'
+    ``imagenet_utils.preprocess_input``: ``"caffe"`` (ResNet50) RGB to BGR and ImageNet's mean pixel subtracted,
+    ``"tf"`` (MobileNetV2) scaled to [-1, 1], ``"torch"`` scaled to [0, 1] and standardised per channel.
+
+    Returns a new float32 array (a float input keeps its dtype); unlike Keras, ``x`` itself is never modified.
+
+    Example:
+
+    >>> keras.applications.mobilenet_v2.preprocess_input(np.array([[[0, 127.5, 255]]]))
+    array([[[-1.,  0.,  1.]]])
+    """
+    if mode not in MODES:
+        raise ValueError(f"Expected mode to be one of `caffe`, `tf` or `torch`. Received: mode={mode}")
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"preprocess_input: ipu-teach supports data_format='channels_last' only, got {data_format!r}")
+    x = np.asarray(x)
+    x = x.astype(x.dtype if np.issubdtype(x.dtype, np.floating) else np.float32)  # a copy: x stays as given
+    to_bgr, scale, mean, std = MODES[mode]
+    if to_bgr:
+        x = x[..., ::-1]
+    x = x * x.dtype.type(scale) - np.asarray(mean, x.dtype)
+    return x if std is None else x / np.asarray(std, x.dtype)
 
 
 def obtain_input_shape(input_shape, default_size, min_size, require_flatten, weights):

@@ -115,6 +115,11 @@ def MobileNetV2(
     return model
 
 
+def preprocess_input(x, data_format=None):
+    """MobileNetV2's input preprocessing (``"tf"``): pixel values 0-255 scaled to [-1, 1]."""
+    return imagenet_utils.preprocess_input(x, data_format=data_format, mode="tf")
+
+
 def _inverted_res_block(inputs, expansion, stride, alpha, filters, block_id):
     """An inverted residual block: a 1x1 expansion (not in block 0), a 3x3 depthwise convolution (strided, after
     explicit padding, when ``stride`` is 2) and a linear 1x1 projection, added to the input when shapes allow."""

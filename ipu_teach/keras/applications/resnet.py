@@ -76,6 +76,11 @@ def ResNet50(
     return model
 
 
+def preprocess_input(x, data_format=None):
+    """ResNet50's input preprocessing (``"caffe"``): RGB to BGR, ImageNet's mean pixel subtracted, no scaling."""
+    return imagenet_utils.preprocess_input(x, data_format=data_format, mode="caffe")
+
+
 def block1(x, filters, kernel_size=3, stride=1, conv_shortcut=True, name=None):
     """A bottleneck block: 1x1 (strided), ``kernel_size`` and 1x1 (4 x ``filters``) convolutions with batch
     normalisation, added to the input (or to its 1x1 projection when ``conv_shortcut``), then ReLU."""
