@@ -1103,24 +1103,6 @@ APPLICATIONS = (
 )
 
 
-def application_weights(weights, seed):
-    """Seeded values for ``weights`` (``(name, shape)`` in ``model.weights`` order) that keep the activations of
-    a deep network finite: He-scaled kernels, batch-norm scales and variances near 1, small offsets. The test
-    (tests/keras/test_applications.py) draws the same from the names and shapes the fixture records."""
-    rng = np.random.default_rng(seed)
-    values = []
-    for name, shape in weights:
-        leaf = name.split("/")[-1].split(":")[0]
-        if leaf in ("kernel", "depthwise_kernel"):
-            fan_in = int(np.prod(shape[:2] if leaf == "depthwise_kernel" else shape[:-1]))
-            values.append(rng.normal(0, np.sqrt(2 / fan_in), shape).astype(np.float32))
-        elif leaf in ("gamma", "moving_variance"):
-            values.append(rng.uniform(0.5, 1.5, shape).astype(np.float32))
-        else:
-            values.append(rng.normal(0, 0.1, shape).astype(np.float32))
-    return values
-
-
 def applications(rng) -> None:
     """tf-keras applications/resnet.py (ResNet50) and applications/mobilenet_v2.py (MobileNetV2), weights=None:
     every layer's name, class, output shape and parameter count and the model's name; for the small-image cases
@@ -1142,7 +1124,7 @@ def applications(rng) -> None:
         }
         if seed is not None:
             case["weights"] = [[w.name, list(w.shape)] for w in model.weights]
-            model.set_weights(application_weights(case["weights"], seed))
+            model.set_weights(_golden_models().application_weights(case["weights"], seed))
             x = np.random.default_rng(seed).uniform(-1, 1, (2,) + arguments["input_shape"]).astype(np.float32)
             case.update(seed=seed, output=model(x, training=False))
         cases.append(case)

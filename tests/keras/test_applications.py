@@ -4,7 +4,8 @@ the same seeded weights; and ``weights="imagenet"`` read from Keras' models fold
 
 The fixture ``golden/applications.json`` was written by ``tools/make_keras_goldens.py`` (section ``applications``)
 with TensorFlow and tf-keras in a separate environment; these tests need neither. ResNet-50's weights (98 MB)
-are too large for a fixture: the tool and :func:`_seeded_weights` draw the same values from a seed instead.
+are too large for a fixture: the tool and the test draw the same values from a seed instead
+(``golden_models.application_weights``).
 """
 
 import json
@@ -12,6 +13,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from golden_models import application_weights
 
 import ipu_teach.keras as keras
 from ipu_teach.keras.engine.graph import keras_layer_order
@@ -25,22 +27,6 @@ def _built(case):
     keras.backend.clear_session()
     arguments = {k: tuple(v) if isinstance(v, list) else v for k, v in case["arguments"].items()}
     return getattr(keras.applications, case["function"])(weights=None, **arguments)
-
-
-def _seeded_weights(weights, seed):
-    """The values tools/make_keras_goldens.py's ``application_weights`` draws for these (name, shape) pairs."""
-    rng = np.random.default_rng(seed)
-    values = []
-    for name, shape in weights:
-        leaf = name.split("/")[-1].split(":")[0]
-        if leaf in ("kernel", "depthwise_kernel"):
-            fan_in = int(np.prod(shape[:2] if leaf == "depthwise_kernel" else shape[:-1]))
-            values.append(rng.normal(0, np.sqrt(2 / fan_in), shape).astype(np.float32))
-        elif leaf in ("gamma", "moving_variance"):
-            values.append(rng.uniform(0.5, 1.5, shape).astype(np.float32))
-        else:
-            values.append(rng.normal(0, 0.1, shape).astype(np.float32))
-    return values
 
 
 @pytest.mark.parametrize("case", GOLDEN["cases"], ids=lambda case: case["id"])
@@ -63,7 +49,7 @@ def test_inference_output_matches_keras_from_the_same_weights(case):
     model = _built(case)
     in_keras_order = [weight for layer in keras_layer_order(model) for weight in layer.weights]
     assert [[w.name, list(w.shape)] for w in in_keras_order] == case["weights"]
-    values = iter(_seeded_weights(case["weights"], case["seed"]))
+    values = iter(application_weights(case["weights"], case["seed"]))
     for layer in keras_layer_order(model):
         layer.set_weights([next(values) for _ in layer.weights])
     shape = (2,) + tuple(case["arguments"]["input_shape"])
