@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import activations
+from .. import activations, layers
 from ..datasets.mnist import keras_datasets_dir
 
 MODES = {
@@ -86,6 +86,20 @@ def correct_pad(inputs, kernel_size):
     adjust = (1, 1) if size[0] is None else (1 - size[0] % 2, 1 - size[1] % 2)
     correct = (kernel_size // 2, kernel_size // 2)
     return ((correct[0] - adjust[0], correct[0]), (correct[1] - adjust[1], correct[1]))
+
+
+def top(x, include_top, pooling, classes, classifier_activation, names=(None, None)):
+    """The end of every application: the classifier (global average pooling, then a Dense ``"predictions"``), or
+    without it the ``pooling`` asked for (``"avg"``, ``"max"`` or None); ``names`` of the two pooling layers (None:
+    Keras' default names)."""
+    if include_top:
+        x = layers.GlobalAveragePooling2D(name=names[0])(x)
+        return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
+    if pooling == "avg":
+        return layers.GlobalAveragePooling2D(name=names[0])(x)
+    if pooling == "max":
+        return layers.GlobalMaxPooling2D(name=names[1])(x)
+    return x
 
 
 def check_weights_argument(weights, include_top, classes, classifier_activation) -> None:

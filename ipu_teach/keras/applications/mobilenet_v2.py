@@ -101,13 +101,7 @@ def MobileNetV2(
     x = layers.Conv2D(last_block_filters, kernel_size=1, use_bias=False, name="Conv_1")(x)
     x = layers.BatchNormalization(epsilon=1e-3, momentum=0.999, name="Conv_1_bn")(x)
     x = layers.ReLU(6.0, name="out_relu")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D()(x)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation)
     model = Model(inputs, x, name=f"mobilenetv2_{alpha:0.2f}_{rows}")
     top = "" if include_top else "_no_top"
     file_name = f"mobilenet_v2_weights_tf_dim_ordering_tf_kernels_{float(alpha)}_{rows}{top}.h5"

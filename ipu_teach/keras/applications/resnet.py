@@ -62,13 +62,7 @@ def ResNet50(
     x = stack1(x, 128, 4, name="conv3")
     x = stack1(x, 256, 6, name="conv4")
     x = stack1(x, 512, 3, name="conv5")
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation, ("avg_pool", "max_pool"))
     model = Model(inputs, x, name="resnet50")
     top = "" if include_top else "_notop"
     file_name = f"resnet50_weights_tf_dim_ordering_tf_kernels{top}.h5"
