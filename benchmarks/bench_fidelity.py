@@ -18,10 +18,14 @@ times within 1.5x, the logs' per-step ordering, the steps_per_execution speed-up
 17x, first-epoch accuracy within 0.06 and test accuracy within 0.03; at least 80% of the validation timing
 ratios within 1.5x with a geometric-mean error factor exp(mean |log ratio|) of at most 1.35; memory within 1.3x.
 
+A third table, sizing (issue 24): published throughputs of real models (``keras.applications.ResNet50``) at their
+published configurations (replicas, accumulation, precision, Bow or Mk2) against ``ipu.utils.estimate``, traced
+from shapes only, and whether the program fits in memory (on the real system it does). Target: within 1.5x.
+
 Uses ``../shared/data/mnist.npz`` (or ``--data``); without it the bundled subset (accuracies then are not
 comparable). The calibration trains for a few minutes on 2 cores; the validation table takes seconds.
 Not a test. Run:
-    python benchmarks/bench_fidelity.py [--data PATH] [--epochs 3] [--validation-only]
+    python benchmarks/bench_fidelity.py [--data PATH] [--epochs 3] [--validation-only | --sizing-only]
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import contextlib
 import io
 import pathlib
 import sys
+import time
 
 import numpy as np
 
@@ -205,17 +210,48 @@ def validation(cases):
         print(f"not expressible in ipu-teach yet (recorded, not simulated): {', '.join(left)}")
 
 
+def sizing(cases):
+    """Published throughputs of real models at their published configurations against ``ipu.utils.estimate``
+    (shape-only: no numerics), and whether the program fits in the tiles' memory (it does on the real system)."""
+    print("Sizing real models: published figures against ipu.utils.estimate at the published configuration")
+    print(f"{'case':<26} {'figure':<22} {'published':>12} {'simulated':>12} {'ratio':>6}  fits  estimated in")
+    ratios = []
+    for case in (c for c in cases if c["expressible"]):
+        start = time.perf_counter()
+        estimate = fidelity_cases.size(case)
+        seconds = time.perf_counter() - start
+        for figure in case["figures"]:
+            simulated = fidelity_cases.sized_figure(figure, estimate)
+            r = fidelity_cases.ratio(simulated, figure["real"], figure["kind"])
+            ratios.append(r)
+            fits = "yes" if estimate.fits else "NO"
+            print(
+                f"{case['id']:<26} {figure['name']:<22} {fmt(figure['real'], figure['kind']):>12} "
+                f"{fmt(simulated, figure['kind']):>12} {r:6.2f}  {fits:<4}  {seconds:.1f} s"
+            )
+        print(f"  source: {case['source'].get('url') or case['source'].get('repository')}")
+        print("  " + str(estimate).replace("\n", "\n  "))
+    print(summary("sizing throughputs", ratios))
+    left = [case["id"] for case in cases if not case["expressible"]]
+    if left:
+        print(f"not expressible in ipu-teach yet (recorded, not sized): {', '.join(left)}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(SHARED_MNIST), help="Keras' mnist.npz (full MNIST)")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--validation-only", action="store_true", help="skip the calibration's training")
+    parser.add_argument("--sizing-only", action="store_true", help="only the sizing table (seconds)")
     args = parser.parse_args()
     cases = fidelity_cases.load()
     print(
         "simulated GC200 (Mk2), or Bow where the case ran on one; ratio = simulated / real time, bytes or count\n"
         "(for a throughput real / simulated items/s, so that below 1 the simulator is always faster)\n"
     )
+    if args.sizing_only:
+        sizing([c for c in cases if c["set"] == "sizing"])
+        return
     if not args.validation_only:
         path = args.data if pathlib.Path(args.data).exists() else None
         data = load(path)
@@ -225,6 +261,8 @@ def main():
         )
         calibration([c for c in cases if c["set"] == "calibration"], data, args.epochs)
     validation([c for c in cases if c["set"] == "validation"])
+    print()
+    sizing([c for c in cases if c["set"] == "sizing"])
 
 
 if __name__ == "__main__":

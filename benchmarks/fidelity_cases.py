@@ -30,7 +30,7 @@ from ipu_teach.keras.engine import polling_thread
 from ipu_teach.keras.progbar import Progbar
 
 CASES_FILE = pathlib.Path(__file__).with_name("fidelity_cases.json")
-SETS = ("calibration", "validation")
+SETS = ("calibration", "validation", "sizing")
 KINDS = {
     "step_time": "s",
     "throughput": "items/s",
@@ -185,9 +185,18 @@ def poplar_tut4_matmuls(stages=0):
     )
 
 
+def keras_application(function, stages=0, **arguments):
+    """A ``keras.applications`` model (``function``: ``"ResNet50"``, ``"MobileNetV2"``), untrained (``weights=None``):
+    what a user sizing a real model builds. Not pipelined (``stages`` 0)."""
+    if stages:
+        raise ValueError("keras_application cases are not pipelined: set pipeline_stages to 0")
+    return getattr(keras.applications, function)(weights=None, **arguments)
+
+
 MODELS = {
     f.__name__: f
     for f in (
+        keras_application,
         keras_tutorial_cnn,
         poptorch_classification,
         poptorch_mnist,
@@ -390,6 +399,44 @@ def simulate(case) -> dict:
     executable, setup = _compile(spec)
     per_step = setup.callback_seconds_per_step
     return {figure["name"]: simulated_figure(figure, spec, executable, per_step) for figure in case["figures"]}
+
+
+# ----- sizing a real model (set "sizing") -----------------------------------------------------------------------
+
+
+def size(case) -> ipu.utils.Estimate:
+    """``ipu.utils.estimate`` of a sizing case at its published configuration: its model built under the case's
+    dtype policy (``"float16"`` for Graphcore's 16.16), its replicas on the case's IPU version, its gradient
+    accumulation and ``steps_per_execution``; traced from shapes only, so a ResNet-50 takes seconds."""
+    spec = case["ipu_teach"]
+    config = fresh_config(spec)
+    config.ipu_model.version = spec.get("ipu", "ipu2")
+    with contextlib.redirect_stdout(io.StringIO()):
+        config.configure_ipu_system()
+    keras.mixed_precision.set_global_policy(spec.get("policy", "float32"))
+    try:
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            model = build(spec)
+            if spec.get("accumulation", 1) > 1:
+                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
+            if spec["mode"] != "predict":
+                model.compile(
+                    optimizer(spec["optimizer"]), spec["loss"], steps_per_execution=spec["steps_per_execution"]
+                )
+            else:
+                model.compile(steps_per_execution=spec["steps_per_execution"])
+            return ipu.utils.estimate(model, spec["batch"], spec["mode"])
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+def sized_figure(figure, estimate) -> float:
+    """The simulated counterpart of a sizing case's published figure (a throughput or a time per step)."""
+    if figure["kind"] == "throughput":
+        return estimate.samples_per_second
+    if figure["kind"] == "step_time":
+        return estimate.seconds_per_step
+    raise ValueError(f"sizing figures are throughputs or step times, not {figure['kind']!r}")
 
 
 # ----- custom training loops (the TF2 infeed/outfeed tutorial's two scripts) -------------------------------

@@ -27,7 +27,7 @@ VALIDATION = [case for case in EXPRESSIBLE if case["set"] == "validation"]
 def test_the_file_has_both_sets_and_enough_validation_cases():
     ids = [case["id"] for case in CASES]
     assert len(ids) == len(set(ids)), "case ids are unique"
-    assert {case["set"] for case in CASES} == {"calibration", "validation"}
+    assert {case["set"] for case in CASES} == {"calibration", "validation", "sizing"}
     timing = [
         f
         for case in VALIDATION
@@ -136,3 +136,35 @@ def test_a_case_with_asynchronous_callbacks_shows_the_slower_of_the_device_step_
     assert fidelity_cases.shown_step_seconds(executable) == pytest.approx(
         executable.seconds_per_execution / spec["steps_per_execution"]
     )
+
+
+SIZING = [case for case in EXPRESSIBLE if case["set"] == "sizing"]
+
+
+@pytest.mark.parametrize("case", SIZING, ids=[case["id"] for case in SIZING])
+def test_sizing_cases_are_estimated_at_their_published_configuration(case):
+    spec = case["ipu_teach"]
+    estimate = fidelity_cases.size(case)
+    configuration = case["configuration"]
+    assert (estimate.micro_batch, estimate.replicas, estimate.accumulation) == (
+        configuration["micro_batch"],
+        configuration["replicas"],
+        configuration["gradient_accumulation"],
+    )
+    assert estimate.mode == spec["mode"] and estimate.steps_per_execution == spec["steps_per_execution"]
+    parameters = fidelity_cases.build(spec).count_params()
+    bytes_per_value = 2 if spec["policy"] == "float16" else 4  # 16.16: the weights are float16 too
+    assert estimate.memory_by_category["variables"] == bytes_per_value * parameters
+    assert keras.mixed_precision.global_policy().name == "float32", "the case's policy does not leak"
+    for figure in case["figures"]:
+        assert (
+            math.isfinite(fidelity_cases.sized_figure(figure, estimate))
+            and fidelity_cases.sized_figure(figure, estimate) > 0
+        )
+
+
+def test_sizing_refuses_what_it_cannot_compare_or_build():
+    with pytest.raises(ValueError, match="not 'tile_memory'"):
+        fidelity_cases.sized_figure({"kind": "tile_memory"}, None)
+    with pytest.raises(ValueError, match="set pipeline_stages to 0"):
+        fidelity_cases.keras_application("ResNet50", stages=2)
