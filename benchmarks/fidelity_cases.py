@@ -425,7 +425,8 @@ def size(case) -> ipu.utils.Estimate:
                 )
             else:
                 model.compile(steps_per_execution=spec["steps_per_execution"])
-            return ipu.utils.estimate(model, spec["batch"], spec["mode"])
+            with contextlib.redirect_stdout(io.StringIO()):  # Graphcore's INFO lines: the table says the same
+                return ipu.utils.estimate(model, spec["batch"], spec["mode"])
     finally:
         keras.mixed_precision.set_global_policy("float32")
 
