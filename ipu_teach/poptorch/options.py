@@ -69,6 +69,25 @@ class _PrecisionOptions:
         return self
 
 
+class _PopartOptions:
+    """PopART's session options (``opts._Popart.set("key", value)``), for advanced users in PopTorch: recorded in
+    ``options``, none of them changes the simulation (buffering depths, patterns, recomputation...)."""
+
+    def __init__(self):
+        self.options = {}
+
+    def set(self, key: str, value):
+        self.options[key] = value
+        return self
+
+    def setEngineOptions(self, engine_options: dict):  # noqa: N802
+        return self.set("engineOptions", engine_options)
+
+    def setPatterns(self, patterns: dict, level: int = 2):  # noqa: N802
+        self.set("patternsLevel", level)
+        return self.set("patterns", patterns)
+
+
 class _ExecutionStrategy:
     """How blocks are placed on IPUs (``BeginBlock`` / ``Block`` annotations)."""
 
@@ -101,6 +120,7 @@ class Options:
         self.input_group_size = 1
         self.Training = _TrainingOptions()
         self.Precision = _PrecisionOptions()
+        self._Popart = _PopartOptions()
 
     def deviceIterations(self, device_iterations: int) -> Options:  # noqa: N802
         """Iterations (weight updates in training) the IPU runs per call, taking the data for all at once."""

@@ -490,6 +490,19 @@ class Tensor(AutogradTensor):
         self.data[...] = numpy_generator(generator).uniform(a, b, self.data.shape)
         return self
 
+    def random_(self, from_=0, to=None, generator=None):
+        """Integers drawn uniformly from ``[from_, to - 1]`` (``random_(to)`` draws from ``[0, to - 1]``), as
+        PyTorch's ``random_``; without bounds, from 0 to the largest integer the dtype holds exactly."""
+        _check_in_place(self)
+        low, high = (0, from_) if to is None and from_ else (from_, to)
+        if high is None:
+            kind = self.data.dtype
+            high = 2 ** (np.finfo(kind).nmant + 1) + 1 if kind.kind == "f" else int(np.iinfo(kind).max) + 1
+        if high <= low:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        self.data[...] = numpy_generator(generator).integers(low, high, self.data.shape)
+        return self
+
     def normal_(self, mean=0.0, std=1.0, generator=None):
         _check_in_place(self)
         self.data[...] = numpy_generator(generator).normal(mean, std, self.data.shape)

@@ -255,3 +255,18 @@ def test_random_seed_seeds_torch_as_poptorch_does():
     first = torch.randn(3)
     poptorch.Options().randomSeed(7)
     assert torch.equal(first, torch.randn(3))
+
+
+def test_popart_options_are_recorded_and_chain():
+    """``opts._Popart.set(key, value)`` (the pipelining tutorial sets defaultPrefetchBufferingDepth) is kept with
+    the options and survives ``clone()``, as PopTorch's _PopartOptions."""
+    opts = poptorch.Options()
+    assert opts._Popart.set("defaultPrefetchBufferingDepth", 3) is opts._Popart
+    opts._Popart.setPatterns({"TiedGather": True}, level=1)
+    copied = opts.clone()
+    assert copied._Popart.options == {
+        "defaultPrefetchBufferingDepth": 3,
+        "patternsLevel": 1,
+        "patterns": {"TiedGather": True},
+    }
+    assert copied._Popart is not opts._Popart

@@ -116,3 +116,17 @@ def test_elementwise_max_and_min_of_two_tensors():
     assert torch.max(a, b).tolist() == [3.0, 5.0] and torch.min(a, b).tolist() == [1.0, 2.0]
     torch.max(a, b).sum().backward()
     assert a.grad.tolist() == [0.0, 1.0]
+
+
+def test_random_draws_integers_in_pytorchs_ranges():
+    """``random_(to)`` draws 0 to to-1 and ``random_(from, to)`` from to to-1, as PyTorch's (the data-loading
+    tutorial's labels: ``torch.empty([n], dtype=torch.long).random_(10)``); the dtype is kept."""
+    torch.manual_seed(0)
+    labels = torch.empty([2000], dtype=torch.long).random_(10)
+    assert labels.dtype == torch.int64 and set(labels.tolist()) == set(range(10))
+    floats = torch.zeros(500).random_(3, 5)
+    assert floats.dtype == torch.float32 and set(floats.tolist()) == {3.0, 4.0}
+    unbounded = torch.zeros(500).random_()
+    assert 0 <= unbounded.min().item() and unbounded.max().item() <= 2**24 and unbounded.max().item() > 2**20
+    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=5"):
+        torch.zeros(2).random_(5, 5)
