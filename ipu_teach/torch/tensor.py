@@ -398,6 +398,10 @@ class Tensor(AutogradTensor):
             return Tensor(source.data.sum(axis=_axis(dim), keepdims=keepdim).astype(np.int64))
         return wrap(ops.reduce_sum(source, _axis(dim), keepdim))
 
+    def count_nonzero(self, dim=None):
+        """How many elements are not zero (over ``dim``, an int or a tuple, else all), as int64; no gradient."""
+        return Tensor(np.asarray(np.count_nonzero(self.data, axis=_axis(dim)), np.int64))
+
     def mean(self, dim=None, keepdim=False, dtype=None):
         source = self if dtype is None else self.type(dtype)
         if source.data.dtype.kind != "f":

@@ -130,3 +130,18 @@ def test_random_draws_integers_in_pytorchs_ranges():
     assert 0 <= unbounded.min().item() and unbounded.max().item() <= 2**24 and unbounded.max().item() > 2**20
     with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=5"):
         torch.zeros(2).random_(5, 5)
+
+
+def test_count_nonzero_and_the_function_forms_of_arithmetic():
+    """``torch.count_nonzero`` (the mixed-precision tutorial's accuracy) counts as PyTorch's: int64, over all
+    elements, one dim or several; ``torch.sub(a, b, alpha=)`` and its siblings are the methods."""
+    x = torch.tensor([[0, 1.5, 0], [2, 0, 3]])
+    total = torch.count_nonzero(x)
+    assert total.dtype == torch.int64 and total.ndim == 0 and total.item() == 3
+    assert torch.count_nonzero(x, dim=0).tolist() == [1, 1, 1] and x.count_nonzero(1).tolist() == [1, 2]
+    assert x.count_nonzero(dim=(0, 1)).item() == 3
+    assert torch.sub(x, 1, alpha=2).tolist() == [[-2.0, -0.5, -2.0], [0.0, -2.0, 1.0]]
+    labels, predictions = torch.tensor([1, 2, 3, 4]), torch.tensor([1, 0, 3, 0])
+    assert (1 - torch.count_nonzero(torch.sub(labels, predictions)) / len(labels)).item() == 0.5
+    assert torch.mul(x, 2).tolist() == (x * 2).tolist() and torch.div(x, 2).tolist() == (x / 2).tolist()
+    assert torch.add(x, x, alpha=0.5).tolist() == (x * 1.5).tolist()
