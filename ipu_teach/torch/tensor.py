@@ -80,6 +80,8 @@ def _operand(value, like: np.ndarray):
 
 def _binary(op_name, reflected=False):
     def method(self, other):
+        if isinstance(other, (list, tuple)):  # as PyTorch: so that ``a_list += tensor`` extends the list
+            return NotImplemented
         op = getattr(ops, op_name)
         other = _operand(other, self.data)
         return wrap(op(other, self) if reflected else op(self, other))

@@ -145,3 +145,16 @@ def test_count_nonzero_and_the_function_forms_of_arithmetic():
     assert (1 - torch.count_nonzero(torch.sub(labels, predictions)) / len(labels)).item() == 0.5
     assert torch.mul(x, 2).tolist() == (x * 2).tolist() and torch.div(x, 2).tolist() == (x / 2).tolist()
     assert torch.add(x, x, alpha=0.5).tolist() == (x * 1.5).tolist()
+
+
+def test_a_list_plus_a_tensor_extends_the_list_as_in_pytorch():
+    """Arithmetic with a list or tuple is not broadcast (PyTorch refuses it), so ``predictions += batch_tensor``
+    (the basics tutorial's evaluation loop) extends the list with the tensor's elements."""
+    predictions = []
+    predictions += torch.tensor([3, 1])
+    predictions += torch.tensor([4])
+    assert [p.item() for p in predictions] == [3, 1, 4] and all(p.ndim == 0 for p in predictions)
+    with pytest.raises(TypeError, match="unsupported operand type\\(s\\) for \\+: 'Tensor' and 'list'"):
+        torch.tensor([1, 2]) + [1, 2]
+    with pytest.raises(TypeError, match="unsupported operand type\\(s\\) for -: 'tuple' and 'Tensor'"):
+        (3,) - torch.tensor([1])
