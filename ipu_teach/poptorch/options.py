@@ -23,6 +23,7 @@ import copy
 
 from ..torch import manual_seed
 from .enums import ConnectionType, OutputMode, ReductionType
+from .tensor_locations import TensorLocationOptions
 
 
 def _positive(name, value) -> int:
@@ -121,6 +122,7 @@ class Options:
         self.Training = _TrainingOptions()
         self.Precision = _PrecisionOptions()
         self._Popart = _PopartOptions()
+        self.TensorLocations = TensorLocationOptions()
 
     def deviceIterations(self, device_iterations: int) -> Options:  # noqa: N802
         """Iterations (weight updates in training) the IPU runs per call, taking the data for all at once."""
