@@ -86,7 +86,7 @@ class Normalize:
             raise ValueError(f"std evaluated to zero after conversion to float32, leading to division by zero: {std}")
 
     def __call__(self, tensor):
-        data = tensor.data
+        data = tensor.array
         mean = np.asarray(self.mean, data.dtype).reshape(-1, 1, 1)
         std = np.asarray(self.std, data.dtype).reshape(-1, 1, 1)
         return Tensor((data - mean) / std)
@@ -133,7 +133,7 @@ class Resize:
     def __call__(self, image):
         image_module = _pil()
         if isinstance(image, Tensor):
-            data = image.data.astype(np.float32)
+            data = image.array.astype(np.float32)
             height, width = self.output_size(*data.shape[-2:])
             planes = [
                 np.asarray(image_module.fromarray(plane, "F").resize((width, height), self.interpolation.pillow))
@@ -167,14 +167,14 @@ class ConvertImageDtype:
         self.dtype = dtype
 
     def __call__(self, image):
-        source, target = image.data.dtype, np.dtype(dtypes.to_numpy(self.dtype))
+        source, target = image.array.dtype, np.dtype(dtypes.to_numpy(self.dtype))
         if source.kind == "f" and target.kind == "f":
-            return Tensor(image.data.astype(target))
+            return Tensor(image.array.astype(target))
         if source.kind == "f":
             top = float(np.iinfo(target).max)
-            return Tensor((image.data * (top + 1.0 - 1e-3)).astype(target))
+            return Tensor((image.array * (top + 1.0 - 1e-3)).astype(target))
         if target.kind == "f":
-            return Tensor(image.data.astype(target) / target.type(np.iinfo(source).max))
+            return Tensor(image.array.astype(target) / target.type(np.iinfo(source).max))
         raise TypeError(f"ConvertImageDtype: from {source} to {target} (integers to integers) is not simulated")
 
     def __repr__(self):
@@ -190,7 +190,7 @@ class ToPILImage:
 
     def __call__(self, picture):
         if isinstance(picture, Tensor):
-            data = picture.data
+            data = picture.array
             if data.ndim == 2:
                 data = data[None]
             if data.dtype.kind == "f":

@@ -158,3 +158,29 @@ def test_a_list_plus_a_tensor_extends_the_list_as_in_pytorch():
         torch.tensor([1, 2]) + [1, 2]
     with pytest.raises(TypeError, match="unsupported operand type\\(s\\) for -: 'tuple' and 'Tensor'"):
         (3,) - torch.tensor([1])
+
+
+def test_data_is_a_tensor_outside_the_graph_sharing_the_values_as_in_pytorch():
+    """``t.data`` is PyTorch's: a tensor that requires no gradient and shares the values (the basics tutorial's
+    ``model(data).data.max(dim=1).indices``, the mixed-precision one's ``.data.float()``, ``p.data.mul_(...)``);
+    assigning to it replaces the values; ``copy.deepcopy`` copies them."""
+    import copy
+
+    w = torch.tensor([[1.0, 5.0], [7.0, 2.0]], requires_grad=True)
+    view = w.data
+    assert isinstance(view, torch.Tensor) and not view.requires_grad and view.grad_fn is None
+    assert view.max(dim=1).indices.tolist() == [1, 0] and view.float().dtype == torch.float32
+    view.mul_(2)  # in place through .data changes the weight, outside the graph
+    assert w.tolist() == [[2.0, 10.0], [14.0, 4.0]] and w.requires_grad
+    w.data = torch.zeros(2, 2)
+    assert w.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    (w * 3).sum().backward()
+    copied = copy.deepcopy(w)
+    copied.data.add_(1)
+    assert w.tolist() == [[0.0, 0.0], [0.0, 0.0]] and copied.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert copied.requires_grad and copied.grad.tolist() == w.grad.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    layer = torch.nn.Linear(2, 1)
+    twin = copy.deepcopy(layer)
+    assert isinstance(twin.weight, torch.nn.Parameter) and twin.weight.tolist() == layer.weight.tolist()
+    twin.weight.data.fill_(0.5)
+    assert layer.weight.tolist() != twin.weight.tolist()
