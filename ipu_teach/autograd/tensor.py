@@ -63,7 +63,8 @@ class Tensor:
     """An array with an optional gradient and a link to the op that produced it: the autograd's value.
 
     Layers compute on Tensors; ``backward()`` walks the ops back from a result and fills the ``grad`` of
-    every Tensor that ``requires_grad`` (the weights). ``data`` is the numpy array itself.
+    every Tensor that ``requires_grad`` (the weights). ``data`` is the numpy array itself, also named ``array``
+    (the name ipu-teach's code uses where a front end may redefine ``data``, as PyTorch's).
 
     Args:
       data: Array-like, the value.
