@@ -18,6 +18,7 @@ import json
 import math
 import os
 import pathlib
+import sys
 
 import numpy as np
 
@@ -28,6 +29,10 @@ from ipu_teach.ipu import compile_time, memory_layout
 from ipu_teach.ipu.executor import IPUExecutor
 from ipu_teach.keras.engine import polling_thread
 from ipu_teach.keras.progbar import Progbar
+
+if str(pathlib.Path(__file__).resolve().parent) not in sys.path:  # poptorch_cases.py is beside this file
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import poptorch_cases  # noqa: E402
 
 CASES_FILE = pathlib.Path(__file__).with_name("fidelity_cases.json")
 SETS = ("calibration", "validation", "sizing")
@@ -394,6 +399,8 @@ def simulated_figure(figure, spec, executable, callback_seconds_per_step=None):
 def simulate(case) -> dict:
     """``{figure name: simulated value}`` for each figure of an expressible validation case."""
     spec = case["ipu_teach"]
+    if "poptorch_run" in spec:  # through ipu-teach's PopTorch front end; the accuracy needs training (None here)
+        return poptorch_cases.figures(case, poptorch_cases.simulate(spec))
     if "custom_loop" in spec:
         return {figure["name"]: custom_loop_run_time(spec) for figure in case["figures"]}
     executable, setup = _compile(spec)
@@ -549,6 +556,12 @@ def problems(case) -> list:
             found.append("an expressible case needs its ipu_teach entry and the mapping")
         else:
             found += _loop_problems(case["ipu_teach"])
+            if "poptorch_run" in case["ipu_teach"]:
+                found += [
+                    f"figure {f.get('name')!r}: measure is not one of {poptorch_cases.MEASURES}"
+                    for f in case["figures"]
+                    if f.get("measure") not in poptorch_cases.MEASURES
+                ]
     elif not case.get("reason"):
         found.append("a case that is not expressible says why (reason)")
     return found
@@ -557,8 +570,9 @@ def problems(case) -> list:
 def _loop_problems(spec) -> list:
     """What is wrong with an ``ipu_teach`` entry's model and host loop (front end, input pipeline)."""
     found = []
-    if spec["model"] not in MODELS:
-        found.append(f"model {spec['model']!r} is not one of {sorted(MODELS)}")
+    models = poptorch_cases.MODELS if "poptorch_run" in spec else MODELS
+    if spec["model"] not in models:
+        found.append(f"model {spec['model']!r} is not one of {sorted(models)}")
     if spec.get("host_api", "keras") not in hardware.HOST_APIS:
         found.append(f"host_api {spec['host_api']!r} is not one of {hardware.HOST_APIS}")
     entry = spec.get("input_pipeline")

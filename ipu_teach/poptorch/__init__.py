@@ -12,6 +12,8 @@ Example:
 torch.Size([8, 2])
 """
 
+import logging
+
 from . import annotations, optim
 from .annotations import (
     BeginBlock,
@@ -28,8 +30,34 @@ from .errors import Error
 from .executor import PoplarExecutor, inferenceModel, trainingModel
 from .options import Options
 from .stages import PipelinedExecution, ShardedExecution, Stage
+from .tensor_locations import TensorLocationSettings
 
 __version__ = "3.3.0+ipu_teach"
+_LOG_LEVELS = {
+    "TRACE": (0, logging.DEBUG),
+    "TRACE_ALL": (0, logging.DEBUG),
+    "DEBUG": (1, logging.DEBUG),
+    "DEBUG_IR": (1, logging.DEBUG),
+    "INFO": (2, logging.INFO),
+    "WARN": (3, logging.WARN),
+    "ERR": (4, logging.ERROR),
+    "OFF": (6, logging.CRITICAL),
+}
+"""PopTorch's log levels (python/_logging.py): name -> (its legacy integer, Python's level)."""
+
+
+def setLogLevel(level):  # noqa: N802 (PopTorch's name)
+    """The level of the ``poptorch`` logger, by name ("INFO", "DEBUG"...) or PopTorch's legacy integer (1 is DEBUG)."""
+    if isinstance(level, int):
+        names = [name for name, (number, _) in _LOG_LEVELS.items() if number == level]
+        if not names:
+            raise ValueError("Invalid log level integer")
+        level = names[0]
+    if level not in _LOG_LEVELS:
+        raise ValueError(f"Unknown log level: {level}. Valid values are {', '.join(sorted(_LOG_LEVELS))}")
+    logging.getLogger("poptorch").setLevel(_LOG_LEVELS[level][1])
+
+
 __all__ = [
     "AnchorMode",
     "AutoStage",
@@ -47,11 +75,13 @@ __all__ = [
     "ReductionType",
     "ShardedExecution",
     "Stage",
+    "TensorLocationSettings",
     "identity_loss",
     "inferenceModel",
     "optim",
     "recomputationCheckpoint",
     "removeBlocks",
+    "setLogLevel",
     "set_available_memory",
     "trainingModel",
 ]

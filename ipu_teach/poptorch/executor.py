@@ -122,7 +122,7 @@ def _combine(results: list):
     """Per-micro-batch results as one: tensors concatenated along dimension 0, scalars stacked (one result: it)."""
     first = results[0]
     if isinstance(first, Tensor):
-        arrays = [r.data for r in results]
+        arrays = [r.array for r in results]
         if len(arrays) == 1:
             return _IPUOutput(arrays[0])
         return _IPUOutput(np.stack(arrays) if arrays[0].ndim == 0 else np.concatenate(arrays))
@@ -224,7 +224,7 @@ class PoplarExecutor:
         )
         self.__dict__["_layout"] = layout
         self.__dict__["_configuration"] = self._attach_ipus()
-        inputs = [t.data[:micro] for t in _tensors(list(args) + list(kwargs.values())) if t.data.ndim]
+        inputs = [t.array[:micro] for t in _tensors(list(args) + list(kwargs.values())) if t.array.ndim]
         x = inputs[0] if inputs else np.zeros((1, 0), np.float32)
         y = inputs[1] if len(inputs) > 1 else None
         returned = {OutputMode.All: self._batches(), OutputMode.EveryN: None}.get(
@@ -232,10 +232,10 @@ class PoplarExecutor:
         )
         if returned is None:
             returned = opts.replication_factor * (opts.device_iterations // opts.output_return_period)
-        output_bytes = sum(t.data.nbytes for t in _tensors(outputs)) * returned
+        output_bytes = sum(t.array.nbytes for t in _tensors(outputs)) * returned
         output_bytes //= opts.replication_factor * self._steps()
         parameters = list(self._model.named_parameters())
-        weights = [_Weight(self._weight_name(name), p.data.size, p.data.dtype) for name, p in parameters]
+        weights = [_Weight(self._weight_name(name), p.array.size, p.array.dtype) for name, p in parameters]
         optimizer = _cost_optimizer(self._optimizer) if self._training else keras_optimizers.SGD()
         program = custom_loop.LoopProgram(self._name, [], optimizer, weights)
         program.ipu_options = self._stage_memory_options(layout.plan)
@@ -427,7 +427,7 @@ class PoplarExecutor:
                 outputs = self._forward(micro_args, micro_kwargs)
                 if self._training:
                     loss = self._loss_of(outputs)
-                    loss.backward(None if loss.ndim == 0 else np.ones_like(loss.data))
+                    loss.backward(None if loss.ndim == 0 else np.ones_like(loss.array))
                 results.append(_map(outputs, Tensor.detach))
             if self._training:
                 reduction = opts.Training.accumulation_and_replication_reduction_type
@@ -435,7 +435,7 @@ class PoplarExecutor:
                     for group in self._optimizer.param_groups:
                         for p in group["params"]:
                             if p.grad is not None:
-                                p.grad = p.grad.data / np.asarray(per_update, p.data.dtype)
+                                p.grad = p.grad.array / np.asarray(per_update, p.array.dtype)
                 self._optimizer.step()
         return results
 
@@ -459,7 +459,7 @@ class PoplarExecutor:
     def _record_step(self, args, kwargs, micro):
         """Where one micro-batch step's ops run (forward, and backward when training: a ``stages.Layout``, from its
         blocks) and its outputs; the model's state is restored after."""
-        state = [(t, t.data.copy()) for t in list(self._model.parameters()) + list(self._model.buffers())]
+        state = [(t, t.array.copy()) for t in list(self._model.parameters()) + list(self._model.buffers())]
         grads = [(p, p.grad) for p, _ in state]
         random_state = default_generator.get_state()
         micro_args, micro_kwargs = self._slice(args, kwargs, 0, micro)
@@ -468,10 +468,10 @@ class PoplarExecutor:
                 outputs = self._forward(micro_args, micro_kwargs)
                 if self._training:
                     loss = self._loss_of(outputs)
-                    loss.backward(None if loss.ndim == 0 else np.ones_like(loss.data))
+                    loss.backward(None if loss.ndim == 0 else np.ones_like(loss.array))
         finally:
             for tensor, data in state:
-                tensor.data[...] = data
+                tensor.array[...] = data
             for p, grad in grads:
                 p.grad = grad
             default_generator.set_state(random_state)
@@ -525,7 +525,7 @@ class PoplarExecutor:
 def _sum_results(results: list):
     first = results[0]
     if isinstance(first, Tensor):
-        return Tensor(np.sum([r.data for r in results], axis=0))
+        return Tensor(np.sum([r.array for r in results], axis=0))
     if isinstance(first, (list, tuple)):
         return type(first)(_sum_results([r[i] for r in results]) for i in range(len(first)))
     if isinstance(first, dict):

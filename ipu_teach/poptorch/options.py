@@ -25,6 +25,7 @@ import copy
 from ..torch import manual_seed
 from .enums import ConnectionType, OutputMode, ReductionType
 from .stages import PipelinedExecution
+from .tensor_locations import TensorLocationOptions
 
 
 def _positive(name, value) -> int:
@@ -71,6 +72,25 @@ class _PrecisionOptions:
         return self
 
 
+class _PopartOptions:
+    """PopART's session options (``opts._Popart.set("key", value)``), for advanced users in PopTorch: recorded in
+    ``options``, none of them changes the simulation (buffering depths, patterns, recomputation...)."""
+
+    def __init__(self):
+        self.options = {}
+
+    def set(self, key: str, value):
+        self.options[key] = value
+        return self
+
+    def setEngineOptions(self, engine_options: dict):  # noqa: N802
+        return self.set("engineOptions", engine_options)
+
+    def setPatterns(self, patterns: dict, level: int = 2):  # noqa: N802
+        self.set("patternsLevel", level)
+        return self.set("patterns", patterns)
+
+
 class Options:
     """The options of one PopTorch model (see the module docstring); ``clone()`` copies them.
 
@@ -99,6 +119,8 @@ class Options:
         self.input_group_size = 1
         self.Training = _TrainingOptions()
         self.Precision = _PrecisionOptions()
+        self._Popart = _PopartOptions()
+        self.TensorLocations = TensorLocationOptions()
 
     def deviceIterations(self, device_iterations: int) -> Options:  # noqa: N802
         """Iterations (weight updates in training) the IPU runs per call, taking the data for all at once: Keras'

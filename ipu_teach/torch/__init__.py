@@ -119,7 +119,8 @@ def _method(name):
 
 for _name in (
     "sum mean max min argmax argmin exp log sqrt abs relu sigmoid tanh softmax log_softmax flatten matmul mm "
-    "eq ne lt le gt ge clamp clip reshape squeeze unsqueeze transpose permute t var std pow all any"
+    "eq ne lt le gt ge clamp clip reshape squeeze unsqueeze transpose permute t var std pow all any "
+    "add sub mul div count_nonzero"
 ).split():
     globals()[_name] = _method(_name)
 del _name

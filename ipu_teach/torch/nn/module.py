@@ -195,11 +195,11 @@ class Module:
                 errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
         for key, target in own.items():
             if key in state_dict:
-                shape = tuple(np.shape(getattr(state_dict[key], "data", state_dict[key])))
-                if shape != tuple(target.data.shape):
+                shape = tuple(np.shape(getattr(state_dict[key], "array", state_dict[key])))
+                if shape != tuple(target.array.shape):
                     errors.append(
                         f"size mismatch for {key}: copying a param with shape {list(shape)} from checkpoint, the "
-                        f"shape in current model is {list(target.data.shape)}."
+                        f"shape in current model is {list(target.array.shape)}."
                     )
         if errors:
             raise RuntimeError(
@@ -208,7 +208,8 @@ class Module:
             )
         for key, target in own.items():
             if key in state_dict:
-                np.copyto(target.data, np.asarray(getattr(state_dict[key], "data", state_dict[key])), casting="unsafe")
+                value = getattr(state_dict[key], "array", state_dict[key])
+                np.copyto(target.array, np.asarray(value), casting="unsafe")
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- modes and gradients ------------------------------------------------------------------------------
@@ -230,7 +231,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
-                p.grad = np.zeros_like(p.data)
+                p.grad = np.zeros_like(p.array)
 
     def apply(self, function):
         for module in self.children():
@@ -250,8 +251,8 @@ class Module:
         for module in self.modules():
             for registry in (module._parameters, module._buffers):
                 for value in registry.values():
-                    if value is not None and value.data.dtype.kind == "f":
-                        value.data = value.data.astype(to_numpy(dtype))
+                    if value is not None and value.array.dtype.kind == "f":
+                        value.array = value.array.astype(to_numpy(dtype))
                         value.grad = None
 
     def float(self):

@@ -57,7 +57,7 @@ class Optimizer:
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
-                    p.grad = np.zeros_like(p.data)
+                    p.grad = np.zeros_like(p.array)
 
     def step(self, closure=None):
         loss = closure() if closure is not None else None
@@ -65,7 +65,7 @@ class Optimizer:
             for p in group["params"]:
                 grad = Tensor.grad.fget(p)
                 if grad is not None:
-                    self._update(p.data, np.asarray(grad.data, p.data.dtype), self.state.setdefault(p, {}), group)
+                    self._update(p.array, np.asarray(grad.array, p.array.dtype), self.state.setdefault(p, {}), group)
         return loss
 
     def _update(self, param, grad, state, group):
@@ -92,7 +92,7 @@ class Optimizer:
                 )
             group.update({k: v for k, v in saved.items() if k != "params"})
         self.state = {
-            params[int(i)]: {k: np.array(getattr(v, "data", v)) for k, v in s.items()}
+            params[int(i)]: {k: np.array(getattr(v, "array", v)) for k, v in s.items()}
             for i, s in state_dict["state"].items()
         }
 

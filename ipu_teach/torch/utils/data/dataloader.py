@@ -27,7 +27,7 @@ def default_collate(batch):
     first = batch[0]
     if isinstance(first, Tensor):
         if not any(t.requires_grad for t in batch):
-            return Tensor(np.stack([t.data for t in batch]))
+            return Tensor(np.stack([t.array for t in batch]))
         return stack(batch)
     if isinstance(first, np.ndarray):
         return Tensor(np.stack(batch))
