@@ -4,8 +4,6 @@ residual network with batch normalisation in fp32 and fp16, a pipelined model, r
 running the model; the compile-only paths (PRE_COMPILE, debug.allowOutOfMemory) take it; ipu.utils.estimate sizes a
 model too big for the host's memory."""
 
-import importlib.util
-import pathlib
 import tracemalloc
 
 import numpy as np
@@ -20,11 +18,27 @@ from ipu_teach.keras import mixed_precision
 from ipu_teach.profiling.build import build_report
 from ipu_teach.profiling.files import report_to_dict
 
-_spec = importlib.util.spec_from_file_location(
-    "bench_shape_only", pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bench_shape_only.py"
-)
-bench_shape_only = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_shape_only)
+
+def small_resnet():
+    """A residual network of bottleneck blocks with batch normalisation, padding and Add (ResNet-50's parts,
+    keras.applications.ResNet50 in miniature: two stages of one block, width 8, 32x32 images)."""
+    layers = keras.layers
+
+    def conv_bn(x, filters, kernel, strides=1, relu=True):
+        x = layers.Conv2D(filters, kernel, strides=strides, padding="same")(x)
+        x = layers.BatchNormalization(epsilon=1.001e-5)(x)
+        return layers.ReLU()(x) if relu else x
+
+    def bottleneck(x, filters, strides):
+        shortcut = conv_bn(x, 4 * filters, 1, strides, relu=False)
+        x = conv_bn(conv_bn(x, filters, 1, strides), filters, 3)
+        return layers.ReLU()(layers.Add()([shortcut, conv_bn(x, 4 * filters, 1, relu=False)]))
+
+    inputs = keras.Input(shape=(32, 32, 3))
+    x = layers.MaxPooling2D(3, strides=2)(layers.ZeroPadding2D(1)(conv_bn(inputs, 8, 7, 2)))
+    x = bottleneck(bottleneck(x, 8, 1), 16, 2)
+    outputs = layers.Dense(10, activation="softmax")(layers.GlobalAveragePooling2D()(x))
+    return keras.Model(inputs, outputs)
 
 
 @pytest.fixture(autouse=True)
@@ -99,7 +113,7 @@ def test_a_residual_network_with_batch_norm_lowers_from_shapes_to_the_same_execu
     configure(1)
     mixed_precision.set_global_policy(policy)
     with ipu.ipu_strategy.IPUStrategy().scope():
-        model = bench_shape_only.resnet(blocks=(1, 1), image=32, classes=10, width=8)
+        model = small_resnet()
         model.compile("sgd", "sparse_categorical_crossentropy", steps_per_execution=2)
     rng = np.random.default_rng(1)
     model.fit(rng.normal(size=(16, 32, 32, 3)).astype(np.float32), np.arange(16) % 10, batch_size=4, verbose=0)
