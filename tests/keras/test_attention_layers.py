@@ -92,3 +92,19 @@ def test_attention_layers_refuse_what_they_cannot_build(make, message):
 def test_multi_head_attention_needs_a_value():
     with pytest.raises(ValueError, match="give value, as Keras requires: layer\\(query, value\\)"):
         keras.layers.MultiHeadAttention(2, 4)(np.ones((1, 3, 4), np.float32))
+
+
+def test_a_saved_model_keeps_what_each_attention_input_is(tmp_path):
+    """tf-keras writes the call's value, key and attention_mask as the node's keywords (its get_config of this
+    model gives exactly this node), so a reloaded model masks as the saved one did."""
+    query, value, mask = keras.Input((4, 6)), keras.Input((5, 6)), keras.Input((4, 5))
+    model = keras.Model([query, value, mask], keras.layers.MultiHeadAttention(2, 3)(query, value, attention_mask=mask))
+    node = model.get_config()["layers"][-1]["inbound_nodes"]
+    names = [t.layer.name for t in (query, value, mask)]
+    assert node == [[[names[0], 0, 0, {"value": [names[1], 0, 0], "attention_mask": [names[2], 0, 0]}]]]
+    model.save(tmp_path / "attention.h5")
+    loaded = keras.models.load_model(tmp_path / "attention.h5")
+    rng = np.random.default_rng(5)
+    x = [rng.normal(size=(2, 4, 6)), rng.normal(size=(2, 5, 6)), rng.uniform(size=(2, 4, 5)) > 0.5]
+    x = [a.astype(np.float32) for a in x]
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))

@@ -57,7 +57,6 @@ __all__ = [
     "Dropout",
     "EinsumDense",
     "MultiHeadAttention",
-    "experimental",
     "ELU",
     "Embedding",
     "Flatten",

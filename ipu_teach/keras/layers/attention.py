@@ -211,6 +211,12 @@ class MultiHeadAttention(Layer):
             )
         return super().__call__(inputs, training=training)
 
+    @property
+    def call_roles(self) -> tuple:
+        """What each input of its call is, in order (query first, then value, key and attention_mask as given):
+        a saved model writes the others as the call's keywords, as tf-keras does."""
+        return self._roles
+
     def build(self, input_shape):
         shapes = dict(zip(self._roles, input_shape))
         query, value = shapes["query"], shapes["value"]
