@@ -108,3 +108,27 @@ def test_a_saved_model_keeps_what_each_attention_input_is(tmp_path):
     x = [rng.normal(size=(2, 4, 6)), rng.normal(size=(2, 5, 6)), rng.uniform(size=(2, 4, 5)) > 0.5]
     x = [a.astype(np.float32) for a in x]
     np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_a_causal_mask_is_the_lower_triangle_and_combines_with_the_given_mask():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(2, 4, 6)).astype(np.float32)
+    layer = keras.layers.MultiHeadAttention(2, 3)
+    causal, causal_scores = layer(x, x, use_causal_mask=True, return_attention_scores=True)
+    explicit = layer(x, x, attention_mask=np.tril(np.ones((2, 4, 4), np.int32)))
+    np.testing.assert_array_equal(causal.data, explicit.data)
+    assert np.all(np.triu(causal_scores.data[0, 0], k=1) == 0)
+    padding = np.ones((2, 4, 4), np.int32)
+    padding[:, :, 0] = 0  # no query may attend to the first key
+    both = layer(x, x, attention_mask=padding, use_causal_mask=True, return_attention_scores=True)[1].data
+    assert np.all(both[:, :, 1:, 0] == 0) and np.all(np.triu(both[0, 0], k=1)[1:] == 0)
+    np.testing.assert_array_equal(both[:, :, 0], 0.25)  # the first query may attend to no key: uniform, as Keras'
+
+
+def test_attention_dropout_drops_probabilities_in_training_only():
+    keras.utils.set_random_seed(0)
+    x = np.random.default_rng(7).normal(size=(1, 5, 4)).astype(np.float32)
+    layer = keras.layers.MultiHeadAttention(1, 4, dropout=0.5)
+    inference = layer(x, x)
+    np.testing.assert_array_equal(layer(x, x).data, inference.data)
+    assert not np.allclose(layer(x, x, training=True).data, inference.data)
