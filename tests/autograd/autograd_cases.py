@@ -52,7 +52,7 @@ CASES = [
     ("MatMul", ops.MatMul.apply, [_m, _m.T.copy()], (0, 1)),
     ("BatchMatMul", ops.BatchMatMul.apply, [_x, _x[:, :, :3, :2].copy()], (0, 1)),
     (
-        "einsum(attention scores)",
+        "BatchMatMul(einsum of attention scores: transposes around it)",
         lambda k, q: ops.einsum("aecd,abcd->acbe", k, q),
         [_rng.normal(size=(2, 3, 2, 4)).astype(np.float32), _rng.normal(size=(2, 5, 2, 4)).astype(np.float32)],
         (0, 1),
