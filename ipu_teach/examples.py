@@ -217,3 +217,47 @@ def add_one_graph(tiles: int = 4):
     for tile in range(tiles):
         graph.add_vertex(compute_set, add_one, {"x": v[tile]}, tile=tile)
     return graph, v, compute_set
+
+
+def bert_encoder(
+    keras=None,
+    layers: int = 12,
+    hidden: int = 768,
+    heads: int = 12,
+    intermediate: int = 3072,
+    sequence: int = 128,
+    vocabulary: int = 30522,
+    max_positions: int = 512,
+    segments: int = 2,
+    dropout: float = 0.1,
+):
+    """A BERT encoder (Devlin et al., 2019) made of Keras layers: word, position and segment Embeddings summed
+    and normalised, then ``layers`` blocks of MultiHeadAttention, residual Add and LayerNormalization, Dense
+    ``intermediate`` (gelu), Dense ``hidden``, residual Add and LayerNormalization. The defaults are
+    BERT-base (no pooler): 108.9M parameters, sized on the IPU with ``ipu.utils.estimate``.
+
+    Its inputs are the word ids, the segment ids and the position ids (``0 .. sequence - 1``), each
+    ``(batch, sequence)`` integers, as BERT's TensorFlow implementations take them. ``keras`` is the Keras
+    module to build it from (default: ipu-teach's; tools/make_keras_goldens.py builds the same with tf-keras).
+
+    Example:
+
+    >>> from ipu_teach.examples import bert_encoder
+    >>> model = bert_encoder(layers=1, hidden=8, heads=2, intermediate=16, sequence=4, vocabulary=10)
+    >>> model.output_shape, model.count_params()
+    ((None, 4, 8), 4808)
+    """
+    if keras is None:
+        from . import keras  # noqa: PLC0415 (the tool passes tf-keras instead)
+    L = keras.layers
+    ids = [L.Input((sequence,), dtype="int32", name=name) for name in ("word_ids", "segment_ids", "position_ids")]
+    tables = (("word_embeddings", vocabulary), ("segment_embeddings", segments), ("position_embeddings", max_positions))
+    embedded = [L.Embedding(size, hidden, name=name)(x) for (name, size), x in zip(tables, (ids[0], ids[1], ids[2]))]
+    x = L.LayerNormalization(epsilon=1e-12, name="embeddings_norm")(L.Add()(embedded))
+    x = L.Dropout(dropout)(x)
+    for _ in range(layers):
+        attended = L.MultiHeadAttention(heads, hidden // heads, dropout=dropout)(x, x)
+        x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(dropout)(attended)]))
+        inner = L.Dense(intermediate, activation="gelu")(x)
+        x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(dropout)(L.Dense(hidden)(inner))]))
+    return keras.Model(ids, x, name="bert_encoder")

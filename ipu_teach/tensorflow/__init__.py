@@ -51,6 +51,7 @@ from .math import (
     argmax,
     argmin,
     divide,
+    einsum,
     equal,
     exp,
     greater,

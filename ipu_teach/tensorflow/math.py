@@ -102,14 +102,27 @@ def argmin(input, axis=None, output_type="int64", name=None):  # noqa: A002
 
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     """``a @ b`` (after transposing the last two axes of either when asked); differentiable on tensors whose
-    second operand is a matrix, as a Dense layer's product is."""
+    second operand is a matrix (a Dense layer's product) or that share their leading batch axes (attention's)."""
     a = _transposed(a) if transpose_a else a
     b = _transposed(b) if transpose_b else b
     if _carries_gradient(a, b) and np.ndim(b) == 2:
         return ops.matmul(a, b)
+    if _carries_gradient(a, b):
+        return ops.BatchMatMul.apply(a, b)
     if _needs_gradient(a, b):
         raise _not_differentiable("matmul")
     return tensor(np.matmul(np.asarray(a), np.asarray(b)))
+
+
+def einsum(equation, *inputs, name=None):
+    """``np.einsum``; differentiable on tensors for two operands whose every index is in the output or summed
+    between both (Keras' EinsumDense and MultiHeadAttention equations: ``ops.einsum`` says which)."""
+    if _carries_gradient(*inputs):
+        if len(inputs) != 2:
+            ops.einsum_parse(equation)  # names the supported form
+            raise ValueError(f"einsum: {equation!r} was given {len(inputs)} tensors: it needs exactly 2")
+        return ops.einsum(equation, *inputs)
+    return tensor(np.einsum(equation, *(np.asarray(x) for x in inputs)))
 
 
 def _transposed(x):

@@ -50,6 +50,13 @@ CASES = [
     _unary(GELU),
     ("GELU(approximate=True)", lambda x: GELU.apply(x, approximate=True), [_m], (0,)),
     ("MatMul", ops.MatMul.apply, [_m, _m.T.copy()], (0, 1)),
+    ("BatchMatMul", ops.BatchMatMul.apply, [_x, _x[:, :, :3, :2].copy()], (0, 1)),
+    (
+        "BatchMatMul(einsum of attention scores: transposes around it)",
+        lambda k, q: ops.einsum("aecd,abcd->acbe", k, q),
+        [_rng.normal(size=(2, 3, 2, 4)).astype(np.float32), _rng.normal(size=(2, 5, 2, 4)).astype(np.float32)],
+        (0, 1),
+    ),
     (
         "Conv2D",
         lambda x, k, b: ops.Conv2D.apply(x, k, b, strides=(2, 1), padding="same"),

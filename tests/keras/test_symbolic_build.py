@@ -96,6 +96,12 @@ LAYER_CASES = {
         ({"layer": {"class_name": "GRU", "config": {"units": 3, "reset_after": False}}, "merge_mode": "sum"}, (3, 2)),
     ],
     L.Normalization: [({"mean": 1.0, "variance": 4.0}, (3,)), ({"axis": None}, (2, 2))],
+    # issue 24's attention (tests/keras/test_attention_layers.py compares them with tf-keras)
+    L.EinsumDense: [({"equation": "abc,cde->abde", "output_shape": (None, 2, 3), "bias_axes": "de"}, (4, 5))],
+    L.MultiHeadAttention: [
+        ({"num_heads": 2, "key_dim": 3}, [(4, 6), (5, 6)]),
+        ({"num_heads": 2, "key_dim": 2, "value_dim": 3, "dropout": 0.5, "output_shape": 2}, [(3, 4), (5, 6), (5, 5)]),
+    ],
 }
 
 

@@ -153,6 +153,7 @@ _CALLS = {
     "squeeze": lambda T: tf.squeeze(T(_A[:1])),
     "stack": lambda T: tf.stack([T(_A), T(_B)], axis=1),
     "transpose": lambda T: tf.transpose(T(_A)),
+    "einsum": lambda T: tf.einsum("ij,kj->ik", T(_A), T(_B)),
     "where": lambda T: tf.where(T(_MASK), T(_A), T(_B)),
     "zeros": lambda T: tf.zeros(T(_SHAPE)),
     "zeros_like": lambda T: tf.zeros_like(T(_A)),

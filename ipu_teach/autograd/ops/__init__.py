@@ -7,6 +7,9 @@ Example:
 array([2., 2.], dtype=float32)
 """
 
+from .batch_matmul import BatchMatMul
+from .einsum import einsum
+from .einsum import parse as einsum_parse
 from .activations import ELU, Exp, Log, ReLU, Sigmoid, Softmax, Softplus, Tanh
 from .conv import Conv2D
 from .conv_transpose import Conv2DTranspose

@@ -71,7 +71,11 @@ def functional_config(model) -> dict:
         node_index[id(tensor)] = call_of[call]
 
     def inbound(tensor):
-        return [[parent.layer.name, node_index[id(parent)], parent.index, {}] for parent in tensor.inputs]
+        parents = [[parent.layer.name, node_index[id(parent)], parent.index] for parent in tensor.inputs]
+        roles = getattr(tensor.layer, "call_roles", None)
+        if roles:  # called with tensors as keywords (MultiHeadAttention's value, key, mask): tf-keras' form
+            return [[*parents[0], dict(zip(roles[1:], parents[1:]))]]
+        return [[*parent, {}] for parent in parents]
 
     def endpoint(tensor):
         return [tensor.layer.name, node_index[id(tensor)], tensor.index]
@@ -103,7 +107,7 @@ def functional_from_config(cls, config, custom_objects=None):
         layer = _make_layer(entry, custom_objects)
         waiting += [(layer, entry["name"], index, node) for index, node in enumerate(entry["inbound_nodes"])]
     while waiting:
-        ready = [w for w in waiting if all((name, index) in tensors for name, index, *_ in w[3])]
+        ready = [w for w in waiting if all((name, index) in tensors for name, index, *_ in _references(w[3]))]
 
         def output(name, index, tensor_index=0, *_):
             made = tensors[(name, index)]
@@ -117,8 +121,12 @@ def functional_from_config(cls, config, custom_objects=None):
             )
         for item in ready:
             layer, name, index, node = item
-            given = [output(*entry) for entry in node]
-            tensors[(name, index)] = layer(given if layer.multi_input or len(given) > 1 else given[0])
+            keywords = {k: output(*v) for k, v in (node[0][3] if len(node[0]) > 3 else {}).items() if _is_reference(v)}
+            given = [output(*entry[:3]) for entry in node]
+            if keywords:
+                tensors[(name, index)] = layer(given[0], **keywords)
+            else:
+                tensors[(name, index)] = layer(given if layer.multi_input or len(given) > 1 else given[0])
             waiting.remove(item)
 
     def endpoints(key):
@@ -126,6 +134,17 @@ def functional_from_config(cls, config, custom_objects=None):
         return found[0] if len(found) == 1 else found
 
     return cls(endpoints("input_layers"), endpoints("output_layers"), name=config["name"])
+
+
+def _is_reference(value) -> bool:
+    """Whether a node's keyword value names a tensor, ``[layer_name, node_index, tensor_index]``."""
+    return isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)
+
+
+def _references(node) -> list:
+    """The tensors a node is called on: its entries and the tensors among the first entry's keywords."""
+    keywords = node[0][3] if node and len(node[0]) > 3 else {}
+    return [entry[:3] for entry in node] + [v for v in keywords.values() if _is_reference(v)]
 
 
 def sequential_config(model) -> dict:

@@ -9,6 +9,9 @@ Example:
 (None, 10)
 """
 
+from types import SimpleNamespace
+
+from .attention import EinsumDense, MultiHeadAttention
 from .activation import ELU, LeakyReLU, PReLU, ReLU, ThresholdedReLU
 from .base import Input, InputLayer, KerasTensor, Layer
 from .convolutional import Conv1D, Conv2D
@@ -31,6 +34,7 @@ Convolution1D = Conv1D
 Convolution2D = Conv2D
 Convolution2DTranspose = Conv2DTranspose
 SeparableConvolution2D = SeparableConv2D
+experimental = SimpleNamespace(EinsumDense=EinsumDense)  # tf-keras' older home of EinsumDense
 
 __all__ = [
     "Activation",
@@ -51,6 +55,8 @@ __all__ = [
     "Dense",
     "DepthwiseConv2D",
     "Dropout",
+    "EinsumDense",
+    "MultiHeadAttention",
     "ELU",
     "Embedding",
     "Flatten",
