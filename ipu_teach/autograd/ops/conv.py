@@ -150,8 +150,7 @@ class Conv2D(Function):
         outs = cols.shape[1:3]
         cols = cols.reshape(-1, kh * kw * kc)
         w2 = kernel.reshape(kh * kw * kc, filters)
-        y = matmul(cols, w2, "conv", dtype=x.dtype)
-        y += bias
+        y = matmul(cols, w2, "conv", dtype=x.dtype, bias=bias)
         ctx.save_for_backward(cols, w2)
         ctx.kernel_shape = kernel.shape
         return y.reshape((x.shape[0],) + outs + (filters,))
