@@ -20,7 +20,7 @@ class DepthwiseConv2D(Function):
         kh, kw, channels, multiplier = kernel.shape
         if channels != x.shape[3]:
             raise ValueError(f"DepthwiseConv2D: input has {x.shape[3]} channels but the kernel expects {channels}")
-        cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation, "DepthwiseConv2D")
+        cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation, "DepthwiseConv2D", any_layout=False)
         ctx.save_for_backward(cols, kernel)
         y = np.einsum("nhwijc,ijcm->nhwcm", cols, kernel.astype(cols.dtype, copy=False), optimize=True)
         return y.reshape(y.shape[:3] + (channels * multiplier,)).astype(x.dtype, copy=False)
