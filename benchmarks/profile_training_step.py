@@ -40,6 +40,7 @@ from collections import defaultdict  # noqa: E402
 import ipu_teach.keras as keras  # noqa: E402
 from ipu_teach import autograd  # noqa: E402
 from ipu_teach.autograd import Function  # noqa: E402
+from ipu_teach.autograd.ops import gemm  # noqa: E402
 from ipu_teach.examples import configure_ipus, tutorial_model_fn  # noqa: E402
 
 BATCH = 64
@@ -86,6 +87,27 @@ def _timed(raw, owner, method, seconds):
 
 
 @contextlib.contextmanager
+def product_timer(seconds):
+    """Every matrix product the ops compute (``gemm._product``: BLAS, with its casts and pieces) timed into
+    ``seconds[(m, k, n)]``, in processor time: how much of the ops' time is arithmetic BLAS already does at
+    its peak, and how much is numpy's passes around it."""
+    raw = gemm._product
+
+    def timed(a, b, *rest):
+        began = time.process_time()
+        try:
+            return raw(a, b, *rest)
+        finally:
+            seconds[a.shape + b.shape[1:]] += time.process_time() - began
+
+    gemm._product = timed
+    try:
+        yield
+    finally:
+        gemm._product = raw
+
+
+@contextlib.contextmanager
 def optimizer_timer(optimizer, seconds):
     apply = optimizer.apply_gradients
 
@@ -126,21 +148,23 @@ def data(samples):
 
 
 def profile(ipu: bool, portable: bool, steps: int):
-    """Milliseconds per step by (op, pass), the total wall and processor time, and the cProfile of the run."""
+    """Milliseconds per step by (op, pass) and by matrix product (m, k, n), the total wall and processor time, and
+    the cProfile of the run."""
     autograd.set_portable_numerics(portable)
     model, scope = build(ipu)
     x, y = data(BATCH * steps)
     with scope():
         model.fit(x[: 4 * BATCH], y[: 4 * BATCH], batch_size=BATCH, epochs=1, verbose=0)  # warm-up (and compile)
-        seconds = defaultdict(float)
+        seconds, products = defaultdict(float), defaultdict(float)
         profiler = cProfile.Profile()
-        with op_timers(seconds), optimizer_timer(model.optimizer, seconds):
+        with op_timers(seconds), optimizer_timer(model.optimizer, seconds), product_timer(products):
             wall, cpu = time.perf_counter(), time.process_time()
             profiler.enable()
             model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
             profiler.disable()
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {k: 1000 * v / steps for k, v in seconds.items()}, 1000 * wall / steps, 1000 * cpu / steps, profiler
+    per_step = [{k: 1000 * v / steps for k, v in times.items()} for times in (seconds, products)]
+    return *per_step, 1000 * wall / steps, 1000 * cpu / steps, profiler
 
 
 def table(ms, wall, cpu) -> str:
@@ -155,13 +179,16 @@ def table(ms, wall, cpu) -> str:
 
 
 def main():
-    ms, wall, cpu, profiler = profile(ARGS.ipu, ARGS.portable, ARGS.steps)
+    ms, products, wall, cpu, profiler = profile(ARGS.ipu, ARGS.portable, ARGS.steps)
     where = "inside IPUStrategy" if ARGS.ipu else "CPU path"
     numerics = "portable numerics" if ARGS.portable else "float32 numerics"
     print(f"{where}, {numerics}, {ARGS.threads} BLAS thread(s), batch {BATCH}, {ARGS.steps} steps")
     print(f"load average: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print(f"{BATCH * 1000 / wall:.0f} samples/s wall, {BATCH * 1000 / cpu:.0f} samples per processor-second\n")
     print(table(ms, wall, cpu))
+    print(f"\nof which matrix products (BLAS, inside the ops above): {sum(products.values()):.2f} ms / step")
+    for (m, k, n), value in sorted(products.items(), key=lambda item: -item[1]):
+        print(f"  {m} x {k} times {k} x {n}: {value:.2f} ms")
     if ARGS.cprofile:
         print()
         pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(20)

@@ -56,3 +56,27 @@ def test_scattered_patch_gradients_sum_in_kernel_offset_order_bit_for_bit(n, out
     got = np.zeros(padded, np.float32)
     scatter_windows(got, dcols, strides, dilation)
     assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("portable", [False, True], ids=["float32", "portable"])
+@pytest.mark.parametrize("channels", [1, 3, 32])
+def test_few_channels_cast_to_float64_are_laid_out_kernel_offset_by_offset(portable, channels):
+    """Patches cast for a float64 product (portable numerics) with few channels are stored with their matrix's
+    transpose contiguous (one copy along output rows); the matrix is a view of them, equal to the row-by-row one.
+    In float32 they stay row by row (BLAS would multiply the transposed layout with other kernels: other bits)."""
+    from ipu_teach import autograd
+    from ipu_teach.autograd.ops.conv import im2col
+
+    x = np.random.default_rng(5).normal(size=(4, 28, 28, channels)).astype(np.float32)
+    was = autograd.portable_numerics()
+    try:
+        autograd.set_portable_numerics(portable)
+        cols, _ = im2col(x, (3, 3), (1, 1), "valid")
+        rowwise, _ = im2col(x, (3, 3), (1, 1), "valid", any_layout=False)
+    finally:
+        autograd.set_portable_numerics(was)
+    matrix = cols.reshape(-1, 9 * channels)
+    assert np.shares_memory(matrix, cols)  # the product reads the patches themselves
+    assert matrix.flags.f_contiguous == (portable and 3 * channels < 26)  # a window row shorter than an output row
+    assert rowwise.flags.c_contiguous and cols.dtype == rowwise.dtype == (np.float64 if portable else np.float32)
+    np.testing.assert_array_equal(matrix, rowwise.reshape(-1, 9 * channels))

@@ -20,7 +20,7 @@ class DepthwiseConv2D(Function):
     def forward(ctx, x, kernel, strides=(1, 1), padding="valid", dilation=(1, 1)):
         kh, kw, channels, multiplier = kernel.shape
         check_channels("DepthwiseConv2D", x.shape, channels)
-        cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation, "DepthwiseConv2D")
+        cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation, "DepthwiseConv2D", any_layout=False)
         ctx.save_for_backward(cols, kernel)
         y = np.einsum("nhwijc,ijcm->nhwcm", cols, kernel.astype(cols.dtype, copy=False), optimize=True)
         return y.reshape(y.shape[:3] + (channels * multiplier,)).astype(x.dtype, copy=False)

@@ -7,8 +7,11 @@ long sum, such as a first conv layer's kernel gradient: 9 x 43,264 times 43,264 
 arithmetic between those waits; on a machine whose cores are busy with other work each wait can
 take a scheduler time slice, and the product 100 to 1,000 times longer than on one thread. Splitting
 such products into pieces below the threshold runs each piece on the calling thread. Large
-products (where threads pay off) go to BLAS whole. Where the pieces split is fixed by the shapes
-alone, never by the machine.
+products (where threads pay off) go to BLAS whole, except those summed in float64 (portable numerics):
+they are rounded to float32 a piece of rows at a time, so that the float64 result is never written out whole
+(each output's float64 sum is BLAS' either way, but for the last bit of the few it computes in its edge tiles,
+which the rounding to float32 hides, as it hides the differences between BLAS kernels: see ``portable``). Where
+the pieces split is fixed by the shapes alone, never by the machine.
 """
 
 import numpy as np
@@ -18,32 +21,61 @@ from . import portable
 
 SINGLE_THREAD_SIZE = 2**18  # OpenBLAS' default: products up to this many multiply-adds run on one thread
 SPLIT_UP_TO = 2**25  # larger products are left whole: they have enough work for every thread
+WIDE_PIECE = 2**23  # except that one summed in float64 is rounded a piece of rows at a time (a megabyte or so)
 
 
-def matmul(a: np.ndarray, b: np.ndarray, kind: str = "matmul", dtype=None) -> np.ndarray:
+def matmul(a: np.ndarray, b: np.ndarray, kind: str = "matmul", dtype=None, bias=None) -> np.ndarray:
     """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n) in ``dtype`` (default: the inputs' type; conv passes
-    its own, as it gathers its patches in the compute type). In fp16 as the matrix units do it, with the
-    partials type of ``kind`` ("matmul" or "conv"); otherwise summed in ``portable.compute_type``."""
+    its own, as it gathers its patches in the compute type), plus ``bias`` (n,) if given, added in ``dtype``
+    after the product is rounded to it (the bits of a separate ``+=``). In fp16 as the matrix units do it, with
+    the partials type of ``kind`` ("matmul" or "conv"); otherwise summed in ``portable.compute_type``."""
     dtype = np.dtype(np.result_type(a, b) if dtype is None else dtype)
     if dtype == np.float16:
-        return half_product(a.astype(np.float16, copy=False), b.astype(np.float16, copy=False), kind)
-    wide = portable.compute_type(dtype)
-    return _product(a.astype(wide, copy=False), b.astype(wide, copy=False)).astype(dtype, copy=False)
+        out = half_product(a.astype(np.float16, copy=False), b.astype(np.float16, copy=False), kind)
+        return out if bias is None else _add_bias(out, bias)
+    return _product(a, b, portable.compute_type(dtype), dtype, bias)
 
 
-def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _add_bias(out, bias):
+    out += bias
+    return out
+
+
+def _product(a: np.ndarray, b: np.ndarray, wide, dtype, bias) -> np.ndarray:
+    """The product summed in ``wide``, rounded to ``dtype``, plus ``bias``. A product split by rows casts, rounds
+    and adds the bias a piece at a time, while the piece is in cache: with portable numerics no float64 copy of a
+    whole operand or result is written to memory and read back, and the bias costs no pass of its own."""
     (m, k), n = a.shape, b.shape[1]
     size = m * k * n
-    if size <= SINGLE_THREAD_SIZE or size > SPLIT_UP_TO:
-        return a @ b
+    if SINGLE_THREAD_SIZE < size <= SPLIT_UP_TO:
+        piece = SINGLE_THREAD_SIZE
+    elif size > SPLIT_UP_TO and wide != dtype and m >= k:
+        piece = WIDE_PIECE  # rounded to ``dtype`` a piece of rows at a time (see above)
+    else:
+        out = (a.astype(wide, copy=False) @ b.astype(wide, copy=False)).astype(dtype, copy=False)
+        return out if bias is None else _add_bias(out, bias)
     if m >= k:  # split the rows of the result
-        rows = max(1, SINGLE_THREAD_SIZE // (k * n))
-        out = np.empty((m, n), dtype=np.result_type(a, b))
-        for start in range(0, m, rows):
-            np.matmul(a[start : start + rows], b, out=out[start : start + rows])
-        return out
-    depth = max(1, SINGLE_THREAD_SIZE // (m * n))  # split the sum
-    out = a[:, :depth] @ b[:depth]
+        return _by_rows(a, b, max(1, piece // (k * n)), wide, dtype, bias)
+    depth = max(1, piece // (m * n))  # split the sum
+    out = a[:, :depth].astype(wide, copy=False) @ b[:depth].astype(wide, copy=False)
     for start in range(depth, k, depth):
-        out += a[:, start : start + depth] @ b[start : start + depth]
+        out += a[:, start : start + depth].astype(wide, copy=False) @ b[start : start + depth].astype(wide, copy=False)
+    out = out.astype(dtype, copy=False)
+    return out if bias is None else _add_bias(out, bias)
+
+
+def _by_rows(a, b, rows, wide, dtype, bias):
+    """``a @ b (+ bias)`` computed ``rows`` rows of the result at a time."""
+    out = np.empty((a.shape[0], b.shape[1]), dtype=dtype)
+    b = b.astype(wide, copy=False)
+    scratch = None if wide == dtype else np.empty((rows, b.shape[1]), dtype=wide)
+    for start in range(0, a.shape[0], rows):
+        piece = out[start : start + rows]
+        rows_of_a = a[start : start + rows].astype(wide, copy=False)
+        if scratch is None:
+            np.matmul(rows_of_a, b, out=piece)
+        else:
+            np.copyto(piece, np.matmul(rows_of_a, b, out=scratch[: len(piece)]), casting="same_kind")
+        if bias is not None:
+            piece += bias
     return out
