@@ -6,14 +6,15 @@ execution: the host calls the program (the ``custom_loop`` front end of ``hardwa
 program runs its steps on the device: a ``for _ in tf.range(n)`` loop taking each step's batch from an infeed
 (``next(iterator)``) is n steps in one execution, as ``steps_per_execution=n`` is in Keras, each step
 streaming its batch in and what it enqueues on outfeeds out. Without an infeed, a call is one step whose
-arguments are streamed in.
+arguments are streamed in. What the function returns goes to the host once per call, after its steps; a
+program with nothing to stream one way has no stream (and no host sync) that way.
 
 Here the function runs on the host's numpy (the CPU's numerics) while a :class:`LoopCall` watches it: the
 ops of its first step (``autograd.record``, from the first infeed dequeue to the second), how many steps it
-ran (infeed dequeues), the bytes enqueued on outfeeds and whether it took gradients (training: a backward pass
-and a weight update per step). That step is lowered and costed by the executor's ``compile_executable``, as a
-Keras step is (``lowering.RecordedStep``, with a :class:`LoopProgram` standing in for the model): the BSP
-Engine counts its cycles, the host its call.
+ran (infeed dequeues), the bytes enqueued on outfeeds and returned, and whether it took gradients (training: a
+backward pass and a weight update per step). That step is lowered and costed by the executor's
+``compile_executable``, as a Keras step is (``lowering.RecordedStep``, with a :class:`LoopProgram` standing in
+for the model): the BSP Engine counts its cycles, the host its call.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import session
+from .. import nest, session
 from ..autograd import record
 from ..keras.models import Model
 from ..keras.optimizers import SGD, Optimizer
@@ -48,6 +49,8 @@ class LoopCall:
     step_ops: list = field(default_factory=list)
     """The ops of the first step (of the whole call when there is no infeed)."""
     outfeed_bytes: int = 0
+    result_bytes: int = 0
+    """What the call returns to the host, once, after its steps."""
     trained: bool = False
     trainable: list = field(default_factory=list)
     recording: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
@@ -72,10 +75,26 @@ def dequeued(element):
     return element
 
 
-def enqueued(nbytes: int) -> None:
-    """An outfeed took ``nbytes`` from the function running now (called by the outfeeds)."""
+def enqueued(element) -> None:
+    """An outfeed took ``element`` from the function running now (called by the outfeeds)."""
     if _calls:
-        _calls[-1].outfeed_bytes += int(nbytes)
+        _calls[-1].outfeed_bytes += streamed_bytes(element)
+
+
+def host_array(value) -> np.ndarray:
+    """``value`` as the IPU streams it: an array or tensor keeps its dtype, a Python number takes TensorFlow's
+    (a float is float32, an int int32: ``tf.convert_to_tensor``'s defaults, where numpy would make 64 bits)."""
+    if hasattr(value, "dtype"):
+        return np.asarray(value)
+    array = np.asarray(value)
+    return array.astype({"f": np.float32, "i": np.int32}.get(array.dtype.kind, array.dtype))
+
+
+def streamed_bytes(structure) -> int:
+    """The bytes of the tensors and numbers in ``structure`` (nested lists, tuples and dicts); anything else
+    (None, a Python object) is not a tensor and streams nothing."""
+    values = [v for v in nest.leaves(structure) if _is_data(v) or isinstance(v, (bool, int, float, np.generic))]
+    return sum(host_array(v).nbytes for v in values)
 
 
 def took_gradients(sources) -> None:
@@ -177,6 +196,7 @@ class CustomLoopPrograms:
             stack.callback(call.recording.close)
             call.step_ops = call.recording.enter_context(record())  # the whole call's ops, unless it has steps
             result = function(*args, **kwargs)
+        call.result_bytes = streamed_bytes(result)
         if [optimizer.iterations for optimizer in optimizers] != iterations:  # also optimizer.minimize(...)
             call.trained = True
             call.trainable = call.trainable or [w for model in models for w in model.trainable_weights]
@@ -187,7 +207,7 @@ class CustomLoopPrograms:
         steps = max(call.steps, 1)
         x, y = _inputs(call.first_element) if call.steps else _inputs([a for a in args if _is_data(a)])
         mode = "train" if call.trained else ("test" if y is not None else "predict")
-        recorded = RecordedStep(tuple(call.step_ops), call.outfeed_bytes // steps)
+        recorded = RecordedStep(tuple(call.step_ops), call.outfeed_bytes // steps, call.result_bytes)
         name = getattr(function, "__name__", type(function).__name__)
         key = (
             _identity(function),
@@ -196,6 +216,7 @@ class CustomLoopPrograms:
             _shape(x),
             _shape(y),
             recorded.output_bytes,
+            recorded.result_bytes,
             tuple((r.op, r.input_shapes, r.output_shape) for r in recorded.ops),
         )
         executable = self._programs.get(key)

@@ -18,7 +18,6 @@ import enum
 
 import numpy as np
 
-from .. import nest
 from . import custom_loop
 
 
@@ -53,8 +52,8 @@ class IPUOutfeedQueue:
 
     def enqueue(self, tensors):
         """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now."""
-        element = _structure(tensors, lambda value: np.array(value))
-        custom_loop.enqueued(sum(value.nbytes for value in nest.leaves(element)))
+        element = _structure(tensors, lambda value: np.array(custom_loop.host_array(value)))
+        custom_loop.enqueued(element)
         self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
         self._last = element
 

@@ -73,6 +73,8 @@ class LoweredGraph:
     gradient_bytes: list = field(default_factory=list)
     gradient_layers: list = field(default_factory=list)
     """The layer of each gradient of ``gradient_bytes`` (a pipeline stage all-reduces its own layers' only)."""
+    result_bytes: int = 0
+    """Bytes the execution returns to the host once, after its steps (a custom loop's return value)."""
     itemsizes: list = field(default_factory=list)
     """Bytes per value of each recorded op (4 in fp32, 2 in fp16): the program's precision."""
 
@@ -316,10 +318,11 @@ def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
 @dataclass(frozen=True)
 class RecordedStep:
     """One step of a custom training loop, recorded as it ran (``ipu.custom_loop``): its ops, lowered in place
-    of running a Keras model's step, and the bytes it gives its outfeeds."""
+    of running a Keras model's step, the bytes it gives its outfeeds, and those the call returns to the host."""
 
     ops: tuple
     output_bytes: int
+    result_bytes: int = 0
 
 
 def _record_step(model, mode, x, y) -> list:
@@ -433,6 +436,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None,
         gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights],
         gradient_layers=[w.name.split("/", 1)[0] for w in weights],
         itemsizes=[rec.itemsize for rec in tape],
+        result_bytes=0 if recorded is None else recorded.result_bytes,
     )
 
 

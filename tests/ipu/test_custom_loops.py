@@ -8,7 +8,7 @@ from ipu_test_helpers import configure
 
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
-from ipu_teach import hardware, ipu
+from ipu_teach import bsp, hardware, ipu
 from ipu_teach.not_simulated import NotSimulatedError
 
 
@@ -253,6 +253,125 @@ def test_optimizer_minimize_in_a_custom_loop_trains_as_the_tape_does(capsys):
     minimize_program = ipu.custom_loop.timings()["minimize_step"].executable
     tape_program = ipu.custom_loop.timings()["training_step"].executable
     assert minimize_program.graph.mode == "train" and len(minimize_program.graph.update) == 4  # 2 kernels, 2 biases
-    assert minimize_program.timeline.seconds() == pytest.approx(tape_program.timeline.seconds(), rel=1e-12)
+    # the same step; the tape's function also returns its loss to the host, once per call
+    returned_loss = bsp.Engine(bsp.DeviceToHost(4), tape_program.graph.spec).run().seconds()
+    assert tape_program.graph.result_bytes == 4 and minimize_program.graph.result_bytes == 0
+    assert minimize_program.timeline.seconds() + returned_loss == pytest.approx(
+        tape_program.timeline.seconds(), rel=1e-12
+    )
     with pytest.raises(ValueError, match="SGD.minimize: `tape` is required when a `Tensor` loss is passed"):
         optimizer.minimize(loss_fn(y[:8], model(x[:8])), model.trainable_variables)
+
+
+def _fit_with_accuracy(steps_per_execution):
+    """Keras' fit of the loop's model, streaming its loss and accuracy out at each step (8 bytes)."""
+    configure(1)
+    x, y = _data()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = _model()
+        model.compile(
+            keras.optimizers.SGD(0.1),
+            "sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+            steps_per_execution=steps_per_execution,
+        )
+        model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    return model.get_ipu_executable("train")
+
+
+def _train_calls(function, steps_per_call, calls, infeed):
+    """``calls`` calls of ``function(batches, model, optimizer, accuracy, outfeed)`` on the IPU, each given an
+    infeed of the batches (``infeed``) or one batch as arrays; returns the function's timing and the outfeed."""
+    configure(1)
+    x, y = _data()
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True).repeat()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        model, optimizer = _model(), keras.optimizers.SGD(0.1)
+        accuracy = keras.metrics.SparseCategoricalAccuracy()
+        outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+        batches = iter(dataset) if infeed else iter(dataset.take(calls))
+        for _ in range(calls):
+            args = [batches, steps_per_call] if infeed else list(next(batches))
+            strategy.run(function, args=[*args, model, optimizer, accuracy, outfeed])
+    return ipu.custom_loop.timings()[function.__name__], outfeed
+
+
+def _train_step(features, labels, model, optimizer, accuracy):
+    with tf.GradientTape() as tape:
+        predictions = model(features, training=True)
+        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, predictions))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    accuracy.update_state(labels, predictions)
+    return loss
+
+
+@tf.function(jit_compile=True)
+def one_step(features, labels, model, optimizer, accuracy, outfeed):
+    return [_train_step(features, labels, model, optimizer, accuracy), accuracy.result()]
+
+
+@tf.function(jit_compile=True)
+def loop_with_outfeed(iterator, steps, model, optimizer, accuracy, outfeed):
+    for _ in tf.range(steps):
+        loss = _train_step(*next(iterator), model, optimizer, accuracy)
+        outfeed.enqueue([loss, accuracy.result()])
+
+
+@tf.function(jit_compile=True)
+def loop_without_outfeed(iterator, steps, model, optimizer, accuracy, outfeed):
+    for _ in tf.range(steps):
+        _train_step(*next(iterator), model, optimizer, accuracy)
+
+
+def test_a_call_per_batch_is_fit_with_one_step_per_execution_on_the_device_and_costs_the_loops_host_call(capsys):
+    timing, _ = _train_calls(one_step, 1, calls=4, infeed=False)
+    keras_executable = _fit_with_accuracy(1)
+    mine = timing.executable
+    # what it returns (a float32 loss and accuracy: 8 bytes) goes to the host once per call, as fit's outfeed does
+    assert (mine.graph.result_bytes, mine.graph.output_bytes, keras_executable.graph.output_bytes) == (8, 0, 8)
+    assert mine.timeline.seconds() == pytest.approx(keras_executable.timeline.seconds(), rel=1e-12)
+    host_difference = hardware.HOST.execution_seconds("keras") - hardware.HOST.execution_seconds("custom_loop")
+    assert keras_executable.seconds_per_execution - mine.seconds_per_execution == pytest.approx(host_difference)
+    assert (timing.calls, timing.steps, timing.executable.steps_per_execution) == (4, 4, 1)
+
+
+def test_n_steps_of_an_infeed_loop_with_its_outfeed_are_fit_with_steps_per_execution_n_on_the_device(capsys):
+    timing, outfeed = _train_calls(loop_with_outfeed, 4, calls=2, infeed=True)
+    losses, accuracies = outfeed.dequeue()
+    assert losses.shape == accuracies.shape == (8,) and accuracies.dtype == np.float32  # a metric's result: float32
+    keras_executable = _fit_with_accuracy(4)
+    mine = timing.executable
+    assert (mine.graph.output_bytes, mine.graph.result_bytes) == (8, 0)
+    assert mine.timeline.seconds() == pytest.approx(keras_executable.timeline.seconds(), rel=1e-12)
+    # per step: the host's call of the loop shared by the n steps, plus the same device step as fit's
+    device_step = keras_executable.timeline.seconds() / 4
+    per_step = mine.seconds_per_execution / 4
+    assert per_step == pytest.approx(hardware.HOST.execution_seconds("custom_loop") / 4 + device_step, rel=1e-12)
+    per_call, _ = _train_calls(one_step, 1, calls=2, infeed=False)
+    assert per_call.executable.seconds_per_execution - per_step == pytest.approx(
+        hardware.HOST.execution_seconds("custom_loop") * 3 / 4, rel=1e-9
+    )
+
+
+def test_a_loop_that_enqueues_nothing_has_no_outfeed_and_saves_its_host_sync(capsys):
+    with_outfeed, _ = _train_calls(loop_with_outfeed, 4, calls=1, infeed=True)
+    without, _ = _train_calls(loop_without_outfeed, 4, calls=1, infeed=True)
+    labels = [row.split()[0] for row in without.executable.timeline.summary().splitlines()[1:-1]]
+    assert "infeed" in labels and "outfeed" not in labels
+    outfeed = bsp.Engine(bsp.DeviceToHost(8), with_outfeed.executable.graph.spec).run().seconds()
+    assert without.executable.timeline.seconds() + 4 * outfeed == pytest.approx(
+        with_outfeed.executable.timeline.seconds(), rel=1e-12
+    )
+
+
+def test_a_custom_loop_writes_a_profile_report_of_what_was_timed(tmp_path, capsys):
+    from ipu_teach import profiling
+
+    with profiling.auto_report(tmp_path / "report"):
+        timing, _ = _train_calls(loop_with_outfeed, 4, calls=2, infeed=True)
+    report = profiling.open_report(profiling.last_report_path())
+    assert profiling.last_report_path().startswith(str(tmp_path / "report" / "loop_with_outfeed_train_"))
+    assert sum(report.execution.cycles_by_kind().values()) == timing.executable.timeline.total_cycles()
+    assert len(profiling.written_reports()) >= 1 and "device->host" in report.execution.cycles_by_kind()
