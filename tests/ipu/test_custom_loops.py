@@ -375,3 +375,16 @@ def test_a_custom_loop_writes_a_profile_report_of_what_was_timed(tmp_path, capsy
     assert profiling.last_report_path().startswith(str(tmp_path / "report" / "loop_with_outfeed_train_"))
     assert sum(report.execution.cycles_by_kind().values()) == timing.executable.timeline.total_cycles()
     assert len(profiling.written_reports()) >= 1 and "device->host" in report.execution.cycles_by_kind()
+
+
+def test_what_run_returns_holds_values_without_the_ops_that_made_them(capsys):
+    configure(1)
+    x, y = _data()
+    with ipu.ipu_strategy.IPUStrategy().scope() as strategy:
+        returned = strategy.run(training_step, args=[x[:8], y[:8], _model(), keras.optimizers.SGD(0.1)])
+        both = strategy.run(tf.function(lambda a: {"sum": tf.reduce_sum(a), "kept": [a, None]}), args=[x[:8]])
+    # a list of returned losses would otherwise keep every step's activations alive (the ops' inputs)
+    assert returned.node is None and not returned.requires_grad and returned.shape == ()
+    assert np.isfinite(float(returned))
+    assert getattr(both["sum"], "node", None) is None and float(both["sum"]) == pytest.approx(float(np.sum(x[:8])), rel=1e-6)
+    assert both["kept"][1] is None and np.array_equal(np.asarray(both["kept"][0]), x[:8])
