@@ -107,11 +107,17 @@ def enqueued(element) -> None:
 
 def host_array(value) -> np.ndarray:
     """``value`` as the IPU streams it: an array or tensor keeps its dtype, a Python number takes TensorFlow's
-    (a float is float32, an int int32: ``tf.convert_to_tensor``'s defaults, where numpy would make 64 bits)."""
+    (a float is float32, an int int32 unless it needs 64 bits: ``tf.convert_to_tensor``'s defaults, where numpy
+    would make 64 bits of every one)."""
     if hasattr(value, "dtype"):
         return np.asarray(value)
     array = np.asarray(value)
-    return array.astype({"f": np.float32, "i": np.int32}.get(array.dtype.kind, array.dtype))
+    if array.dtype.kind == "f":
+        return array.astype(np.float32)
+    int32 = np.iinfo(np.int32)
+    if array.dtype.kind == "i" and array.size and int32.min <= array.min() and array.max() <= int32.max:
+        return array.astype(np.int32)
+    return array
 
 
 def streamed_bytes(structure) -> int:
