@@ -215,6 +215,15 @@ def optimizer(settings):
 # ----- simulating a case ---------------------------------------------------------------------------------
 
 
+def metrics(spec) -> list:
+    """The metrics a case compiles its model with: names, or ``{"class": ..., "args": {...}}`` of
+    ``keras.metrics`` (Graphcore's Keras computes them on the device in every step)."""
+    return [
+        name if isinstance(name, str) else getattr(keras.metrics, name["class"])(**name.get("args", {}))
+        for name in spec.get("metrics", [])
+    ]
+
+
 @contextlib.contextmanager
 def _poplar_flags(synthetic):
     """``TF_POPLAR_FLAGS=--use_synthetic_data`` while the case compiles, if it uses synthetic data."""
@@ -278,7 +287,7 @@ def _compile(spec):
                 model.set_pipelining_options(gradient_accumulation_steps_per_replica=spec.get("accumulation", 1))
             elif spec.get("accumulation", 1) > 1:
                 model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
-            model.compile(optimizer(spec["optimizer"]), spec["loss"], steps_per_execution=spe)
+            model.compile(optimizer(spec["optimizer"]), spec["loss"], metrics(spec), steps_per_execution=spe)
             model.set_asynchronous_callbacks(spec.get("asynchronous_callbacks", False))
             # the front end calling each execution: PopTorch and PopXL programs are costed as PopTorch calls
             model.device_executor = IPUExecutor(model, host_api=spec.get("host_api", "keras"))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import allocation, precision
+from . import allocation, precision, symbolic
 from .cost import OpCost, elementwise
 from .tensor import Node, Tensor, as_tensor, is_grad_enabled
 
@@ -102,6 +102,14 @@ class Function:
         raise NotImplementedError
 
     @classmethod
+    def infer(cls, ctx, *arrays, **params) -> symbolic.ShapedArray:
+        """The output's shape and dtype, without computing it: what ``apply`` uses when an input is a
+        ShapedArray (a shape-only trace). Default: an elementwise op, its inputs broadcast and promoted as numpy
+        does. An op whose output is shaped otherwise, or whose ``cost`` reads what its ``forward`` notes on
+        ``ctx``, states it here too."""
+        return symbolic.ShapedArray(np.broadcast_shapes(*(a.shape for a in arrays)), symbolic.result_dtype(*arrays))
+
+    @classmethod
     def cost(cls, ctx) -> OpCost:
         """Default: an elementwise op, one FLOP and one grain per output element, one pass of its codelet."""
         out = int(np.prod(ctx.output_shape))
@@ -123,7 +131,8 @@ class Function:
         needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)
         itemsize = max((a.itemsize for a in arrays if a.dtype.kind == "f"), default=4)
         ctx = Context(needs, tuple(a.shape for a in arrays), itemsize)
-        data = cls.forward(ctx, *arrays, **params)
+        traced = any(symbolic.is_symbolic(a) for a in arrays)  # shape-only: the same record, no numerics
+        data = cls.infer(ctx, *arrays, **params) if traced else cls.forward(ctx, *arrays, **params)
         ctx.output_shape = data.shape
         out = Tensor(data, requires_grad=any(needs))
         if out.requires_grad:

@@ -7,6 +7,7 @@ import contextlib
 import numpy as np
 
 from .graph_order import post_order
+from .symbolic import ShapedArray
 
 DEFAULT_FLOAT = np.float32
 
@@ -30,7 +31,9 @@ def is_grad_enabled() -> bool:
 
 def _as_array(value) -> np.ndarray:
     """Python numbers and lists become float32; numpy float64 stays (gradient checks run in float64), and so
-    does float16 (half-precision layers)."""
+    does float16 (half-precision layers); a ShapedArray (shape and dtype only, ``autograd.symbolic``) stays."""
+    if isinstance(value, ShapedArray):
+        return value
     array = np.asarray(value)
     if array.dtype.kind == "f":
         keep = array.dtype in (np.float16, np.float32, np.float64) and isinstance(value, (np.ndarray, np.generic))
@@ -102,7 +105,7 @@ class Tensor:
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """numpy reads a Tensor as its values (``np.argmax(model(x), axis=-1)``, ``np.asarray``, the ``tf``
         functions), as it reads TensorFlow's eager tensors; the result carries no gradient."""
-        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        array = np.asarray(self.data) if dtype is None else self.data.astype(dtype, copy=False)
         return array.copy() if copy else array
 
     def __float__(self) -> float:

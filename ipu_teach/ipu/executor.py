@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import precision
-from ..keras.engine import atomic_step, step_overrides
+from ..keras.engine import atomic_step, shape_only_weights, step_overrides
 from ..keras.engine.training import Plan, step_log
 from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
@@ -267,9 +267,22 @@ def host_call(setup: Setup, graph, synthetic: SyntheticData, spec) -> bsp.Timeli
     return bsp.Engine(host.execution_program(setup.host_api, loading), spec, ipus=setup.configuration.num_ipus).run()
 
 
-def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
+def lowers_shape_only(model, configuration, options) -> bool:
+    """Whether the model's step is traced from shapes alone (:mod:`.shape_only`, the same graph without numerics):
+    when the program is compiled without running (``PRE_COMPILE`` / ``NEVER``), when ``debug.allowOutOfMemory``
+    asks for a program that may not fit to be compiled for its report, as Poplar does, and for a model whose
+    weights have no values (built inside ``ipu.utils.shape_only_weights``). A program that runs is lowered from
+    the real micro-batch, whose numerics it computes anyway."""
+    return not configuration.runs or options.allow_out_of_memory or shape_only_weights.without_values(model)
+
+
+def compile_executable(
+    model, setup: Setup, shape_only: bool | None = None, allow_out_of_memory: bool = False
+) -> tuple[Executable, float]:
     """Lower ``model`` for ``setup``, cost one execution with the BSP Engine and lay out its memory; returns
-    the executable and the seconds its first run pays (compiling it, or loading it from the executable cache)."""
+    the executable and the seconds its first run pays (compiling it, or loading it from the executable cache).
+    ``shape_only`` traces the step from shapes (None: as :func:`lowers_shape_only` decides);
+    ``allow_out_of_memory`` compiles a program that does not fit, as ``debug.allowOutOfMemory`` does."""
     mode, configuration, plan, replicas = setup.mode, setup.configuration, setup.pipeline, setup.replicas
     spe, accumulation, io_tiles = setup.steps_per_execution, setup.accumulation, configuration.io_tiles
     if io_tiles.count and plan is not None:
@@ -280,6 +293,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         )
     spec = io_tiles.compute_spec(configuration.spec)
     stage_options = options_of(model).pipelining if plan is not None else None
+    options = capture.engine_options(configuration)
     graph = lower(
         model,
         mode,
@@ -290,8 +304,8 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         replicas=replicas,
         options_for=poplar_options.options_for(configuration, plan, stage_options),
         recorded=setup.recorded,
+        shape_only=lowers_shape_only(model, configuration, options) if shape_only is None else shape_only,
     )
-    options = capture.engine_options(configuration)
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes
     call = host_call(setup, graph, synthetic, spec)
@@ -311,7 +325,7 @@ def compile_executable(model, setup: Setup) -> tuple[Executable, float]:
         ),
         None,
     )
-    if overflow is not None and not options.allow_out_of_memory:
+    if overflow is not None and not (options.allow_out_of_memory or allow_out_of_memory):
         poplar_log.log("ENGINE", "ERR", str(overflow).splitlines()[0])
         raise overflow
     description = {
@@ -399,6 +413,8 @@ def run(model, prepared: Prepared, batches, step_logs=None) -> tuple[list, float
     connection = setup.configuration
     if executable.out_of_memory is not None and connection.runs:
         raise out_of_memory.CannotRunOutOfMemoryError(executable.out_of_memory)
+    if connection.runs:
+        shape_only_weights.check_runnable(model)
     batch = executable.graph.micro_batch
     for x, _ in batches:
         if batch_size_of(x) != batch:

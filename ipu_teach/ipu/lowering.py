@@ -1,7 +1,8 @@
 """Lowering: a Keras model becomes a simulated IPU program, op by op, through the cost model.
 
-The model runs once on a real batch while ``autograd.record()`` listens; every op it applies
-states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
+The model runs once on a real batch while ``autograd.record()`` listens (or, compiling without running or
+sizing a model, its step is traced from shapes alone, :mod:`.shape_only`: the same records, no numerics);
+every op it applies states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
 as Poplar lowers it to several compute sets: each matrix product its rearrangement, the product on
 the tiles' matrix units and the reduction of split sums (:mod:`.matrix_plan`); each element-wise
 pass one compute set on the vector units, its elements spread linearly over the tiles (fewer
@@ -21,9 +22,10 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import record
-from ..autograd.cost import Reduction, VectorPass, elementwise
+from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import step_overrides
 from . import matrix_plan, memory_layout
+from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
 PARTIAL_BYTES = 4
@@ -325,6 +327,22 @@ class RecordedStep:
     result_bytes: int = 0
 
 
+def _metric_steps(model, batch, spec) -> tuple[list, list]:
+    """The compiled metrics' work in one step, named ``metrics/<name>`` (so a pipeline runs it in its last stage),
+    and its rows of the graph's signature. Graphcore's Keras computes the loss trackers and every metric of
+    ``compile`` inside the compiled step, their results being the step's logs that the outfeed brings to the
+    host (keras/ipu/extensions/extensions_base.py)."""
+    if not model.compiled or getattr(model, "output_shape", None) is None:
+        return [], []
+    shapes = model.output_shape if isinstance(model.output_shape, list) else [model.output_shape]
+    steps, signature = [], []
+    for name, work in model.compiled_outputs.resolve(model).device_work([(batch, *shape[1:]) for shape in shapes]):
+        elements = sum(item.elements for item in work)  # one operation per element compared, added or reduced
+        steps += _steps_for(f"metrics/{name}", "forward", OpCost(elements, 0, 0, 1, vector=work), spec, 4, 4)
+        signature.append(["metric", repr(work)])  # its work, not its name (auc_1 is the same graph as auc)
+    return steps, signature
+
+
 def _record_step(model, mode, x, y) -> list:
     """The ops of one step of ``model``'s ``mode``, from running it once (its state restored after)."""
     if step_overrides.overridden(model, mode):  # the model's own step: its ops, as a plain step's are costed
@@ -346,12 +364,19 @@ def _record_step(model, mode, x, y) -> list:
     return tape
 
 
-def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None, recorded=None) -> LoweredGraph:
-    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after), or the ops of a
-    custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
+def lower(
+    model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None, recorded=None, shape_only=False
+) -> LoweredGraph:
+    """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after; with
+    ``shape_only``, traced from its shapes without numerics where it can be, :mod:`.shape_only`: the same graph),
+    or the ops of a custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
     ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options."""
     options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
-    tape = _record_step(model, mode, x, y) if recorded is None else list(recorded.ops)
+    if recorded is not None:
+        tape = list(recorded.ops)
+    else:
+        traced = shape_only_trace.trace_step(model, mode, x, y) if shape_only else None
+        tape = _record_step(model, mode, x, y) if traced is None else traced
     forward, backward, signature = [], [], []
     # The graph's identity is its ops and shapes, not the layer names a session hands out: a second,
     # identical model (named dense_1 instead of dense) is the same executable, as in Poplar's cache.
@@ -388,6 +413,9 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None,
                     options=options_for(rec.scope, "backward", kind),
                 )
             )
+    if mode != "predict" and recorded is None:
+        metric_steps, metric_signature = _metric_steps(model, batch_size_of(x), spec)
+        forward, signature = forward + metric_steps, signature + metric_signature
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
     update, memory = [], memory_layout.weight_memory(model.weights, spec, 0)

@@ -4,7 +4,9 @@ Source: graphcore/tensorflow ``tensorflow/python/ipu/utils.py`` (SDK 3.x).
 """
 
 from ..keras import backend
+from ..keras.engine.shape_only_weights import shape_only_weights  # noqa: F401
 from . import system
+from .estimate import Estimate, estimate  # noqa: F401 (ipu.utils.estimate)
 
 
 def move_variable_initialization_to_cpu(graph=None) -> None:

@@ -104,6 +104,11 @@ class Loss:
     def hint(self, output_shape) -> str:
         return ""
 
+    def label_shape(self, output_shape) -> tuple:
+        """The shape of the labels this loss takes for an output of ``output_shape`` (sizing a model,
+        ``ipu.utils.estimate``, makes labels of it)."""
+        return tuple(output_shape)
+
 
 class _CrossEntropy(Loss):
     """A cross-entropy of probabilities, or of logits with ``from_logits=True`` (as in Keras)."""
@@ -149,6 +154,9 @@ class SparseCategoricalCrossentropy(_CrossEntropy):
         if logits is not None:
             return ops.SparseSoftmaxCrossEntropy.apply(logits, labels)
         return ops.SparseCategoricalCrossentropyProbs.apply(y_pred, labels)
+
+    def label_shape(self, output_shape) -> tuple:
+        return tuple(output_shape[:-1])  # one class index per sample
 
     def check_labels(self, y_shape, output_shape):
         want = tuple(output_shape[1:-1])

@@ -13,6 +13,7 @@ Example:
 import numpy as np
 
 from ..autograd import Tensor, no_grad
+from ..autograd.cost import elementwise, reduction
 from . import backend, losses
 from .engine import sample_weights
 
@@ -32,6 +33,13 @@ def weighted_total_and_count(values, sample_weight):
         values = values.mean(axis=tuple(range(weights.ndim, values.ndim)))
         weights = sample_weights.broadcast(weights, values.shape, sample_weight, "metric values")
     return float((values * weights).sum()), float(weights.sum())
+
+
+def weighted_mean_work(values: int) -> tuple:
+    """The device's work for one step of a weighted mean over ``values`` values (Keras' ``Reduce`` metric
+    compiled into the step, keras/metrics/base_metric.py): their sum, added to the total and to the count,
+    and the total divided by the count for the step's logs."""
+    return reduction(values, 1) + elementwise("add", 2) + elementwise("divide", 1)
 
 
 class MetricValue(float):
@@ -76,6 +84,20 @@ class Metric:
     def result(self) -> MetricValue:
         return MetricValue(self.total / self.count if self.count else 0.0)
 
+    def device_work(self, y_pred_shape) -> tuple:
+        """The vector work of one step of this metric on the IPU, for predictions of ``y_pred_shape`` (the
+        micro-batch first). Graphcore's Keras compiles ``update_state`` and ``result()`` (the step's logs, sent
+        to the host through the outfeed) into the step: per-sample values (a comparison or a difference over
+        every prediction, reduced over the rest of each sample, e.g. an argmax), then their weighted mean."""
+        values = int(np.prod(y_pred_shape))
+        samples = int(y_pred_shape[0]) if len(y_pred_shape) else 1
+        return (
+            elementwise("add", values)
+            + reduction(values, samples)
+            + elementwise("add", samples)
+            + (weighted_mean_work(samples))
+        )
+
     def __repr__(self):
         result = np.asarray(self.result())  # one value, or one per threshold (Precision(thresholds=[...]))
         shown = f"{float(result):.4f}" if result.ndim == 0 else np.array2string(result, precision=4)
@@ -99,6 +121,10 @@ class Mean(Metric):
 
     def update_state(self, values, sample_weight=None):
         self._accumulate(values, sample_weight)
+
+    def device_work(self, values_shape=()) -> tuple:
+        """A step's mean of values of ``values_shape`` (a loss: a scalar) on the device (:meth:`Metric.device_work`)."""
+        return weighted_mean_work(int(np.prod(values_shape)))
 
 
 def categorical_accuracy(y_true, y_pred):
@@ -237,6 +263,11 @@ class RootMeanSquaredError(Mean):
     def result(self):
         return MetricValue(np.sqrt(self.total / self.count) if self.count else 0.0)
 
+    def device_work(self, y_pred_shape) -> tuple:
+        """Each prediction's error and its square, then their mean (:meth:`Metric.device_work`)."""
+        values = int(np.prod(y_pred_shape))
+        return elementwise("add", values) * 2 + weighted_mean_work(values)
+
 
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1 where the labels' class (the argmax of one-hot labels) is among the ``k`` highest predictions."""
@@ -317,6 +348,22 @@ class _ConfusionMatrixMetric(Metric):
         self.true_negatives, self.false_negatives = np.zeros(shape), np.zeros(shape)
 
     _multi_label, _num_labels, _top_k, _class_id, _label_weights = False, None, None, None, None
+    _counts_kept = 4
+    """How many of the four confusion counts the metric keeps (Keras updates only those it has)."""
+
+    def device_work(self, y_pred_shape) -> tuple:
+        """Keras' ``update_confusion_matrix_variables`` on the device (keras/utils/metrics_utils.py): every
+        prediction compared with every threshold, then for each count kept a logical and with the labels, a
+        weighting, a sum over the predictions and an add to the count; then ``result()``'s passes over the
+        thresholds (:meth:`_result_work`)."""
+        thresholds = len(self._thresholds)
+        cells = thresholds * int(np.prod(y_pred_shape))
+        per_count = elementwise("add", cells) * 2 + reduction(cells, thresholds) + elementwise("add", thresholds)
+        return elementwise("add", cells) + per_count * self._counts_kept + self._result_work(thresholds)
+
+    def _result_work(self, thresholds) -> tuple:
+        """``tp / (tp + other)`` at each threshold (precision, recall)."""
+        return elementwise("add", thresholds) + elementwise("divide", thresholds)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_true, y_pred, weights = _lined_up(
@@ -375,6 +422,8 @@ def _thresholds_from(thresholds, default, owner):
 
 
 class _PrecisionOrRecall(_ConfusionMatrixMetric):
+    _counts_kept = 2  # true positives, and false positives (precision) or false negatives (recall)
+
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None):
         self.init_thresholds, self.top_k, self.class_id = thresholds, top_k, class_id
         self._top_k, self._class_id = top_k, class_id
@@ -484,6 +533,15 @@ class AUC(_ConfusionMatrixMetric):
     def _predictions(self, y_pred):
         return 1 / (1 + np.exp(-y_pred)) if self.from_logits else y_pred
 
+    def _result_work(self, thresholds) -> tuple:
+        """The curve's two rates (an add and a divide each), then the Riemann sum's heights (add, multiply),
+        widths (subtract, multiply) and total, as Keras' ``AUC.result``."""
+        return (
+            elementwise("add", thresholds) * 2
+            + elementwise("divide", thresholds) * 2
+            + (elementwise("add", thresholds) * 4 + reduction(thresholds, 1))
+        )
+
     def result(self):
         if self.true_positives is None:
             return MetricValue(0.0)
@@ -558,6 +616,16 @@ class MeanIoU(Metric):
                     f"{ids.max()}" + (" (take the argmax of probabilities)" if what == "predictions" else "")
                 )
         np.add.at(self.total_cm, (y_true, y_pred), np.broadcast_to(weights, y_true.shape))
+
+    def device_work(self, y_pred_shape) -> tuple:
+        """Keras' ``confusion_matrix`` of the step (each label and prediction combined into a cell id, counted
+        into the classes x classes cells), added to the total; then ``result()``: the rows' and columns' sums,
+        each class's union and ratio, and their mean."""
+        values, classes = int(np.prod(y_pred_shape)), self.num_classes
+        cells = classes * classes
+        update = elementwise("add", values) * 2 + reduction(values, cells) + elementwise("add", cells)
+        result = reduction(cells, classes) * 2 + elementwise("add", classes) * 2 + elementwise("divide", classes)
+        return update + result + reduction(classes, 1) + elementwise("divide", 1)
 
     def result(self):
         cm = np.float32(self.total_cm)

@@ -92,7 +92,7 @@ def print_profile_summary(report: Report, top: int = 5) -> None:
     Memory:
     ...
     Execution (one execution):
-      94,496 cycles = 71.0 us simulated; compute 10,094 (10.7%), sync 57,700 (61.1%), exchange 26,702 (28.3%)
+      95,850 cycles = 72.1 us simulated; compute 10,848 (11.3%), sync 58,300 (60.8%), exchange 26,702 (27.9%)
     ...
     """
     print(profile_summary(report, top))

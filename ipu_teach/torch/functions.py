@@ -6,6 +6,7 @@ import numpy as np
 from ..autograd import Function
 from ..autograd.cost import OpCost, reduction
 from ..autograd.ops import rearrange
+from ..autograd.symbolic import like
 
 
 class Index(Function):
@@ -15,6 +16,11 @@ class Index(Function):
     def forward(ctx, x, key=None):
         ctx.key = key
         return np.asarray(x[key])
+
+    @classmethod
+    def infer(cls, ctx, x, key=None):
+        ctx.key = key
+        return like(x, np.broadcast_to(np.zeros((), x.dtype), x.shape)[key].shape)  # a view of one value's memory
 
     @staticmethod
     def backward(ctx, grad):
@@ -76,6 +82,11 @@ class MaxAlong(Function):
         ctx.index, ctx.axis, ctx.keepdims = index, axis % x.ndim, keepdims
         values = np.take_along_axis(x, np.expand_dims(index, axis), axis=axis)
         return values if keepdims else np.squeeze(values, axis)
+
+    @classmethod
+    def infer(cls, ctx, x, axis=-1, keepdims=False, smallest=False):
+        ctx.axis, ctx.keepdims = axis % x.ndim, keepdims
+        return x.sum(axis=axis, keepdims=keepdims)
 
     @staticmethod
     def backward(ctx, grad):

@@ -92,12 +92,17 @@ def test_an_infeed_loop_of_n_steps_costs_on_the_device_as_steps_per_execution_n(
     loop = timing.executable
     keras_executable = _keras_fit(4).get_ipu_executable("train")
     assert loop.steps_per_execution == 4 and loop.graph.mode == "train"
-    assert loop.timeline.seconds() == pytest.approx(keras_executable.timeline.seconds(), rel=1e-12)
+    # the same program, but for the loss metric that fit computes in every step (this loop keeps no metric)
+    fit = keras_executable.timeline
+    metric_rows = np.array([label.startswith("metrics/") for label in fit.labels])
+    assert metric_rows.any() and not any(label.startswith("metrics/") for label in loop.timeline.labels)
+    metric_cycles = int(fit.counts[metric_rows] @ fit.superstep_cycles()[metric_rows])
+    assert loop.timeline.total_cycles() == fit.total_cycles() - metric_cycles
     # the host's call is the custom loop's, not Keras' (no callbacks or progress bar)
     assert loop.seconds_per_execution - loop.timeline.seconds() == pytest.approx(
         hardware.HOST.execution_seconds("custom_loop")
     )
-    assert loop.compile_seconds == pytest.approx(keras_executable.compile_seconds)
+    assert loop.compile_seconds < keras_executable.compile_seconds  # fewer compute sets to compile
 
 
 def test_the_program_is_compiled_once_per_trace_and_each_call_pays_its_execution(capsys):

@@ -22,7 +22,11 @@ def test_each_step_is_drawn_on_the_row_of_its_layer(report):
     trace = figure.axes[0]
     names, timeline = drawn_steps(report)
     layers = list(dict.fromkeys(layer_of(name) for name in names))
-    assert [label.get_text() for label in trace.get_yticklabels()] == layers == ["infeed", "dense", "dense_1", "loss"]
+    assert (
+        [label.get_text() for label in trace.get_yticklabels()]
+        == layers
+        == ["infeed", "dense", "dense_1", "loss", "metrics"]
+    )
     intervals = timeline.phase_intervals(0, SUPERSTEPS)
     for row, layer in enumerate(layers):
         on_row = [c for c in trace.collections if np.isclose(c.get_paths()[0].get_extents().y0, row - 0.4)]

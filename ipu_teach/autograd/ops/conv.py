@@ -10,6 +10,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ...integers import ceil_div
 from ..cost import MatrixProduct, OpCost, elementwise, reduction
 from ..function import Function
+from ..symbolic import like
 from . import portable
 from .gemm import matmul
 
@@ -84,17 +85,28 @@ def crop_nhwc(x, pads):
     return x[:, top : x.shape[1] - bottom, left : x.shape[2] - right, :]
 
 
+def fitted_geometry(shape, window, strides, padding, dilation=(1, 1), op="Conv2D"):
+    """``window_geometry`` of a kernel that must fit the input: one that does not is an error naming ``op``."""
+    pads, outs = window_geometry(shape, window, strides, padding, dilation)
+    if outs[0] < 1 or outs[1] < 1:
+        raise ValueError(
+            f"{op}: a {window[0]}x{window[1]} kernel does not fit an input of {shape[1]}x{shape[2]} "
+            f"with padding {padding!r}; use padding='same' or a smaller kernel"
+        )
+    return pads, outs
+
+
+def check_channels(op, x_shape, expected) -> None:
+    if expected != x_shape[3]:
+        raise ValueError(f"{op}: input has {x_shape[3]} channels but the kernel expects {expected}")
+
+
 def im2col(x, window, strides, padding, dilation=(1, 1), op="Conv2D"):
     """Every window of NHWC ``x`` as one row of a matrix (the rows: output positions; the columns: kernel
     positions x channels), in the compute type, and the geometry ``col2im`` needs to go back. A kernel
     that does not fit is an error naming ``op``."""
     n, c = x.shape[0], x.shape[3]
-    pads, outs = window_geometry(x.shape, window, strides, padding, dilation)
-    if outs[0] < 1 or outs[1] < 1:
-        raise ValueError(
-            f"{op}: a {window[0]}x{window[1]} kernel does not fit an input of {x.shape[1]}x{x.shape[2]} "
-            f"with padding {padding!r}; use padding='same' or a smaller kernel"
-        )
+    pads, outs = fitted_geometry(x.shape, window, strides, padding, dilation, op)
     xp = pad_nhwc(x, pads)
     cols = np.empty((n, outs[0], outs[1]) + tuple(window) + (c,), dtype=portable.compute_type(x.dtype))
     copy_windows(cols, windows(xp, window, strides, outs, dilation))  # the one cast to the compute type
@@ -144,8 +156,7 @@ class Conv2D(Function):
     @staticmethod
     def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
         kh, kw, kc, filters = kernel.shape
-        if kc != x.shape[3]:
-            raise ValueError(f"Conv2D: input has {x.shape[3]} channels but the kernel expects {kc}")
+        check_channels("Conv2D", x.shape, kc)
         cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation)
         outs = cols.shape[1:3]
         cols = cols.reshape(-1, kh * kw * kc)
@@ -155,6 +166,12 @@ class Conv2D(Function):
         ctx.save_for_backward(cols, w2)
         ctx.kernel_shape = kernel.shape
         return y.reshape((x.shape[0],) + outs + (filters,))
+
+    @classmethod
+    def infer(cls, ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
+        check_channels("Conv2D", x.shape, kernel.shape[2])
+        _, outs = fitted_geometry(x.shape, kernel.shape[:2], strides, padding, dilation)
+        return like(x, (x.shape[0], *outs, kernel.shape[3]))
 
     @staticmethod
     def backward(ctx, grad):

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..cost import MatrixProduct, OpCost, elementwise, reduction
 from ..function import Function
-from .conv import col2im, im2col, window_geometry
+from ..symbolic import like, result_dtype
+from .conv import check_channels, col2im, im2col, window_geometry
 from .gemm import matmul
 
 
@@ -24,14 +25,21 @@ def transposed_output_length(size, kernel, stride, padding, dilation=1):
     return size * stride if padding == "same" else size * stride + max(extent - stride, 0)
 
 
+def _output_size(x_shape, kernel_shape, strides, padding, dilation) -> list:
+    """The output's rows and columns for an NHWC input of ``x_shape``."""
+    return [
+        transposed_output_length(d, k, s, padding, r)
+        for d, k, s, r in zip(x_shape[1:3], kernel_shape[:2], strides, dilation)
+    ]
+
+
 class Conv2DTranspose(Function):
     @staticmethod
     def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
         n, h, w, channels = x.shape
         kh, kw, filters, kc = kernel.shape
-        if kc != channels:
-            raise ValueError(f"Conv2DTranspose: input has {channels} channels but the kernel expects {kc}")
-        out = [transposed_output_length(d, k, s, padding, r) for d, k, s, r in zip((h, w), (kh, kw), strides, dilation)]
+        check_channels("Conv2DTranspose", x.shape, kc)
+        out = _output_size(x.shape, kernel.shape, strides, padding, dilation)
         pads, outs = window_geometry((n, *out, filters), (kh, kw), strides, padding, dilation)
         padded = (n, out[0] + sum(pads[0]), out[1] + sum(pads[1]), filters)
         x2 = x.reshape(-1, channels)
@@ -42,6 +50,12 @@ class Conv2DTranspose(Function):
         ctx.kernel_shape, ctx.padding = kernel.shape, padding
         y = col2im(windows, ctx.geometry, x.dtype)
         return y + bias
+
+    @classmethod
+    def infer(cls, ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
+        check_channels("Conv2DTranspose", x.shape, kernel.shape[3])
+        out = _output_size(x.shape, kernel.shape, strides, padding, dilation)
+        return like(x, (x.shape[0], *out, kernel.shape[2]), result_dtype(x, bias))
 
     @staticmethod
     def backward(ctx, grad):

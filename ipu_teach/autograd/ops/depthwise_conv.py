@@ -11,19 +11,26 @@ import numpy as np
 
 from ..cost import OpCost, elementwise, reduction
 from ..function import Function
-from .conv import col2im, im2col
+from ..symbolic import like
+from .conv import check_channels, col2im, fitted_geometry, im2col
 
 
 class DepthwiseConv2D(Function):
     @staticmethod
     def forward(ctx, x, kernel, strides=(1, 1), padding="valid", dilation=(1, 1)):
         kh, kw, channels, multiplier = kernel.shape
-        if channels != x.shape[3]:
-            raise ValueError(f"DepthwiseConv2D: input has {x.shape[3]} channels but the kernel expects {channels}")
+        check_channels("DepthwiseConv2D", x.shape, channels)
         cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation, "DepthwiseConv2D")
         ctx.save_for_backward(cols, kernel)
         y = np.einsum("nhwijc,ijcm->nhwcm", cols, kernel.astype(cols.dtype, copy=False), optimize=True)
         return y.reshape(y.shape[:3] + (channels * multiplier,)).astype(x.dtype, copy=False)
+
+    @classmethod
+    def infer(cls, ctx, x, kernel, strides=(1, 1), padding="valid", dilation=(1, 1)):
+        kh, kw, channels, multiplier = kernel.shape
+        check_channels("DepthwiseConv2D", x.shape, channels)
+        _, outs = fitted_geometry(x.shape, (kh, kw), strides, padding, dilation, "DepthwiseConv2D")
+        return like(x, (x.shape[0], *outs, channels * multiplier))
 
     @staticmethod
     def backward(ctx, grad):

@@ -4,6 +4,7 @@ import numpy as np
 
 from ..cost import OpCost, elementwise, reduction
 from ..function import Function
+from ..symbolic import like
 from .pointwise import SavesInput
 
 
@@ -45,6 +46,11 @@ class Cast(Function):
     def forward(ctx, x, dtype="float32"):
         ctx.input_dtype = x.dtype
         return x.astype(dtype)
+
+    @classmethod
+    def infer(cls, ctx, x, dtype="float32"):
+        ctx.input_dtype = x.dtype
+        return like(x, dtype=dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..cost import OpCost, elementwise, reduction
 from ..function import Function
+from ..symbolic import like
 from . import portable
 
 EPSILON = 1e-7  # keras.backend.epsilon()
@@ -33,6 +34,10 @@ class _ElementwiseLoss(Function):
     @staticmethod
     def values_and_derivative(y_pred, y_true, **params):
         raise NotImplementedError
+
+    @classmethod
+    def infer(cls, ctx, y_pred, y_true, **params):
+        return like(y_pred, y_pred.shape[:-1])
 
     @classmethod
     def forward(cls, ctx, y_pred, y_true, **params):
@@ -201,6 +206,10 @@ class CategoricalHinge(_ElementwiseLoss):
 class CosineSimilarity(Function):
     """``-sum(l2_normalize(t) * l2_normalize(p))`` over ``axis``, as Keras (``l2_normalize`` divides by
     ``sqrt(max(sum(x * x), 1e-12))``); a value per sample from -1 (same direction) to 1."""
+
+    @classmethod
+    def infer(cls, ctx, y_pred, y_true, axis=-1):
+        return like(y_pred, y_pred.shape[: axis % y_pred.ndim] + y_pred.shape[axis % y_pred.ndim + 1 :])
 
     @staticmethod
     def forward(ctx, y_pred, y_true, axis=-1):

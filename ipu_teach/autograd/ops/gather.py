@@ -8,6 +8,7 @@ import numpy as np
 
 from ..cost import OpCost
 from ..function import Function
+from ..symbolic import like
 
 
 class Gather(Function):
@@ -20,6 +21,11 @@ class Gather(Function):
                 f"{ctx.indices.min()} to {ctx.indices.max()}"
             )
         return table[ctx.indices]
+
+    @classmethod
+    def infer(cls, ctx, table, indices):
+        """The indices' values are unknown: only their shape, and none is checked against the table."""
+        return like(table, indices.shape + table.shape[1:])
 
     @staticmethod
     def backward(ctx, grad):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..cost import OpCost, elementwise
 from ..function import Function
+from ..symbolic import like
 from . import portable
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -32,6 +33,11 @@ def _phi(x):
 
 
 class GELU(Function):
+    @classmethod
+    def infer(cls, ctx, x, approximate=False):
+        ctx.approximate = bool(approximate)
+        return like(x)
+
     @staticmethod
     def forward(ctx, x, approximate=False):
         ctx.approximate = bool(approximate)

@@ -4,19 +4,21 @@ import numpy as np
 
 from ..cost import MatrixProduct, OpCost
 from ..function import Function
+from ..symbolic import like, result_dtype
 from .gemm import matmul
 
 
 class MatMul(Function):
     @staticmethod
     def forward(ctx, x, w):
-        if w.ndim != 2 or x.shape[-1] != w.shape[0]:
-            raise ValueError(
-                f"MatMul: cannot multiply shapes {x.shape} and {w.shape}: "
-                f"the last axis of the first ({x.shape[-1]}) must equal the first axis of the second"
-            )
+        _check_shapes(x, w)
         ctx.save_for_backward(x, w)
         return matmul(x.reshape(-1, x.shape[-1]), w).reshape(x.shape[:-1] + w.shape[1:])
+
+    @classmethod
+    def infer(cls, ctx, x, w):
+        _check_shapes(x, w)
+        return like(x, x.shape[:-1] + w.shape[1:], result_dtype(x, w))
 
     @staticmethod
     def backward(ctx, grad):
@@ -56,4 +58,12 @@ class MatMul(Function):
             (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize,
             int(np.prod(out)),
             tuple(products),
+        )
+
+
+def _check_shapes(x, w) -> None:
+    if w.ndim != 2 or x.shape[-1] != w.shape[0]:
+        raise ValueError(
+            f"MatMul: cannot multiply shapes {x.shape} and {w.shape}: "
+            f"the last axis of the first ({x.shape[-1]}) must equal the first axis of the second"
         )

@@ -5,12 +5,19 @@ import numpy as np
 
 from ..cost import OpCost, elementwise, reduction
 from ..function import Function
+from ..symbolic import like, result_dtype
 from . import portable
 
 EPSILON = 1e-7  # keras.backend.epsilon()
 
 
 class _PerSampleLoss(Function):
+    @classmethod
+    def infer(cls, ctx, predictions, labels):
+        """One value per sample; dense labels take part in the arithmetic (their dtype promotes), indices do not."""
+        dtype = predictions.dtype if labels.dtype.kind in "iub" else result_dtype(predictions, labels)
+        return like(predictions, predictions.shape[:-1], dtype)
+
     @classmethod
     def cost(cls, ctx):
         """A log-softmax of each sample's row (reduce max, subtract, exp, reduce add, log) and the label's

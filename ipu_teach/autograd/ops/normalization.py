@@ -8,6 +8,7 @@ import numpy as np
 
 from ..cost import OpCost, elementwise, reduction
 from ..function import Function
+from ..symbolic import like
 
 
 def _normalise(ctx, x, gamma, beta, mean, inv):
@@ -29,6 +30,11 @@ class BatchNorm(Function):
     def forward(ctx, x, gamma, beta, mean, var, epsilon=1e-3, training=False):
         ctx.training = training
         return _normalise(ctx, x, gamma, beta, mean, 1.0 / np.sqrt(var + epsilon))
+
+    @classmethod
+    def infer(cls, ctx, x, gamma, beta, mean, var, epsilon=1e-3, training=False):
+        ctx.training = training
+        return like(x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -70,6 +76,10 @@ class LayerNorm(Function):
     def forward(ctx, x, gamma, beta, epsilon=1e-3):
         inv = 1.0 / np.sqrt(x.var(axis=-1, keepdims=True) + epsilon)
         return _normalise(ctx, x, gamma, beta, x.mean(axis=-1, keepdims=True), inv)
+
+    @classmethod
+    def infer(cls, ctx, x, gamma, beta, epsilon=1e-3):
+        return like(x)
 
     @staticmethod
     def backward(ctx, grad):

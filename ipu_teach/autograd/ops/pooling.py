@@ -4,6 +4,7 @@ import numpy as np
 
 from ..cost import OpCost
 from ..function import Function
+from ..symbolic import like
 from .conv import crop_nhwc, pad_nhwc, window_geometry, window_slices
 
 
@@ -14,6 +15,13 @@ class _Pool(Function):
         outputs = int(np.prod(out))
         window = ctx.geometry[0][0] * ctx.geometry[0][1]
         return OpCost(outputs * window, int(np.prod(xs)) * ctx.itemsize, outputs * ctx.itemsize, outputs)
+
+    @classmethod
+    def infer(cls, ctx, x, pool_size=(2, 2), strides=None, padding="valid"):
+        strides = strides or pool_size
+        pads, outs = window_geometry(x.shape, pool_size, strides, padding)
+        ctx.geometry = (pool_size, strides, pads, outs)
+        return like(x, (x.shape[0], *outs, x.shape[3]))
 
     @staticmethod
     def _offsets(pool):

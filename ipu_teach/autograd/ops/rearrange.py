@@ -9,6 +9,7 @@ import numpy as np
 
 from ..cost import OpCost
 from ..function import Function
+from ..symbolic import like, result_dtype
 
 
 class Slice(Function):
@@ -18,6 +19,11 @@ class Slice(Function):
     def forward(ctx, x, axis=-1, start=0, stop=None):
         ctx.where = tuple(slice(start, stop) if a == axis % x.ndim else slice(None) for a in range(x.ndim))
         return x[ctx.where]
+
+    @classmethod
+    def infer(cls, ctx, x, axis=-1, start=0, stop=None):
+        ctx.where = tuple(slice(start, stop) if a == axis % x.ndim else slice(None) for a in range(x.ndim))
+        return like(x, tuple(len(range(n)[where]) for n, where in zip(x.shape, ctx.where)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -37,6 +43,19 @@ class Concatenate(Function):
     def forward(ctx, *arrays, axis=-1):
         ctx.axis = axis % arrays[0].ndim
         return np.concatenate(arrays, axis=ctx.axis)
+
+    @classmethod
+    def infer(cls, ctx, *arrays, axis=-1):
+        ctx.axis = axis % arrays[0].ndim
+        others = {a.shape[: ctx.axis] + a.shape[ctx.axis + 1 :] for a in arrays}
+        if len(others) > 1:
+            raise ValueError(
+                f"Concatenate: the inputs' shapes {[a.shape for a in arrays]} differ on an axis other than {ctx.axis}"
+            )
+        size = sum(a.shape[ctx.axis] for a in arrays)
+        return like(
+            arrays[0], arrays[0].shape[: ctx.axis] + (size,) + arrays[0].shape[ctx.axis + 1 :], result_dtype(*arrays)
+        )
 
     @staticmethod
     def backward(ctx, grad):
@@ -58,6 +77,11 @@ class Transpose(Function):
         ctx.perm = tuple(perm) if perm is not None else tuple(reversed(range(x.ndim)))
         return np.ascontiguousarray(np.transpose(x, ctx.perm))
 
+    @classmethod
+    def infer(cls, ctx, x, perm=None):
+        ctx.perm = tuple(perm) if perm is not None else tuple(reversed(range(x.ndim)))
+        return like(x, tuple(x.shape[a] for a in ctx.perm))
+
     @staticmethod
     def backward(ctx, grad):
         return np.transpose(grad, np.argsort(ctx.perm))
@@ -70,6 +94,11 @@ class Pad(Function):
     def forward(ctx, x, pads=()):
         ctx.pads = tuple(tuple(p) for p in pads)
         return np.pad(x, ctx.pads)
+
+    @classmethod
+    def infer(cls, ctx, x, pads=()):
+        ctx.pads = tuple(tuple(p) for p in pads)
+        return like(x, tuple(n + before + after for n, (before, after) in zip(x.shape, ctx.pads)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -85,6 +114,12 @@ class Upsample(Function):
         ctx.size = tuple(size)
         return np.repeat(np.repeat(x, ctx.size[0], axis=1), ctx.size[1], axis=2)
 
+    @classmethod
+    def infer(cls, ctx, x, size=(2, 2)):
+        ctx.size = tuple(size)
+        n, h, w, c = x.shape
+        return like(x, (n, h * ctx.size[0], w * ctx.size[1], c))
+
     @staticmethod
     def backward(ctx, grad):
         (n, h, w, c), (sh, sw) = ctx.input_shapes[0], ctx.size
@@ -99,6 +134,11 @@ class Reverse(Function):
     def forward(ctx, x, axis=1):
         ctx.axis = axis
         return np.flip(x, axis=axis).copy()
+
+    @classmethod
+    def infer(cls, ctx, x, axis=1):
+        ctx.axis = axis
+        return like(x)
 
     @staticmethod
     def backward(ctx, grad):

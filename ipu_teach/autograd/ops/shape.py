@@ -4,6 +4,7 @@ import numpy as np
 
 from ..cost import OpCost, elementwise, reduction
 from ..function import Function
+from ..symbolic import ShapedArray
 
 
 def _normalise_axis(axis, ndim):
@@ -18,6 +19,11 @@ class Sum(Function):
     def forward(ctx, x, axis=None, keepdims=False):
         ctx.axes = _normalise_axis(axis, x.ndim)
         return np.asarray(x.sum(axis=ctx.axes, keepdims=keepdims))
+
+    @classmethod
+    def infer(cls, ctx, x, axis=None, keepdims=False):
+        ctx.axes = _normalise_axis(axis, x.ndim)
+        return ShapedArray(x.sum(axis=ctx.axes, keepdims=keepdims).shape, np.empty(0, x.dtype).sum().dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -47,6 +53,12 @@ class Mean(Sum):
         ctx.count = int(np.prod([x.shape[a] for a in ctx.axes]))
         return np.asarray(x.mean(axis=ctx.axes, keepdims=keepdims), dtype=x.dtype)
 
+    @classmethod
+    def infer(cls, ctx, x, axis=None, keepdims=False):
+        ctx.axes = _normalise_axis(axis, x.ndim)
+        ctx.count = int(np.prod([x.shape[a] for a in ctx.axes]))
+        return x.mean(axis=ctx.axes, keepdims=keepdims)
+
     @staticmethod
     def backward(ctx, grad):
         return Sum.backward(ctx, grad / ctx.count)
@@ -56,6 +68,8 @@ class Reshape(Function):
     @staticmethod
     def forward(ctx, x, shape=None):
         return x.reshape(shape)
+
+    infer = classmethod(lambda cls, ctx, x, shape=None: x.reshape(shape))
 
     @staticmethod
     def backward(ctx, grad):

@@ -13,6 +13,7 @@ import copy
 import numpy as np
 
 from ...autograd import ops
+from ...autograd.symbolic import is_symbolic
 from .. import losses as losses_module
 from .. import metrics as metrics_module
 from . import sample_weights
@@ -119,6 +120,14 @@ class CompiledOutputs:
         per_output = [m for ms, ws in zip(self.output_metrics, self.output_weighted_metrics) for m in ms + ws]
         return [self.loss_tracker] + self.output_trackers + per_output
 
+    def device_work(self, output_shapes) -> list:
+        """``(metric name, vector work)`` of each metric's step on the device, the loss trackers' (a scalar each)
+        first, then each output's metrics for its predictions (``output_shapes``, the micro-batch first)."""
+        work = [(tracker.name, tracker.device_work()) for tracker in [self.loss_tracker] + self.output_trackers]
+        for shape, metrics, weighted in zip(output_shapes, self.output_metrics, self.output_weighted_metrics):
+            work += [(m.name, m.device_work(shape)) for m in metrics + weighted]
+        return work
+
     def loss(self, y_true, y_pred):
         """The scalar to minimise, ``sum(weight * loss)`` over the outputs, and each output's loss."""
         y_true, sample_weight = sample_weights.unpack(y_true)
@@ -128,7 +137,7 @@ class CompiledOutputs:
             if fn is None:
                 continue
             value = fn(y, pred, sample_weight)
-            parts.append(float(value.data))
+            parts.append(None if is_symbolic(value.data) else float(value.data))  # no value in a shape-only trace
             if weight != 1.0:
                 value = ops.mul(value, np.float32(weight))
             total = value if total is None else ops.add(total, value)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import callbacks as callbacks_module
 from ..progbar import Progbar
-from . import polling_thread, step_overrides
+from . import polling_thread, shape_only_weights, step_overrides
 from .data_adapter import DataAdapter, split_validation, unpack_validation_data
 
 
@@ -48,6 +48,7 @@ class CPUExecutor:
 
     def prepare(self, model, mode, adapter) -> Plan:
         """Nothing to compile on the CPU."""
+        shape_only_weights.check_runnable(model)
         return Plan(model.steps_per_execution, adapter.steps)
 
     def run(self, model, mode, batches, step_logs=None):

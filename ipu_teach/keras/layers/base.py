@@ -16,8 +16,9 @@ import math
 import numpy as np
 
 from ...autograd import Tensor, no_grad, ops, precision, unrecorded
+from ...autograd.symbolic import ShapedArray
 from .. import backend, initializers, regularizers
-from ..engine import call_context, config, weight_budget
+from ..engine import call_context, config, shape_only_weights, weight_budget
 from ..ipu.pipeline_stage import current_stage
 from ..mixed_precision import policy as dtype_policies
 
@@ -285,10 +286,11 @@ class Layer:
                 "as Keras requires (e.g. the last axis of a Dense layer's input)"
             )
         weight_budget.spend(f"{self.name}/{name}:0", shape)  # before allocating: a file may declare any size
-        value = initializers.get(initializer)(shape, dtype=dtype)
-        weight = Tensor(
-            np.asarray(value, dtype=dtype), requires_grad=trainable and self.trainable, name=f"{self.name}/{name}:0"
-        )
+        if shape_only_weights.active():  # sizing a model: a shape and a dtype, no values
+            value = ShapedArray(shape, dtype)
+        else:
+            value = np.asarray(initializers.get(initializer)(shape, dtype=dtype), dtype=dtype)
+        weight = Tensor(value, requires_grad=trainable and self.trainable, name=f"{self.name}/{name}:0")
         self._weights.append(weight)
         self._trainable_flags.append(trainable)
         if regularizer is not None:

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ...autograd import Tensor, ops
+from ...autograd.symbolic import ShapedArray, is_symbolic
 from .. import activations, backend, regularizers
 from .base import Layer, format_shape, known_size, same_shape
 
@@ -194,6 +195,8 @@ class Dropout(Layer):
             if self.noise_shape is None
             else tuple(n if n is not None else d for n, d in zip(self.noise_shape, inputs.shape))
         )
+        if is_symbolic(inputs.data):  # a shape-only trace: the mask's shape, no random numbers drawn
+            return ops.mul(inputs, Tensor(ShapedArray(shape, inputs.dtype)))
         return ops.mul(inputs, dropout_mask(rng, shape, self.rate, inputs.dtype))
 
 

@@ -17,6 +17,7 @@ import contextlib
 import numpy as np
 
 from ...autograd import Tensor, ops
+from ...autograd.symbolic import is_symbolic
 from ..engine import atomic_step
 from .base import Layer, same_shape
 
@@ -111,7 +112,9 @@ class BatchNormalization(Layer):
             mean = inputs.data.mean(axis=axes)
             var = inputs.data.var(axis=axes)
             count = inputs.size // inputs.shape[-1]
-            if _pools:
+            if is_symbolic(mean):  # a shape-only trace: statistics without values update nothing
+                pass
+            elif _pools:
                 _pools[-1].setdefault(self, []).append((count, mean, var))
             else:
                 self.update_moving_statistics(mean, self.variance_to_average(var, count))
