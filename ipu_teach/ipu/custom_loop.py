@@ -52,6 +52,7 @@ import numpy as np
 
 from .. import nest, session
 from ..autograd import record
+from ..keras.metrics import Metric
 from ..keras.models import Model
 from ..keras.optimizers import SGD, Optimizer
 from . import messages, preparation
@@ -75,6 +76,8 @@ class LoopCall:
     outfeed_bytes: int = 0
     result_bytes: int = 0
     """What the call returns to the host, once, after its steps."""
+    metric_updates: list = field(default_factory=list)
+    """``(steps so far, metric, shape of its predictions or values)`` of each metric object update."""
     trained: bool = False
     trainable: list = field(default_factory=list)
     recording: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
@@ -232,11 +235,13 @@ class CustomLoopPrograms:
             self._programs.clear()
             self._configuration = configuration
         call = LoopCall()
-        models, optimizers = _keras_objects(function, args, kwargs)
+        models, optimizers, metrics = _keras_objects(function, args, kwargs)
         iterations = [optimizer.iterations for optimizer in optimizers]
         with contextlib.ExitStack() as stack:
             _calls.append(call)
             stack.callback(_calls.pop)
+            for metric in metrics:
+                _watch_updates(metric, call, stack)
             stack.callback(call.recording.close)
             call.step_ops = call.recording.enter_context(record())  # the whole call's ops, unless it has steps
             result = nest.map_structure(_without_history, function(*args, **kwargs))
@@ -251,7 +256,10 @@ class CustomLoopPrograms:
         steps = max(call.steps, 1)
         x, y = _inputs(call.first_element) if call.steps else _inputs([a for a in args if _is_data(a)])
         mode = "train" if call.trained else ("test" if y is not None else "predict")
-        recorded = RecordedStep(tuple(call.step_ops), call.outfeed_bytes // steps, call.result_bytes)
+        first_step = 1 if call.steps else 0  # the updates of the step recorded (of the whole call without an infeed)
+        updates = [(metric, shape) for step, metric, shape in call.metric_updates if step == first_step]
+        metric_work = tuple((metric.name, metric.device_work(shape)) for metric, shape in updates)
+        recorded = RecordedStep(tuple(call.step_ops), call.outfeed_bytes // steps, call.result_bytes, metric_work)
         name = getattr(function, "__name__", type(function).__name__)
         key = (
             _identity(function),
@@ -261,6 +269,7 @@ class CustomLoopPrograms:
             _shape(y),
             recorded.output_bytes,
             recorded.result_bytes,
+            tuple(repr(work) for work in metric_work),
             tuple((r.op, r.input_shapes, r.output_shape) for r in recorded.ops),
         )
         executable = self._programs.get(key)
@@ -305,6 +314,22 @@ def note_execution(name, steps, seconds, compile_seconds=0.0, compiled=None) -> 
         timing.executable = compiled
 
 
+def _watch_updates(metric, call, stack) -> None:
+    """Note each ``update_state`` of ``metric`` in ``call`` (as ``metric(...)`` makes too) while the call runs: in
+    TensorFlow a metric updated inside the function is part of the program, as fit's compiled metrics are."""
+    update_state = metric.update_state
+    parameters = list(inspect.signature(update_state).parameters)
+
+    def noted_update_state(*args, **kwargs):
+        given = {**dict(zip(parameters, args)), **kwargs}
+        watched = given["values"] if "values" in given else given.get("y_pred")  # a Mean's values, or predictions
+        call.metric_updates.append((call.steps, metric, np.shape(watched)))
+        return update_state(*args, **kwargs)
+
+    metric.update_state = noted_update_state
+    stack.callback(vars(metric).pop, "update_state", None)
+
+
 def _without_history(value):
     """A tensor the function returns, as the host gets it: its values, without the ops that made it (which
     would keep every step's activations alive while the caller keeps the result, as a list of losses does)."""
@@ -341,7 +366,7 @@ def _shape(array):
 
 
 def _keras_objects(function, args, kwargs) -> tuple:
-    """The Keras models and optimizers ``function`` uses: in its arguments, its closure, the globals it names
+    """The Keras models, optimizers and metrics ``function`` uses: in its arguments, its closure, the globals it names
     (and the functions it calls by name, one level down), and a method's object's attributes."""
     found, seen = [], set()
 
@@ -349,7 +374,7 @@ def _keras_objects(function, args, kwargs) -> tuple:
         if id(value) in seen or depth > 2:
             return
         seen.add(id(value))
-        if isinstance(value, (Model, Optimizer)):
+        if isinstance(value, (Model, Optimizer, Metric)):
             found.append(value)
         elif isinstance(value, (list, tuple)):
             for item in value:
@@ -371,5 +396,4 @@ def _keras_objects(function, args, kwargs) -> tuple:
     visit(function, 0)
     for value in [*args, *kwargs.values()]:
         visit(value, 0)
-    models = [v for v in found if isinstance(v, Model)]
-    return models, [v for v in found if isinstance(v, Optimizer)]
+    return tuple([v for v in found if isinstance(v, kind)] for kind in (Model, Optimizer, Metric))

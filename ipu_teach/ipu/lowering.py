@@ -325,6 +325,8 @@ class RecordedStep:
     ops: tuple
     output_bytes: int
     result_bytes: int = 0
+    metric_work: tuple = ()
+    """``(metric name, vector work)`` of each metric object the step updates (on the device, as fit's metrics)."""
 
 
 def _metric_steps(model, batch, spec) -> tuple[list, list]:
@@ -335,8 +337,14 @@ def _metric_steps(model, batch, spec) -> tuple[list, list]:
     if not model.compiled or getattr(model, "output_shape", None) is None:
         return [], []
     shapes = model.output_shape if isinstance(model.output_shape, list) else [model.output_shape]
+    return metric_work_steps(model.compiled_outputs.resolve(model).device_work([(batch, *s[1:]) for s in shapes]), spec)
+
+
+def metric_work_steps(metric_work, spec) -> tuple[list, list]:
+    """The compute sets of ``metric_work`` (``(metric name, vector work)`` pairs: a compiled metric's step, or a
+    metric a custom loop's step updates), and their rows of the graph's signature."""
     steps, signature = [], []
-    for name, work in model.compiled_outputs.resolve(model).device_work([(batch, *shape[1:]) for shape in shapes]):
+    for name, work in metric_work:
         elements = sum(item.elements for item in work)  # one operation per element compared, added or reduced
         steps += _steps_for(f"metrics/{name}", "forward", OpCost(elements, 0, 0, 1, vector=work), spec, 4, 4)
         signature.append(["metric", repr(work)])  # its work, not its name (auc_1 is the same graph as auc)
@@ -413,8 +421,12 @@ def lower(
                     options=options_for(rec.scope, "backward", kind),
                 )
             )
-    if mode != "predict" and recorded is None:
-        metric_steps, metric_signature = _metric_steps(model, batch_size_of(x), spec)
+    if recorded is not None or mode != "predict":
+        metric_steps, metric_signature = (
+            _metric_steps(model, batch_size_of(x), spec)
+            if recorded is None
+            else metric_work_steps(recorded.metric_work, spec)
+        )
         forward, signature = forward + metric_steps, signature + metric_signature
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights

@@ -288,56 +288,58 @@ def _fit_with_accuracy(steps_per_execution):
 
 
 def _train_calls(function, steps_per_call, calls, infeed):
-    """``calls`` calls of ``function(batches, model, optimizer, accuracy, outfeed)`` on the IPU, each given an
-    infeed of the batches (``infeed``) or one batch as arrays; returns the function's timing and the outfeed."""
+    """``calls`` calls of ``function(batches, model, optimizer, metrics, outfeed)`` on the IPU, each given an
+    infeed of the batches (``infeed``) or one batch as arrays, ``metrics`` a mean of the loss and an accuracy (as
+    fit's loss tracker and compiled accuracy); returns the function's timing and the outfeed."""
     configure(1)
     x, y = _data()
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True).repeat()
     strategy = ipu.ipu_strategy.IPUStrategy()
     with strategy.scope():
         model, optimizer = _model(), keras.optimizers.SGD(0.1)
-        accuracy = keras.metrics.SparseCategoricalAccuracy()
+        metrics = keras.metrics.Mean(), keras.metrics.SparseCategoricalAccuracy()
         outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
         batches = iter(dataset) if infeed else iter(dataset.take(calls))
         for _ in range(calls):
             args = [batches, steps_per_call] if infeed else list(next(batches))
-            strategy.run(function, args=[*args, model, optimizer, accuracy, outfeed])
+            strategy.run(function, args=[*args, model, optimizer, metrics, outfeed])
     return ipu.custom_loop.timings()[function.__name__], outfeed
 
 
-def _train_step(features, labels, model, optimizer, accuracy):
+def _train_step(features, labels, model, optimizer, metrics):
+    """One training step that keeps its loss's mean and its accuracy in ``metrics``: their results, float32."""
     with tf.GradientTape() as tape:
         predictions = model(features, training=True)
         loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, predictions))
     grads = tape.gradient(loss, model.trainable_variables)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
-    accuracy.update_state(labels, predictions)
-    return loss
+    mean_loss, accuracy = metrics
+    return [mean_loss(loss), accuracy(labels, predictions)]
 
 
 @tf.function(jit_compile=True)
-def one_step(features, labels, model, optimizer, accuracy, outfeed):
-    return [_train_step(features, labels, model, optimizer, accuracy), accuracy.result()]
+def one_step(features, labels, model, optimizer, metrics, outfeed):
+    return _train_step(features, labels, model, optimizer, metrics)
 
 
 @tf.function(jit_compile=True)
-def loop_with_outfeed(iterator, steps, model, optimizer, accuracy, outfeed):
+def loop_with_outfeed(iterator, steps, model, optimizer, metrics, outfeed):
     for _ in tf.range(steps):
-        loss = _train_step(*next(iterator), model, optimizer, accuracy)
-        outfeed.enqueue([loss, accuracy.result()])
+        outfeed.enqueue(_train_step(*next(iterator), model, optimizer, metrics))
 
 
 @tf.function(jit_compile=True)
-def loop_without_outfeed(iterator, steps, model, optimizer, accuracy, outfeed):
+def loop_without_outfeed(iterator, steps, model, optimizer, metrics, outfeed):
     for _ in tf.range(steps):
-        _train_step(*next(iterator), model, optimizer, accuracy)
+        _train_step(*next(iterator), model, optimizer, metrics)
 
 
 def test_a_call_per_batch_is_fit_with_one_step_per_execution_on_the_device_and_costs_the_loops_host_call(capsys):
     timing, _ = _train_calls(one_step, 1, calls=4, infeed=False)
     keras_executable = _fit_with_accuracy(1)
     mine = timing.executable
-    # what it returns (a float32 loss and accuracy: 8 bytes) goes to the host once per call, as fit's outfeed does
+    # what it returns (the float32 results of its loss's mean and accuracy: 8 bytes) goes to the host once per
+    # call, as fit's outfeed does; the metrics it updates are on the device, as fit's loss tracker and accuracy
     assert (mine.graph.result_bytes, mine.graph.output_bytes, keras_executable.graph.output_bytes) == (8, 0, 8)
     assert mine.timeline.seconds() == pytest.approx(keras_executable.timeline.seconds(), rel=1e-12)
     host_difference = hardware.HOST.execution_seconds("keras") - hardware.HOST.execution_seconds("custom_loop")
@@ -352,6 +354,11 @@ def test_n_steps_of_an_infeed_loop_with_its_outfeed_are_fit_with_steps_per_execu
     keras_executable = _fit_with_accuracy(4)
     mine = timing.executable
     assert (mine.graph.output_bytes, mine.graph.result_bytes) == (8, 0)
+    # each metric it updates is costed once per step, as fit's loss tracker and accuracy (in each step's first)
+    metric_rows = [label for label in mine.timeline.labels if label.startswith("metrics/")]
+    fit_rows = [label for label in keras_executable.timeline.labels if label.startswith("metrics/")]
+    assert len(metric_rows) == len(fit_rows) and fit_rows  # fit's are named loss and accuracy, as it logs them
+    assert {label.split("/")[1] for label in metric_rows} == {"mean", "sparse_categorical_accuracy"}
     assert mine.timeline.seconds() == pytest.approx(keras_executable.timeline.seconds(), rel=1e-12)
     # per step: the host's call of the loop shared by the n steps, plus the same device step as fit's
     device_step = keras_executable.timeline.seconds() / 4
