@@ -12,16 +12,24 @@ simulated / real (accuracies as a difference):
 - validation: figures from other Graphcore tutorials (PopTorch, PopXL, TF2 Keras, PopVision) the model was
   not fitted to: step times, throughputs, compile times, tile memory, compute sets. Each is compiled, not
   trained (``DeviceConnectionType.PRE_COMPILE``): simulated figures do not depend on the numerics.
+- validation through the PopTorch front end (issue 23): the workshop slides' run of the PopTorch basics
+  tutorial, its own model and calls run by ``ipu_teach.poptorch`` (``poptorch_cases.py``): compile times and
+  the 5 epochs' time; its accuracy after training on Fashion-MNIST (about 2 minutes; skipped with
+  ``--validation-only`` or without the data in torchvision's folder or Keras' cache).
 
 One model and one set of constants serve every case. Targets (issue 20): calibration step and first-epoch
 times within 1.5x, the logs' per-step ordering, the steps_per_execution speed-up within 1.5x of the real
 17x, first-epoch accuracy within 0.06 and test accuracy within 0.03; at least 80% of the validation timing
 ratios within 1.5x with a geometric-mean error factor exp(mean |log ratio|) of at most 1.35; memory within 1.3x.
 
+A third table, sizing (issue 24): published throughputs of real models (``keras.applications.ResNet50``) at their
+published configurations (replicas, accumulation, precision, Bow or Mk2) against ``ipu.utils.estimate``, traced
+from shapes only, and whether the program fits in memory (on the real system it does). Target: within 1.5x.
+
 Uses ``../shared/data/mnist.npz`` (or ``--data``); without it the bundled subset (accuracies then are not
 comparable). The calibration trains for a few minutes on 2 cores; the validation table takes seconds.
 Not a test. Run:
-    python benchmarks/bench_fidelity.py [--data PATH] [--epochs 3] [--validation-only]
+    python benchmarks/bench_fidelity.py [--data PATH] [--epochs 3] [--validation-only | --sizing-only]
 """
 
 from __future__ import annotations
@@ -31,12 +39,14 @@ import contextlib
 import io
 import pathlib
 import sys
+import time
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import fidelity_cases  # noqa: E402  (beside this file)
+import poptorch_cases  # noqa: E402
 
 import ipu_teach.keras as keras  # noqa: E402
 from ipu_teach import ipu  # noqa: E402
@@ -178,6 +188,28 @@ def calibration(cases, data, epochs):
     print()
 
 
+def front_end_validation(cases, train):
+    """The cases run through ipu-teach's PopTorch front end (``poptorch_run``), in a table of their own: their
+    figures are also in the validation table as Keras expressions, which this does not count twice. With
+    ``train``, the tutorial is trained on Fashion-MNIST for its accuracy when the data is there."""
+    rows = []
+    for case in cases:
+        spec = case["ipu_teach"]
+        data = poptorch_cases.fashion_mnist() if train else None
+        accuracy = poptorch_cases.train_and_evaluate(spec, *data) if data else None
+        simulated = poptorch_cases.figures(case, poptorch_cases.simulate(spec), accuracy)
+        rows += [(case["id"], f["name"], f["kind"], simulated[f["name"]], f["real"]) for f in case["figures"]]
+        note = "skipped (--validation-only)" if not train else "Fashion-MNIST not found (see torchvision's message)"
+        print(
+            f"{case['id']}: accuracy {'trained on Fashion-MNIST, 5 epochs' if data else note}; the timing figures "
+            "do not depend on the data (MNIST or zeros of its shape give the same)"
+        )
+    ratios = print_table("Validation through ipu-teach's PopTorch front end (the tutorial's own model and calls)", rows)
+    timing = [r for kind in (*fidelity_cases.TIMING_KINDS, "compile_time") for r in ratios.get(kind, [])]
+    print(summary("PopTorch front end (run and compile times)", timing))
+    print()
+
+
 def validation(cases):
     rows, fitted = [], []
     for case in cases:
@@ -199,9 +231,37 @@ def validation(cases):
     print(summary("validation compile times", ratios.get("compile_time", [])))
     print(summary("validation memory (totals and categories)", memory, within=1.3))
     print(summary("validation compute sets", ratios.get("compute_sets", [])))
+    print(summary("validation graph sizes (vertices and edges)", ratios.get("graph_elements", [])))
     left = [case["id"] for case in cases if not case["expressible"]]
     if left:
         print(f"not expressible in ipu-teach yet (recorded, not simulated): {', '.join(left)}")
+
+
+def sizing(cases):
+    """Published throughputs of real models at their published configurations against ``ipu.utils.estimate``
+    (shape-only: no numerics), and whether the program fits in the tiles' memory (it does on the real system)."""
+    print("Sizing real models: published figures against ipu.utils.estimate at the published configuration")
+    print(f"{'case':<26} {'figure':<22} {'published':>12} {'simulated':>12} {'ratio':>6}  fits  estimated in")
+    ratios = []
+    for case in (c for c in cases if c["expressible"]):
+        start = time.perf_counter()
+        estimate = fidelity_cases.size(case)
+        seconds = time.perf_counter() - start
+        for figure in case["figures"]:
+            simulated = fidelity_cases.sized_figure(figure, estimate)
+            r = fidelity_cases.ratio(simulated, figure["real"], figure["kind"])
+            ratios.append(r)
+            fits = "yes" if estimate.fits else "NO"
+            print(
+                f"{case['id']:<26} {figure['name']:<22} {fmt(figure['real'], figure['kind']):>12} "
+                f"{fmt(simulated, figure['kind']):>12} {r:6.2f}  {fits:<4}  {seconds:.1f} s"
+            )
+        print(f"  source: {case['source'].get('url') or case['source'].get('repository')}")
+        print("  " + str(estimate).replace("\n", "\n  "))
+    print(summary("sizing throughputs", ratios))
+    left = [case["id"] for case in cases if not case["expressible"]]
+    if left:
+        print(f"not expressible in ipu-teach yet (recorded, not sized): {', '.join(left)}")
 
 
 def main():
@@ -209,12 +269,16 @@ def main():
     parser.add_argument("--data", default=str(SHARED_MNIST), help="Keras' mnist.npz (full MNIST)")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--validation-only", action="store_true", help="skip the calibration's training")
+    parser.add_argument("--sizing-only", action="store_true", help="only the sizing table (seconds)")
     args = parser.parse_args()
     cases = fidelity_cases.load()
     print(
         "simulated GC200 (Mk2), or Bow where the case ran on one; ratio = simulated / real time, bytes or count\n"
         "(for a throughput real / simulated items/s, so that below 1 the simulator is always faster)\n"
     )
+    if args.sizing_only:
+        sizing([c for c in cases if c["set"] == "sizing"])
+        return
     if not args.validation_only:
         path = args.data if pathlib.Path(args.data).exists() else None
         data = load(path)
@@ -223,7 +287,11 @@ def main():
             f"{len(data[0][0]):,} train / {len(data[1][0]):,} test; {args.epochs} epochs\n"
         )
         calibration([c for c in cases if c["set"] == "calibration"], data, args.epochs)
-    validation([c for c in cases if c["set"] == "validation"])
+    front_end = [c for c in cases if "poptorch_run" in c.get("ipu_teach", {})]
+    front_end_validation(front_end, train=not args.validation_only)
+    validation([c for c in cases if c["set"] == "validation" and c not in front_end])
+    print()
+    sizing([c for c in cases if c["set"] == "sizing"])
 
 
 if __name__ == "__main__":

@@ -8,11 +8,8 @@ its wall time, its peak resident memory (``ru_maxrss``) and a digest of the exec
 cycles per execution, compile time and tile memory); the parent prints both and their ratios, and whether the
 digests are equal. No timed unit tests: this prints ratios, it asserts nothing.
 
-The model (:func:`resnet`) is Keras' ResNet-50 v1 laid out by hand: a 7x7/2 stem (Conv2D, BatchNormalization,
-ReLU), ZeroPadding and a 3x3/2 max pool, then bottleneck blocks of 1x1, 3x3 and 1x1 convolutions with batch
-normalisation, the first block of each stage with a projection shortcut, (3, 4, 6, 3) blocks of 64, 128, 256 and
-512 filters (times 4 out), global average pooling and a 1000-way softmax: 25.6 M parameters, as
-``keras.applications.ResNet50``.
+The model is ``keras.applications.ResNet50(weights=None)``, built as tf-keras builds it (25,636,712 parameters;
+tests/keras/test_applications.py checks it layer by layer against tf-keras).
 
 Run:
     PYTHONPATH=. python benchmarks/bench_shape_only.py [--batch 20] [--precision float32|mixed_float16]
@@ -31,37 +28,6 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def resnet(blocks=(3, 4, 6, 3), image=224, classes=1000, width=64):
-    """A ResNet v1 of bottleneck blocks (ResNet-50 by default) from ipu-teach's Keras layers."""
-    from ipu_teach import keras
-
-    layers = keras.layers
-
-    def conv_bn(x, filters, kernel, strides=1, relu=True):
-        x = layers.Conv2D(filters, kernel, strides=strides, padding="same")(x)
-        x = layers.BatchNormalization(epsilon=1.001e-5)(x)
-        return layers.ReLU()(x) if relu else x
-
-    def bottleneck(x, filters, strides, project):
-        shortcut = conv_bn(x, 4 * filters, 1, strides, relu=False) if project else x
-        x = conv_bn(x, filters, 1, strides)
-        x = conv_bn(x, filters, 3)
-        x = conv_bn(x, 4 * filters, 1, relu=False)
-        return layers.ReLU()(layers.Add()([shortcut, x]))
-
-    inputs = keras.Input(shape=(image, image, 3))
-    x = conv_bn(inputs, width, 7, 2)
-    x = layers.ZeroPadding2D(1)(x)
-    x = layers.MaxPooling2D(3, strides=2)(x)
-    for stage, count in enumerate(blocks):
-        for block in range(count):
-            strides = 2 if stage > 0 and block == 0 else 1
-            x = bottleneck(x, width * 2**stage, strides, project=block == 0)
-    x = layers.GlobalAveragePooling2D()(x)
-    outputs = layers.Dense(classes, activation="softmax")(x)
-    return keras.Model(inputs, outputs)
-
-
 def _child(batch: int, precision: str, shape_only: bool) -> dict:
     """Compile ResNet-50's training program once in this process; its time, peak memory and digest."""
     import numpy as np
@@ -74,7 +40,7 @@ def _child(batch: int, precision: str, shape_only: bool) -> dict:
 
     configure_ipus(1)
     keras.mixed_precision.set_global_policy(precision)
-    model = resnet()
+    model = keras.applications.ResNet50(weights=None)
     model.compile("sgd", "sparse_categorical_crossentropy")
     adapter = DataAdapter(placeholder((batch, 224, 224, 3)), np.zeros(batch, np.float32), batch)
     setup, _ = executor.prepare(model, "train", adapter)

@@ -18,19 +18,24 @@ import json
 import math
 import os
 import pathlib
+import sys
 
 import numpy as np
 
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
 from ipu_teach import hardware, ipu
-from ipu_teach.ipu import memory_layout
+from ipu_teach.ipu import compile_time, memory_layout
 from ipu_teach.ipu.executor import IPUExecutor
 from ipu_teach.keras.engine import polling_thread
 from ipu_teach.keras.progbar import Progbar
 
+if str(pathlib.Path(__file__).resolve().parent) not in sys.path:  # poptorch_cases.py is beside this file
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import poptorch_cases  # noqa: E402
+
 CASES_FILE = pathlib.Path(__file__).with_name("fidelity_cases.json")
-SETS = ("calibration", "validation")
+SETS = ("calibration", "validation", "sizing")
 KINDS = {
     "step_time": "s",
     "throughput": "items/s",
@@ -42,6 +47,7 @@ KINDS = {
     "total_memory": "bytes",
     "category_memory": "bytes",
     "compute_sets": "count",
+    "graph_elements": "count",
     "accuracy": "fraction",
     "run_time": "s",
 }
@@ -184,9 +190,18 @@ def poplar_tut4_matmuls(stages=0):
     )
 
 
+def keras_application(function, stages=0, **arguments):
+    """A ``keras.applications`` model (``function``: ``"ResNet50"``, ``"MobileNetV2"``), untrained (``weights=None``):
+    what a user sizing a real model builds. Not pipelined (``stages`` 0)."""
+    if stages:
+        raise ValueError("keras_application cases are not pipelined: set pipeline_stages to 0")
+    return getattr(keras.applications, function)(weights=None, **arguments)
+
+
 MODELS = {
     f.__name__: f
     for f in (
+        keras_application,
         keras_tutorial_cnn,
         poptorch_classification,
         poptorch_mnist,
@@ -360,7 +375,18 @@ def simulated_figures(spec, executable, callback_seconds_per_step=None) -> dict:
         "tile_memory": int(max(int(graph.tile_memory().max()) for graph in _graphs(executable))),
         "total_memory": sum(memory_layout.ipu_peak(g.memory, len(g.steps)) for g in _graphs(executable)),
         "compute_sets": executable.graph.compute_sets,
+        "graph_elements": graph_elements(executable),
     }
+
+
+def graph_elements(executable) -> int:
+    """Vertices and edges of the compiled graph as ipu-teach's compile time counts them (``ipu.compile_time``):
+    one vertex per working tile-step and the tensor windows of the products' vertices; the counterpart of the
+    "Number of vertices" plus "Number of edges" of a Graph Analyser summary."""
+    size = compile_time.graph_size(
+        executable.graph, None if executable.pipeline is None else executable.pipeline.stage_graphs
+    )
+    return size.working_tile_steps + size.tensor_windows
 
 
 def simulated_figure(figure, spec, executable, callback_seconds_per_step=None):
@@ -373,11 +399,52 @@ def simulated_figure(figure, spec, executable, callback_seconds_per_step=None):
 def simulate(case) -> dict:
     """``{figure name: simulated value}`` for each figure of an expressible validation case."""
     spec = case["ipu_teach"]
+    if "poptorch_run" in spec:  # through ipu-teach's PopTorch front end; the accuracy needs training (None here)
+        return poptorch_cases.figures(case, poptorch_cases.simulate(spec))
     if "custom_loop" in spec:
         return {figure["name"]: custom_loop_run_time(spec) for figure in case["figures"]}
     executable, setup = _compile(spec)
     per_step = setup.callback_seconds_per_step
     return {figure["name"]: simulated_figure(figure, spec, executable, per_step) for figure in case["figures"]}
+
+
+# ----- sizing a real model (set "sizing") -----------------------------------------------------------------------
+
+
+def size(case) -> ipu.utils.Estimate:
+    """``ipu.utils.estimate`` of a sizing case at its published configuration: its model built under the case's
+    dtype policy (``"float16"`` for Graphcore's 16.16), its replicas on the case's IPU version, its gradient
+    accumulation and ``steps_per_execution``; traced from shapes only, so a ResNet-50 takes seconds."""
+    spec = case["ipu_teach"]
+    config = fresh_config(spec)
+    config.ipu_model.version = spec.get("ipu", "ipu2")
+    with contextlib.redirect_stdout(io.StringIO()):
+        config.configure_ipu_system()
+    keras.mixed_precision.set_global_policy(spec.get("policy", "float32"))
+    try:
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            model = build(spec)
+            if spec.get("accumulation", 1) > 1:
+                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
+            if spec["mode"] != "predict":
+                model.compile(
+                    optimizer(spec["optimizer"]), spec["loss"], steps_per_execution=spec["steps_per_execution"]
+                )
+            else:
+                model.compile(steps_per_execution=spec["steps_per_execution"])
+            with contextlib.redirect_stdout(io.StringIO()):  # Graphcore's INFO lines: the table says the same
+                return ipu.utils.estimate(model, spec["batch"], spec["mode"])
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+def sized_figure(figure, estimate) -> float:
+    """The simulated counterpart of a sizing case's published figure (a throughput or a time per step)."""
+    if figure["kind"] == "throughput":
+        return estimate.samples_per_second
+    if figure["kind"] == "step_time":
+        return estimate.seconds_per_step
+    raise ValueError(f"sizing figures are throughputs or step times, not {figure['kind']!r}")
 
 
 # ----- custom training loops (the TF2 infeed/outfeed tutorial's two scripts) -------------------------------
@@ -489,6 +556,12 @@ def problems(case) -> list:
             found.append("an expressible case needs its ipu_teach entry and the mapping")
         else:
             found += _loop_problems(case["ipu_teach"])
+            if "poptorch_run" in case["ipu_teach"]:
+                found += [
+                    f"figure {f.get('name')!r}: measure is not one of {poptorch_cases.MEASURES}"
+                    for f in case["figures"]
+                    if f.get("measure") not in poptorch_cases.MEASURES
+                ]
     elif not case.get("reason"):
         found.append("a case that is not expressible says why (reason)")
     return found
@@ -497,8 +570,9 @@ def problems(case) -> list:
 def _loop_problems(spec) -> list:
     """What is wrong with an ``ipu_teach`` entry's model and host loop (front end, input pipeline)."""
     found = []
-    if spec["model"] not in MODELS:
-        found.append(f"model {spec['model']!r} is not one of {sorted(MODELS)}")
+    models = poptorch_cases.MODELS if "poptorch_run" in spec else MODELS
+    if spec["model"] not in models:
+        found.append(f"model {spec['model']!r} is not one of {sorted(models)}")
     if spec.get("host_api", "keras") not in hardware.HOST_APIS:
         found.append(f"host_api {spec['host_api']!r} is not one of {hardware.HOST_APIS}")
     entry = spec.get("input_pipeline")

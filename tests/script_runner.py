@@ -9,10 +9,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_script(script: Path, *args, cwd, timeout: int):
-    """The finished ``subprocess.CompletedProcess`` of ``ipu-teach run script args`` in ``cwd``."""
+def run_script(script: Path, *args, cwd, timeout: int, env_overrides=None):
+    """The finished ``subprocess.CompletedProcess`` of ``ipu-teach run script args`` in ``cwd`` (with the
+    environment variables of ``env_overrides`` set, e.g. a HOME of the test's own)."""
     env = {k: v for k, v in os.environ.items() if k not in ("TF_POPLAR_FLAGS", "POPLAR_ENGINE_OPTIONS")}
     env["PYTHONPATH"] = str(REPO)
+    env.update(env_overrides or {})
     return subprocess.run(
         [sys.executable, "-m", "ipu_teach", "run", str(script), *args],
         cwd=cwd,

@@ -22,12 +22,14 @@ _spec.loader.exec_module(fidelity_cases)
 CASES = fidelity_cases.load()
 EXPRESSIBLE = [case for case in CASES if case.get("expressible")]
 VALIDATION = [case for case in EXPRESSIBLE if case["set"] == "validation"]
+FRONT_END = [case for case in EXPRESSIBLE if "poptorch_run" in case["ipu_teach"]]
+"""Cases run through ipu-teach's PopTorch front end (benchmarks/poptorch_cases.py), not written in Keras."""
 
 
 def test_the_file_has_both_sets_and_enough_validation_cases():
     ids = [case["id"] for case in CASES]
     assert len(ids) == len(set(ids)), "case ids are unique"
-    assert {case["set"] for case in CASES} == {"calibration", "validation"}
+    assert {case["set"] for case in CASES} == {"calibration", "validation", "sizing"}
     timing = [
         f
         for case in VALIDATION
@@ -51,7 +53,10 @@ def test_problems_names_what_a_case_lacks():
     assert fidelity_cases.problems({"id": "x"})[0] == "missing 'set'"
 
 
-@pytest.mark.parametrize("case", EXPRESSIBLE, ids=[case["id"] for case in EXPRESSIBLE])
+KERAS_EXPRESSED = [case for case in EXPRESSIBLE if case not in FRONT_END]
+
+
+@pytest.mark.parametrize("case", KERAS_EXPRESSED, ids=[case["id"] for case in KERAS_EXPRESSED])
 def test_expressible_cases_build_in_ipu_teach(case):
     with ipu.ipu_strategy.IPUStrategy().scope():
         model = fidelity_cases.build(case["ipu_teach"])
@@ -63,7 +68,9 @@ def test_expressible_cases_build_in_ipu_teach(case):
 def test_validation_cases_compile_to_every_figure_they_compare(case):
     simulated = fidelity_cases.simulate(case)
     assert set(simulated) == {figure["name"] for figure in case["figures"]}
-    assert all(math.isfinite(value) and value > 0 for value in simulated.values())
+    trained = {f["name"] for f in case["figures"] if f["kind"] == "accuracy" and case in FRONT_END}
+    assert all(simulated[name] is None for name in trained)  # needs training: bench_fidelity does it
+    assert all(math.isfinite(value) and value > 0 for name, value in simulated.items() if name not in trained)
 
 
 def test_device_cycles_leave_out_the_host_streams():
@@ -135,4 +142,74 @@ def test_a_case_with_asynchronous_callbacks_shows_the_slower_of_the_device_step_
     assert shown == pytest.approx(max(device_step, hardware.HOST.callback_step_s), rel=1e-9)
     assert fidelity_cases.shown_step_seconds(executable) == pytest.approx(
         executable.seconds_per_execution / spec["steps_per_execution"]
+    )
+
+
+SIZING = [case for case in EXPRESSIBLE if case["set"] == "sizing"]
+
+
+@pytest.mark.parametrize("case", SIZING, ids=[case["id"] for case in SIZING])
+def test_sizing_cases_are_estimated_at_their_published_configuration(case):
+    spec = case["ipu_teach"]
+    estimate = fidelity_cases.size(case)
+    configuration = case["configuration"]
+    assert (estimate.micro_batch, estimate.replicas, estimate.accumulation) == (
+        configuration["micro_batch"],
+        configuration["replicas"],
+        configuration["gradient_accumulation"],
+    )
+    assert estimate.mode == spec["mode"] and estimate.steps_per_execution == spec["steps_per_execution"]
+    parameters = fidelity_cases.build(spec).count_params()
+    bytes_per_value = 2 if spec["policy"] == "float16" else 4  # 16.16: the weights are float16 too
+    assert estimate.memory_by_category["variables"] == bytes_per_value * parameters
+    assert keras.mixed_precision.global_policy().name == "float32", "the case's policy does not leak"
+    for figure in case["figures"]:
+        assert (
+            math.isfinite(fidelity_cases.sized_figure(figure, estimate))
+            and fidelity_cases.sized_figure(figure, estimate) > 0
+        )
+
+
+def test_sizing_refuses_what_it_cannot_compare_or_build():
+    with pytest.raises(ValueError, match="not 'tile_memory'"):
+        fidelity_cases.sized_figure({"kind": "tile_memory"}, None)
+    with pytest.raises(ValueError, match="set pipeline_stages to 0"):
+        fidelity_cases.keras_application("ResNet50", stages=2)
+
+
+def test_the_workshop_slides_basics_run_is_a_front_end_case_with_every_printed_figure():
+    """The slides' PopTorch basics run (issue 23): the five figures it prints, as published, each measured through
+    the PopTorch front end; 5 epochs are the training compilation plus 18,750 calls, which a PopTorch call and
+    its device step cost (nothing fitted to it)."""
+    [case] = [case for case in FRONT_END if case["id"] == "poptorch-basics-slides-front-end"]
+    assert case["set"] == "validation" and case["source"]["lines"] == "1850-1859"
+    published = {f["measure"]: (f["kind"], f["real"]) for f in case["figures"]}
+    assert published == {
+        "training compile": ("compile_time", 39.0),
+        "epochs": ("run_time", 81.0),
+        "evaluation compile": ("compile_time", 19.0),
+        "inference compile": ("compile_time", 9.0),
+        "accuracy": ("accuracy", 0.8925),
+    }
+    spec = case["ipu_teach"]
+    assert spec["host_api"] == "poptorch" and spec["input_pipeline"] == {
+        "pipeline": "torchvision-mnist-per-process",
+        "workers": 20,
+    }
+    simulated = fidelity_cases.poptorch_cases.simulate(spec)
+    compile_s, per_call = simulated["training"]
+    assert per_call >= hardware.HOST.poptorch_execution_s and simulated["inference"] < simulated["evaluation"]
+    figures = fidelity_cases.poptorch_cases.figures(case, simulated, accuracy=0.5)
+    assert figures["5 epochs (compile included)"] == pytest.approx(compile_s + 5 * 3750 * per_call)
+    assert figures["eval accuracy"] == 0.5 and figures["training compile"] == compile_s
+
+
+def test_problems_names_a_front_end_figure_without_its_measure():
+    [case] = FRONT_END
+    broken = dict(case, figures=[dict(case["figures"][0], measure="throughput")])
+    assert fidelity_cases.problems(broken) == [
+        f"figure 'training compile': measure is not one of {fidelity_cases.poptorch_cases.MEASURES}"
+    ]
+    assert "model 'resnet' is not one of ['basics_classification']" in fidelity_cases.problems(
+        dict(case, ipu_teach=dict(case["ipu_teach"], model="resnet"))
     )

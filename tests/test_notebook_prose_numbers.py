@@ -34,6 +34,7 @@ class Claim:
 
 N00, N01, N02, N03 = "00_ipu_and_bsp", "01_porting_keras_to_the_ipu", "02_steps_per_execution", "03_replication"
 N04, N05, N06, N07 = "04_pipelining", "05_profiling", "06_half_precision", "07_where_next"
+N08 = "08_poptorch_on_the_ipu"
 NUMBER = r"([\d,]+(?:\.\d+)?)"
 
 CLAIMS = [
@@ -164,6 +165,17 @@ CLAIMS = [
     Claim(N07, r"from its own to the last \((4), 3, 2, 1\)", r"1F1B +\d+ +\d+% +\[(\d+),"),
     Claim(N07, r"2\(n − s\) − 1 \((7), 5, 3, 1\)", r"Eager 1F1B +\d+ +\d+% +\[(\d+),"),
     Claim(N07, r"twice 1F1B's \((8), 6, 4, 2", r"Grouped +\d+ +\d+% +\[(\d+),"),
+    # 08: the PopTorch port's calls and accuracy, the host's share, the memory option
+    Claim(N08, r"Each call took (\d+) images", r"^(\d+) images in, \d+ predictions"),
+    Claim(N08, r"gave back only (\d+) predictions", r"^\d+ images in, (\d+) predictions"),
+    Claim(N08, r"the network reaches about (\d+)%", r"Accuracy on test set: ([\d.]+)%"),
+    Claim(N08, r"inference model's \*\*micro-batch of (\d+)\*\*", r"inference: micro-batch (\d+),"),
+    Claim(N08, r"the host's call is (\d+)% of the time", r"^ +1 +8 +[\d.]+ +[\d,]+ +(\d+)%"),
+    Claim(N08, r"with 200 iterations, (\d+)%", r"^ +200 +1600 +[\d.]+ +[\d,]+ +(\d+)%"),
+    Claim(N08, r"temporary memory falls from ([\d,]+) to", r"^ +default +([\d,]+) +[\d.]+$"),
+    Claim(N08, r"temporary memory falls from [\d,]+ to ([\d,]+) bytes", r"^ +0\.05 +([\d,]+) +[\d.]+$"),
+    Claim(N08, r"a micro-batch takes ([\d.]+) us instead", r"^ +0\.05 +[\d,]+ +([\d.]+)$"),
+    Claim(N08, r"us instead of ([\d.]+) us", r"^ +default +[\d,]+ +([\d.]+)$"),
 ]
 
 

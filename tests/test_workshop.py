@@ -21,7 +21,7 @@ SECTION_REFERENCE = re.compile(r"\b(0\d) §(\d+)")
 
 
 def sections(number):
-    """{section title: text printed by its code cells} of course notebook ``number`` ("00" to "07")."""
+    """{section title: text printed by its code cells} of course notebook ``number`` ("00" to "08")."""
     notebook = nbformat.read(NOTEBOOKS[number], as_version=4)
     printed = {}
     for title, cells in make_slides.sections_of(notebook):

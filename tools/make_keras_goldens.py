@@ -1082,6 +1082,60 @@ def batching_behaviours(rng) -> None:
     )
 
 
+APPLICATIONS = (
+    # (id, model function, keyword arguments, seed of the weights and input whose output is recorded, or None)
+    ("resnet50", "ResNet50", {}, None),
+    ("resnet50_notop_max_64", "ResNet50", {"include_top": False, "pooling": "max", "input_shape": (64, 64, 3)}, None),
+    ("resnet50_32_logits", "ResNet50", {"input_shape": (32, 32, 3), "classes": 10, "classifier_activation": None}, 1),
+    ("mobilenetv2", "MobileNetV2", {}, None),
+    (
+        "mobilenetv2_140_96_avg",
+        "MobileNetV2",
+        {"alpha": 1.4, "include_top": False, "pooling": "avg", "input_shape": (96, 96, 3)},
+        None,
+    ),
+    (
+        "mobilenetv2_035_32_logits",
+        "MobileNetV2",
+        {"alpha": 0.35, "input_shape": (32, 32, 3), "classes": 10, "classifier_activation": None},
+        2,
+    ),
+)
+
+
+def applications(rng) -> None:
+    """tf-keras applications/resnet.py (ResNet50) and applications/mobilenet_v2.py (MobileNetV2), weights=None:
+    every layer's name, class, output shape and parameter count and the model's name; for the small-image cases
+    the weights' names and shapes in order, and the inference output of two seeded images from seeded weights;
+    imagenet_utils.preprocess_input in its three modes."""
+    cases = []
+    for case_id, function, arguments, seed in APPLICATIONS:
+        keras.backend.clear_session()
+        model = getattr(keras.applications, function)(weights=None, **arguments)
+        case = {
+            "id": case_id,
+            "function": function,
+            "arguments": arguments,
+            "name": model.name,
+            "layers": [
+                [layer.name, type(layer).__name__, list(layer.output_shape), layer.count_params()]
+                for layer in model.layers
+            ],
+        }
+        if seed is not None:
+            case["weights"] = [[w.name, list(w.shape)] for w in model.weights]
+            model.set_weights(_golden_models().application_weights(case["weights"], seed))
+            x = np.random.default_rng(seed).uniform(-1, 1, (2,) + arguments["input_shape"]).astype(np.float32)
+            case.update(seed=seed, output=model(x, training=False))
+        cases.append(case)
+    pixels = rng.integers(0, 256, (2, 2, 2, 3)).astype(np.uint8)
+    preprocessed = {
+        mode: keras.applications.imagenet_utils.preprocess_input(pixels.copy(), mode=mode)
+        for mode in ("caffe", "tf", "torch")
+    }
+    write("applications", shortest({"cases": cases, "pixels": pixels, "preprocessed": preprocessed}))
+
+
 SECTIONS = (
     losses,
     metrics,
@@ -1095,6 +1149,7 @@ SECTIONS = (
     losses_breadth,
     metrics_breadth,
     batching_behaviours,
+    applications,
 )
 
 

@@ -109,6 +109,13 @@ SLIDES = (
         "5 · PyTorch pipelining",
         says="The same ideas in PopTorch and PyTorch: 1F1B beside Graphcore's schedules.",
     ),
+    Pick(
+        "08_poptorch_on_the_ipu.ipynb",
+        "6 · Pipelining with `BeginBlock`",
+        kind="text",
+        containing="IPU0 |",
+        says="PopTorch on the same IPU: BeginBlock makes the stages, the same pipeline as PipelineStage.",
+    ),
 )
 
 

@@ -4,7 +4,9 @@ Runs ONLY in a separate reference environment with real PyTorch (never a run-tim
 ipu-teach); the tests read the JSON it writes and need nothing else:
 
     python3 -m venv /work/refenv-torch && /work/refenv-torch/bin/pip install torch numpy
-    nice /work/refenv-torch/bin/python tools/make_torch_goldens.py  # writes tests/torch_frontend/golden/*.json
+    nice /work/refenv-torch/bin/python tools/make_torch_goldens.py  # writes golden/torch_goldens.json
+    nice /work/refenv-torch/bin/python tools/make_torch_goldens.py transforms  # golden/torchvision_transforms.json
+    (the second needs torchvision and Pillow too; both in tests/torch_frontend)
 
 For every layer: its parameters, an input, the output and the gradients of ``sum(output * seed)`` with respect
 to the input and every parameter. For every loss: the value and the input's gradient. For every optimizer: a
@@ -244,7 +246,75 @@ def train_cnn(torch, steps=CNN_STEPS) -> list:
     return losses
 
 
+TRANSFORMS_OUT = OUT.with_name("torchvision_transforms.json")
+RESIZES = [
+    # (case name, image shape (H, W) or (H, W, C), what is resized: "pil" or "tensor", Resize's arguments)
+    ("pil_bilinear_short_side", (28, 28), "pil", {"size": 40}),
+    ("pil_nearest_pair", (28, 28), "pil", {"size": [10, 37], "interpolation": "nearest"}),
+    ("pil_bicubic_rgb", (9, 13, 3), "pil", {"size": 20, "interpolation": "bicubic"}),
+    ("pil_max_size", (10, 30), "pil", {"size": 8, "max_size": 20}),
+    ("pil_downscale", (28, 28), "pil", {"size": 11}),
+    ("tensor_bilinear_up", (28, 28), "tensor", {"size": 40}),
+    ("tensor_bilinear_down_rgb", (17, 23, 3), "tensor", {"size": [7, 9]}),
+]
+"""Resize cases; the images are uint8 drawn from a generator of their own (the other fixture stays as it is)."""
+
+
+def transform_cases(torch, torchvision):
+    """torchvision's Resize (on PIL images as its datasets give them, and on tensors), ConvertImageDtype and
+    ToPILImage on seeded images."""
+    from PIL import Image
+
+    transforms = torchvision.transforms
+    rng = np.random.default_rng(2023)
+    resizes = []
+    for name, shape, kind, kwargs in RESIZES:
+        image = rng.integers(0, 256, shape, dtype=np.uint8)
+        arguments = dict(kwargs)
+        if "interpolation" in arguments:
+            arguments["interpolation"] = transforms.InterpolationMode(arguments["interpolation"])
+        resize = transforms.Resize(**arguments)
+        if kind == "pil":
+            output = np.asarray(resize(Image.fromarray(image))).tolist()
+        else:
+            output = _listed(resize(transforms.ToTensor()(image)))
+        resizes.append({"name": name, "image": image.tolist(), "kind": kind, "kwargs": kwargs, "output": output})
+    values = rng.random((2, 3, 4), dtype=np.float32)
+    scaled = torch.from_numpy(values)
+    integers = torch.from_numpy(rng.integers(0, 256, (1, 3, 4), dtype=np.uint8))
+    converts = {
+        "float_to_half": _listed(transforms.ConvertImageDtype(torch.half)(scaled).float()),
+        "float_to_uint8": _listed(transforms.ConvertImageDtype(torch.uint8)(scaled)),
+        "uint8_to_float": _listed(transforms.ConvertImageDtype(torch.float)(integers)),
+    }
+    to_pil = np.asarray(transforms.ToPILImage()(scaled[:1])).tolist()
+    return {
+        "resizes": resizes,
+        "convert": {"values": values.tolist(), "integers": _listed(integers), **converts},
+        "to_pil": {"values": values[:1].tolist(), "output": to_pil},
+    }
+
+
+def write_transforms():
+    import torch
+    import torchvision
+
+    fixture = {
+        "torch_version": torch.__version__,
+        "torchvision_version": torchvision.__version__,
+        "made_by": "tools/make_torch_goldens.py transforms",
+        **transform_cases(torch, torchvision),
+    }
+    TRANSFORMS_OUT.write_text(json.dumps(fixture, separators=(",", ":")) + "\n")
+    size = TRANSFORMS_OUT.stat().st_size
+    print(f"wrote {TRANSFORMS_OUT} ({size:,} bytes) with torchvision {torchvision.__version__}")
+
+
 def main():
+    import sys
+
+    if sys.argv[1:] == ["transforms"]:  # only torchvision's transforms (torchvision_transforms.json)
+        return write_transforms()
     import torch  # only here: the test imports this module's recipes without PyTorch
 
     torch.manual_seed(0)

@@ -127,7 +127,7 @@ class Function:
         dtype = precision.compute_dtype()
         if dtype is not None and cls.__name__ != "Cast":
             tensors = tuple(_autocast(t, x, dtype) for t, x in zip(tensors, inputs))
-        arrays = [t.data for t in tensors]
+        arrays = [t.array for t in tensors]
         needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)
         itemsize = max((a.itemsize for a in arrays if a.dtype.kind == "f"), default=4)
         ctx = Context(needs, tuple(a.shape for a in arrays), itemsize)
@@ -159,7 +159,7 @@ def _autocast(tensor: Tensor, given, dtype) -> Tensor:
     if tensor.dtype not in (np.float16, np.float32) or tensor.dtype == dtype:
         return tensor
     if not isinstance(given, Tensor):
-        return Tensor(tensor.data.astype(dtype))
+        return Tensor(tensor.array.astype(dtype))
     from .ops import cast
 
     return cast(tensor, dtype)

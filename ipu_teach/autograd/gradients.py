@@ -34,7 +34,7 @@ def of(targets, sources, seeds=None) -> list:
         for leaf in leaves:
             leaf.grad = None
         for target, seed in zip(targets, seeds):
-            seed = np.ones_like(target.data) if seed is None else np.asarray(seed, target.dtype)
+            seed = np.ones_like(target.array) if seed is None else np.asarray(seed, target.dtype)
             if target.node is None:
                 target.grad = seed if target.grad is None else target.grad + seed
             else:

@@ -66,7 +66,8 @@ class Tensor:
     """An array with an optional gradient and a link to the op that produced it: the autograd's value.
 
     Layers compute on Tensors; ``backward()`` walks the ops back from a result and fills the ``grad`` of
-    every Tensor that ``requires_grad`` (the weights). ``data`` is the numpy array itself.
+    every Tensor that ``requires_grad`` (the weights). ``data`` is the numpy array itself, also named ``array``
+    (the name ipu-teach's code uses where a front end may redefine ``data``, as PyTorch's).
 
     Args:
       data: Array-like, the value.
@@ -87,32 +88,32 @@ class Tensor:
     __array_priority__ = 100  # numpy defers to Tensor's operators: array + tensor -> Tensor
 
     def __init__(self, data, requires_grad: bool = False, name: str | None = None):
-        self.data = _as_array(data)
+        self.array = _as_array(data)
         self.grad = None
         self.requires_grad = requires_grad
         self.node = None
         self.name = name
         self._keras_mask = None  # a Keras layer's output mask (Embedding(mask_zero=True)), as TF tensors carry it
 
-    shape = property(lambda self: self.data.shape)
-    dtype = property(lambda self: self.data.dtype)
-    ndim = property(lambda self: self.data.ndim)
-    size = property(lambda self: self.data.size)
+    shape = property(lambda self: self.array.shape)
+    dtype = property(lambda self: self.array.dtype)
+    ndim = property(lambda self: self.array.ndim)
+    size = property(lambda self: self.array.size)
 
     def numpy(self) -> np.ndarray:
-        return self.data
+        return self.array
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """numpy reads a Tensor as its values (``np.argmax(model(x), axis=-1)``, ``np.asarray``, the ``tf``
         functions), as it reads TensorFlow's eager tensors; the result carries no gradient."""
-        array = np.asarray(self.data) if dtype is None else self.data.astype(dtype, copy=False)
+        array = np.asarray(self.array) if dtype is None else self.array.astype(dtype, copy=False)
         return array.copy() if copy else array
 
     def __float__(self) -> float:
-        return float(self.data)
+        return float(self.array)
 
     def __len__(self):
-        return len(self.data)
+        return len(self.array)
 
     def __repr__(self):
         name = f", name={self.name!r}" if self.name else ""
@@ -121,11 +122,11 @@ class Tensor:
     def backward(self, grad=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf tensor that requires a gradient."""
         if grad is None:
-            if self.data.size != 1:
+            if self.array.size != 1:
                 raise ValueError(f"backward() without a gradient needs a scalar tensor, got shape {self.shape}")
-            grad = np.ones_like(self.data)
+            grad = np.ones_like(self.array)
         order = _topological_order(self)
-        grads = {id(self): np.asarray(grad, dtype=self.data.dtype)}
+        grads = {id(self): np.asarray(grad, dtype=self.array.dtype)}
         for tensor in reversed(order):
             g = grads.pop(id(tensor), None)
             if g is None:
@@ -169,6 +170,11 @@ def _ops():
     from . import ops
 
     return ops
+
+
+Tensor.array = Tensor.data
+"""The numpy array itself: the slot ``data`` names, under a name no front end redefines (PyTorch's ``data`` is a
+tensor, so ``ipu_teach.torch.Tensor`` redefines ``data``); the autograd and the torch front end read this."""
 
 
 def _topological_order(root: Tensor) -> list:

@@ -6,6 +6,12 @@ What a Poplar compilation does, and what each part grows with:
 - for every compute set, each tile that works in it gets its vertices, their state and worklists, and the
   exchange code that brings their operands: a cost per *working tile-step* (compute set x working tile),
   summed over the IPUs of one replica;
+- a convolution's or matrix product's vertex is connected to one tensor window per input-channel group,
+  output-channel group and weights pair of them on its tile (poplibs lib/poplin/ConvVertices.cpp): each window
+  is a field Poplar lays out and an exchange destination it schedules, costed as a vertex is. This is how a
+  layer's weights enter the size: a wider layer has more channel groups per tile (the Poplar graph profile
+  counts a graph's size in vertices, edges, variables and compute sets: "Poplar Profile Data", "Graph
+  information");
 - every tile of every IPU of a replica holds the control code of the whole program and takes part in each of
   its syncs, working or not: a cost per *program tile-step* (superstep x tile x IPU).
 
@@ -18,7 +24,10 @@ Example:
 >>> from ipu_teach import hardware
 >>> from ipu_teach.ipu.compile_time import GraphSize
 >>> round(hardware.HOST.compile_seconds(GraphSize(working_tile_steps=70_000, program_tile_steps=115_000)), 1)
-30.4
+18.9
+>>> wider = GraphSize(working_tile_steps=70_000, program_tile_steps=115_000, tensor_windows=50_000)
+>>> round(hardware.HOST.compile_seconds(wider), 1)
+24.0
 """
 
 from __future__ import annotations
@@ -30,12 +39,14 @@ from .. import hardware
 
 @dataclass(frozen=True)
 class GraphSize:
-    """The two counts a compilation's work grows with (see the module docstring)."""
+    """The counts a compilation's work grows with (see the module docstring)."""
 
     working_tile_steps: int
     """Over every compute set of the replica's IPUs, the tiles that compute or receive data in it."""
     program_tile_steps: int
     """Supersteps of the program x tiles per IPU x IPUs of one replica."""
+    tensor_windows: int = 0
+    """Over every product of the replica's IPUs, the tensor windows its vertices connect, tile by tile."""
 
 
 def graph_size(graph, stage_graphs=None) -> GraphSize:
@@ -60,8 +71,10 @@ def graph_size(graph, stage_graphs=None) -> GraphSize:
     True
     """
     per_ipu = list(stage_graphs) if stage_graphs else [graph]
-    working = sum(int(((step.cycles > 0) | (step.received > 0)).sum()) for g in per_ipu for step in g.steps)
-    return GraphSize(working, graph.compute_sets * graph.spec.tiles * len(per_ipu))
+    steps = [step for g in per_ipu for step in g.steps]
+    working = sum(int(((step.cycles > 0) | (step.received > 0)).sum()) for step in steps)
+    windows = sum(int(step.windows.sum()) for step in steps if step.windows is not None)
+    return GraphSize(working, graph.compute_sets * graph.spec.tiles * len(per_ipu), windows)
 
 
 def compile_seconds(graph, stage_graphs=None, host: hardware.HostSpec = hardware.HOST) -> float:

@@ -61,8 +61,10 @@ class IPUModelOptions:
 
 def options_of(model) -> IPUModelOptions:
     """The options ``model``'s IPU methods recorded; the defaults for a model built before ``ipu_teach.ipu``
-    was imported (it has no IPU methods, so nothing to record)."""
-    return model._ipu_options if isinstance(model, ModelExtension) else IPUModelOptions()
+    was imported (it has no IPU methods, so nothing to record); a stand-in's own ``ipu_options`` if it has them."""
+    if isinstance(model, ModelExtension):
+        return model._ipu_options
+    return getattr(model, "ipu_options", None) or IPUModelOptions()  # a stand-in for a model (a PopTorch program)
 
 
 def callbacks_per_step(options: IPUModelOptions, mode: str, steps_per_execution: int, accumulation: int) -> bool:

@@ -5,8 +5,8 @@ sizing a model, its step is traced from shapes alone, :mod:`.shape_only`: the sa
 every op it applies states its FLOPs, bytes, matrix products and vector work. Each op becomes several BSP supersteps,
 as Poplar lowers it to several compute sets: each matrix product its rearrangement, the product on
 the tiles' matrix units and the reduction of split sums (:mod:`.matrix_plan`); each element-wise
-pass one compute set on the vector units, its elements spread linearly over the tiles (fewer
-elements than tiles leave tiles idle); each reduction a compute set per stage. Inputs a tile does
+pass one compute set on the vector units, on the tiles its output is mapped to (linearly, at least
+128 bytes a tile: a small tensor leaves most tiles idle); each reduction a compute set per stage. Inputs a tile does
 not hold (operand slices, a broadcast bias, partial sums) arrive by exchange. Weights, optimizer
 state, activations and code are laid out on the tiles by :mod:`.memory_layout`; the most a tile
 needs at once is where the out-of-memory error comes from. Nothing here is measured on the host:
@@ -46,6 +46,9 @@ class LoweredStep:
     """Per tile, the temporary memory a matrix product needs while it runs (on its main step only)."""
     unit: str = "vector"
     """Which of the tiles' units computes it: ``"AMP"`` (the matrix unit, a product's main step) or ``"vector"``."""
+    windows: np.ndarray | None = None
+    """Per tile, the tensor windows its convolution vertex connects (a product's main step only:
+    ``matrix_plan.vertex_windows``); other vertices connect a few fixed operands each."""
 
     @property
     def scope(self) -> str:
@@ -99,7 +102,9 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0) ->
     of its codelet, a Reduction several (see :func:`_reduction_steps`). The first is named ``name``."""
     if isinstance(work, Reduction):
         return _reduction_steps(name, phase, work, spec, flops, output_bytes)
-    per_tile = memory_layout.spread(work.elements, spec.tiles)
+    # popops runs an element-wise vertex on each tile its output is mapped to (lib/popops/ElementWise.cpp), and
+    # that output is mapped linearly in grains, at least 128 bytes a tile: a small tensor works on few tiles
+    per_tile = memory_layout.mapped_bytes(work.elements, itemsize, spec.tiles) // itemsize
     rate = hardware.VECTOR.cycles_per_element(work.codelet, itemsize)
     cycles = _vertex_cycles(per_tile, rate, hardware.VECTOR.elementwise_vertex_cycles)
     # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use
@@ -176,6 +181,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 output_bytes if k == 0 else 0,
                 matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None,
                 unit="AMP",
+                windows=matrix_plan.per_tile(chosen.windows, used, spec),
             ),
         ]
         if chosen.depth_split > 1:

@@ -80,6 +80,8 @@ class ProductPlan:
     serial_split: int = 1
     temporary_bytes: int = 0
     """Bytes a busy tile holds while one serial pass runs: its operand slices and partial sums."""
+    windows: int = 0
+    """Tensor windows the convolution vertex of a busy tile connects (:func:`vertex_windows`)."""
 
     @property
     def tiles(self) -> int:
@@ -121,6 +123,14 @@ def amp_cycles(
     return amp_vertex.n_by_one_cycles(
         rows, kernel_positions, in_groups, out_groups, fp32, float_partials, conv_units, spec.threads_per_tile
     )
+
+
+def vertex_windows(in_groups: int, out_groups: int) -> int:
+    """The tensor windows one tile's convolution vertex is connected to, as poplibs builds it
+    (lib/poplin/ConvVertices.cpp, createConvPartialAmpVertex and the MAC vertices alike): one input window per
+    input-channel group, one output window per output-channel group and one weights window per pair of them.
+    So a wider layer's product has more of them per tile: the graph Poplar compiles grows with its weights."""
+    return in_groups * out_groups + in_groups + out_groups
 
 
 def vector_cycles(flops: int, spec, vertices: int = 1) -> int:
@@ -178,6 +188,10 @@ def _price(
         reduce_bytes = ceil_div(partials * partial_bytes, tiles)
         reduce_cycles = reduce_vertex_cycles(ceil_div(partials, tiles))
     temporary = received + rows * cols * partial_bytes + reduce_bytes
+    windows = vertex_windows(
+        ceil_div(channels, spec.channel_group(dtype)),
+        ceil_div(cols, spec.output_channel_group(dtype, options.partials_type)),
+    )
     return ProductPlan(
         rows_split,
         cols_split,
@@ -189,6 +203,7 @@ def _price(
         reduce_cycles,
         serial,
         temporary,
+        windows,
     )
 
 

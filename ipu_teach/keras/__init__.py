@@ -18,6 +18,7 @@ Example:
 
 from . import (
     activations,
+    applications,
     backend,
     callbacks,
     datasets,
@@ -41,6 +42,7 @@ __all__ = [
     "Model",
     "Sequential",
     "activations",
+    "applications",
     "backend",
     "callbacks",
     "datasets",

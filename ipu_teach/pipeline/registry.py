@@ -120,6 +120,21 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
     """,
     ),
     ScheduleSpec(
+        "poptorch",
+        "PopTorch",
+        _grouped_slots,
+        lockstep=True,
+        aliases=("pipelined_execution", "popart"),
+        doc="""PopTorch's PipelinedExecution as ipu-teach costs it: Grouped's steps, with PopTorch's rule.
+
+    PopTorch compiles through PopART, whose pipeline runs each micro-batch's forward on stage s in step
+    m + s and its backward on the way back, in lock-step like Grouped; it accepts any gradient accumulation
+    count of at least 2 x stages - 1 (poptorch checks that rule), not only Grouped's multiples of 2 x stages.
+    Interpretation: PopART merges the last stage's forward and backward into one step, so its ramp is one
+    step shorter than the Grouped steps costed here (the same work per step once the pipeline is full).
+    """,
+    ),
+    ScheduleSpec(
         "gpipe",
         "GPipe",
         _gpipe_slots,

@@ -19,6 +19,18 @@ from .options import Options
 
 
 class DataLoader(data.DataLoader):
+    """A DataLoader whose batches are PopTorch's combined batch: ``batch_size`` times the iterations, replicas and
+    accumulated micro-batches of ``options`` (``combinedBatchSize``), so that each batch is one model call's.
+
+    Example:
+
+    >>> from ipu_teach import poptorch, torch
+    >>> opts = poptorch.Options().deviceIterations(5).replicationFactor(2)
+    >>> loader = poptorch.DataLoader(opts, torch.utils.data.TensorDataset(torch.arange(100).float()), batch_size=4)
+    >>> loader.combinedBatchSize, len(loader)
+    (40, 2)
+    """
+
     def __init__(
         self,
         options,

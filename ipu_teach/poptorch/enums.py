@@ -39,3 +39,11 @@ class DataLoaderMode(enum.IntEnum):
     Sync = 0
     Async = 1
     AsyncRebatched = 2
+
+
+class AutoStage(enum.IntEnum):
+    """How blocks get their stage when the strategy lists none: ``SameAsIpu`` (default) the block's ``ipu_id``,
+    ``AutoIncrement`` one more for each new block (to come back to an IPU further along the model)."""
+
+    SameAsIpu = 0
+    AutoIncrement = 1

@@ -22,8 +22,11 @@ Cost: the first call (or ``compile()``) records one micro-batch step's ops (the 
 their forward and backward costs) and lowers them with the executor the Keras path uses (``ipu.executor``'s
 ``compile_executable``, as ``ipu.custom_loop`` does for ``strategy.run``): a call is one execution of
 ``deviceIterations x gradientAccumulation`` steps on ``replicationFactor`` replicas, called by the "poptorch"
-host API (``hardware.HOST.poptorch_execution_s``), as ``steps_per_execution`` steps are in Keras. A "Graph
-compilation" bar shows the simulated compile time; ``ipu-teach run`` prints each model's simulated seconds.
+host API (``hardware.HOST.poptorch_execution_s``), as ``steps_per_execution`` steps are in Keras. Blocks
+(``BeginBlock``, ``Block``) on several IPUs make the step a pipeline (:mod:`.stages`): the plan a Keras model with
+``PipelineStage`` blocks gets, costed by the same ``ipu.pipelined_run``. A "Graph compilation" bar shows the simulated
+compile time; ``ipu-teach run`` prints each model's simulated seconds; ``get_ipu_executable()`` returns the
+executable (``explain()``, the pipeline for ``PipelineExplorer.from_model``).
 
 Example:
 
@@ -55,21 +58,21 @@ from ..ipu import custom_loop
 from ..ipu.config import IPUConfig
 from ..ipu.executor import Setup, compile_executable
 from ..ipu.gradient_accumulation import GradientAccumulationReductionMethod
+from ..ipu.keras_extensions import IPUModelOptions
 from ..ipu.lowering import RecordedStep
+from ..ipu.matrix_plan import DEFAULT_OPTIONS
+from ..ipu.poplar_options import PipelineStageOptions
 from ..keras import optimizers as keras_optimizers
 from ..torch import optim
 from ..torch.nn.module import Module, name_scopes
 from ..torch.random import default_generator
 from ..torch.tensor import Tensor
-from . import annotations
+from . import annotations, stages
 from .enums import ConnectionType, OutputMode, ReductionType
+from .errors import Error
 from .options import Options
 
 NO_EXECUTABLE_ERR = "Model has not been compiled or has been destroyed."
-
-
-class Error(RuntimeError):
-    """PopTorch's error (``poptorch.Error``)."""
 
 
 class _IPUOutput(Tensor):
@@ -119,7 +122,7 @@ def _combine(results: list):
     """Per-micro-batch results as one: tensors concatenated along dimension 0, scalars stacked (one result: it)."""
     first = results[0]
     if isinstance(first, Tensor):
-        arrays = [r.data for r in results]
+        arrays = [r.array for r in results]
         if len(arrays) == 1:
             return _IPUOutput(arrays[0])
         return _IPUOutput(np.stack(arrays) if arrays[0].ndim == 0 else np.concatenate(arrays))
@@ -155,9 +158,16 @@ class PoplarExecutor:
             if options.defaultOutputMode():
                 options.outputMode(OutputMode.All)
             if options.Training.gradient_accumulation != 1:
+                pipelined = not isinstance(options.execution_strategy, stages.ShardedExecution)
                 raise Error(
                     "You must set poptorch.Options().Training.gradientAccumulation to 1 or leave it as its default "
                     "value (1) when running a poptorch.inferenceModel()."
+                    + (
+                        " Use poptorch.Options().deviceIterations to process a sufficient number of batches each run "
+                        "for pipelined execution instead."
+                        if pipelined
+                        else ""
+                    )
                 )
         self.__dict__.update(
             _model=model,
@@ -165,6 +175,7 @@ class PoplarExecutor:
             _training=training,
             _optimizer=optimizer,
             _executable=None,
+            _layout=None,
             _configuration=None,
             _attached=False,
             _name=f"poptorch.{'trainingModel' if training else 'inferenceModel'}({type(model).__name__})",
@@ -191,12 +202,29 @@ class PoplarExecutor:
 
     def compile(self, *args, **kwargs) -> None:
         """Compile for these inputs (the first call does it otherwise): record one micro-batch step, lower it,
-        cost it. The model's weights, buffers and random state are as they were after."""
+        cost it. The model's weights, buffers and random state are as they were after.
+
+        Example:
+
+        >>> from ipu_teach import poptorch, torch
+        >>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2))
+        >>> model.compile(torch.zeros(4, 3))       # the bar goes to stderr; nothing runs
+        >>> model.isCompiled(), model.get_ipu_executable().graph.micro_batch
+        (True, 4)
+        """
         micro = self._micro_batch(args, kwargs)
-        tape, outputs = self._record_step(args, kwargs, micro)
-        self._configuration = self._attach_ipus()
         opts = self._options
-        inputs = [t.data[:micro] for t in _tensors(list(args) + list(kwargs.values())) if t.data.ndim]
+        layout, outputs = self._record_step(args, kwargs, micro)
+        stages.check_depth(
+            layout.plan,
+            opts.execution_strategy,
+            self._training,
+            opts.Training.gradient_accumulation,
+            opts.device_iterations,
+        )
+        self.__dict__["_layout"] = layout
+        self.__dict__["_configuration"] = self._attach_ipus()
+        inputs = [t.array[:micro] for t in _tensors(list(args) + list(kwargs.values())) if t.array.ndim]
         x = inputs[0] if inputs else np.zeros((1, 0), np.float32)
         y = inputs[1] if len(inputs) > 1 else None
         returned = {OutputMode.All: self._batches(), OutputMode.EveryN: None}.get(
@@ -204,17 +232,18 @@ class PoplarExecutor:
         )
         if returned is None:
             returned = opts.replication_factor * (opts.device_iterations // opts.output_return_period)
-        output_bytes = sum(t.data.nbytes for t in _tensors(outputs)) * returned
+        output_bytes = sum(t.array.nbytes for t in _tensors(outputs)) * returned
         output_bytes //= opts.replication_factor * self._steps()
         parameters = list(self._model.named_parameters())
-        weights = [_Weight(self._weight_name(name), p.data.size, p.data.dtype) for name, p in parameters]
+        weights = [_Weight(self._weight_name(name), p.array.size, p.array.dtype) for name, p in parameters]
         optimizer = _cost_optimizer(self._optimizer) if self._training else keras_optimizers.SGD()
         program = custom_loop.LoopProgram(self._name, [], optimizer, weights)
+        program.ipu_options = self._stage_memory_options(layout.plan)
         reduction = opts.Training.accumulation_and_replication_reduction_type
         setup = Setup(
             "train" if self._training else "predict",
             self._configuration,
-            None,
+            layout.plan,
             opts.replication_factor,
             opts.Training.gradient_accumulation,
             GradientAccumulationReductionMethod.MEAN
@@ -224,7 +253,7 @@ class PoplarExecutor:
             x,
             y,
             "poptorch",
-            recorded=RecordedStep(tuple(tape), int(output_bytes)),
+            recorded=RecordedStep(layout.ops, int(output_bytes)),
         )
         executable, due = compile_executable(program, setup)
         self.__dict__["_executable"] = executable
@@ -233,6 +262,30 @@ class PoplarExecutor:
         custom_loop.note_execution(self._name, 0, due, due, executable)
         custom_loop.timings()[self._name].calls -= 1  # compiling is not a call
 
+    def get_ipu_executable(self, mode: str | None = None):
+        """The simulated IPU executable this model compiled (ipu-teach only, as Keras models'
+        ``get_ipu_executable``): ``explain()``, ``timeline``, and ``pipeline`` when pipelined (what
+        ``PipelineExplorer.from_model`` reads). ``mode``: "train" for a trainingModel, "predict" for an
+        inferenceModel (default: this model's).
+
+        Raises:
+          ValueError: before the model is compiled, or for the other mode.
+
+        Example:
+
+        >>> from ipu_teach import poptorch, torch
+        >>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2), poptorch.Options().deviceIterations(10))
+        >>> _ = model(torch.zeros(20, 3))
+        >>> model.get_ipu_executable().steps_per_execution      # deviceIterations: the program's loop
+        10
+        """
+        own = "train" if self._training else "predict"
+        if mode not in (None, own):
+            raise ValueError(f"{self._name} has only a {own!r} executable, not {mode!r}")
+        if self._executable is None:
+            raise ValueError(f"{self._name} has not been compiled yet: call it (or compile()) first")
+        return self._executable
+
     def isCompiled(self) -> bool:  # noqa: N802
         return self._executable is not None
 
@@ -240,7 +293,18 @@ class PoplarExecutor:
         return self._executable is not None and self._attached
 
     def detachFromDevice(self) -> None:  # noqa: N802
-        """Free the IPUs (another model, such as the inference model, can use them)."""
+        """Free the IPUs (another model, such as the inference model, can use them); the next call attaches
+        again.
+
+        Example:
+
+        >>> from ipu_teach import poptorch, torch
+        >>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2))
+        >>> _ = model(torch.zeros(1, 3))
+        >>> model.detachFromDevice()
+        >>> model.isAttachedToDevice()
+        False
+        """
         if self._executable is None:
             raise Error(NO_EXECUTABLE_ERR)
         if not self._attached:
@@ -363,7 +427,7 @@ class PoplarExecutor:
                 outputs = self._forward(micro_args, micro_kwargs)
                 if self._training:
                     loss = self._loss_of(outputs)
-                    loss.backward(None if loss.ndim == 0 else np.ones_like(loss.data))
+                    loss.backward(None if loss.ndim == 0 else np.ones_like(loss.array))
                 results.append(_map(outputs, Tensor.detach))
             if self._training:
                 reduction = opts.Training.accumulation_and_replication_reduction_type
@@ -371,7 +435,7 @@ class PoplarExecutor:
                     for group in self._optimizer.param_groups:
                         for p in group["params"]:
                             if p.grad is not None:
-                                p.grad = p.grad.data / np.asarray(per_update, p.data.dtype)
+                                p.grad = p.grad.array / np.asarray(per_update, p.array.dtype)
                 self._optimizer.step()
         return results
 
@@ -393,35 +457,36 @@ class PoplarExecutor:
 
     # ---- compiling ----------------------------------------------------------------------------------------
     def _record_step(self, args, kwargs, micro):
-        """The ops of one micro-batch step (forward, and backward when training), state restored after."""
-        state = [(t, t.data.copy()) for t in list(self._model.parameters()) + list(self._model.buffers())]
+        """Where one micro-batch step's ops run (forward, and backward when training: a ``stages.Layout``, from its
+        blocks) and its outputs; the model's state is restored after."""
+        state = [(t, t.array.copy()) for t in list(self._model.parameters()) + list(self._model.buffers())]
         grads = [(p, p.grad) for p, _ in state]
         random_state = default_generator.get_state()
         micro_args, micro_kwargs = self._slice(args, kwargs, 0, micro)
         try:
-            with record() as tape:
+            with record() as tape, stages.tracing(self._options.execution_strategy, tape) as trace:
                 outputs = self._forward(micro_args, micro_kwargs)
                 if self._training:
                     loss = self._loss_of(outputs)
-                    loss.backward(None if loss.ndim == 0 else np.ones_like(loss.data))
+                    loss.backward(None if loss.ndim == 0 else np.ones_like(loss.array))
         finally:
             for tensor, data in state:
-                tensor.data[...] = data
+                tensor.array[...] = data
             for p, grad in grads:
                 p.grad = grad
             default_generator.set_state(random_state)
-        return list(tape), outputs
+        return stages.layout(trace, self._training), outputs
 
     def _attach_ipus(self):
         """Configure the simulated system for this model: a replica per IPU (or per group of the blocks' IPUs),
         the memory proportion and partials type as the matrix products' Poplar options."""
         opts = self._options
         config = IPUConfig()
-        wanted = opts.replication_factor * annotations.ipus_used(self._model)
-        config.auto_select_ipus = 1 << (wanted - 1).bit_length()
+        wanted = opts.replication_factor * self._layout.ipus_per_replica
+        config.auto_select_ipus = stages.reserved_ipus(wanted, opts.auto_round_num_ipus)
         poplar = {}
-        if opts.available_memory_proportion:
-            poplar["availableMemoryProportion"] = str(min(opts.available_memory_proportion.values()))
+        if 0 in opts.available_memory_proportion:  # the first IPU's; a pipeline's other stages: _stage_memory_options
+            poplar["availableMemoryProportion"] = str(opts.available_memory_proportion[0])
         if opts.Precision.partials_type:
             poplar["partialsType"] = opts.Precision.partials_type
         if poplar:
@@ -436,6 +501,22 @@ class PoplarExecutor:
 
         return system.current()
 
+    def _stage_memory_options(self, plan) -> IPUModelOptions:
+        """PopTorch's memory proportions are per IPU: each pipeline stage's products get its IPU's (0.6, Poplar's
+        default, for an IPU not given), as Keras' per-stage Poplar options give them."""
+        proportions = self._options.available_memory_proportion
+        if plan is None or not proportions:
+            return IPUModelOptions()
+        default = DEFAULT_OPTIONS.available_memory_proportion
+        given = [{"availableMemoryProportion": str(proportions.get(ipu, default))} for ipu in plan.device_mapping]
+        stage_options = [PipelineStageOptions(convolution_options=g, matmul_options=dict(g)) for g in given]
+        return IPUModelOptions(
+            pipelining={
+                "forward_propagation_stages_poplar_options": stage_options,
+                "backward_propagation_stages_poplar_options": stage_options,
+            }
+        )
+
     def _weight_name(self, name: str) -> str:
         module, _, leaf = name.rpartition(".")
         return f"{module or type(self._model).__name__}/{leaf}:0"
@@ -444,7 +525,7 @@ class PoplarExecutor:
 def _sum_results(results: list):
     first = results[0]
     if isinstance(first, Tensor):
-        return Tensor(np.sum([r.data for r in results], axis=0))
+        return Tensor(np.sum([r.array for r in results], axis=0))
     if isinstance(first, (list, tuple)):
         return type(first)(_sum_results([r[i] for r in results]) for i in range(len(first)))
     if isinstance(first, dict):
@@ -460,10 +541,36 @@ def _progress_bar(seconds: float) -> None:
 
 def trainingModel(model, options=None, optimizer=None) -> PoplarExecutor:  # noqa: N802
     """Wrap ``model`` (whose forward returns its loss) for training on the IPU with ``optimizer`` (default SGD,
-    lr 0.01, as PopTorch)."""
+    lr 0.01, as PopTorch). Each call runs ``deviceIterations`` weight updates on the IPU and returns the outputs
+    ``options.outputMode`` asks for (the last iteration's by default).
+
+    Example:
+
+    >>> from ipu_teach import poptorch, torch
+    >>> class WithLoss(torch.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.linear = torch.nn.Linear(3, 1)
+    ...     def forward(self, x, y):
+    ...         return torch.nn.functional.mse_loss(self.linear(x), y)
+    >>> model = WithLoss()
+    >>> training = poptorch.trainingModel(model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+    >>> before = model.linear.bias.item()
+    >>> loss = training(torch.ones(4, 3), torch.ones(4, 1))
+    >>> model.linear.bias.item() != before            # the original module holds the trained weights
+    True
+    """
     return PoplarExecutor(model, options, True, optimizer)
 
 
 def inferenceModel(model, options=None) -> PoplarExecutor:  # noqa: N802
-    """Wrap ``model`` for inference on the IPU."""
+    """Wrap ``model`` for inference on the IPU: each call returns every micro-batch's outputs by default.
+
+    Example:
+
+    >>> from ipu_teach import poptorch, torch
+    >>> model = poptorch.inferenceModel(torch.nn.Linear(3, 2), poptorch.Options().deviceIterations(3))
+    >>> model(torch.zeros(6, 3)).shape
+    torch.Size([6, 2])
+    """
     return PoplarExecutor(model, options, False)

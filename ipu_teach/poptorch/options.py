@@ -5,7 +5,8 @@ Setters return the options, so they chain (``poptorch.Options().deviceIterations
 ``replicationFactor``, ``Training.gradientAccumulation`` and ``accumulationAndReplicationReductionType``,
 ``outputMode``, ``randomSeed`` (which seeds ``torch``, as PopTorch's does), ``enableExecutableCaching``,
 ``setAvailableMemoryProportion`` and ``Precision.setPartialsType`` (Poplar options of the matrix products),
-``enableSyntheticData`` and ``setExecutionStrategy`` (recorded; a model is costed on the IPUs of one replica).
+``setExecutionStrategy`` and ``autoRoundNumIPUs`` (how blocks become stages: :mod:`.stages`) and
+``enableSyntheticData`` (recorded).
 
 Example:
 
@@ -23,6 +24,8 @@ import copy
 
 from ..torch import manual_seed
 from .enums import ConnectionType, OutputMode, ReductionType
+from .stages import PipelinedExecution
+from .tensor_locations import TensorLocationOptions
 
 
 def _positive(name, value) -> int:
@@ -69,23 +72,37 @@ class _PrecisionOptions:
         return self
 
 
-class _ExecutionStrategy:
-    """How blocks are placed on IPUs (``BeginBlock`` / ``Block`` annotations)."""
+class _PopartOptions:
+    """PopART's session options (``opts._Popart.set("key", value)``), for advanced users in PopTorch: recorded in
+    ``options``, none of them changes the simulation (buffering depths, patterns, recomputation...)."""
 
-    def __init__(self, *block_ids):
-        self.block_ids = block_ids
+    def __init__(self):
+        self.options = {}
 
+    def set(self, key: str, value):
+        self.options[key] = value
+        return self
 
-class PipelinedExecution(_ExecutionStrategy):
-    """Blocks run as pipeline stages on successive IPUs (PopTorch's default when blocks are annotated)."""
+    def setEngineOptions(self, engine_options: dict):  # noqa: N802
+        return self.set("engineOptions", engine_options)
 
-
-class ShardedExecution(_ExecutionStrategy):
-    """Blocks run one after the other, each on its IPU, without pipelining."""
+    def setPatterns(self, patterns: dict, level: int = 2):  # noqa: N802
+        self.set("patternsLevel", level)
+        return self.set("patterns", patterns)
 
 
 class Options:
-    """The options of one PopTorch model (see the module docstring); ``clone()`` copies them."""
+    """The options of one PopTorch model (see the module docstring); ``clone()`` copies them.
+
+    Example:
+
+    >>> from ipu_teach import poptorch
+    >>> opts = poptorch.Options().deviceIterations(50)
+    >>> opts.Training.gradientAccumulation(4)
+    <...>
+    >>> opts
+    Options(deviceIterations=50, replicationFactor=1, gradientAccumulation=4, outputMode=Default)
+    """
 
     def __init__(self):
         self.device_iterations = 1
@@ -96,19 +113,38 @@ class Options:
         self.executable_cache_dir = None
         self.available_memory_proportion = {}
         self.synthetic_data = False
-        self.execution_strategy = None
+        self.execution_strategy = PipelinedExecution()
+        self.auto_round_num_ipus = False
         self.connection_type = ConnectionType.Always
         self.input_group_size = 1
         self.Training = _TrainingOptions()
         self.Precision = _PrecisionOptions()
+        self._Popart = _PopartOptions()
+        self.TensorLocations = TensorLocationOptions()
 
     def deviceIterations(self, device_iterations: int) -> Options:  # noqa: N802
-        """Iterations (weight updates in training) the IPU runs per call, taking the data for all at once."""
+        """Iterations (weight updates in training) the IPU runs per call, taking the data for all at once: Keras'
+        ``steps_per_execution``, counted in weight updates.
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> poptorch.Options().deviceIterations(50).device_iterations
+        50
+        """
         self.device_iterations = _positive("deviceIterations", device_iterations)
         return self
 
     def replicationFactor(self, replication_factor: int) -> Options:  # noqa: N802
-        """Copies of the model on as many IPUs (or groups of IPUs), each taking its part of the batch."""
+        """Copies of the model on as many IPUs (or groups of IPUs), each taking its part of the batch; their
+        gradients are reduced before each weight update.
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> poptorch.Options().replicationFactor(4).replication_factor
+        4
+        """
         self.replication_factor = _positive("replicationFactor", replication_factor)
         return self
 
@@ -139,7 +175,18 @@ class Options:
         return self
 
     def setAvailableMemoryProportion(self, available_memory_proportion: dict) -> Options:  # noqa: N802
-        """The proportion of each IPU's memory its matrix products may use for temporaries: ``{"IPU0": 0.3}``."""
+        """The proportion of each IPU's memory its matrix products may use for temporaries: ``{"IPU0": 0.3}``
+        (Poplar's ``availableMemoryProportion``, default 0.6): less memory, more time.
+
+        Raises:
+          ValueError: for a key that is not ``"IPU<n>"`` or a proportion outside (0, 1].
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> poptorch.Options().setAvailableMemoryProportion({"IPU0": 0.2}).available_memory_proportion
+        {0: 0.2}
+        """
         for key, value in available_memory_proportion.items():
             if not str(key).startswith("IPU"):
                 raise ValueError(
@@ -156,9 +203,23 @@ class Options:
         return self
 
     def setExecutionStrategy(self, strategy) -> Options:  # noqa: N802
-        if not isinstance(strategy, _ExecutionStrategy):
+        """How the model's blocks run on their IPUs: ``PipelinedExecution`` (default) or ``ShardedExecution``.
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> opts = poptorch.Options().setExecutionStrategy(poptorch.ShardedExecution())
+        >>> type(opts.execution_strategy).__name__
+        'ShardedExecution'
+        """
+        if not isinstance(strategy, PipelinedExecution):
             raise TypeError(f"setExecutionStrategy expects a PipelinedExecution or ShardedExecution, got {strategy!r}")
         self.execution_strategy = strategy
+        return self
+
+    def autoRoundNumIPUs(self, auto_round_num_ipus: bool = True) -> Options:  # noqa: N802
+        """Reserve the next power of two of IPUs when the model uses another number (else that is an error)."""
+        self.auto_round_num_ipus = bool(auto_round_num_ipus)
         return self
 
     def connectionType(self, connection_type) -> Options:  # noqa: N802
@@ -170,6 +231,16 @@ class Options:
         return self
 
     def clone(self) -> Options:
+        """A copy to change without changing these (the inference model's options from the training model's).
+
+        Example:
+
+        >>> from ipu_teach import poptorch
+        >>> training_opts = poptorch.Options().deviceIterations(10)
+        >>> inference_opts = training_opts.clone().deviceIterations(20)
+        >>> training_opts.device_iterations, inference_opts.device_iterations
+        (10, 20)
+        """
         return copy.deepcopy(self)
 
     def __repr__(self):

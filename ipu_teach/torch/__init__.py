@@ -64,7 +64,17 @@ __version__ = "2.0.0+ipu_teach"
 
 
 def no_grad():
-    """A context (and decorator) in which ops record no graph: ``with torch.no_grad():``."""
+    """A context (and decorator) in which ops record no graph: ``with torch.no_grad():``.
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> with torch.no_grad():
+    ...     y = w * 2
+    >>> y.requires_grad
+    False
+    """
     return _no_grad()
 
 
@@ -109,7 +119,8 @@ def _method(name):
 
 for _name in (
     "sum mean max min argmax argmin exp log sqrt abs relu sigmoid tanh softmax log_softmax flatten matmul mm "
-    "eq ne lt le gt ge clamp clip reshape squeeze unsqueeze transpose permute t var std pow all any"
+    "eq ne lt le gt ge clamp clip reshape squeeze unsqueeze transpose permute t var std pow all any "
+    "add sub mul div count_nonzero"
 ).split():
     globals()[_name] = _method(_name)
 del _name

@@ -48,7 +48,17 @@ def _reseed() -> None:
 
 
 def manual_seed(seed) -> Generator:
-    """Seed the default generator (every draw without a ``generator=`` argument); returns it."""
+    """Seed the default generator (every draw without a ``generator=`` argument); returns it.
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> _ = torch.manual_seed(0)
+    >>> first = torch.rand(2)
+    >>> _ = torch.manual_seed(0)
+    >>> torch.equal(first, torch.rand(2))
+    True
+    """
     return default_generator.manual_seed(seed)
 
 

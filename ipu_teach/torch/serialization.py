@@ -34,7 +34,7 @@ MARKER = "__ipu_teach_torch__"
 def _describe(value, arrays):
     """A JSON-able description of ``value``; its tensors and arrays go to ``arrays`` under their index."""
     if isinstance(value, Tensor):
-        arrays[f"t{len(arrays)}"] = value.data
+        arrays[f"t{len(arrays)}"] = value.array
         return {"tensor": f"t{len(arrays) - 1}"}
     if isinstance(value, np.ndarray):
         arrays[f"t{len(arrays)}"] = value

@@ -4,8 +4,9 @@ A torch Tensor *is* an ``ipu_teach.autograd.Tensor`` (a subclass adding no state
 autograd (the ones the Keras layers are made of) computes on it, records its cost for the simulated IPU
 and differentiates it; :func:`wrap` gives an op's result the torch methods. What differs from the autograd's
 Tensor is PyTorch's surface: ``shape`` is a ``torch.Size``, ``size()`` a method, ``dtype`` a ``torch.dtype``,
-``grad`` a Tensor, reductions take ``dim``/``keepdim``. ``.data`` stays the numpy array the ops compute on
-(in PyTorch it is a detached Tensor): numpy's in-place arithmetic (``p.data -= lr * g``) works on it.
+``grad`` a Tensor, reductions take ``dim``/``keepdim``, and ``data`` is PyTorch's: a tensor outside the graph
+sharing the values (``output.data.max(dim=1)``, ``p.data.mul_(0.9)``). The numpy array the ops compute on is
+``array`` (the autograd's), which ipu-teach's own code reads.
 
 Example:
 
@@ -21,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import builtins
+import copy
 from collections import namedtuple
 
 import numpy as np
@@ -80,8 +82,10 @@ def _operand(value, like: np.ndarray):
 
 def _binary(op_name, reflected=False):
     def method(self, other):
+        if isinstance(other, (list, tuple)):  # as PyTorch: so that ``a_list += tensor`` extends the list
+            return NotImplemented
         op = getattr(ops, op_name)
-        other = _operand(other, self.data)
+        other = _operand(other, self.array)
         return wrap(op(other, self) if reflected else op(self, other))
 
     return method
@@ -89,7 +93,7 @@ def _binary(op_name, reflected=False):
 
 def _compare(ufunc):
     def method(self, other):
-        return Tensor(ufunc(self.data, other.data if isinstance(other, AutogradTensor) else other))
+        return Tensor(ufunc(self.array, other.array if isinstance(other, AutogradTensor) else other))
 
     return method
 
@@ -108,13 +112,32 @@ class Tensor(AutogradTensor):
     __slots__ = ()
 
     # ---- what it is --------------------------------------------------------------------------------------
-    shape = property(lambda self: Size(self.data.shape))
-    dtype = property(lambda self: dtypes.of_numpy(self.data.dtype))
+    shape = property(lambda self: Size(self.array.shape))
+    dtype = property(lambda self: dtypes.of_numpy(self.array.dtype))
     device = property(lambda self: "cpu")
     is_leaf = property(lambda self: self.node is None)
     grad_fn = property(lambda self: self.node)
     T = property(lambda self: self.permute(*reversed(range(self.ndim))))
     is_cuda = False
+
+    @property
+    def data(self) -> Tensor:
+        """PyTorch's ``data``: the same values (shared, not copied) as a tensor that requires no gradient and is
+        in no graph; assigning a tensor or an array replaces the values."""
+        return Tensor(self.array)
+
+    @data.setter
+    def data(self, value):
+        self.array = np.asarray(value.array if isinstance(value, AutogradTensor) else value)
+
+    def __deepcopy__(self, memo):
+        """A copy with its own values, gradient and flags (``copy.deepcopy`` of a module copies its weights)."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        for name in AutogradTensor.__slots__:
+            slot = AutogradTensor.__dict__[name]  # the autograd's slot (``data`` is redefined above)
+            slot.__set__(copied, copy.deepcopy(slot.__get__(self), memo))
+        return copied
 
     @property
     def grad(self):
@@ -123,30 +146,30 @@ class Tensor(AutogradTensor):
 
     @grad.setter
     def grad(self, value):
-        _GRAD_SLOT.__set__(self, value.data if isinstance(value, AutogradTensor) else value)
+        _GRAD_SLOT.__set__(self, value.array if isinstance(value, AutogradTensor) else value)
 
     def size(self, dim=None):
-        return self.shape if dim is None else self.data.shape[dim]
+        return self.shape if dim is None else self.array.shape[dim]
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self.array.ndim
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self.array.size)
 
     nelement = numel
 
     def is_floating_point(self) -> bool:
-        return self.data.dtype.kind == "f"
+        return self.array.dtype.kind == "f"
 
     def __repr__(self):
-        data = self.data
+        data = self.array
         whole = data.dtype.kind != "f" or not np.isfinite(data).all() or (data == np.round(data)).all()
         body = np.array2string(
             data, separator=", ", prefix="tensor(", precision=4, floatmode="maxprec" if whole else "fixed"
         )
         extras = ""
-        if self.data.dtype not in (np.float32, np.int64, np.bool_) or self.data.size == 0:
+        if self.array.dtype not in (np.float32, np.int64, np.bool_) or self.array.size == 0:
             extras += f", dtype={self.dtype}"
         if self.node is not None:
             extras += f", grad_fn=<{self.node.function.__name__}Backward>"
@@ -157,43 +180,43 @@ class Tensor(AutogradTensor):
     __hash__ = object.__hash__  # comparisons are element-wise, yet tensors are dict keys (optimizer state)
 
     def __format__(self, spec):
-        return format(self.item(), spec) if self.data.size == 1 and spec else repr(self)
+        return format(self.item(), spec) if self.array.size == 1 and spec else repr(self)
 
     def __bool__(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} values is ambiguous")
-        return builtins.bool(self.data)
+        if self.array.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.array.size} values is ambiguous")
+        return builtins.bool(self.array)
 
     def __int__(self):
         return int(self.item())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self.array.dtype.kind not in "iub" or self.array.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.data)
+        return int(self.array)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
     # ---- values out ---------------------------------------------------------------------------------------
     def item(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
-        return self.data.reshape(()).item()
+        if self.array.size != 1:
+            raise RuntimeError(f"a Tensor with {self.array.size} elements cannot be converted to Scalar")
+        return self.array.reshape(()).item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self.array.tolist()
 
     def numpy(self) -> np.ndarray:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self.data
+        return self.array
 
     def detach(self) -> Tensor:
-        return Tensor(self.data)
+        return Tensor(self.array)
 
     def clone(self) -> Tensor:
-        return apply(functions.Index, self, key=Ellipsis) if self.requires_grad else Tensor(self.data.copy())
+        return apply(functions.Index, self, key=Ellipsis) if self.requires_grad else Tensor(self.array.copy())
 
     def requires_grad_(self, requires_grad=True) -> Tensor:
         if self.node is not None and not requires_grad:
@@ -204,7 +227,7 @@ class Tensor(AutogradTensor):
     def backward(self, gradient=None, retain_graph=None, create_graph=False):
         if not self.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        super().backward(None if gradient is None else np.asarray(getattr(gradient, "data", gradient)))
+        super().backward(None if gradient is None else np.asarray(getattr(gradient, "array", gradient)))
 
     # ---- dtype and device ---------------------------------------------------------------------------------
     def to(self, *args, **kwargs):
@@ -215,18 +238,18 @@ class Tensor(AutogradTensor):
             if isinstance(arg, (dtypes.dtype, type)) or (isinstance(arg, np.dtype)):
                 target = arg
             elif isinstance(arg, AutogradTensor):
-                target = arg.data.dtype
+                target = arg.array.dtype
         return self if target is None else self.type(target)
 
     def type(self, dtype=None):
         if dtype is None:
-            return f"torch.{_TYPE_NAMES.get(self.data.dtype, 'Tensor')}"
+            return f"torch.{_TYPE_NAMES.get(self.array.dtype, 'Tensor')}"
         target = dtypes.to_numpy(dtype)
-        if target == self.data.dtype:
+        if target == self.array.dtype:
             return self
-        if target.kind == "f" and self.data.dtype.kind == "f":
+        if target.kind == "f" and self.array.dtype.kind == "f":
             return wrap(ops.cast(self, target.name))  # differentiable, as PyTorch's .float() / .half()
-        return Tensor(self.data.astype(target))
+        return Tensor(self.array.astype(target))
 
     def cpu(self):
         return self
@@ -250,7 +273,7 @@ class Tensor(AutogradTensor):
         return self.type(dtypes.bool_)
 
     def type_as(self, other):
-        return self.type(other.data.dtype)
+        return self.type(other.array.dtype)
 
     # ---- shapes -------------------------------------------------------------------------------------------
     def view(self, *shape):
@@ -272,16 +295,16 @@ class Tensor(AutogradTensor):
         if self.ndim == 0:
             return self.view(1)
         start, end = start_dim % self.ndim, end_dim % self.ndim
-        shape = self.data.shape
+        shape = self.array.shape
         return self.view(shape[:start] + (int(np.prod(shape[start : end + 1])),) + shape[end + 1 :])
 
     def unsqueeze(self, dim):
-        shape = list(self.data.shape)
+        shape = list(self.array.shape)
         shape.insert(dim % (self.ndim + 1), 1)
         return self.view(shape)
 
     def squeeze(self, dim=None):
-        shape = self.data.shape
+        shape = self.array.shape
         if dim is None:
             return self.view(tuple(n for n in shape if n != 1))
         dim %= max(self.ndim, 1)
@@ -300,23 +323,23 @@ class Tensor(AutogradTensor):
 
     def expand(self, *sizes):
         sizes = _dims(sizes)
-        target = tuple(n if s == -1 else s for s, n in zip(sizes, (1,) * (len(sizes) - self.ndim) + self.data.shape))
-        return self + Tensor(np.zeros(target, self.data.dtype))
+        target = tuple(n if s == -1 else s for s, n in zip(sizes, (1,) * (len(sizes) - self.ndim) + self.array.shape))
+        return self + Tensor(np.zeros(target, self.array.dtype))
 
     def __getitem__(self, key):
         key = _index_key(key)
         if not self.requires_grad:
-            return Tensor(np.asarray(self.data[key]))
+            return Tensor(np.asarray(self.array[key]))
         return apply(functions.Index, self, key=key)
 
     def __setitem__(self, key, value):
         _check_in_place(self)
-        self.data[_index_key(key)] = getattr(value, "data", value)
+        self.array[_index_key(key)] = getattr(value, "array", value)
 
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self.array.shape[0]
 
     # ---- arithmetic ---------------------------------------------------------------------------------------
     __add__, __radd__ = _binary("add"), _binary("add", reflected=True)
@@ -345,7 +368,7 @@ class Tensor(AutogradTensor):
     pow = __pow__
 
     def __invert__(self):
-        return Tensor(~self.data)
+        return Tensor(~self.array)
 
     def add(self, other, alpha=1):
         return self + (other if alpha == 1 else other * alpha)
@@ -394,13 +417,17 @@ class Tensor(AutogradTensor):
     # ---- reductions ---------------------------------------------------------------------------------------
     def sum(self, dim=None, keepdim=False, dtype=None):
         source = self if dtype is None else self.type(dtype)
-        if source.data.dtype.kind in "biu" and dtype is None:
-            return Tensor(source.data.sum(axis=_axis(dim), keepdims=keepdim).astype(np.int64))
+        if source.array.dtype.kind in "biu" and dtype is None:
+            return Tensor(source.array.sum(axis=_axis(dim), keepdims=keepdim).astype(np.int64))
         return wrap(ops.reduce_sum(source, _axis(dim), keepdim))
+
+    def count_nonzero(self, dim=None):
+        """How many elements are not zero (over ``dim``, an int or a tuple, else all), as int64; no gradient."""
+        return Tensor(np.asarray(np.count_nonzero(self.array, axis=_axis(dim)), np.int64))
 
     def mean(self, dim=None, keepdim=False, dtype=None):
         source = self if dtype is None else self.type(dtype)
-        if source.data.dtype.kind != "f":
+        if source.array.dtype.kind != "f":
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
                 f"dtype. Got: {self.dtype.name.capitalize()}"
@@ -410,7 +437,7 @@ class Tensor(AutogradTensor):
     def var(self, dim=None, unbiased=True, keepdim=False, correction=None):
         correction = (1 if unbiased else 0) if correction is None else correction
         centred = self - self.mean(dim, keepdim=True)
-        count = self.numel() if dim is None else int(np.prod([self.data.shape[d] for d in np.atleast_1d(dim)]))
+        count = self.numel() if dim is None else int(np.prod([self.array.shape[d] for d in np.atleast_1d(dim)]))
         return (centred * centred).sum(dim, keepdim) / float(max(count - correction, 0))
 
     def std(self, dim=None, unbiased=True, keepdim=False, correction=None):
@@ -418,12 +445,12 @@ class Tensor(AutogradTensor):
 
     def max(self, dim=None, keepdim=False):
         if isinstance(dim, AutogradTensor):  # torch.max(a, b): the element-wise maximum
-            return where(self.data >= dim.data, self, dim)
+            return where(self.array >= dim.array, self, dim)
         return self._extreme(dim, keepdim, smallest=False)
 
     def min(self, dim=None, keepdim=False):
         if isinstance(dim, AutogradTensor):
-            return where(self.data <= dim.data, self, dim)
+            return where(self.array <= dim.array, self, dim)
         return self._extreme(dim, keepdim, smallest=True)
 
     def _extreme(self, dim, keepdim, smallest):
@@ -431,7 +458,7 @@ class Tensor(AutogradTensor):
             flat = self.reshape(-1)
             return apply(functions.MaxAlong, flat, axis=0, keepdims=False, smallest=smallest)
         values = apply(functions.MaxAlong, self, axis=dim, keepdims=keepdim, smallest=smallest)
-        index = (np.argmin if smallest else np.argmax)(self.data, axis=dim)
+        index = (np.argmin if smallest else np.argmax)(self.array, axis=dim)
         return MaxResult(values, Tensor(np.expand_dims(index, dim) if keepdim else index))
 
     def argmax(self, dim=None, keepdim=False):
@@ -441,30 +468,30 @@ class Tensor(AutogradTensor):
         return _arg(np.argmin, self, dim, keepdim)
 
     def all(self):
-        return Tensor(np.all(self.data))
+        return Tensor(np.all(self.array))
 
     def any(self):
-        return Tensor(np.any(self.data))
+        return Tensor(np.any(self.array))
 
     # ---- in place (no graph: what optimizers and initialisers do under no_grad) ---------------------------
     def zero_(self):
         _check_in_place(self)
-        self.data[...] = 0
+        self.array[...] = 0
         return self
 
     def fill_(self, value):
         _check_in_place(self)
-        self.data[...] = getattr(value, "data", value)
+        self.array[...] = getattr(value, "array", value)
         return self
 
     def copy_(self, source):
         _check_in_place(self)
-        np.copyto(self.data, np.asarray(getattr(source, "data", source)), casting="unsafe")
+        np.copyto(self.array, np.asarray(getattr(source, "array", source)), casting="unsafe")
         return self
 
     def add_(self, other, alpha=1):
         _check_in_place(self)
-        self.data += np.asarray(getattr(other, "data", other)) * alpha
+        self.array += np.asarray(getattr(other, "array", other)) * alpha
         return self
 
     def sub_(self, other, alpha=1):
@@ -472,27 +499,40 @@ class Tensor(AutogradTensor):
 
     def mul_(self, other):
         _check_in_place(self)
-        self.data *= np.asarray(getattr(other, "data", other))
+        self.array *= np.asarray(getattr(other, "array", other))
         return self
 
     def div_(self, other):
         _check_in_place(self)
-        self.data /= np.asarray(getattr(other, "data", other))
+        self.array /= np.asarray(getattr(other, "array", other))
         return self
 
     def clamp_(self, min=None, max=None):  # noqa: A002
         _check_in_place(self)
-        np.clip(self.data, min, max, out=self.data)
+        np.clip(self.array, min, max, out=self.array)
         return self
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
         _check_in_place(self)
-        self.data[...] = numpy_generator(generator).uniform(a, b, self.data.shape)
+        self.array[...] = numpy_generator(generator).uniform(a, b, self.array.shape)
+        return self
+
+    def random_(self, from_=0, to=None, generator=None):
+        """Integers drawn uniformly from ``[from_, to - 1]`` (``random_(to)`` draws from ``[0, to - 1]``), as
+        PyTorch's ``random_``; without bounds, from 0 to the largest integer the dtype holds exactly."""
+        _check_in_place(self)
+        low, high = (0, from_) if to is None and from_ else (from_, to)
+        if high is None:
+            kind = self.array.dtype
+            high = 2 ** (np.finfo(kind).nmant + 1) + 1 if kind.kind == "f" else int(np.iinfo(kind).max) + 1
+        if high <= low:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        self.array[...] = numpy_generator(generator).integers(low, high, self.array.shape)
         return self
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
         _check_in_place(self)
-        self.data[...] = numpy_generator(generator).normal(mean, std, self.data.shape)
+        self.array[...] = numpy_generator(generator).normal(mean, std, self.array.shape)
         return self
 
 
@@ -510,8 +550,8 @@ _TYPE_NAMES = {
 def _index_key(key):
     """A key with tensors in it indexes as their arrays do."""
     if isinstance(key, tuple):
-        return tuple(k.data if isinstance(k, AutogradTensor) else k for k in key)
-    return key.data if isinstance(key, AutogradTensor) else key
+        return tuple(k.array if isinstance(k, AutogradTensor) else k for k in key)
+    return key.array if isinstance(key, AutogradTensor) else key
 
 
 def _axis(dim):
@@ -520,8 +560,8 @@ def _axis(dim):
 
 def _arg(function, tensor, dim, keepdim):
     if dim is None:
-        return Tensor(np.asarray(function(tensor.data), np.int64))
-    index = function(tensor.data, axis=dim)
+        return Tensor(np.asarray(function(tensor.array), np.int64))
+    index = function(tensor.array, axis=dim)
     return Tensor(np.expand_dims(index, dim) if keepdim else index)
 
 
@@ -536,7 +576,7 @@ def _along_last(tensor, dim, function):
 def _log_softmax_last(x):
     """``x - max - log(sum(exp(x - max)))`` along the last axis; the maximum is a constant shift (its gradient
     cancels), taken outside the graph."""
-    shifted = x - Tensor(x.data.max(axis=-1, keepdims=True))
+    shifted = x - Tensor(x.array.max(axis=-1, keepdims=True))
     return shifted - shifted.exp().sum(-1, keepdim=True).log()
 
 
@@ -546,9 +586,9 @@ def _log_softmax_last(x):
 def _array(data, dtype=None) -> np.ndarray:
     """PyTorch's inference of a dtype: Python floats float32, ints int64, bools bool; numpy keeps its own."""
     if isinstance(data, AutogradTensor):
-        array = data.data
+        array = data.array
     elif isinstance(data, (list, tuple)) and any(isinstance(d, AutogradTensor) for d in data):
-        array = np.asarray([np.asarray(d.data if isinstance(d, AutogradTensor) else d) for d in data])
+        array = np.asarray([np.asarray(d.array if isinstance(d, AutogradTensor) else d) for d in data])
     else:
         array = np.asarray(data)
     if dtype is not None:
@@ -590,6 +630,14 @@ def _filled(shape, value, dtype, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros of shape ``size`` (float32 unless ``dtype``).
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> torch.zeros(2, 3).shape, torch.zeros(2, dtype=torch.long).dtype
+    (torch.Size([2, 3]), torch.int64)
+    """
     return _filled(size, 0, dtype, requires_grad)
 
 
@@ -667,17 +715,17 @@ def stack(tensors, dim=0) -> Tensor:
 
 def where(condition, a, b) -> Tensor:
     """``a`` where ``condition`` holds, else ``b``; differentiable in both."""
-    mask = np.asarray(getattr(condition, "data", condition), bool)
+    mask = np.asarray(getattr(condition, "array", condition), bool)
     a, b = (x if isinstance(x, AutogradTensor) else Tensor(np.asarray(x, np.float32)) for x in (a, b))
-    return a * Tensor(mask.astype(a.data.dtype)) + b * Tensor((~mask).astype(b.data.dtype))
+    return a * Tensor(mask.astype(a.array.dtype)) + b * Tensor((~mask).astype(b.array.dtype))
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08) -> builtins.bool:
-    return builtins.bool(np.allclose(a.data, b.data, rtol=rtol, atol=atol))
+    return builtins.bool(np.allclose(a.array, b.array, rtol=rtol, atol=atol))
 
 
 def equal(a, b) -> builtins.bool:
-    return a.shape == b.shape and builtins.bool(np.array_equal(a.data, b.data))
+    return a.shape == b.shape and builtins.bool(np.array_equal(a.array, b.array))
 
 
 def numel(t) -> int:

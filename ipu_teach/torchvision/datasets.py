@@ -4,8 +4,9 @@ from files you provide.
 torchvision keeps MNIST-like data sets as IDX files in ``<root>/<Name>/raw`` (``train-images-idx3-ubyte`` and
 the label and test files, optionally ``.gz``): when they are there they are read (a checked IDX header, no
 pickle). Otherwise MNIST comes from ``keras.datasets.mnist`` (the full set in Keras' cache, else the real subset
-bundled with ipu-teach, announced in one printed line); ``download=True`` downloads nothing (the simulator is
-offline). Without the files, FashionMNIST and CIFAR10 raise an error naming the files and the folder. CIFAR10 is
+bundled with ipu-teach, announced in one printed line) and FashionMNIST from ``keras.datasets.fashion_mnist``
+(Keras' cache); ``download=True`` downloads nothing (the simulator is offline). Without the files, FashionMNIST
+and CIFAR10 raise an error naming the files and the folders. CIFAR10 is
 read from its binary version (``<root>/cifar-10-batches-bin`` or ``cifar-10-binary.tar.gz``), as
 ``keras.datasets.cifar10``: torchvision's own ``cifar-10-batches-py`` is pickles, which ipu-teach never loads.
 
@@ -27,7 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..keras.datasets import cifar10, mnist
+from ..keras.datasets import cifar10, fashion_mnist, mnist
+from ..keras.datasets.keras_cache import DatasetNotFoundError
+from ..keras.datasets.mnist import keras_datasets_dir
 from ..torch.utils.data import Dataset
 
 IDX_FILES = {
@@ -71,7 +74,17 @@ class _ImageDataset(Dataset):
 
 
 class MNIST(_ImageDataset):
-    """MNIST's 28x28 digits: IDX files in ``<root>/MNIST/raw`` when there, else ``keras.datasets.mnist``."""
+    """MNIST's 28x28 digits: IDX files in ``<root>/MNIST/raw`` when there, else ``keras.datasets.mnist``.
+
+    Example:
+
+    >>> from ipu_teach import torchvision
+    >>> train = torchvision.datasets.MNIST("mnist_data/", train=True, download=True)
+    ipu-teach: MNIST ...
+    >>> image, label = train[0]
+    >>> image.shape, label in range(10)
+    ((28, 28), True)
+    """
 
     classes = [f"{d} - {name}" for d, name in enumerate("zero one two three four five six seven eight nine".split())]
 
@@ -94,17 +107,23 @@ class MNIST(_ImageDataset):
 
 
 class FashionMNIST(MNIST):
-    """Fashion-MNIST (Zalando): IDX files you provide in ``<root>/FashionMNIST/raw``."""
+    """Fashion-MNIST (Zalando): IDX files in ``<root>/FashionMNIST/raw``, else the same four files in Keras' cache
+    (``keras.datasets.fashion_mnist`` reads them from ``~/.keras/datasets/fashion-mnist``)."""
 
     classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
 
     @classmethod
     def _fallback(cls, folder, train):
-        names = ", ".join(f"{n}(.gz)" for n in IDX_FILES[train])
-        raise FileNotFoundError(
-            f"{cls.__name__}: ipu-teach works offline and bundles no {cls.__name__}; put {names} in {folder} (the "
-            f"folder torchvision downloads them to, from https://github.com/zalandoresearch/fashion-mnist)"
-        )
+        try:
+            (x_train, y_train), (x_test, y_test) = fashion_mnist.load_data()
+        except DatasetNotFoundError:
+            names = ", ".join(f"{n}(.gz)" for n in IDX_FILES[train])
+            raise FileNotFoundError(
+                f"{cls.__name__}: ipu-teach works offline and bundles no {cls.__name__}; put {names} in {folder} (the "
+                f"folder torchvision downloads them to, from https://github.com/zalandoresearch/fashion-mnist), or "
+                f"the four .gz files in {keras_datasets_dir() / fashion_mnist.FOLDER}, Keras' cache"
+            ) from None
+        return (x_train, y_train) if train else (x_test, y_test)
 
 
 class CIFAR10(_ImageDataset):

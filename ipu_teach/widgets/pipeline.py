@@ -370,11 +370,12 @@ class PipelineExplorer(FigureWidget):
 
         Each stage's forward, backward and weight-update time and activation transfer, as the simulator
         measured them, and each stage's activations and input of one micro-batch (for the stash), so the
-        schedules can be compared on this model. Always the training executable
+        schedules can be compared on this model; it opens on the model's own schedule. Always the training executable
         (``model.get_ipu_executable("train")``), also after evaluate or predict.
 
         Args:
-          model: A Keras model fitted pipelined inside an ``IPUStrategy`` scope.
+          model: A Keras model fitted pipelined inside an ``IPUStrategy`` scope, or a PopTorch model whose
+            blocks run on several IPUs, after its first call.
           **kwargs: Starting values for the controls (``schedule``, ``accumulation``...).
 
         Raises:
@@ -410,7 +411,8 @@ class PipelineExplorer(FigureWidget):
                 f"PipelineExplorer.from_model needs a pipelined model that has been trained on the "
                 f"simulated IPU, and `{name}` has not been: put its layers in "
                 "keras.ipu.PipelineStage blocks, call set_pipelining_options and fit it inside an "
-                "IPUStrategy scope first"
+                "IPUStrategy scope first (a PopTorch model: poptorch.BeginBlock(layer, ipu_id=1) on a layer, "
+                "then call its poptorch.trainingModel once)"
             )
         c = run.costs
         costs = pipeline.StageCosts(
@@ -422,6 +424,7 @@ class PipelineExplorer(FigureWidget):
             c.link_latency_s * 1e6,
             c.slot_sync_s * 1e6,
         )
+        kwargs.setdefault("schedule", run.schedule.name)  # the model's own: Grouped, ..., PopTorch's
         kwargs.setdefault("accumulation", run.schedule.micro_batches)
         kwargs.setdefault("recompute", run.timeline.recompute)
         sizes = StashSizes(tuple(map(float, run.activation_bytes)), tuple(map(float, run.input_bytes)), "MB", 1e6)

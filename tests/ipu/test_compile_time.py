@@ -1,18 +1,21 @@
-"""Compile time grows with the graph Poplar compiles: the tiles working in each compute set and every IPU's
-control code for the whole program; replicas share one compilation; the tutorial's compile times come back."""
+"""Compile time grows with the graph Poplar compiles: the tiles working in each compute set, the tensor windows
+its convolution vertices connect (so a layer's weights), every IPU's control code for the whole program and
+each IPU's share of the graph; replicas share one compilation; the tutorial's compile times come back."""
 
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from ipu_test_helpers import configure, data, ipu_model
 
-from ipu_teach import hardware
-from ipu_teach.ipu import compile_time
+from ipu_teach import hardware, keras
+from ipu_teach.autograd.cost import MatrixProduct
+from ipu_teach.ipu import compile_time, ipu_strategy, matrix_plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import fit_compile_time  # noqa: E402  (the calibration figures and how they were derived)
-from fidelity_cases import compile_case  # noqa: E402
+from fidelity_cases import compile_case, graph_elements  # noqa: E402
 
 HOST = hardware.HOST
 
@@ -31,12 +34,49 @@ def test_the_compile_time_is_the_graph_size_at_the_fitted_rates():
     graph = executable.graph
     assert size.program_tile_steps == graph.compute_sets * graph.spec.tiles
     assert 0 < size.working_tile_steps <= size.program_tile_steps
+    assert size.tensor_windows == sum(int(step.windows.sum()) for step in graph.steps if step.windows is not None)
+    assert size.tensor_windows > 0
     expected = (
         HOST.compile_base_s
         + HOST.compile_s_per_working_tile_step * size.working_tile_steps
+        + HOST.compile_s_per_tensor_window * size.tensor_windows
         + HOST.compile_s_per_program_tile_step * size.program_tile_steps
     )
     assert executable.compile_seconds == pytest.approx(expected)
+
+
+def test_a_convolution_vertex_connects_a_window_per_channel_group_and_weights_pair():
+    """As poplibs' createConvPartialAmpVertex connects its input, output and weights windows."""
+    assert matrix_plan.vertex_windows(1, 1) == 3
+    assert matrix_plan.vertex_windows(21, 2) == 21 * 2 + 21 + 2
+    product = MatrixProduct(rows=16, depth=4096, cols=64, channels=4096)
+    chosen = matrix_plan.plan(product, hardware.MK2)
+    depth, cols = -(-4096 // chosen.depth_split), -(-64 // chosen.cols_split)
+    in_groups, out_groups = -(-depth // hardware.MK2.amp_channel_group), -(-cols // hardware.MK2.amp_conv_units)
+    assert chosen.windows == matrix_plan.vertex_windows(in_groups, out_groups)
+
+
+def dense_executable(features):
+    """A one-layer model of ``features`` inputs: its weights grow with them, its compute sets do not."""
+    configure(1)
+    x = np.zeros((64, features), np.float32)
+    y = np.zeros((64, 10), np.float32)
+    with ipu_strategy.IPUStrategy().scope():
+        model = keras.Sequential([keras.layers.Dense(10, input_shape=(features,))])
+        model.compile("sgd", "mse", steps_per_execution=4)
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0)
+    return model.get_ipu_executable("train")
+
+
+def test_a_layer_with_more_weights_compiles_longer_through_its_tensor_windows():
+    small, wide = dense_executable(64), dense_executable(65_536)
+    assert small.graph.compute_sets == wide.graph.compute_sets
+    sizes = [compile_time.graph_size(e.graph) for e in (small, wide)]
+    assert sizes[1].tensor_windows > 10 * sizes[0].tensor_windows
+    # the windows alone account for more than a second of the difference
+    extra_windows = HOST.compile_s_per_tensor_window * (sizes[1].tensor_windows - sizes[0].tensor_windows)
+    assert extra_windows > 1.0
+    assert wide.compile_seconds - small.compile_seconds >= extra_windows
 
 
 def test_the_same_program_on_fewer_tiles_compiles_faster():
@@ -58,6 +98,12 @@ def test_each_pipeline_ipu_holds_the_whole_programs_control_code():
         compile_time.graph_size(e.graph, None if e.pipeline is None else e.pipeline.stage_graphs) for e in (one, piped)
     ]
     assert sizes[1].program_tile_steps == 2 * piped.graph.compute_sets * piped.graph.spec.tiles
+    # Poplar compiles one graph over both IPUs: each IPU's share of the vertices and windows is added, not
+    # compiled beside the other (the stage graphs together hold the same products as the one-IPU program)
+    stages = piped.pipeline.stage_graphs
+    assert sizes[1].tensor_windows == sum(compile_time.graph_size(g).tensor_windows for g in stages)
+    assert sizes[1].tensor_windows == sizes[0].tensor_windows
+    assert sizes[1].working_tile_steps == sum(compile_time.graph_size(g).working_tile_steps for g in stages)
     assert piped.compile_seconds > one.compile_seconds * 1.1  # the tutorial logs 17 s against 14 s
 
 
@@ -67,3 +113,14 @@ def test_the_tutorials_compile_times_come_back_within_ten_percent(name):
     _, seconds, _, case = next(row for row in fit_compile_time.CALIBRATION if row[0] == name)
     case = dict(case, steps_per_execution=8 if case["mode"] == "test" else 16)  # the loop count does not matter
     assert compile_case(dict(fit_compile_time.TUTORIAL, **case)).compile_seconds == pytest.approx(seconds, rel=0.1)
+
+
+def test_the_graph_size_a_profile_summary_counts_is_what_compile_time_is_charged_on():
+    """bench_fidelity compares it with a Graph Analyser summary's vertices plus edges (Poplar tutorial 4)."""
+    piped = compile_case(dict(fit_compile_time.TUTORIAL, mode="test", steps_per_execution=8, pipeline_stages=2))
+    size = compile_time.graph_size(piped.graph, piped.pipeline.stage_graphs)
+    assert graph_elements(piped) == size.working_tile_steps + size.tensor_windows
+    charged = (
+        piped.compile_seconds - HOST.compile_base_s - HOST.compile_s_per_program_tile_step * size.program_tile_steps
+    )
+    assert charged == pytest.approx(HOST.compile_s_per_working_tile_step * graph_elements(piped))

@@ -1,6 +1,9 @@
 """The models golden fixtures hold tf-keras' numbers for, made from the ``keras`` (and ``tf``) given, so that
 tools/make_keras_goldens.py builds them with tf-keras and the tests with ipu-teach: the models written as classes
-of golden/subclassed.json and the regularized model of golden/regularizers.json."""
+of golden/subclassed.json and the regularized model of golden/regularizers.json; and the seeded weights of the
+keras.applications models of golden/applications.json."""
+
+import numpy as np
 
 
 def classes(keras, tf):
@@ -64,3 +67,21 @@ def regularized_model(keras):
         3, activation="softmax", kernel_regularizer="l1_l2", bias_regularizer=regularizers.L1L2(l2=0.5)
     )(x)
     return keras.Model(inputs, outputs)
+
+
+def application_weights(weights, seed):
+    """Seeded values for ``weights`` (``(name, shape)`` pairs in Keras' order) that keep the activations of a deep
+    network finite: He-scaled kernels, batch-norm scales and variances near 1, small offsets. ResNet-50's own
+    weights (98 MB) are too large for a fixture: the tool and the test draw these instead."""
+    rng = np.random.default_rng(seed)
+    values = []
+    for name, shape in weights:
+        leaf = name.split("/")[-1].split(":")[0]
+        if leaf in ("kernel", "depthwise_kernel"):
+            fan_in = int(np.prod(shape[:2] if leaf == "depthwise_kernel" else shape[:-1]))
+            values.append(rng.normal(0, np.sqrt(2 / fan_in), shape).astype(np.float32))
+        elif leaf in ("gamma", "moving_variance"):
+            values.append(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+        else:
+            values.append(rng.normal(0, 0.1, shape).astype(np.float32))
+    return values

@@ -50,6 +50,7 @@ LAYER_CASES = {
     ],
     L.AveragePooling2D: [({}, (4, 4, 3)), ({"pool_size": 2, "strides": 1, "padding": "same"}, (3, 5, 2))],
     L.GlobalAveragePooling2D: [({}, (4, 3, 2)), ({"keepdims": True}, (2, 5, 3))],
+    L.GlobalMaxPooling2D: [({}, (4, 3, 2)), ({"keepdims": True}, (2, 5, 3))],
     L.ZeroPadding2D: [({}, (3, 4, 2)), ({"padding": ((1, 2), (0, 3))}, (4, 3, 2)), ({"padding": 2}, (1, 1, 1))],
     L.Permute: [({"dims": (2, 1)}, (3, 4)), ({"dims": (3, 1, 2)}, (2, 3, 4))],
     L.BatchNormalization: [({}, (4,)), ({}, (3, 3, 2))],

@@ -81,7 +81,7 @@ def test_every_alias_imports(tf_imports):
     "statement, shown",
     [
         ("from tensorflow.keras.layers import ConvLSTM2D", "tf.keras.layers.ConvLSTM2D"),
-        ("import tensorflow.keras.applications.resnet50", "tf.keras.applications"),
+        ("import tensorflow.keras.applications.efficientnet", "tf.keras.applications.efficientnet"),
         ("from tensorflow.python.ipu import horovod", "tensorflow.python.ipu.horovod"),
         ("import tensorflow.contrib", "tf.contrib"),
     ],

@@ -1,6 +1,7 @@
 """torch.utils.data (batches, shuffling with a generator, splits), the optimizers' update formulas, the LR
 schedulers, torch.save / torch.load without pickle, and torchvision's offline MNIST and transforms."""
 
+import gzip
 import io
 import zipfile
 
@@ -173,3 +174,29 @@ def test_torchvision_reads_idx_files_and_names_missing_ones(tmp_path):
     assert len(data) == 2 and data[1][1] == 1 and data[1][0].tolist() == images[1].tolist()
     with pytest.raises(FileNotFoundError, match="cifar-10-batches-bin .* in"):
         torchvision.datasets.CIFAR10(tmp_path)
+
+
+def test_fashion_mnist_comes_from_keras_cache_when_torchvisions_folder_lacks_it(tmp_path, monkeypatch):
+    """Without ``<root>/FashionMNIST/raw``, FashionMNIST reads the four files of Keras' cache (what
+    ``keras.datasets.fashion_mnist`` reads); without either, the error names both folders."""
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras"))
+    with pytest.raises(
+        FileNotFoundError, match=r"FashionMNIST/raw .*or the four \.gz files in .*keras/datasets/fashion-mnist"
+    ):
+        torchvision.datasets.FashionMNIST(tmp_path, train=True)
+    cache = tmp_path / "keras" / "datasets" / "fashion-mnist"
+    cache.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    x_train, y_train = rng.integers(0, 256, (3, 28, 28)), np.array([4, 9, 0])
+    x_test, y_test = rng.integers(0, 256, (2, 28, 28)), np.array([1, 7])
+    for name, values in (("train-images-idx3", x_train), ("train-labels-idx1", y_train),
+                         ("t10k-images-idx3", x_test), ("t10k-labels-idx1", y_test)):  # fmt: skip
+        header = (0x800 + values.ndim).to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in values.shape)
+        (cache / f"{name}-ubyte.gz").write_bytes(gzip.compress(header + values.astype(np.uint8).tobytes()))
+    train = torchvision.datasets.FashionMNIST(tmp_path, train=True, transform=torchvision.transforms.ToTensor())
+    test = torchvision.datasets.FashionMNIST(tmp_path, train=False)
+    assert len(train) == len(x_train) and len(test) == len(x_test)
+    image, label = train[1]
+    assert image.shape == (1, 28, 28) and label == int(y_train[1])
+    np.testing.assert_array_equal(image.numpy()[0], x_train[1].astype(np.float32) / np.float32(255))
+    assert test[0][0].tolist() == x_test[0].tolist()

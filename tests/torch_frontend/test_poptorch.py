@@ -215,8 +215,8 @@ def test_autoreport_profiles_a_poptorch_model(tmp_path, monkeypatch):
 def test_blocks_and_replicas_attach_their_ipus():
     model = WithLoss()
     poptorch.BeginBlock(model.loss, ipu_id=1)
-    training = poptorch.trainingModel(model, _options(replicas=2, accumulation=2))
-    training(*_data(8))
+    training = poptorch.trainingModel(model, _options(replicas=2, accumulation=4))  # a 2-stage pipeline needs 3+
+    training(*_data(16))
     assert training._configuration.num_ipus == 4  # 2 replicas of 2 IPUs
 
 
@@ -255,3 +255,57 @@ def test_random_seed_seeds_torch_as_poptorch_does():
     first = torch.randn(3)
     poptorch.Options().randomSeed(7)
     assert torch.equal(first, torch.randn(3))
+
+
+def test_popart_options_are_recorded_and_chain():
+    """``opts._Popart.set(key, value)`` (the pipelining tutorial sets defaultPrefetchBufferingDepth) is kept with
+    the options and survives ``clone()``, as PopTorch's _PopartOptions."""
+    opts = poptorch.Options()
+    assert opts._Popart.set("defaultPrefetchBufferingDepth", 3) is opts._Popart
+    opts._Popart.setPatterns({"TiedGather": True}, level=1)
+    copied = opts.clone()
+    assert copied._Popart.options == {
+        "defaultPrefetchBufferingDepth": 3,
+        "patternsLevel": 1,
+        "patterns": {"TiedGather": True},
+    }
+    assert copied._Popart is not opts._Popart
+
+
+def test_tensor_locations_are_recorded_and_checked_as_poptorch_checks_them():
+    """``opts.TensorLocations`` (the pipelining tutorial's --offload-optimiser) keeps each kind's settings, survives
+    ``clone()`` and refuses what PopTorch refuses."""
+    opts = poptorch.Options()
+    offchip = poptorch.TensorLocationSettings().useOnChipStorage(False).minElementsForOffChip(64)
+    opts.TensorLocations.setOptimizerLocation(offchip).setWeightLocation(
+        poptorch.TensorLocationSettings().useOnChipStorage(True)
+    )
+    assert opts.clone().TensorLocations.locations == {
+        "optimizer": {"onChip": False, "minElementsForOffChip": 64},
+        "weight": {"onChip": True},
+    }
+    with pytest.raises(TypeError, match="expected a poptorch.TensorLocationSettings, got dict"):
+        opts.TensorLocations.setActivationLocation({"onChip": True})
+    with pytest.raises(TypeError, match="useOnChipStorage expects a bool, got 1"):
+        poptorch.TensorLocationSettings().useOnChipStorage(1)
+    with pytest.raises(ValueError, match="numIOTiles must be an even number between 32 and 192, got 33"):
+        opts.TensorLocations.numIOTiles(33)
+    assert opts.TensorLocations.numIOTiles(64).num_io_tiles == 64
+
+
+def test_set_log_level_takes_poptorchs_names_and_legacy_integers():
+    import logging
+
+    logger = logging.getLogger("poptorch")
+    saved = logger.level
+    try:
+        poptorch.setLogLevel(1)  # the pipelining tutorial's --debug
+        assert logger.level == logging.DEBUG
+        poptorch.setLogLevel("WARN")
+        assert logger.level == logging.WARNING
+        with pytest.raises(ValueError, match="Unknown log level: LOUD. Valid values are DEBUG, DEBUG_IR, ERR, INFO"):
+            poptorch.setLogLevel("LOUD")
+        with pytest.raises(ValueError, match="Invalid log level integer"):
+            poptorch.setLogLevel(5)
+    finally:
+        logger.setLevel(saved)

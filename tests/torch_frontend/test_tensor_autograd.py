@@ -116,3 +116,71 @@ def test_elementwise_max_and_min_of_two_tensors():
     assert torch.max(a, b).tolist() == [3.0, 5.0] and torch.min(a, b).tolist() == [1.0, 2.0]
     torch.max(a, b).sum().backward()
     assert a.grad.tolist() == [0.0, 1.0]
+
+
+def test_random_draws_integers_in_pytorchs_ranges():
+    """``random_(to)`` draws 0 to to-1 and ``random_(from, to)`` from to to-1, as PyTorch's (the data-loading
+    tutorial's labels: ``torch.empty([n], dtype=torch.long).random_(10)``); the dtype is kept."""
+    torch.manual_seed(0)
+    labels = torch.empty([2000], dtype=torch.long).random_(10)
+    assert labels.dtype == torch.int64 and set(labels.tolist()) == set(range(10))
+    floats = torch.zeros(500).random_(3, 5)
+    assert floats.dtype == torch.float32 and set(floats.tolist()) == {3.0, 4.0}
+    unbounded = torch.zeros(500).random_()
+    assert 0 <= unbounded.min().item() and unbounded.max().item() <= 2**24 and unbounded.max().item() > 2**20
+    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=5"):
+        torch.zeros(2).random_(5, 5)
+
+
+def test_count_nonzero_and_the_function_forms_of_arithmetic():
+    """``torch.count_nonzero`` (the mixed-precision tutorial's accuracy) counts as PyTorch's: int64, over all
+    elements, one dim or several; ``torch.sub(a, b, alpha=)`` and its siblings are the methods."""
+    x = torch.tensor([[0, 1.5, 0], [2, 0, 3]])
+    total = torch.count_nonzero(x)
+    assert total.dtype == torch.int64 and total.ndim == 0 and total.item() == 3
+    assert torch.count_nonzero(x, dim=0).tolist() == [1, 1, 1] and x.count_nonzero(1).tolist() == [1, 2]
+    assert x.count_nonzero(dim=(0, 1)).item() == 3
+    assert torch.sub(x, 1, alpha=2).tolist() == [[-2.0, -0.5, -2.0], [0.0, -2.0, 1.0]]
+    labels, predictions = torch.tensor([1, 2, 3, 4]), torch.tensor([1, 0, 3, 0])
+    assert (1 - torch.count_nonzero(torch.sub(labels, predictions)) / len(labels)).item() == 0.5
+    assert torch.mul(x, 2).tolist() == (x * 2).tolist() and torch.div(x, 2).tolist() == (x / 2).tolist()
+    assert torch.add(x, x, alpha=0.5).tolist() == (x * 1.5).tolist()
+
+
+def test_a_list_plus_a_tensor_extends_the_list_as_in_pytorch():
+    """Arithmetic with a list or tuple is not broadcast (PyTorch refuses it), so ``predictions += batch_tensor``
+    (the basics tutorial's evaluation loop) extends the list with the tensor's elements."""
+    predictions = []
+    predictions += torch.tensor([3, 1])
+    predictions += torch.tensor([4])
+    assert [p.item() for p in predictions] == [3, 1, 4] and all(p.ndim == 0 for p in predictions)
+    with pytest.raises(TypeError, match="unsupported operand type\\(s\\) for \\+: 'Tensor' and 'list'"):
+        torch.tensor([1, 2]) + [1, 2]
+    with pytest.raises(TypeError, match="unsupported operand type\\(s\\) for -: 'tuple' and 'Tensor'"):
+        (3,) - torch.tensor([1])
+
+
+def test_data_is_a_tensor_outside_the_graph_sharing_the_values_as_in_pytorch():
+    """``t.data`` is PyTorch's: a tensor that requires no gradient and shares the values (the basics tutorial's
+    ``model(data).data.max(dim=1).indices``, the mixed-precision one's ``.data.float()``, ``p.data.mul_(...)``);
+    assigning to it replaces the values; ``copy.deepcopy`` copies them."""
+    import copy
+
+    w = torch.tensor([[1.0, 5.0], [7.0, 2.0]], requires_grad=True)
+    view = w.data
+    assert isinstance(view, torch.Tensor) and not view.requires_grad and view.grad_fn is None
+    assert view.max(dim=1).indices.tolist() == [1, 0] and view.float().dtype == torch.float32
+    view.mul_(2)  # in place through .data changes the weight, outside the graph
+    assert w.tolist() == [[2.0, 10.0], [14.0, 4.0]] and w.requires_grad
+    w.data = torch.zeros(2, 2)
+    assert w.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    (w * 3).sum().backward()
+    copied = copy.deepcopy(w)
+    copied.data.add_(1)
+    assert w.tolist() == [[0.0, 0.0], [0.0, 0.0]] and copied.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert copied.requires_grad and copied.grad.tolist() == w.grad.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    layer = torch.nn.Linear(2, 1)
+    twin = copy.deepcopy(layer)
+    assert isinstance(twin.weight, torch.nn.Parameter) and twin.weight.tolist() == layer.weight.tolist()
+    twin.weight.data.fill_(0.5)
+    assert layer.weight.tolist() != twin.weight.tolist()

@@ -16,7 +16,7 @@ from .convolutional_variants import Conv2DTranspose, DepthwiseConv2D, SeparableC
 from .core import Activation, Dense, Dropout, Flatten, Reshape, Softmax
 from .embedding import Embedding
 from .lambda_layer import Lambda
-from .global_pooling import GlobalAveragePooling2D, GlobalAvgPool2D
+from .global_pooling import GlobalAveragePooling2D, GlobalAvgPool2D, GlobalMaxPool2D, GlobalMaxPooling2D
 from .layer_normalization import LayerNormalization
 from .merging import Add, Average, Concatenate, Multiply, Subtract, add, average, concatenate, multiply, subtract
 from .noise import GaussianNoise, SpatialDropout2D
@@ -57,6 +57,8 @@ __all__ = [
     "GRU",
     "GaussianNoise",
     "GlobalAveragePooling2D",
+    "GlobalMaxPool2D",
+    "GlobalMaxPooling2D",
     "GlobalAvgPool2D",
     "Input",
     "InputLayer",

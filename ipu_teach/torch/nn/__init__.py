@@ -1,4 +1,13 @@
-"""``torch.nn``: modules, layers, losses, ``functional`` and ``init`` (see :mod:`ipu_teach.torch`)."""
+"""``torch.nn``: modules, layers, losses, ``functional`` and ``init`` (see :mod:`ipu_teach.torch`).
+
+Example:
+
+>>> from ipu_teach import torch
+>>> from ipu_teach.torch import nn
+>>> net = nn.Sequential(nn.Conv2d(1, 4, kernel_size=3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 26 * 26, 10))
+>>> net(torch.zeros(2, 1, 28, 28)).shape
+torch.Size([2, 10])
+"""
 
 from . import functional, init
 from .containers import ModuleDict, ModuleList, Sequential

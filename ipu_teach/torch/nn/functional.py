@@ -94,7 +94,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     else:
         x, mode = _zero_pad(x, _pair(padding, "padding")), "valid"
     kernel = weight.permute(2, 3, 1, 0)  # OIHW -> HWIO
-    bias = bias if bias is not None else Tensor(np.zeros(weight.shape[0], weight.data.dtype))
+    bias = bias if bias is not None else Tensor(np.zeros(weight.shape[0], weight.array.dtype))
     y = apply(Conv2D, x, kernel, bias, strides=_pair(stride, "stride"), padding=mode)
     return _to_nchw(y)
 
@@ -186,9 +186,9 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):  # noqa
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    keep = numpy_generator(generator).random(input.data.shape) >= p
+    keep = numpy_generator(generator).random(input.array.shape) >= p
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    return input * Tensor((keep * scale).astype(input.data.dtype))
+    return input * Tensor((keep * scale).astype(input.array.dtype))
 
 
 def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
@@ -218,24 +218,24 @@ def batch_norm(
     as PyTorch); in evaluation the running statistics normalise it."""
     x = _channels_last(input)
     channels = x.shape[-1]
-    gamma = weight if weight is not None else Tensor(np.ones(channels, x.data.dtype))
-    beta = bias if bias is not None else Tensor(np.zeros(channels, x.data.dtype))
+    gamma = weight if weight is not None else Tensor(np.ones(channels, x.array.dtype))
+    beta = bias if bias is not None else Tensor(np.zeros(channels, x.array.dtype))
     if training:
         axes = tuple(range(x.ndim - 1))
-        count = x.data.size // channels
+        count = x.array.size // channels
         if count <= 1:
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size {list(input.shape)}"
             )
-        mean = x.data.mean(axis=axes)
-        var = x.data.var(axis=axes)
+        mean = x.array.mean(axis=axes)
+        var = x.array.var(axis=axes)
         if running_mean is not None:
-            running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * mean
-            running_var.data[...] = (1 - momentum) * running_var.data + momentum * var * count / (count - 1)
+            running_mean.array[...] = (1 - momentum) * running_mean.array + momentum * mean
+            running_var.array[...] = (1 - momentum) * running_var.array + momentum * var * count / (count - 1)
     else:
-        mean, var = running_mean.data, running_var.data
+        mean, var = running_mean.array, running_var.array
     y = apply(
-        BatchNorm, x, gamma, beta, mean.astype(x.data.dtype), var.astype(x.data.dtype), epsilon=eps, training=training
+        BatchNorm, x, gamma, beta, mean.astype(x.array.dtype), var.astype(x.array.dtype), epsilon=eps, training=training
     )
     return _channels_first(y, input.ndim)
 
@@ -250,8 +250,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
         )
     features = int(np.prod(shape))
     x = input.reshape(*input.shape[: input.ndim - len(shape)], features)
-    gamma = weight.reshape(features) if weight is not None else Tensor(np.ones(features, x.data.dtype))
-    beta = bias.reshape(features) if bias is not None else Tensor(np.zeros(features, x.data.dtype))
+    gamma = weight.reshape(features) if weight is not None else Tensor(np.ones(features, x.array.dtype))
+    beta = bias.reshape(features) if bias is not None else Tensor(np.zeros(features, x.array.dtype))
     return apply(LayerNorm, x, gamma, beta, epsilon=eps).reshape(input.shape)
 
 
@@ -264,7 +264,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A0
                            f"shape {list(input.shape)} and num_groups={num_groups}")  # fmt: skip
     grouped = input.reshape(n, num_groups, -1)
     features = grouped.shape[-1]
-    ones, zeros = Tensor(np.ones(features, input.data.dtype)), Tensor(np.zeros(features, input.data.dtype))
+    ones, zeros = Tensor(np.ones(features, input.array.dtype)), Tensor(np.zeros(features, input.array.dtype))
     y = apply(LayerNorm, grouped, ones, zeros, epsilon=eps).reshape(input.shape)
     per_channel = (1, channels) + (1,) * (input.ndim - 2)
     if weight is not None:
@@ -273,16 +273,16 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A0
 
 
 def embedding(input, weight, padding_idx=None):  # noqa: A002
-    if input.data.dtype.kind not in "iu":
+    if input.array.dtype.kind not in "iu":
         raise RuntimeError(
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
             f"{input.type()} instead"
         )
-    out = apply(Gather, weight, input.data)
+    out = apply(Gather, weight, input.array)
     if padding_idx is None:
         return out
     # PyTorch's padding_idx: the row's value is looked up as any other, but no gradient flows into it
-    kept = (input.data != padding_idx % weight.shape[0])[..., None].astype(out.data.dtype)
+    kept = (input.array != padding_idx % weight.shape[0])[..., None].astype(out.array.dtype)
     return out * Tensor(kept) + out.detach() * Tensor(1 - kept)
 
 
@@ -293,7 +293,7 @@ def _reduce(per_sample, reduction, weights=None):
     if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if weights is not None:
-        weighted = per_sample * Tensor(weights.astype(per_sample.data.dtype))
+        weighted = per_sample * Tensor(weights.astype(per_sample.array.dtype))
         if reduction == "mean":
             return weighted.sum() / float(weights.sum())
         per_sample = weighted
@@ -309,12 +309,12 @@ def _rows_last(input):
 
 def _class_weights(target, weight, ignore_index):
     """Each sample's weight (its class's, 0 when ignored) and labels safe to index with; None when all are 1."""
-    labels = target.data.reshape(-1).astype(np.int64)
+    labels = target.array.reshape(-1).astype(np.int64)
     ignored = labels == ignore_index
     if weight is None and not ignored.any():
         return None, labels
     safe = np.where(ignored, 0, labels)
-    w = np.ones(len(labels), np.float64) if weight is None else np.asarray(weight.data, np.float64)[safe]
+    w = np.ones(len(labels), np.float64) if weight is None else np.asarray(weight.array, np.float64)[safe]
     return np.where(ignored, 0.0, w), safe
 
 
@@ -325,15 +325,15 @@ def cross_entropy(
     probabilities ``target`` (PyTorch's ``cross_entropy``: Keras' fused softmax-cross-entropy ops)."""
     logits = _rows_last(input)
     classes = logits.shape[-1]
-    if target.data.dtype.kind == "f":  # probabilities, as many as the logits
-        probs = _rows_last(target).data
+    if target.array.dtype.kind == "f":  # probabilities, as many as the logits
+        probs = _rows_last(target).array
         if label_smoothing:
             probs = probs * (1 - label_smoothing) + label_smoothing / classes
         if weight is not None:
             raise NotImplementedError("cross_entropy with probability targets and class weights is not simulated")
-        per = apply(SoftmaxCrossEntropy, logits, probs.astype(logits.data.dtype))
+        per = apply(SoftmaxCrossEntropy, logits, probs.astype(logits.array.dtype))
         return _reduce(per.reshape(input.shape[:1] + input.shape[2:]), reduction)
-    labels = target.data.reshape(-1)
+    labels = target.array.reshape(-1)
     if labels.size != logits.shape[0]:
         raise ValueError(f"Expected input batch_size ({logits.shape[0]}) to match target batch_size ({labels.size}).")
     weights, safe = _class_weights(target, weight, ignore_index)
@@ -344,14 +344,14 @@ def cross_entropy(
             raise NotImplementedError(
                 "cross_entropy with label_smoothing and class weights or ignore_index is not simulated"
             )
-        smoothed = np.full(logits.shape, label_smoothing / classes, logits.data.dtype)
+        smoothed = np.full(logits.shape, label_smoothing / classes, logits.array.dtype)
         smoothed[np.arange(len(safe)), safe] += 1 - label_smoothing
         per = apply(SoftmaxCrossEntropy, logits, smoothed)
     else:
         per = apply(SparseSoftmaxCrossEntropy, logits, safe)
     if reduction == "none":
         per = per.reshape(target.shape)
-        return per if weights is None else per * Tensor(weights.reshape(target.shape).astype(per.data.dtype))
+        return per if weights is None else per * Tensor(weights.reshape(target.shape).astype(per.array.dtype))
     return _reduce(per, reduction, weights)
 
 
@@ -364,7 +364,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     per = -rows[np.arange(len(safe)), safe]
     if reduction == "none":
         per = per.reshape(target.shape)
-        return per if weights is None else per * Tensor(weights.reshape(target.shape).astype(per.data.dtype))
+        return per if weights is None else per * Tensor(weights.reshape(target.shape).astype(per.array.dtype))
     return _reduce(per, reduction, weights)
 
 
@@ -390,9 +390,9 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):  #
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
     """``-(y log p + (1 - y) log(1 - p))`` with each log clamped at -100, as PyTorch does."""
     _same_shape(input, target, "binary_cross_entropy")
-    if ((input.data < 0) | (input.data > 1)).any():
+    if ((input.array < 0) | (input.array > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    y = target.data.astype(input.data.dtype)
+    y = target.array.astype(input.array.dtype)
     with np.errstate(divide="ignore"):  # log(0) is -inf, clamped to -100 as PyTorch does, without a warning
         log_p = input.log().clamp(min=-100.0)
         log_not_p = (1.0 - input).log().clamp(min=-100.0)
@@ -407,6 +407,6 @@ def binary_cross_entropy_with_logits(
     _same_shape(input, target, "binary_cross_entropy_with_logits")
     if pos_weight is not None:
         raise NotImplementedError("binary_cross_entropy_with_logits with pos_weight is not simulated by ipu-teach")
-    labels = target.data.astype(input.data.dtype).reshape(input.data.shape + (1,))
+    labels = target.array.astype(input.array.dtype).reshape(input.array.shape + (1,))
     per = apply(SigmoidBinaryCrossentropy, input.reshape(*input.shape, 1), labels)
     return _reduce(per if weight is None else per * weight, reduction)

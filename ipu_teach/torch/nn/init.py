@@ -33,21 +33,21 @@ def calculate_gain(nonlinearity, param=None) -> float:
 def _calculate_fan_in_and_fan_out(tensor):
     if tensor.ndim < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-    receptive = int(np.prod(tensor.data.shape[2:])) if tensor.ndim > 2 else 1
-    return tensor.data.shape[1] * receptive, tensor.data.shape[0] * receptive
+    receptive = int(np.prod(tensor.array.shape[2:])) if tensor.ndim > 2 else 1
+    return tensor.array.shape[1] * receptive, tensor.array.shape[0] * receptive
 
 
 def _fill(tensor, values):
-    tensor.data[...] = values
+    tensor.array[...] = values
     return tensor
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, numpy_generator(generator).uniform(a, b, tensor.data.shape))
+    return _fill(tensor, numpy_generator(generator).uniform(a, b, tensor.array.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, numpy_generator(generator).normal(mean, std, tensor.data.shape))
+    return _fill(tensor, numpy_generator(generator).normal(mean, std, tensor.array.shape))
 
 
 def constant_(tensor, val):

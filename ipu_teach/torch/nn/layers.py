@@ -239,7 +239,7 @@ class BatchNorm2d(Module):
             )
         use_batch = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data += 1
+            self.num_batches_tracked.array += 1
         running = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
         return F.batch_norm(input, *running, self.weight, self.bias, use_batch, self.momentum, self.eps)
 
@@ -295,7 +295,7 @@ class Embedding(Module):
         self.weight = _parameter(num_embeddings, embedding_dim, dtype=dtype)
         init.normal_(self.weight)
         if padding_idx is not None:
-            self.weight.data[padding_idx] = 0
+            self.weight.array[padding_idx] = 0
 
     def forward(self, input):  # noqa: A002
         return F.embedding(input, self.weight, self.padding_idx)

@@ -41,13 +41,26 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_scope_name", "")
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        for hook in list(self.__dict__.get("_forward_pre_hooks", {}).values()):
+            changed = hook(self, args)
+            if changed is not None:  # PyTorch: a hook may replace the positional inputs
+                args = changed if isinstance(changed, tuple) else (changed,)
         with scope(self._scope_name or type(self).__name__):
             return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each ``forward`` (PopTorch's ``BeginBlock`` is one); returns a handle
+        whose ``remove()`` unregisters it."""
+        hooks = self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     # ---- registration -------------------------------------------------------------------------------------
     def _registry(self):
@@ -182,11 +195,11 @@ class Module:
                 errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
         for key, target in own.items():
             if key in state_dict:
-                shape = tuple(np.shape(getattr(state_dict[key], "data", state_dict[key])))
-                if shape != tuple(target.data.shape):
+                shape = tuple(np.shape(getattr(state_dict[key], "array", state_dict[key])))
+                if shape != tuple(target.array.shape):
                     errors.append(
                         f"size mismatch for {key}: copying a param with shape {list(shape)} from checkpoint, the "
-                        f"shape in current model is {list(target.data.shape)}."
+                        f"shape in current model is {list(target.array.shape)}."
                     )
         if errors:
             raise RuntimeError(
@@ -195,7 +208,8 @@ class Module:
             )
         for key, target in own.items():
             if key in state_dict:
-                np.copyto(target.data, np.asarray(getattr(state_dict[key], "data", state_dict[key])), casting="unsafe")
+                value = getattr(state_dict[key], "array", state_dict[key])
+                np.copyto(target.array, np.asarray(value), casting="unsafe")
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- modes and gradients ------------------------------------------------------------------------------
@@ -217,7 +231,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
-                p.grad = np.zeros_like(p.data)
+                p.grad = np.zeros_like(p.array)
 
     def apply(self, function):
         for module in self.children():
@@ -237,8 +251,8 @@ class Module:
         for module in self.modules():
             for registry in (module._parameters, module._buffers):
                 for value in registry.values():
-                    if value is not None and value.data.dtype.kind == "f":
-                        value.data = value.data.astype(to_numpy(dtype))
+                    if value is not None and value.array.dtype.kind == "f":
+                        value.array = value.array.astype(to_numpy(dtype))
                         value.grad = None
 
     def float(self):
@@ -265,6 +279,19 @@ class Module:
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+class RemovableHandle:
+    """What ``register_forward_pre_hook`` returns (``torch.utils.hooks.RemovableHandle``)."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: OrderedDict):
+        self.hooks, self.id = hooks, RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
 
 
 class _IncompatibleKeys(tuple):

@@ -19,7 +19,7 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __init__(self, data=None, requires_grad=True):
-        array = np.zeros(0, np.float32) if data is None else getattr(data, "data", data)
+        array = np.zeros(0, np.float32) if data is None else getattr(data, "array", data)
         super().__init__(np.asarray(array), requires_grad=requires_grad)
 
     def __repr__(self):

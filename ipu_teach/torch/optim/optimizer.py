@@ -57,7 +57,7 @@ class Optimizer:
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
-                    p.grad = np.zeros_like(p.data)
+                    p.grad = np.zeros_like(p.array)
 
     def step(self, closure=None):
         loss = closure() if closure is not None else None
@@ -65,7 +65,7 @@ class Optimizer:
             for p in group["params"]:
                 grad = Tensor.grad.fget(p)
                 if grad is not None:
-                    self._update(p.data, np.asarray(grad.data, p.data.dtype), self.state.setdefault(p, {}), group)
+                    self._update(p.array, np.asarray(grad.array, p.array.dtype), self.state.setdefault(p, {}), group)
         return loss
 
     def _update(self, param, grad, state, group):
@@ -92,7 +92,7 @@ class Optimizer:
                 )
             group.update({k: v for k, v in saved.items() if k != "params"})
         self.state = {
-            params[int(i)]: {k: np.array(getattr(v, "data", v)) for k, v in s.items()}
+            params[int(i)]: {k: np.array(getattr(v, "array", v)) for k, v in s.items()}
             for i, s in state_dict["state"].items()
         }
 
@@ -111,7 +111,18 @@ def _check(name, value, low=0.0):
 
 class SGD(Optimizer):
     """``p -= lr * d``, d the gradient plus ``weight_decay * p``, through a momentum buffer when ``momentum``
-    (``b = momentum * b + (1 - dampening) * d``, the first step ``b = d``; Nesterov: ``d + momentum * b``)."""
+    (``b = momentum * b + (1 - dampening) * d``, the first step ``b = d``; Nesterov: ``d + momentum * b``).
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> w = torch.nn.Parameter(torch.tensor([1.0]))
+    >>> optimizer = torch.optim.SGD([w], lr=0.1)
+    >>> (w * 3).sum().backward()                 # the gradient is 3
+    >>> optimizer.step()
+    >>> round(w.item(), 6)
+    0.7
+    """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False):
         for name, value in (("learning rate", lr), ("momentum value", momentum), ("weight_decay value", weight_decay)):

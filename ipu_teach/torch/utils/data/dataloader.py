@@ -27,7 +27,7 @@ def default_collate(batch):
     first = batch[0]
     if isinstance(first, Tensor):
         if not any(t.requires_grad for t in batch):
-            return Tensor(np.stack([t.data for t in batch]))
+            return Tensor(np.stack([t.array for t in batch]))
         return stack(batch)
     if isinstance(first, np.ndarray):
         return Tensor(np.stack(batch))
@@ -52,7 +52,16 @@ def default_collate(batch):
 
 class DataLoader:
     """Iterates over ``dataset`` in batches of ``batch_size`` (``shuffle``: a new order each epoch from
-    ``generator``, else the default generator; ``drop_last``: drop an incomplete final batch)."""
+    ``generator``, else the default generator; ``drop_last``: drop an incomplete final batch).
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> data = torch.utils.data.TensorDataset(torch.arange(10).float())
+    >>> loader = torch.utils.data.DataLoader(data, batch_size=4, drop_last=True)
+    >>> len(loader), [batch[0].shape[0] for batch in loader]
+    (2, [4, 4])
+    """
 
     def __init__(
         self,

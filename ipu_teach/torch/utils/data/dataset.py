@@ -50,6 +50,17 @@ class TensorDataset(Dataset):
 
 
 class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order.
+
+    Example:
+
+    >>> from ipu_teach import torch
+    >>> data = torch.utils.data.TensorDataset(torch.arange(10).float())
+    >>> part = torch.utils.data.Subset(data, range(2, 5))
+    >>> len(part), part[0][0].item()
+    (3, 2.0)
+    """
+
     def __init__(self, dataset, indices):
         self.dataset, self.indices = dataset, list(indices)
 

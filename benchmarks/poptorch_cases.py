@@ -1,0 +1,146 @@
+"""Fidelity cases simulated through ipu-teach's PopTorch front end (issue 23), not a Keras expression of them.
+
+A case whose ``ipu_teach`` entry has ``"poptorch_run"`` is Graphcore's PopTorch basics tutorial
+(tutorials/tutorials/pytorch/basics/walkthrough.py of graphcore/examples) as the workshop slides ran it: its
+``ClassificationModel`` written with :mod:`ipu_teach.torch`, wrapped by ``poptorch.trainingModel`` and
+``poptorch.inferenceModel`` with the tutorial's options, batch sizes and optimizer. :func:`simulate` gives the
+figures the tutorial prints: each "Graph compilation" (training, evaluation, the one-image inference) and the
+"epochs" bar's total (the first call's compilation, then every call of every epoch). Every call of a model
+costs the same simulated time, so two calls on zeros shaped like the data give it (as
+``fidelity_cases.custom_loop_run_time`` does); the simulated figures do not depend on the data's values.
+The accuracy needs the real training: :func:`train_and_evaluate` runs the tutorial's loops on Fashion-MNIST
+(torchvision's folder or Keras' cache) when it is there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+from ipu_teach import poptorch, torch, torchvision
+from ipu_teach.ipu import custom_loop, system
+from ipu_teach.torch import nn
+
+IMAGE = (1, 28, 28)
+
+
+class ClassificationModel(nn.Module):
+    """The basics tutorial's model, as it writes it (its loss inside ``forward`` while training)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 5, 3)
+        self.pool = nn.MaxPool2d(2, 2)
+        self.conv2 = nn.Conv2d(5, 12, 5)
+        self.norm = nn.GroupNorm(3, 12)
+        self.fc1 = nn.Linear(972, 100)
+        self.relu = nn.ReLU()
+        self.fc2 = nn.Linear(100, 10)
+        self.log_softmax = nn.LogSoftmax(dim=1)
+        self.loss = nn.NLLLoss()
+
+    def forward(self, x, labels=None):
+        x = self.pool(self.relu(self.conv1(x)))
+        x = self.norm(self.relu(self.conv2(x)))
+        x = torch.flatten(x, start_dim=1)
+        x = self.relu(self.fc1(x))
+        x = self.log_softmax(self.fc2(x))
+        if self.training:
+            return x, self.loss(x, labels)
+        return x
+
+
+MODELS = {"basics_classification": ClassificationModel}
+MEASURES = ("training compile", "epochs", "evaluation compile", "inference compile", "accuracy")
+"""What a figure of a ``poptorch_run`` case measures (its ``measure``): see :func:`figures`."""
+
+
+def _optimizer(model, settings):
+    settings = dict(settings)
+    return {"sgd": poptorch.optim.SGD}[settings.pop("name")](model.parameters(), **settings)
+
+
+def _timed(wrapped, *inputs, calls=1):
+    """``(compile s, s per call)`` of ``calls`` calls of a new wrapped model, as ipu-teach's timings record them
+    (cleared first: PopTorch's evaluation and inference models have the same name), detached after."""
+    custom_loop.clear_timings()
+    for _ in range(calls):
+        wrapped(*inputs)
+    wrapped.detachFromDevice()
+    timing = custom_loop.timings()[wrapped._name]
+    return timing.compile_seconds, (timing.seconds - timing.compile_seconds) / timing.calls
+
+
+def simulate(spec, calls_simulated=2) -> dict:
+    """``{"training": (compile s, s per call), "evaluation": compile s, "inference": compile s}`` of a
+    ``poptorch_run`` entry: each model compiled and called on zeros, as the tutorial's loop calls it."""
+    run = spec["poptorch_run"]
+    system.reset()
+    torch.manual_seed(42)  # as the tutorial
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        model = MODELS[spec["model"]]()
+        model.train()
+        opts = poptorch.Options()
+        training = poptorch.trainingModel(model, options=opts, optimizer=_optimizer(model, spec["optimizer"]))
+        batch = run["train_batch"]
+        trained = _timed(
+            training, torch.zeros(batch, *IMAGE), torch.zeros(batch, dtype=torch.long), calls=calls_simulated
+        )
+        model.eval()
+        evaluation = poptorch.inferenceModel(model, options=opts)
+        evaluated = _timed(evaluation, torch.zeros(run["test_batch"], *IMAGE))
+        inference = poptorch.inferenceModel(model, options=poptorch.Options())
+        inferred = _timed(inference, torch.zeros(run["inference_batch"], *IMAGE))
+    return {"training": trained, "evaluation": evaluated[0], "inference": inferred[0]}
+
+
+def figures(case, simulated, accuracy=None) -> dict:
+    """``{figure name: simulated value}``: each figure's ``measure`` in :func:`simulate`'s result; the epochs'
+    total is the training compilation plus ``epochs x calls_per_epoch`` calls; the accuracy is None unless
+    :func:`train_and_evaluate` measured it."""
+    run = case["ipu_teach"]["poptorch_run"]
+    compile_s, per_call = simulated["training"]
+    values = {
+        "training compile": compile_s,
+        "epochs": compile_s + run["epochs"] * run["calls_per_epoch"] * per_call,
+        "evaluation compile": simulated["evaluation"],
+        "inference compile": simulated["inference"],
+        "accuracy": accuracy,
+    }
+    return {figure["name"]: values[figure["measure"]] for figure in case["figures"]}
+
+
+def fashion_mnist(root="~/.torch/datasets"):
+    """The tutorial's train and test sets (torchvision's folder, else Keras' cache), or None when neither has them."""
+    transform = torchvision.transforms.Compose(
+        [torchvision.transforms.ToTensor(), torchvision.transforms.Normalize((0.5,), (0.5,))]
+    )
+    try:
+        return tuple(torchvision.datasets.FashionMNIST(root, transform=transform, train=t) for t in (True, False))
+    except FileNotFoundError:
+        return None
+
+
+def train_and_evaluate(spec, train_dataset, test_dataset) -> float:
+    """The tutorial's training loop (``epochs`` over the training set) and its evaluation; the accuracy (0-1)."""
+    run = spec["poptorch_run"]
+    system.reset()
+    torch.manual_seed(42)  # as the tutorial
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        model = MODELS[spec["model"]]()
+        model.train()
+        opts = poptorch.Options()
+        loader = poptorch.DataLoader(opts, train_dataset, batch_size=run["train_batch"], shuffle=True)
+        training = poptorch.trainingModel(model, options=opts, optimizer=_optimizer(model, spec["optimizer"]))
+        for _ in range(run["epochs"]):
+            for data, labels in loader:
+                training(data, labels)
+        training.detachFromDevice()
+        model.eval()
+        evaluation = poptorch.inferenceModel(model, options=opts)
+        correct = total = 0
+        for data, labels in poptorch.DataLoader(opts, test_dataset, batch_size=run["test_batch"]):
+            correct += int((evaluation(data).argmax(dim=1) == labels).sum().item())
+            total += len(labels)
+        evaluation.detachFromDevice()
+    return correct / total
