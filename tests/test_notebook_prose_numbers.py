@@ -76,6 +76,16 @@ CLAIMS = [
         r"host syncs and transfers, [\d.]+% \+ [\d.]+% = (\d+)% of this small model's step",
         r"host I/O was [\d.]+ us of each [\d.]+ us step \((\d+)%\)",
     ),
+    # 02 §6: the custom loop's host call, Keras', and the on-device loop's speed-up
+    Claim(N02, r"for less than Keras' ([\d.]+) ms", r"host overhead per execution: ([\d.]+) ms"),
+    Claim(N02, r"Only the host's call differs\*\*: ([\d.]+) ms", r"custom loop, a call per batch +([\d.]+) ms"),
+    Claim(N02, r"against ([\d.]+) ms for Keras", r"fit, steps_per_execution=1 +([\d.]+) ms"),
+    Claim(N02, r"the on-device loop is ([\d.]+)x faster still", r"against a call per batch: ([\d.]+)x faster"),
+    Claim(
+        N02,
+        r"loss tracker and accuracy on the device in every step \(.*?\): ([\d.]+) us here",
+        r"device step is ([\d.]+) us longer",
+    ),
     # 03: the all-reduce and the host link
     Claim(N03, r"effective batch size, (128)", r"your effective batch size is (\d+)\."),
     Claim(N03, r"Each epoch is now (16) steps", r"(\d+)/\1 \[=+\] - \d+s \d+s/step"),

@@ -167,3 +167,28 @@ def test_02_exercise_4_io_tiles_have_a_best_count_between_few_and_many(capsys):
     assert printed == {n: round(us, 1) for n, us in step_us.items()}
     assert f"fastest: {best} I/O tiles, {step_us[0] / step_us[best]:.2f}x the step without I/O tiles" in output
     assert ipu.system.current() is None  # the notebook's IPUs (here none) are back
+
+
+def test_02_exercise_5_a_custom_evaluation_loop_is_evaluate_without_the_outfeed(capsys):
+    from ipu_teach import bsp
+
+    namespace, output = run("02_exercise_5.py", capsys)
+    loop, keras_program, steps = namespace["loop_program"], namespace["keras_program"], namespace["test_steps"]
+    loss, accuracy = float(namespace["test_loss"].result()), float(namespace["test_accuracy"].result())
+    assert steps == 40 and loop.steps_per_execution == keras_program.steps_per_execution == 40
+    assert accuracy == namespace["keras_accuracy"] and loss == pytest.approx(namespace["keras_loss"], rel=1e-6)
+    assert (loop.graph.mode, loop.graph.output_bytes, loop.graph.result_bytes) == ("test", 0, 0)
+    rows = lambda executable: [line.split()[0] for line in executable.timeline.summary().splitlines()]  # noqa: E731
+    assert "outfeed" in rows(keras_program) and "outfeed" not in rows(loop)
+    # the same step; evaluate's also streams its loss and accuracy to the host, each of its 40 steps
+    outfeed = bsp.Engine(bsp.DeviceToHost(keras_program.graph.output_bytes), keras_program.graph.spec).run()
+    assert loop.timeline.seconds() + steps * outfeed.seconds() == pytest.approx(
+        keras_program.timeline.seconds(), rel=1e-12
+    )
+    # what it prints: the two results, the two steps and the difference
+    assert f"custom loop: loss {loss:.4f}, accuracy {accuracy:.4f}" in output
+    assert f"evaluate:    loss {namespace['keras_loss']:.4f}, accuracy {namespace['keras_accuracy']:.4f}" in output
+    loop_us, keras_us = namespace["loop_step_us"], namespace["keras_step_us"]
+    assert f"device time per step: custom loop {loop_us:.1f} us, evaluate {keras_us:.1f} us (simulated)" in output
+    assert f"the loop saves {outfeed.seconds() * 1e6:.1f} us per step: evaluate's outfeed of 8 bytes" in output
+    assert ipu.system.current() is None  # the notebook's IPUs (here none) are back

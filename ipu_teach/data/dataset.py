@@ -49,6 +49,13 @@ class Dataset:
 
     ``batch_size`` and ``drop_remainder`` tell the settings of the last ``.batch`` in the chain
     (``None`` and ``False`` when unbatched), so ``fit`` and the IPU code can check batch divisibility.
+
+    Example:
+
+    >>> from ipu_teach.data import Dataset
+    >>> batches = Dataset.from_tensor_slices(np.arange(5)).batch(2, drop_remainder=True)
+    >>> [batch.tolist() for batch in batches], batches.batch_size, batches.drop_remainder
+    ([[0, 1], [2, 3]], 2, True)
     """
 
     def __init__(
@@ -70,7 +77,15 @@ class Dataset:
 
     @staticmethod
     def from_tensor_slices(tensors):
-        """A dataset whose i-th element is row i of every array in ``tensors`` (an array, tuple or dict of arrays)."""
+        """A dataset whose i-th element is row i of every array in ``tensors`` (an array, tuple or dict of arrays).
+
+        Example:
+
+        >>> from ipu_teach.data import Dataset
+        >>> images, labels = np.zeros((3, 2), np.float32), np.array([7, 8, 9])
+        >>> [(x.shape, int(y)) for x, y in Dataset.from_tensor_slices((images, labels))]
+        [((2,), 7), ((2,), 8), ((2,), 9)]
+        """
         structure = as_array_structure(tensors, "tensors")
         lengths = {name: _row_count(name, array) for name, array in named_leaves(structure, "tensors")}
         if not lengths:

@@ -6,27 +6,53 @@ execution: the host calls the program (the ``custom_loop`` front end of ``hardwa
 program runs its steps on the device: a ``for _ in tf.range(n)`` loop taking each step's batch from an infeed
 (``next(iterator)``) is n steps in one execution, as ``steps_per_execution=n`` is in Keras, each step
 streaming its batch in and what it enqueues on outfeeds out. Without an infeed, a call is one step whose
-arguments are streamed in.
+arguments are streamed in. What the function returns goes to the host once per call, after its steps; a
+program with nothing to stream one way has no stream (and no host sync) that way.
 
 Here the function runs on the host's numpy (the CPU's numerics) while a :class:`LoopCall` watches it: the
 ops of its first step (``autograd.record``, from the first infeed dequeue to the second), how many steps it
-ran (infeed dequeues), the bytes enqueued on outfeeds and whether it took gradients (training: a backward pass
-and a weight update per step). That step is lowered and costed by the executor's ``compile_executable``, as a
-Keras step is (``lowering.RecordedStep``, with a :class:`LoopProgram` standing in for the model): the BSP
-Engine counts its cycles, the host its call.
+ran (infeed dequeues), the bytes enqueued on outfeeds and returned, and whether it took gradients (training: a
+backward pass and a weight update per step). That step is lowered and costed by the executor's
+``compile_executable``, as a Keras step is (``lowering.RecordedStep``, with a :class:`LoopProgram` standing in
+for the model): the BSP Engine counts its cycles, the host its call.
+
+An on-device loop of 4 steps over an infeed, with an outfeed, called twice (one program, compiled once):
+
+Example:
+
+>>> import ipu_teach.tensorflow as tf
+>>> from ipu_teach.examples import configure_ipus
+>>> config = configure_ipus(1)
+>>> strategy = ipu.ipu_strategy.IPUStrategy()
+>>> @tf.function(jit_compile=True)
+... def loop(iterator, steps, outfeed):
+...     for _ in tf.range(steps):
+...         outfeed.enqueue(tf.reduce_sum(model(next(iterator))))
+>>> with strategy.scope():
+...     model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+...     outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+...     batches = iter(tf.data.Dataset.from_tensor_slices(np.ones((64, 4), np.float32)).batch(8).repeat())
+...     for _ in range(2):
+...         strategy.run(loop, args=[batches, 4, outfeed])
+INFO:ipu_teach:Compiled `loop` for the IPU (a custom loop, 4 step(s) per call, inference): ...
+>>> timing = ipu.custom_loop.timings()["loop"]
+>>> timing.calls, timing.steps, timing.executable.steps_per_execution, outfeed.dequeue().shape
+(2, 8, 4, (8,))
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import types
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import session
+from .. import nest, session
 from ..autograd import record
+from ..keras.metrics import Metric
 from ..keras.models import Model
 from ..keras.optimizers import SGD, Optimizer
 from . import messages, preparation
@@ -48,6 +74,10 @@ class LoopCall:
     step_ops: list = field(default_factory=list)
     """The ops of the first step (of the whole call when there is no infeed)."""
     outfeed_bytes: int = 0
+    result_bytes: int = 0
+    """What the call returns to the host, once, after its steps."""
+    metric_updates: list = field(default_factory=list)
+    """``(steps so far, metric, shape of its predictions or values)`` of each metric object update."""
     trained: bool = False
     trainable: list = field(default_factory=list)
     recording: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
@@ -72,10 +102,32 @@ def dequeued(element):
     return element
 
 
-def enqueued(nbytes: int) -> None:
-    """An outfeed took ``nbytes`` from the function running now (called by the outfeeds)."""
+def enqueued(element) -> None:
+    """An outfeed took ``element`` from the function running now (called by the outfeeds)."""
     if _calls:
-        _calls[-1].outfeed_bytes += int(nbytes)
+        _calls[-1].outfeed_bytes += streamed_bytes(element)
+
+
+def host_array(value) -> np.ndarray:
+    """``value`` as the IPU streams it: an array or tensor keeps its dtype, a Python number takes TensorFlow's
+    (a float is float32, an int int32 unless it needs 64 bits: ``tf.convert_to_tensor``'s defaults, where numpy
+    would make 64 bits of every one)."""
+    if hasattr(value, "dtype"):
+        return np.asarray(value)
+    array = np.asarray(value)
+    if array.dtype.kind == "f":
+        return array.astype(np.float32)
+    int32 = np.iinfo(np.int32)
+    if array.dtype.kind == "i" and array.size and int32.min <= array.min() and array.max() <= int32.max:
+        return array.astype(np.int32)
+    return array
+
+
+def streamed_bytes(structure) -> int:
+    """The bytes of the tensors and numbers in ``structure`` (nested lists, tuples and dicts); anything else
+    (None, a Python object) is not a tensor and streams nothing."""
+    values = [v for v in nest.leaves(structure) if _is_data(v) or isinstance(v, (bool, int, float, np.generic))]
+    return sum(host_array(v).nbytes for v in values)
 
 
 def took_gradients(sources) -> None:
@@ -126,7 +178,21 @@ def summary() -> str:
 
 def timings() -> dict:
     """``{function name: LoopTiming}`` of the functions ``strategy.run`` ran on the simulated IPU (ipu-teach's
-    own: the simulated time of a custom loop, which a script's ``time.time()`` does not measure)."""
+    own: the simulated time of a custom loop, which a script's ``time.time()`` does not measure).
+
+    Example:
+
+    >>> import ipu_teach.tensorflow as tf
+    >>> from ipu_teach.examples import configure_ipus
+    >>> config = configure_ipus(1)
+    >>> with ipu.ipu_strategy.IPUStrategy().scope() as strategy:
+    ...     for _ in range(3):
+    ...         doubled = strategy.run(tf.function(lambda x: x * 2), args=[np.ones((8, 4), np.float32)])
+    INFO:ipu_teach:Compiled `<lambda>` for the IPU (a custom loop, 1 step(s) per call, inference): ...
+    >>> timing = ipu.custom_loop.timings()["<lambda>"]
+    >>> timing.calls, timing.steps, timing.seconds > timing.compile_seconds > 0
+    (3, 3, True)
+    """
     return dict(_timings)
 
 
@@ -169,14 +235,17 @@ class CustomLoopPrograms:
             self._programs.clear()
             self._configuration = configuration
         call = LoopCall()
-        models, optimizers = _keras_objects(function, args, kwargs)
+        models, optimizers, metrics = _keras_objects(function, args, kwargs)
         iterations = [optimizer.iterations for optimizer in optimizers]
         with contextlib.ExitStack() as stack:
             _calls.append(call)
             stack.callback(_calls.pop)
+            for metric in metrics:
+                _watch_updates(metric, call, stack)
             stack.callback(call.recording.close)
             call.step_ops = call.recording.enter_context(record())  # the whole call's ops, unless it has steps
-            result = function(*args, **kwargs)
+            result = nest.map_structure(_without_history, function(*args, **kwargs))
+        call.result_bytes = streamed_bytes(result)
         if [optimizer.iterations for optimizer in optimizers] != iterations:  # also optimizer.minimize(...)
             call.trained = True
             call.trainable = call.trainable or [w for model in models for w in model.trainable_weights]
@@ -187,7 +256,10 @@ class CustomLoopPrograms:
         steps = max(call.steps, 1)
         x, y = _inputs(call.first_element) if call.steps else _inputs([a for a in args if _is_data(a)])
         mode = "train" if call.trained else ("test" if y is not None else "predict")
-        recorded = RecordedStep(tuple(call.step_ops), call.outfeed_bytes // steps)
+        first_step = 1 if call.steps else 0  # the updates of the step recorded (of the whole call without an infeed)
+        updates = [(metric, shape) for step, metric, shape in call.metric_updates if step == first_step]
+        metric_work = tuple((metric.name, metric.device_work(shape)) for metric, shape in updates)
+        recorded = RecordedStep(tuple(call.step_ops), call.outfeed_bytes // steps, call.result_bytes, metric_work)
         name = getattr(function, "__name__", type(function).__name__)
         key = (
             _identity(function),
@@ -196,6 +268,8 @@ class CustomLoopPrograms:
             _shape(x),
             _shape(y),
             recorded.output_bytes,
+            recorded.result_bytes,
+            tuple(repr(work) for work in metric_work),
             tuple((r.op, r.input_shapes, r.output_shape) for r in recorded.ops),
         )
         executable = self._programs.get(key)
@@ -240,6 +314,32 @@ def note_execution(name, steps, seconds, compile_seconds=0.0, compiled=None) -> 
         timing.executable = compiled
 
 
+def _watch_updates(metric, call, stack) -> None:
+    """Note each ``update_state`` of ``metric`` in ``call`` (as ``metric(...)`` makes too) while the call runs: in
+    TensorFlow a metric updated inside the function is part of the program, as fit's compiled metrics are."""
+    update_state = metric.update_state
+    parameters = list(inspect.signature(update_state).parameters)
+
+    def noted_update_state(*args, **kwargs):
+        given = {**dict(zip(parameters, args)), **kwargs}
+        watched = given["values"] if "values" in given else given.get("y_pred")  # a Mean's values, or predictions
+        call.metric_updates.append((call.steps, metric, np.shape(watched)))
+        return update_state(*args, **kwargs)
+
+    metric.update_state = noted_update_state
+    stack.callback(vars(metric).pop, "update_state", None)
+
+
+def _without_history(value):
+    """A tensor the function returns, as the host gets it: its values, without the ops that made it (which
+    would keep every step's activations alive while the caller keeps the result, as a list of losses does)."""
+    if getattr(value, "node", None) is None:
+        return value
+    returned = copy.copy(value)
+    returned.node, returned.requires_grad = None, False
+    return returned
+
+
 def _identity(function):
     """A function's identity across calls: a bound method's underlying function and object."""
     inner = getattr(function, "python_function", function)
@@ -266,7 +366,7 @@ def _shape(array):
 
 
 def _keras_objects(function, args, kwargs) -> tuple:
-    """The Keras models and optimizers ``function`` uses: in its arguments, its closure, the globals it names
+    """The Keras models, optimizers and metrics ``function`` uses: in its arguments, its closure, the globals it names
     (and the functions it calls by name, one level down), and a method's object's attributes."""
     found, seen = [], set()
 
@@ -274,7 +374,7 @@ def _keras_objects(function, args, kwargs) -> tuple:
         if id(value) in seen or depth > 2:
             return
         seen.add(id(value))
-        if isinstance(value, (Model, Optimizer)):
+        if isinstance(value, (Model, Optimizer, Metric)):
             found.append(value)
         elif isinstance(value, (list, tuple)):
             for item in value:
@@ -296,5 +396,4 @@ def _keras_objects(function, args, kwargs) -> tuple:
     visit(function, 0)
     for value in [*args, *kwargs.values()]:
         visit(value, 0)
-    models = [v for v in found if isinstance(v, Model)]
-    return models, [v for v in found if isinstance(v, Optimizer)]
+    return tuple([v for v in found if isinstance(v, kind)] for kind in (Model, Optimizer, Metric))

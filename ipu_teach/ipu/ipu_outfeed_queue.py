@@ -38,6 +38,14 @@ class IPUOutfeedQueue:
 
     Raises:
       ValueError: for another ``outfeed_mode``.
+
+    Example:
+
+    >>> last = ipu.ipu_outfeed_queue.IPUOutfeedQueue(ipu.ipu_outfeed_queue.IPUOutfeedMode.LAST)
+    >>> for step in range(3):
+    ...     last.enqueue([step, 2.0 * step])   # Python numbers stream as TensorFlow's int32 and float32
+    >>> last.dequeue()
+    [array(2, dtype=int32), array(4., dtype=float32)]
     """
 
     def __init__(self, outfeed_mode=None, device_ordinal=None, buffer_depth=3, optimise_latency=False, **kwargs):
@@ -53,8 +61,8 @@ class IPUOutfeedQueue:
 
     def enqueue(self, tensors):
         """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now."""
-        element = _structure(tensors, lambda value: np.array(value))
-        custom_loop.enqueued(sum(value.nbytes for value in nest.leaves(element)))
+        element = nest.map_structure(lambda value: np.array(custom_loop.host_array(value)), tensors)
+        custom_loop.enqueued(element)
         self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
         self._last = element
 
@@ -79,7 +87,7 @@ class IPUOutfeedQueue:
             return self._last
         elements, self._elements = self._elements, []
         if not elements:
-            return _structure(self._last, lambda value: np.empty((0, *value.shape), value.dtype))
+            return nest.map_structure(lambda value: np.empty((0, *value.shape), value.dtype), self._last)
         return _stacked(elements)
 
     def __iter__(self):
@@ -90,16 +98,6 @@ class IPUOutfeedQueue:
     @property
     def deleter(self):
         return None
-
-
-def _structure(value, leaf):
-    """``value`` (a tensor, or a dict, list or tuple of them) with ``leaf`` applied to each tensor."""
-    if isinstance(value, dict):
-        return {key: _structure(item, leaf) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        items = [_structure(item, leaf) for item in value]
-        return items if isinstance(value, list) else tuple(items)
-    return leaf(value)
 
 
 def _stacked(elements):

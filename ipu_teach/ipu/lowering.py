@@ -78,6 +78,8 @@ class LoweredGraph:
     gradient_bytes: list = field(default_factory=list)
     gradient_layers: list = field(default_factory=list)
     """The layer of each gradient of ``gradient_bytes`` (a pipeline stage all-reduces its own layers' only)."""
+    result_bytes: int = 0
+    """Bytes the execution returns to the host once, after its steps (a custom loop's return value)."""
     itemsizes: list = field(default_factory=list)
     """Bytes per value of each recorded op (4 in fp32, 2 in fp16): the program's precision."""
 
@@ -324,10 +326,13 @@ def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
 @dataclass(frozen=True)
 class RecordedStep:
     """One step of a custom training loop, recorded as it ran (``ipu.custom_loop``): its ops, lowered in place
-    of running a Keras model's step, and the bytes it gives its outfeeds."""
+    of running a Keras model's step, the bytes it gives its outfeeds, and those the call returns to the host."""
 
     ops: tuple
     output_bytes: int
+    result_bytes: int = 0
+    metric_work: tuple = ()
+    """``(metric name, vector work)`` of each metric object the step updates (on the device, as fit's metrics)."""
 
 
 def _metric_steps(model, batch, spec) -> tuple[list, list]:
@@ -338,8 +343,14 @@ def _metric_steps(model, batch, spec) -> tuple[list, list]:
     if not model.compiled or getattr(model, "output_shape", None) is None:
         return [], []
     shapes = model.output_shape if isinstance(model.output_shape, list) else [model.output_shape]
+    return metric_work_steps(model.compiled_outputs.resolve(model).device_work([(batch, *s[1:]) for s in shapes]), spec)
+
+
+def metric_work_steps(metric_work, spec) -> tuple[list, list]:
+    """The compute sets of ``metric_work`` (``(metric name, vector work)`` pairs: a compiled metric's step, or a
+    metric a custom loop's step updates), and their rows of the graph's signature."""
     steps, signature = [], []
-    for name, work in model.compiled_outputs.resolve(model).device_work([(batch, *shape[1:]) for shape in shapes]):
+    for name, work in metric_work:
         elements = sum(item.elements for item in work)  # one operation per element compared, added or reduced
         steps += _steps_for(f"metrics/{name}", "forward", OpCost(elements, 0, 0, 1, vector=work), spec, 4, 4)
         signature.append(["metric", repr(work)])  # its work, not its name (auc_1 is the same graph as auc)
@@ -416,8 +427,12 @@ def lower(
                     options=options_for(rec.scope, "backward", kind),
                 )
             )
-    if mode != "predict" and recorded is None:
-        metric_steps, metric_signature = _metric_steps(model, batch_size_of(x), spec)
+    if recorded is not None or mode != "predict":
+        metric_steps, metric_signature = (
+            _metric_steps(model, batch_size_of(x), spec)
+            if recorded is None
+            else metric_work_steps(recorded.metric_work, spec)
+        )
         forward, signature = forward + metric_steps, signature + metric_signature
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
@@ -467,6 +482,7 @@ def lower(
         gradient_bytes=[int(w.size) * w.dtype.itemsize for w in weights],
         gradient_layers=[w.name.split("/", 1)[0] for w in weights],
         itemsizes=[rec.itemsize for rec in tape],
+        result_bytes=0 if recorded is None else recorded.result_bytes,
     )
 
 

@@ -26,11 +26,20 @@ PHASES = ("forward", "backward", "accumulate", "update")
 
 
 def host_streams(graph, synthetic=NO_SYNTHETIC_DATA) -> tuple:
-    """One step's infeed and outfeed (host syncs and transfers), without those TF_POPLAR_FLAGS made synthetic."""
+    """One step's infeed and outfeed (host syncs and transfers), without those TF_POPLAR_FLAGS made synthetic
+    and those with nothing to stream (a custom loop's step that enqueues nothing has no outfeed)."""
     return (
-        () if synthetic.infeed else (bsp.HostToDevice(graph.input_bytes, label="infeed"),),
-        () if synthetic.outfeed else (bsp.DeviceToHost(graph.output_bytes, label="outfeed"),),
+        () if synthetic.infeed or not graph.input_bytes else (bsp.HostToDevice(graph.input_bytes, label="infeed"),),
+        () if synthetic.outfeed or not graph.output_bytes else (bsp.DeviceToHost(graph.output_bytes, label="outfeed"),),
     )
+
+
+def with_results(graph, program) -> bsp.Program:
+    """``program`` followed by the stream of what the execution returns to the host once (a custom loop's
+    return value), if it returns anything."""
+    if not graph.result_bytes:
+        return program
+    return bsp.Sequence([program, bsp.DeviceToHost(graph.result_bytes, label="results")], label="execution")
 
 
 def gradient_groups(gradient_bytes, buffer_bytes) -> list:
@@ -118,7 +127,8 @@ def execution_program(
 ) -> bsp.Program:
     """One execution: ``spe`` steps, each taking its batch from the infeed and giving its results to
     the outfeed (host streams, as Keras' IPU loops do, or through I/O tiles while the previous step
-    computes), with the gradient all-reduce and the weight update after every ``accumulation`` steps. Each
+    computes), with the gradient all-reduce and the weight update after every ``accumulation`` steps, then
+    what the execution returns (a custom loop's results). Each
     step first waits for the host if its input pipeline (``samples_per_second``) makes the replicas' batches
     more slowly than the device runs a step (updates included) and the host calls it (``call_seconds`` per
     execution)."""
@@ -132,11 +142,12 @@ def execution_program(
     else:
         infeed, outfeed = host_streams(graph, synthetic)
     micro = bsp.Sequence([*infeed, *compute, *outfeed], label="step")
-    program = _loop(graph, micro, spe, accumulation, replicas, buffer_bytes)
+    program = with_results(graph, _loop(graph, micro, spe, accumulation, replicas, buffer_bytes))
     waits = late_host_waits(program, graph, replicas, spe, replicas, synthetic, samples_per_second, call_seconds)
     if not waits:
         return program
-    return _loop(graph, bsp.Sequence([*waits, micro], label="step"), spe, accumulation, replicas, buffer_bytes)
+    steps = _loop(graph, bsp.Sequence([*waits, micro], label="step"), spe, accumulation, replicas, buffer_bytes)
+    return with_results(graph, steps)
 
 
 def _loop(graph, micro, spe, accumulation, replicas, buffer_bytes) -> bsp.Program:

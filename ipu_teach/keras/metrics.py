@@ -1,5 +1,14 @@
 """Metrics: running means over an epoch, as Keras reports them (weighted by samples seen, and by
-``sample_weight`` when given)."""
+``sample_weight`` when given).
+
+Example:
+
+>>> accuracy = keras.metrics.SparseCategoricalAccuracy()
+>>> accuracy.update_state([1, 0], [[0.2, 0.8], [0.3, 0.7]])
+>>> accuracy.update_state([0, 0], [[0.6, 0.4], [0.9, 0.1]])
+>>> float(accuracy.result())
+0.75
+"""
 
 import numpy as np
 
@@ -97,7 +106,18 @@ class Metric:
 
 class Mean(Metric):
     """Mean of the values given, weighted (``sample_weight``: one per value, or one for all, e.g. the
-    batch size for a batch's loss)."""
+    batch size for a batch's loss).
+
+    A custom loop's mean loss over its steps:
+
+    Example:
+
+    >>> mean_loss = keras.metrics.Mean()
+    >>> for loss in (2.0, 1.0, 0.0):
+    ...     mean_loss.update_state(loss)
+    >>> float(mean_loss.result())
+    1.0
+    """
 
     def update_state(self, values, sample_weight=None):
         self._accumulate(values, sample_weight)
@@ -210,6 +230,15 @@ for _cls, _name in (
     (LogCoshError, "LogCoshError"),
 ):
     _cls.__name__ = _cls.__qualname__ = _name
+CategoricalAccuracy.__doc__ = """How often the highest prediction is the one-hot label's class, over the samples seen.
+
+    Example:
+
+    >>> accuracy = keras.metrics.CategoricalAccuracy()
+    >>> accuracy.update_state([[0, 1], [1, 0], [1, 0]], [[0.2, 0.8], [0.3, 0.7], [0.6, 0.4]])
+    >>> round(float(accuracy.result()), 4)
+    0.6667
+    """
 
 
 class CosineSimilarity(MeanMetricWrapper):

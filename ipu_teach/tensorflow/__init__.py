@@ -5,6 +5,12 @@
 ``import ipu_teach.tensorflow as tf``. ``tf.keras`` is ``ipu_teach.keras``. A TensorFlow name it
 lacks raises ``NotSimulatedError`` naming it. ``__version__`` is the TensorFlow that Graphcore's
 Poplar SDK 3.x shipped (its wheels are ``tensorflow-2.6.3+gc3.x``), whose API this follows.
+
+Example:
+
+>>> import ipu_teach.tensorflow as tf
+>>> tf.reduce_sum(tf.constant([[1.0, 2.0], [3.0, 4.0]]), axis=0), tf.keras is keras
+(EagerTensor([4., 6.], dtype=float32), True)
 """
 
 import importlib as _importlib

@@ -130,6 +130,15 @@ def fill(dims, value, name=None):
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 (tf.range)
+    """The numbers from ``start`` (0 when only one bound is given) up to ``limit``, by ``delta``; as the bound of
+    a ``for`` loop in a ``tf.function`` run by ``strategy.run``, an on-device loop (``ipu.custom_loop``).
+
+    Example:
+
+    >>> import ipu_teach.tensorflow as tf
+    >>> tf.range(4), [int(step) for step in tf.range(2, 8, 3)]
+    (EagerTensor([0, 1, 2, 3], dtype=int32), [2, 5])
+    """
     if limit is None:
         start, limit = 0, start
     values = np.arange(start, limit, delta)

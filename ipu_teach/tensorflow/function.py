@@ -47,7 +47,23 @@ class Function:
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None, experimental_compile=None, **kwargs):
-    """``@tf.function`` or ``@tf.function(...)``: a :class:`Function` running ``func``."""
+    """``@tf.function`` or ``@tf.function(...)``: a :class:`Function` running ``func``.
+
+    Args:
+      func: The function; None when used as ``@tf.function(...)`` with arguments.
+      jit_compile: Boolean, compile with XLA (Graphcore's guide: always True for the IPU); recorded.
+        ``experimental_compile`` is its older name. Default: None.
+      input_signature, autograph: Accepted for TensorFlow's signature.
+
+    Example:
+
+    >>> import ipu_teach.tensorflow as tf
+    >>> @tf.function(experimental_compile=True)
+    ... def square(x):
+    ...     return x * x
+    >>> square(3.0), square.jit_compile, square.__name__
+    (9.0, True, 'square')
+    """
     if func is None:
         return functools.partial(
             function,

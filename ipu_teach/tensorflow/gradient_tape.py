@@ -37,6 +37,18 @@ class GradientTape:
       RuntimeError: on a second ``gradient`` of a tape that is not persistent, as TensorFlow says.
       ValueError: for a target that no gradient can flow back from (computed with numpy, or by a ``tf``
         function ipu-teach cannot differentiate), saying what to change.
+
+    A training step of a custom loop:
+
+    Example:
+
+    >>> import ipu_teach.tensorflow as tf
+    >>> model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+    >>> with tf.GradientTape() as tape:
+    ...     loss = tf.reduce_mean(tf.square(model(np.ones((4, 2), np.float32))))
+    >>> grads = tape.gradient(loss, model.trainable_variables)
+    >>> [g.shape for g in grads]
+    [(2, 1), (1,)]
     """
 
     def __init__(self, persistent=False, watch_accessed_variables=True):

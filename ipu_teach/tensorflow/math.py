@@ -79,7 +79,19 @@ is_nan = _elementwise(np.isnan, "x is NaN")
 is_finite = _elementwise(np.isfinite, "x is finite")
 
 reduce_sum = _reduction(np.sum, "the sum over ``axis`` (all axes when None)", ops.reduce_sum)
-reduce_mean = _reduction(np.mean, "the mean over ``axis`` (all axes when None)", ops.reduce_mean)
+reduce_mean = _reduction(
+    np.mean,
+    """The mean over ``axis`` (all axes when None); differentiable, as a custom loop's loss needs.
+
+    Example:
+
+    >>> import ipu_teach.tensorflow as tf
+    >>> values = tf.constant([[1.0, 2.0], [3.0, 5.0]])
+    >>> tf.reduce_mean(values), tf.reduce_mean(values, axis=1)
+    (EagerTensor(2.75, dtype=float32), EagerTensor([1.5, 4. ], dtype=float32))
+    """,
+    ops.reduce_mean,
+)
 reduce_max = _reduction(np.max, "the maximum over ``axis`` (all axes when None)")
 reduce_min = _reduction(np.min, "the minimum over ``axis`` (all axes when None)")
 reduce_prod = _reduction(np.prod, "the product over ``axis`` (all axes when None)")

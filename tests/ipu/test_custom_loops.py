@@ -8,7 +8,7 @@ from ipu_test_helpers import configure
 
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
-from ipu_teach import hardware, ipu
+from ipu_teach import bsp, hardware, ipu
 from ipu_teach.not_simulated import NotSimulatedError
 
 
@@ -175,6 +175,9 @@ def test_outfeed_modes_and_an_empty_dequeue():
     assert value == 2.0 and list(array) == [2, 2]
     np.testing.assert_array_equal(every.dequeue()["step"], [0.0, 1.0, 2.0])
     assert every.dequeue()["step"].shape == (0,) and last.dequeue()[0] == 2.0  # nothing new since
+    numbers = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+    numbers.enqueue([1.5, 7, 2**40, True])  # TensorFlow's dtypes for Python numbers: 64 bits only where needed
+    assert [a.dtype for a in numbers.dequeue()] == [np.float32, np.int32, np.int64, np.bool_]
     with pytest.raises(ValueError, match="Trying to dequeue an outfeed which has not been enqueued"):
         ipu.ipu_outfeed_queue.IPUOutfeedQueue().dequeue()
     with pytest.raises(ValueError, match="outfeed_mode must be ipu.ipu_outfeed_queue.IPUOutfeedMode.ALL or .LAST"):
@@ -258,6 +261,146 @@ def test_optimizer_minimize_in_a_custom_loop_trains_as_the_tape_does(capsys):
     minimize_program = ipu.custom_loop.timings()["minimize_step"].executable
     tape_program = ipu.custom_loop.timings()["training_step"].executable
     assert minimize_program.graph.mode == "train" and len(minimize_program.graph.update) == 4  # 2 kernels, 2 biases
-    assert minimize_program.timeline.seconds() == pytest.approx(tape_program.timeline.seconds(), rel=1e-12)
+    # the same step; the tape's function also returns its loss to the host, once per call
+    returned_loss = bsp.Engine(bsp.DeviceToHost(4), tape_program.graph.spec).run().seconds()
+    assert tape_program.graph.result_bytes == 4 and minimize_program.graph.result_bytes == 0
+    assert minimize_program.timeline.seconds() + returned_loss == pytest.approx(
+        tape_program.timeline.seconds(), rel=1e-12
+    )
     with pytest.raises(ValueError, match="SGD.minimize: `tape` is required when a `Tensor` loss is passed"):
         optimizer.minimize(loss_fn(y[:8], model(x[:8])), model.trainable_variables)
+
+
+def _fit_with_accuracy(steps_per_execution):
+    """Keras' fit of the loop's model, streaming its loss and accuracy out at each step (8 bytes)."""
+    configure(1)
+    x, y = _data()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = _model()
+        model.compile(
+            keras.optimizers.SGD(0.1),
+            "sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+            steps_per_execution=steps_per_execution,
+        )
+        model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    return model.get_ipu_executable("train")
+
+
+def _train_calls(function, steps_per_call, calls, infeed):
+    """``calls`` calls of ``function(batches, model, optimizer, metrics, outfeed)`` on the IPU, each given an
+    infeed of the batches (``infeed``) or one batch as arrays, ``metrics`` a mean of the loss and an accuracy (as
+    fit's loss tracker and compiled accuracy); returns the function's timing and the outfeed."""
+    configure(1)
+    x, y = _data()
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True).repeat()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        model, optimizer = _model(), keras.optimizers.SGD(0.1)
+        metrics = keras.metrics.Mean(), keras.metrics.SparseCategoricalAccuracy()
+        outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+        batches = iter(dataset) if infeed else iter(dataset.take(calls))
+        for _ in range(calls):
+            args = [batches, steps_per_call] if infeed else list(next(batches))
+            strategy.run(function, args=[*args, model, optimizer, metrics, outfeed])
+    return ipu.custom_loop.timings()[function.__name__], outfeed
+
+
+def _train_step(features, labels, model, optimizer, metrics):
+    """One training step that keeps its loss's mean and its accuracy in ``metrics``: their results, float32."""
+    with tf.GradientTape() as tape:
+        predictions = model(features, training=True)
+        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(labels, predictions))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    mean_loss, accuracy = metrics
+    return [mean_loss(loss), accuracy(labels, predictions)]
+
+
+@tf.function(jit_compile=True)
+def one_step(features, labels, model, optimizer, metrics, outfeed):
+    return _train_step(features, labels, model, optimizer, metrics)
+
+
+@tf.function(jit_compile=True)
+def loop_with_outfeed(iterator, steps, model, optimizer, metrics, outfeed):
+    for _ in tf.range(steps):
+        outfeed.enqueue(_train_step(*next(iterator), model, optimizer, metrics))
+
+
+@tf.function(jit_compile=True)
+def loop_without_outfeed(iterator, steps, model, optimizer, metrics, outfeed):
+    for _ in tf.range(steps):
+        _train_step(*next(iterator), model, optimizer, metrics)
+
+
+def test_a_call_per_batch_is_fit_with_one_step_per_execution_on_the_device_and_costs_the_loops_host_call(capsys):
+    timing, _ = _train_calls(one_step, 1, calls=4, infeed=False)
+    keras_executable = _fit_with_accuracy(1)
+    mine = timing.executable
+    # what it returns (the float32 results of its loss's mean and accuracy: 8 bytes) goes to the host once per
+    # call, as fit's outfeed does; the metrics it updates are on the device, as fit's loss tracker and accuracy
+    assert (mine.graph.result_bytes, mine.graph.output_bytes, keras_executable.graph.output_bytes) == (8, 0, 8)
+    assert mine.timeline.seconds() == pytest.approx(keras_executable.timeline.seconds(), rel=1e-12)
+    host_difference = hardware.HOST.execution_seconds("keras") - hardware.HOST.execution_seconds("custom_loop")
+    assert keras_executable.seconds_per_execution - mine.seconds_per_execution == pytest.approx(host_difference)
+    assert (timing.calls, timing.steps, timing.executable.steps_per_execution) == (4, 4, 1)
+
+
+def test_n_steps_of_an_infeed_loop_with_its_outfeed_are_fit_with_steps_per_execution_n_on_the_device(capsys):
+    timing, outfeed = _train_calls(loop_with_outfeed, 4, calls=2, infeed=True)
+    losses, accuracies = outfeed.dequeue()
+    assert losses.shape == accuracies.shape == (8,) and accuracies.dtype == np.float32  # a metric's result: float32
+    keras_executable = _fit_with_accuracy(4)
+    mine = timing.executable
+    assert (mine.graph.output_bytes, mine.graph.result_bytes) == (8, 0)
+    # each metric it updates is costed once per step, as fit's loss tracker and accuracy (in each step's first)
+    metric_rows = [label for label in mine.timeline.labels if label.startswith("metrics/")]
+    fit_rows = [label for label in keras_executable.timeline.labels if label.startswith("metrics/")]
+    assert len(metric_rows) == len(fit_rows) and fit_rows  # fit's are named loss and accuracy, as it logs them
+    assert {label.split("/")[1] for label in metric_rows} == {"mean", "sparse_categorical_accuracy"}
+    assert mine.timeline.seconds() == pytest.approx(keras_executable.timeline.seconds(), rel=1e-12)
+    # per step: the host's call of the loop shared by the n steps, plus the same device step as fit's
+    device_step = keras_executable.timeline.seconds() / 4
+    per_step = mine.seconds_per_execution / 4
+    assert per_step == pytest.approx(hardware.HOST.execution_seconds("custom_loop") / 4 + device_step, rel=1e-12)
+    per_call, _ = _train_calls(one_step, 1, calls=2, infeed=False)
+    assert per_call.executable.seconds_per_execution - per_step == pytest.approx(
+        hardware.HOST.execution_seconds("custom_loop") * 3 / 4, rel=1e-9
+    )
+
+
+def test_a_loop_that_enqueues_nothing_has_no_outfeed_and_saves_its_host_sync(capsys):
+    with_outfeed, _ = _train_calls(loop_with_outfeed, 4, calls=1, infeed=True)
+    without, _ = _train_calls(loop_without_outfeed, 4, calls=1, infeed=True)
+    labels = [row.split()[0] for row in without.executable.timeline.summary().splitlines()[1:-1]]
+    assert "infeed" in labels and "outfeed" not in labels
+    outfeed = bsp.Engine(bsp.DeviceToHost(8), with_outfeed.executable.graph.spec).run().seconds()
+    assert without.executable.timeline.seconds() + 4 * outfeed == pytest.approx(
+        with_outfeed.executable.timeline.seconds(), rel=1e-12
+    )
+
+
+def test_a_custom_loop_writes_a_profile_report_of_what_was_timed(tmp_path, capsys):
+    from ipu_teach import profiling
+
+    with profiling.auto_report(tmp_path / "report"):
+        timing, _ = _train_calls(loop_with_outfeed, 4, calls=2, infeed=True)
+    report = profiling.open_report(profiling.last_report_path())
+    assert profiling.last_report_path().startswith(str(tmp_path / "report" / "loop_with_outfeed_train_"))
+    assert sum(report.execution.cycles_by_kind().values()) == timing.executable.timeline.total_cycles()
+    assert len(profiling.written_reports()) >= 1 and "device->host" in report.execution.cycles_by_kind()
+
+
+def test_what_run_returns_holds_values_without_the_ops_that_made_them(capsys):
+    configure(1)
+    x, y = _data()
+    with ipu.ipu_strategy.IPUStrategy().scope() as strategy:
+        returned = strategy.run(training_step, args=[x[:8], y[:8], _model(), keras.optimizers.SGD(0.1)])
+        both = strategy.run(tf.function(lambda a: {"sum": tf.reduce_sum(a), "kept": [a, None]}), args=[x[:8]])
+    # a list of returned losses would otherwise keep every step's activations alive (the ops' inputs)
+    assert returned.node is None and not returned.requires_grad and returned.shape == ()
+    assert np.isfinite(float(returned))
+    assert getattr(both["sum"], "node", None) is None
+    assert float(both["sum"]) == pytest.approx(float(np.sum(x[:8])), rel=1e-6)
+    assert both["kept"][1] is None and np.array_equal(np.asarray(both["kept"][0]), x[:8])
