@@ -426,7 +426,7 @@ class HostSpec:
         "approximate: ~1 ms per call of a tf.function running strategy.run over infeeds (issue 20's estimate of "
         "0.8-2 ms for the custom-loop, PopTorch and PopXL APIs: no Keras callbacks or progress bar); fitted to "
         "nothing, and validated by Graphcore's TF2 infeed/outfeed tutorial: its 10,000 steps with and without feeds "
-        "land at 1.14x and 1.08x of the README's times (benchmarks/fidelity_cases.json, tf2-infeed-outfeed-*)",
+        "land within 1.1x of the README's times (bench_fidelity.py, cases tf2-infeed-outfeed-*)",
         default=1.0e-3,
     )
     poptorch_execution_s: float = _figure(
