@@ -265,8 +265,9 @@ class Model(Layer):
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None, **kwargs) -> None:
         """The whole model (architecture, weights, compile arguments and optimizer state). To a name ending
-        ``.h5`` (or ``save_format="h5"``): Keras 2's HDF5 model file, which real Keras loads. Otherwise one
-        zip file of ipu-teach's, without pickle; ``keras.models.load_model`` reads both.
+        ``.h5`` (or ``save_format="h5"``): Keras 2's HDF5 model file; ending ``.keras`` (or
+        ``save_format="keras"``): Keras 2.13+'s ``.keras`` zip; both are files real Keras loads. Otherwise one
+        zip file of ipu-teach's, without pickle; ``keras.models.load_model`` reads all three.
 
         Written atomically, and ``overwrite=False`` asks first, as ``save_weights`` says."""
         if self.subclassed:
@@ -278,6 +279,8 @@ class Model(Layer):
         if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save"):
             if _hdf5_wanted(filepath, save_format):
                 hdf5_format.save_model(self, filepath, include_optimizer)
+            elif _keras_wanted(filepath, save_format):
+                keras_zip.save_model(self, filepath, include_optimizer)
             else:
                 model_file.save_model(self, filepath)
 
@@ -795,6 +798,13 @@ def _hdf5_wanted(filepath, save_format) -> bool:
     if save_format is not None:
         return str(save_format).lower() in ("h5", "hdf5")
     return hdf5_format.is_hdf5_name(filepath)
+
+
+def _keras_wanted(filepath, save_format) -> bool:
+    """Keras' choice of its ``.keras`` format: ``save_format="keras"``, or a name ending ``.keras``."""
+    if save_format is not None:
+        return str(save_format).lower() == "keras"
+    return os.fspath(filepath).endswith(".keras")
 
 
 def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):

@@ -85,3 +85,15 @@ def keras_layer_order(model) -> list:
         for parent in tensor.inputs:
             node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
     return sorted(model.layers, key=lambda layer: (-layer_depth[id(layer)], first_met[id(layer)]))
+
+
+def keras_trainable_weights(model) -> list:
+    """``model.trainable_weights`` in Keras' order: its layers' in Keras' ``model.layers`` order (a model
+    inside the model by its own), the order of an optimizer's state in Keras' files."""
+    weights, seen = [], set()
+    for layer in keras_layer_order(model):
+        for weight in keras_trainable_weights(layer) if hasattr(layer, "_order") else layer.trainable_weights:
+            if id(weight) not in seen:  # a layer used twice, or shared between models
+                seen.add(id(weight))
+                weights.append(weight)
+    return weights

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 
-from .. import initializers
+from .. import initializers, learning_rate_schedule
 from ..layers.base import Layer
 from . import config, model_config
 
@@ -246,9 +246,12 @@ def compile_arguments(training_config, custom_objects=None) -> dict:
     else:
         loss = loss_of(loss)
     known_optimizers = config.known_classes(optimizers_module, optimizers_module.Optimizer)
-    optimizer = _keras_object(
-        training_config["optimizer_config"], known_optimizers, "optimizer", custom_objects, _OPTIMIZER_NEUTRAL
-    )
+    optimizer_entry = training_config["optimizer_config"]
+    rate = (optimizer_entry.get("config") or {}).get("learning_rate")
+    if isinstance(rate, dict):  # a schedule, perhaps of the caller's own class
+        rate = learning_rate_schedule.deserialize(rate, custom_objects)
+        optimizer_entry = {**optimizer_entry, "config": {**optimizer_entry["config"], "learning_rate": rate}}
+    optimizer = _keras_object(optimizer_entry, known_optimizers, "optimizer", custom_objects, _OPTIMIZER_NEUTRAL)
     return {
         "optimizer": optimizer,
         "loss": loss,
@@ -287,3 +290,65 @@ def training_config(model) -> dict:
             "config": {"decay": 0.0, **config.encode(optimizer.get_config())},
         },
     }
+
+
+# ----- the ``.keras`` format's configuration (tf-keras ``serialization_lib``) ------------------------
+_MODEL_MODULES = {"Functional": "keras.src.engine.functional", "Sequential": "keras"}
+"""Where tf-keras finds a model class (it reads ``keras.`` as ``tf_keras.``)."""
+_MODULE_BY_SUFFIX = {
+    "_initializer": "keras.initializers",
+    "_regularizer": "keras.regularizers",
+    "_constraint": "keras.constraints",
+}
+_LAYER_KEYS = ("layer", "forward_layer", "backward_layer", "cell")
+
+
+def _with_modules(entry, module: str):
+    """A ``{"class_name", "config"}`` entry as Keras 2.13+ writes it, with the ``module`` tf-keras imports
+    its class from and ``registered_name``, and the same for every object of its configuration."""
+    if not (isinstance(entry, dict) and "class_name" in entry and "config" in entry):
+        return entry
+    if entry["class_name"] in _MODEL_MODULES:
+        module = _MODEL_MODULES[entry["class_name"]]
+    annotated = dict(entry["config"])
+    for key, value in annotated.items():
+        if key == "layers" and isinstance(value, list):
+            annotated[key] = [_with_modules(layer, "keras.layers") for layer in value]
+        elif key in _LAYER_KEYS:
+            annotated[key] = _with_modules(value, "keras.layers")
+        elif key == "learning_rate":
+            annotated[key] = _with_modules(value, "keras.optimizers.schedules")
+        else:
+            suffix = next((s for s in _MODULE_BY_SUFFIX if key.endswith(s)), None)
+            if suffix is not None:
+                annotated[key] = _with_modules(value, _MODULE_BY_SUFFIX[suffix])
+    registered = entry["class_name"] if entry["class_name"] == "Functional" else None
+    return {"module": module, **entry, "config": annotated, "registered_name": registered}
+
+
+def to_keras_v3(model) -> dict:
+    """``config.json`` of a ``.keras`` file: the model's configuration and, once compiled, its
+    ``compile_config`` (the optimizer as Keras 2.6's, ``keras.optimizers.legacy`` in tf-keras)."""
+    serialized = _with_modules(to_keras(model), "keras")
+    if model.compiled:
+        training = training_config(model)
+        losses = training["loss"]
+
+        def loss_entry(loss):
+            return _with_modules(loss, "keras.losses")
+
+        serialized["compile_config"] = {
+            "optimizer": _with_modules(training["optimizer_config"], "keras.optimizers.legacy"),
+            "loss": {k: loss_entry(v) for k, v in losses.items()}
+            if isinstance(losses, dict) and "class_name" not in losses
+            else [loss_entry(v) for v in losses]
+            if isinstance(losses, list)
+            else loss_entry(losses),
+            "metrics": training["metrics"],
+            "loss_weights": training["loss_weights"],
+            "weighted_metrics": training["weighted_metrics"],
+            "run_eagerly": None,
+            "steps_per_execution": model.steps_per_execution,
+            "jit_compile": None,
+        }
+    return serialized
