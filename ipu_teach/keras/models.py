@@ -120,7 +120,7 @@ class Model(Layer):
         self.inputs, self.outputs = graph.as_list(inputs), graph.as_list(outputs)
         self._order = graph.topological_order(self.outputs)
         graph.check_inputs_reach(self.inputs, self._order)
-        self._layers = graph.layers_in_order(self._order)
+        self._layers = graph.keras_order(self.outputs, graph.layers_in_order(self._order))
         self.input_shape = self.inputs[0].shape if self._single_input else [t.shape for t in self.inputs]
         self.output_shape = self.outputs[0].shape if self._single_output else [t.shape for t in self.outputs]
         self.built = True

@@ -24,7 +24,7 @@ from ...atomic import atomic_write
 from ...untrusted import WIDEST_REAL_ITEMSIZE, open_zip, parse_json, read_zip_entry
 from ...validation import BadFileError, bad_file
 from .. import backend
-from . import graph, hdf5_format, keras_config, optimizer_state
+from . import hdf5_format, keras_config, optimizer_state
 
 WHAT = "Keras .keras file"
 REMEDY = "load a file written by Keras' model.save('....keras')"
@@ -78,7 +78,7 @@ def variable_groups(layer, path="") -> list:
 
     if hasattr(layer, "_order"):  # a model, or a model used as a layer
         groups = [(at("vars"), layer, [])]
-        for inner, inner_path in _layer_paths(graph.keras_layer_order(layer), at("layers")):
+        for inner, inner_path in _layer_paths(layer.layers, at("layers")):
             groups += variable_groups(inner, inner_path)
         return groups
     if isinstance(layer, Bidirectional):  # also keeps the layer it was given, unbuilt: empty groups

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import graph, hdf5_format
+from . import hdf5_format
 
 SLOT_NAMES = {
     "SGD": ("momentum",),
@@ -39,7 +39,7 @@ def write(f, model) -> None:
     slot_names = SLOT_NAMES.get(type(optimizer).__name__)
     if slot_names is None or not (optimizer.iterations or optimizer._slots):
         return
-    weights = graph.keras_trainable_weights(model)
+    weights = model.trainable_weights
     used = sorted({index for (_, index) in optimizer._slots})
     names = [f"{optimizer.name}/iter:0"]
     values = [np.array(optimizer.iterations, dtype=np.int64)]
@@ -81,7 +81,7 @@ def _by_kind(names, optimizer) -> dict | None:
 def read(group, model, label) -> None:
     """Restore the step count and slots of ``optimizer_weights`` (each slot kind in the order of the model's
     trainable weights, as Keras' ``set_weights``), each checked before any is kept."""
-    optimizer, weights = model.optimizer, graph.keras_trainable_weights(model)
+    optimizer, weights = model.optimizer, model.trainable_weights
     if type(optimizer).__name__ not in SLOT_NAMES:
         print(_FRESH)
         return
@@ -154,7 +154,7 @@ def write_variables(store, model) -> None:
         return
     group = store.create_group("optimizer/vars")
     group.create_dataset("0", data=np.array(optimizer.iterations, dtype=np.int64))
-    for k, (weight, index) in enumerate(_variable_order(optimizer, graph.keras_trainable_weights(model)), start=1):
+    for k, (weight, index) in enumerate(_variable_order(optimizer, model.trainable_weights), start=1):
         group.create_dataset(str(k), data=optimizer._slots.get((id(weight), index), np.zeros_like(weight.data)))
 
 
@@ -167,7 +167,7 @@ def read_variables(group, model, label) -> None:
     if kind not in VARIABLE_ORDER:
         print(_FRESH)
         return
-    order = _variable_order(optimizer, graph.keras_trainable_weights(model))
+    order = _variable_order(optimizer, model.trainable_weights)
     stored = sorted(group.keys(), key=lambda n: (len(n), n))
     if stored != [str(k) for k in range(len(order) + 1)]:
         print(
