@@ -195,13 +195,15 @@ def ipu_teach_keras_format_to_keras() -> dict:
     with tempfile.TemporaryDirectory() as folder:
         for name, build in KERAS_FORMAT_MODELS.items():
             keras.backend.clear_session()
-            model, x, _ = build(ipu_keras)
+            model, x, (step_x, step_y) = build(ipu_keras)
             path, again = os.path.join(folder, f"{name}.keras"), os.path.join(folder, f"{name}_again.keras")
             model.save(path)
             loaded = keras.models.load_model(path)
             loaded.save(again)
             results[name] = {
                 "prediction": loaded.predict(x, verbose=0).tolist(),
+                "evaluate": loaded.evaluate(step_x, step_y, verbose=0),
+                "metrics_names": loaded.metrics_names,
                 "optimizer_module": type(loaded.optimizer).__module__,
                 "iterations": int(loaded.optimizer.iterations.numpy()),
                 "layer_names": [layer.name for layer in loaded.layers],

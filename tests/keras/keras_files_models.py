@@ -83,7 +83,8 @@ def file_layout(path) -> dict:
 
 
 def branches(keras):
-    """Functional: two Dense branches of different widths meet (Keras lists them deepest first), Adam."""
+    """Functional: two Dense branches of different widths meet (Keras lists them deepest first), Adam, metric
+    objects (saved by class and configuration)."""
     keras.utils.set_random_seed(5)
     inputs = keras.Input((4,), name="features")
     wide = keras.layers.Dense(5, activation="relu", name="wide")(inputs)
@@ -91,7 +92,8 @@ def branches(keras):
     deeper = keras.layers.Dense(3, name="deeper")(wide)
     merged = keras.layers.Concatenate(name="merge")([narrow, deeper])
     model = keras.Model(inputs, keras.layers.Dense(2, activation="softmax", name="out")(merged), name="branches")
-    model.compile(keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    metrics = ["accuracy", keras.metrics.SparseTopKCategoricalAccuracy(k=1, name="top_1")]
+    model.compile(keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", metrics=metrics)
     rng = np.random.default_rng(5)
     model.fit(rng.normal(size=(16, 4)).astype(np.float32), rng.integers(0, 2, 16), batch_size=8, verbose=0)
     step = (rng.normal(size=(8, 4)).astype(np.float32), rng.integers(0, 2, 8))

@@ -30,7 +30,7 @@ def _close(actual, expected):
 @pytest.mark.parametrize("name", sorted(CASES["ipu_teach_to_keras"]))
 def test_a_keras_file_ipu_teach_writes_is_laid_out_as_keras_writes_it_and_keras_predicts_the_same(name, tmp_path):
     case = CASES["ipu_teach_to_keras"][name]
-    model, x, _ = KERAS_FORMAT_MODELS[name](keras)
+    model, x, (step_x, step_y) = KERAS_FORMAT_MODELS[name](keras)
     model.save(tmp_path / "m.keras")
     mine, theirs = keras_zip_layout(tmp_path / "m.keras", leave_out=("optimizer",)), case["keras_layout"]
     assert mine["entries"] == theirs["entries"]  # metadata.json, config.json, model.weights.h5, stored
@@ -40,6 +40,8 @@ def test_a_keras_file_ipu_teach_writes_is_laid_out_as_keras_writes_it_and_keras_
     assert {tuple(c) for c in mine["classes"]} <= theirs_classes
     assert [layer.name for layer in model.layers] == case["layer_names"]
     _close(model.predict(x, verbose=0), case["prediction"])  # what Keras predicted from ipu-teach's file
+    _close(model.evaluate(step_x, step_y, verbose=0), case["evaluate"])  # ... and its loss and metrics
+    assert model.metrics_names == case["metrics_names"]
     assert case["optimizer_module"].startswith("tf_keras.src.optimizers.legacy")  # Keras 2.6's, as ipu-teach's
     assert case["iterations"] == 0  # Keras keeps no state for its legacy optimizers, and reads none
 
@@ -137,3 +139,24 @@ def test_save_format_keras_picks_the_keras_zip_whatever_the_name_and_other_names
     with zipfile.ZipFile(tmp_path / "m.zip") as archive:
         assert "model.weights.npz" in archive.namelist()
     assert keras.models.load_model(tmp_path / "m.model").count_params() == 8
+
+
+@pytest.mark.parametrize("suffix", [".h5", ".keras", ".zip"])
+def test_metric_objects_given_to_compile_are_saved_by_class_and_configuration(suffix, tmp_path):
+    """As Keras' files keep them (``{"class_name": "AUC", "config": {...}}``): tf-keras 2.21 loads ipu-teach's
+    ``.h5`` and ``.keras`` of this model and evaluates the same numbers; ipu-teach used to refuse to save it."""
+    model = keras.Sequential([keras.layers.Dense(3, activation="softmax", input_shape=(4,))])
+    metrics = [keras.metrics.AUC(num_thresholds=50), keras.metrics.TopKCategoricalAccuracy(k=2)]
+    model.compile("adam", "categorical_crossentropy", metrics=["accuracy", *metrics, keras.metrics.Precision(0.3)])
+    x = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[[0, 1, 2, 0, 1, 2, 0, 1]]
+    model.fit(x, y, verbose=0)
+    model.save(tmp_path / f"m{suffix}")
+    loaded = keras.models.load_model(tmp_path / f"m{suffix}")
+    kept = [m for m in loaded.compiled_outputs._given[2] if not isinstance(m, str)]
+    assert [(type(m).__name__, m.get_config()) for m in kept] == [
+        ("AUC", metrics[0].get_config()),
+        ("TopKCategoricalAccuracy", {"name": "top_k_categorical_accuracy", "dtype": "float32", "k": 2}),
+        ("Precision", {"name": "precision", "thresholds": 0.3, "top_k": None, "class_id": None}),
+    ]
+    assert loaded.evaluate(x, y, verbose=0) == model.evaluate(x, y, verbose=0)

@@ -209,14 +209,16 @@ def _keras_object(entry, known, kind, custom_objects, neutral=frozenset()):
     return cls(**arguments)
 
 
-def _metrics_from_keras(entries, custom_objects):
+def metrics_from_keras(entries, custom_objects):
     """Keras' saved metrics (per output; a name, a ``MeanMetricWrapper`` or a class) as ``compile`` takes them."""
     from .. import metrics as metrics_module
 
     if entries is None:
         return None
+    if isinstance(entries, dict) and "class_name" not in entries:  # by output name
+        return {output: metrics_from_keras(e, custom_objects) for output, e in entries.items()}
     if all(isinstance(e, list) for e in entries):  # one list per output
-        per_output = [_metrics_from_keras(e, custom_objects) for e in entries]
+        per_output = [metrics_from_keras(e, custom_objects) for e in entries]
         return per_output[0] if len(per_output) == 1 else per_output
     known = config.known_classes(metrics_module, metrics_module.Metric)
     made = []
@@ -225,6 +227,20 @@ def _metrics_from_keras(entries, custom_objects):
             entry = (entry.get("config") or {}).get("name")  # "accuracy", or the function's name
         made.append(entry if isinstance(entry, str) else _keras_object(entry, known, "metric", custom_objects))
     return made
+
+
+def metrics_to_keras(metrics):
+    """``compile``'s metrics as Keras saves them: names as given, a metric object by its class and
+    ``get_config`` (``{"class_name": "AUC", "config": {...}}``); per output as given."""
+    from .. import metrics as metrics_module
+
+    if isinstance(metrics, metrics_module.Metric):
+        return {"class_name": type(metrics).__name__, "config": config.encode(metrics.get_config())}
+    if isinstance(metrics, dict):
+        return {output: metrics_to_keras(entry) for output, entry in metrics.items()}
+    if isinstance(metrics, (list, tuple)):
+        return [metrics_to_keras(entry) for entry in metrics]
+    return config.encode(metrics)
 
 
 def compile_arguments(training_config, custom_objects=None) -> dict:
@@ -255,8 +271,8 @@ def compile_arguments(training_config, custom_objects=None) -> dict:
     return {
         "optimizer": optimizer,
         "loss": loss,
-        "metrics": _metrics_from_keras(training_config.get("metrics"), custom_objects),
-        "weighted_metrics": _metrics_from_keras(training_config.get("weighted_metrics"), custom_objects),
+        "metrics": metrics_from_keras(training_config.get("metrics"), custom_objects),
+        "weighted_metrics": metrics_from_keras(training_config.get("weighted_metrics"), custom_objects),
         "loss_weights": training_config.get("loss_weights"),
     }
 
@@ -282,8 +298,8 @@ def training_config(model) -> dict:
     optimizer = model.optimizer
     return {
         "loss": loss,
-        "metrics": config.encode(metrics),
-        "weighted_metrics": config.encode(model.compiled_outputs.weighted_metrics_given),
+        "metrics": metrics_to_keras(metrics),
+        "weighted_metrics": metrics_to_keras(model.compiled_outputs.weighted_metrics_given),
         "loss_weights": loss_weights,
         "optimizer_config": {
             "class_name": type(optimizer).__name__,
@@ -326,6 +342,14 @@ def _with_modules(entry, module: str):
     return {"module": module, **entry, "config": annotated, "registered_name": registered}
 
 
+def _metrics_with_modules(metrics):
+    if isinstance(metrics, dict) and "class_name" not in metrics:
+        return {output: _metrics_with_modules(entry) for output, entry in metrics.items()}
+    if isinstance(metrics, list):
+        return [_metrics_with_modules(entry) for entry in metrics]
+    return _with_modules(metrics, "keras.metrics")
+
+
 def to_keras_v3(model) -> dict:
     """``config.json`` of a ``.keras`` file: the model's configuration and, once compiled, its
     ``compile_config`` (the optimizer as Keras 2.6's, ``keras.optimizers.legacy`` in tf-keras)."""
@@ -344,9 +368,9 @@ def to_keras_v3(model) -> dict:
             else [loss_entry(v) for v in losses]
             if isinstance(losses, list)
             else loss_entry(losses),
-            "metrics": training["metrics"],
+            "metrics": _metrics_with_modules(training["metrics"]),
             "loss_weights": training["loss_weights"],
-            "weighted_metrics": training["weighted_metrics"],
+            "weighted_metrics": _metrics_with_modules(training["weighted_metrics"]),
             "run_eagerly": None,
             "steps_per_execution": model.steps_per_execution,
             "jit_compile": None,

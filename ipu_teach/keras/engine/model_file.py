@@ -26,7 +26,7 @@ from .. import layers as layers_module
 from .. import losses as losses_module
 from .. import optimizers as optimizers_module
 from ..layers.base import InputLayer
-from . import config, graph, weight_budget
+from . import config, graph, keras_config, weight_budget
 from .saving import check_fits
 
 FORMAT = "ipu-teach model 1"
@@ -85,8 +85,8 @@ def _compile_arguments(model) -> dict:
         "optimizer": {"class_name": type(model.optimizer).__name__, "config": model.optimizer.get_config()},
         "loss": loss,
         "loss_weights": loss_weights,
-        "metrics": config.encode(metrics),
-        "weighted_metrics": config.encode(outputs.weighted_metrics_given),
+        "metrics": keras_config.metrics_to_keras(metrics),
+        "weighted_metrics": keras_config.metrics_to_keras(outputs.weighted_metrics_given),
         "steps_per_execution": model.steps_per_execution,
     }
 
@@ -302,8 +302,8 @@ def _recompile(model, arguments, custom_objects, filepath):
     model.compile(
         optimizer,
         loss,
-        metrics=arguments["metrics"],
-        weighted_metrics=arguments.get("weighted_metrics"),
+        metrics=keras_config.metrics_from_keras(arguments["metrics"], custom_objects),
+        weighted_metrics=keras_config.metrics_from_keras(arguments.get("weighted_metrics"), custom_objects),
         loss_weights=arguments["loss_weights"],
         steps_per_execution=arguments["steps_per_execution"],
     )
