@@ -54,6 +54,7 @@ LAYER_CASES = {
     L.Permute: [({"dims": (2, 1)}, (3, 4)), ({"dims": (3, 1, 2)}, (2, 3, 4))],
     L.BatchNormalization: [({}, (4,)), ({}, (3, 3, 2))],
     L.LayerNormalization: [({}, (4,)), ({"center": False}, (2, 5))],
+    L.GroupNormalization: [({"groups": 2}, (3, 4)), ({"groups": 1, "scale": False}, (2, 2, 6))],
     L.Embedding: [({"input_dim": 10, "output_dim": 3}, (4,)), ({"input_dim": 5, "output_dim": 2}, (3, 2))],
     L.LSTM: [({"units": 3}, (4, 2)), ({"units": 2, "return_sequences": True, "go_backwards": True}, (5, 3))],
     L.GRU: [({"units": 4}, (3, 2)), ({"units": 2, "return_sequences": True}, (4, 1))],
