@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from ..autograd import Tensor, no_grad, ops
+from ..not_simulated import NotSimulatedError
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
@@ -30,6 +31,7 @@ from .engine import (
 from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
+from .ipu import layers as ipu_layers
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape, outermost_call
 
 
@@ -101,6 +103,7 @@ class Model(Layer):
         self.trace_error = None
         self.step_logs = {}  # the logs the model's own train_step / test_step last returned, by mode
         self.compiled = False
+        self._captured_gradients = []  # per batch since the last update, those of keras.ipu.layers capture layers
         self.stop_training = False
         self.steps_per_execution = 1
         self.device_executor = None  # set by compile: the executor of the model's strategy (engine.device)
@@ -590,10 +593,26 @@ class Model(Layer):
             w.grad = None
         if scale is not None:
             grads = self.optimizer.get_unscaled_gradients(grads)
+        captured = ipu_layers.captured_gradients(self)
+        if captured:
+            self._captured_gradients.append(captured)
         return _loss_value(loss, parts), grads, _values(output)
 
     def apply_gradients(self, grads) -> None:
-        self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+        """The optimizer's update; one that ``supports_captured_grads`` (Graphcore's ``ALSOptimizer``) also gets the
+        gradients ``keras.ipu.layers`` capture layers kept, as ``captured_grads``."""
+        captured, self._captured_gradients = self._captured_gradients, []
+        if not getattr(self.optimizer, "supports_captured_grads", False):
+            self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+            return
+        if len(captured) > 1:
+            raise NotSimulatedError(
+                "keras.ipu.layers capture layers with replication or gradient accumulation (ipu-teach passes the "
+                "captured gradients of one batch to the optimizer: use one replica and no gradient accumulation)"
+            )
+        self.optimizer.apply_gradients(
+            zip(grads, self.trainable_weights), captured_grads=captured[0] if captured else {}
+        )
 
     def update_metrics(self, loss_value, y, y_pred) -> None:
         self.compiled_outputs.update(loss_value, y, y_pred)
