@@ -96,3 +96,19 @@ def test_scripts_import_them_from_graphcores_keras():
         from keras.ipu.layers import CaptureActivationGradients as imported
 
         assert imported is CaptureActivationGradients
+
+
+def test_captured_gradients_with_two_replicas_are_refused_as_not_simulated():
+    from ipu_teach import ipu
+    from ipu_teach.not_simulated import NotSimulatedError
+
+    x, y = _data()
+    with ipu.system.restored_afterwards():
+        config = ipu.config.IPUConfig()
+        config.auto_select_ipus = 2
+        config.configure_ipu_system()
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            model = keras.Sequential([keras.Input((3,)), CaptureActivationGradients(keras.layers.Dense(2))])
+            model.compile(RecordingSGD(0.1), "mse")
+        with pytest.raises(NotSimulatedError, match="capture layers with replication or gradient accumulation"):
+            model.fit(x, y, batch_size=2, verbose=0)
