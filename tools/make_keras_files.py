@@ -23,11 +23,13 @@ Both ways, with tf-keras 2.21 (Keras 2 semantics, legacy optimizers as Keras 2.6
    Keras' ``.keras`` files of models trained with its newer optimizers, whose state ipu-teach reads.
 """
 
+import io
 import json
 import os
 import pathlib
 import sys
 import tempfile
+import zipfile
 
 os.environ["TF_USE_LEGACY_KERAS"] = "1"  # Keras 2 (tf-keras), not Keras 3
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
@@ -245,6 +247,44 @@ def newer_optimizers_to_ipu_teach(rng) -> dict:
     return cases
 
 
+NEWER_OPTIMIZERS = {
+    "SGD": {"learning_rate": 0.1},
+    "SGD momentum": {"learning_rate": 0.1, "momentum": 0.9},
+    "Adam": {},
+    "RMSprop": {},
+    "RMSprop momentum centered": {"momentum": 0.5, "centered": True},
+    "RMSprop centered": {"centered": True},
+    "Adagrad": {},
+    "Adadelta": {},
+    "Adamax": {},
+    "Ftrl": {},
+    "Nadam": {},
+}
+"""The newer optimizers (by class, the words after it only name the case) whose ``optimizer/vars`` layout is kept."""
+
+
+def newer_optimizer_layouts() -> dict:
+    """The shapes of ``optimizer/vars`` in order, for Dense(2) then Dense(1) on 3 features after one step: which
+    slot follows which (runs of one slot for every weight, or a weight's slots together)."""
+    layouts = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for case, arguments in NEWER_OPTIMIZERS.items():
+            keras.backend.clear_session()
+            model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,)), keras.layers.Dense(1)])
+            model.compile(getattr(keras.optimizers, case.split()[0])(**arguments), "mse")
+            model.fit(np.ones((4, 3), np.float32), np.ones((4, 1), np.float32), verbose=0)
+            path = os.path.join(folder, "m.keras")
+            model.save(path)
+            with zipfile.ZipFile(path) as archive, h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as f:
+                group = f["optimizer/vars"]
+                layouts[case] = {
+                    "class": case.split()[0],
+                    "arguments": arguments,
+                    "shapes": [list(group[str(i)].shape) for i in range(len(group))],
+                }
+    return layouts
+
+
 def keras_format() -> None:
     """Section keras_format: keras_format.json and newer_*.keras (run alone: ``make_keras_files.py keras_format``)."""
     write(
@@ -252,6 +292,7 @@ def keras_format() -> None:
         {
             "ipu_teach_to_keras": ipu_teach_keras_format_to_keras(),
             "keras_to_ipu_teach": newer_optimizers_to_ipu_teach(np.random.default_rng(2513)),
+            "newer_optimizer_layouts": newer_optimizer_layouts(),
         },
     )
 

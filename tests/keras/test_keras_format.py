@@ -160,3 +160,17 @@ def test_metric_objects_given_to_compile_are_saved_by_class_and_configuration(su
         ("Precision", {"name": "precision", "thresholds": 0.3, "top_k": None, "class_id": None}),
     ]
     assert loaded.evaluate(x, y, verbose=0) == model.evaluate(x, y, verbose=0)
+
+
+@pytest.mark.parametrize("case", sorted(CASES["newer_optimizer_layouts"]))
+def test_optimizer_variables_are_read_in_the_order_keras_newer_optimizers_save_them(case, tmp_path):
+    """The shapes tf-keras' ``optimizer/vars`` held in order (Dense(2) then Dense(1) on 3 features, one step) are
+    those ipu-teach writes and reads for the same optimizer: the step count, then each slot where Keras puts it."""
+    layout = CASES["newer_optimizer_layouts"][case]
+    model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,)), keras.layers.Dense(1)])
+    model.compile(getattr(keras.optimizers, layout["class"])(**layout["arguments"]), "mse")
+    model.fit(np.ones((4, 3), np.float32), np.ones((4, 1), np.float32), verbose=0)
+    model.save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as archive, h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as f:
+        group = f["optimizer/vars"]
+        assert [list(group[str(i)].shape) for i in range(len(group))] == layout["shapes"]
