@@ -45,7 +45,13 @@ sys.path.insert(0, str(REPO))
 import ipu_teach.keras as ipu_keras  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tests" / "keras"))
-from keras_files_models import IPU_TEACH_MODELS, KERAS_FORMAT_MODELS, file_layout, keras_zip_layout  # noqa: E402
+from keras_files_models import (  # noqa: E402
+    IPU_TEACH_MODELS,
+    KERAS_FORMAT_MODELS,
+    file_layout,
+    keras_zip_layout,
+    nested,
+)
 
 OUT = REPO / "tests" / "keras" / "golden" / "files"
 MADE_WITH = f"tensorflow {tf.__version__}, tf-keras {keras.__version__}, h5py {h5py.__version__}"
@@ -285,6 +291,16 @@ def newer_optimizer_layouts() -> dict:
     return layouts
 
 
+def nested_model_config() -> dict:
+    """Keras' ``.keras`` configuration of keras_files_models.nested (how it numbers a model's call nodes)."""
+    keras.backend.clear_session()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "nested.keras")
+        nested(keras).save(path)
+        with zipfile.ZipFile(path) as archive:
+            return json.loads(archive.read("config.json"))
+
+
 def keras_format() -> None:
     """Section keras_format: keras_format.json and newer_*.keras (run alone: ``make_keras_files.py keras_format``)."""
     write(
@@ -293,6 +309,7 @@ def keras_format() -> None:
             "ipu_teach_to_keras": ipu_teach_keras_format_to_keras(),
             "keras_to_ipu_teach": newer_optimizers_to_ipu_teach(np.random.default_rng(2513)),
             "newer_optimizer_layouts": newer_optimizer_layouts(),
+            "nested_model_config": nested_model_config(),
         },
     )
 

@@ -160,3 +160,14 @@ def keras_zip_layout(path, leave_out=()) -> dict:
 
     visit(config)
     return {"entries": entries, "weights": dict(sorted(items.items())), "classes": classes}
+
+
+def nested(keras):
+    """A functional model used as a layer of another, beside a skip branch (Keras numbers the inner model's
+    call node 1: its node 0 is its own making)."""
+    inner_input = keras.Input((4,), name="inner_in")
+    hidden = keras.layers.Dense(5, name="inner_hidden")(inner_input)
+    inner = keras.Model(inner_input, keras.layers.Dense(3, activation="relu", name="inner_out")(hidden), name="base")
+    inputs = keras.Input((4,), name="outer_in")
+    merged = keras.layers.Add(name="add")([inner(inputs), keras.layers.Dense(3, name="skip")(inputs)])
+    return keras.Model(inputs, keras.layers.Dense(2, name="out")(merged), name="nested")

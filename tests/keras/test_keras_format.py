@@ -14,9 +14,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from keras_files_models import KERAS_FORMAT_MODELS, keras_zip_layout
+from keras_files_models import KERAS_FORMAT_MODELS, keras_zip_layout, nested
 
 import ipu_teach.keras as keras
+from ipu_teach.keras.engine import keras_config
 from ipu_teach.keras.engine.keras_zip import variable_groups
 
 FILES = Path(__file__).resolve().parent / "golden" / "files"
@@ -174,3 +175,19 @@ def test_optimizer_variables_are_read_in_the_order_keras_newer_optimizers_save_t
     with zipfile.ZipFile(tmp_path / "m.keras") as archive, h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as f:
         group = f["optimizer/vars"]
         assert [list(group[str(i)].shape) for i in range(len(group))] == layout["shapes"]
+
+
+def _calls(serialized) -> dict:
+    return {entry["name"]: entry["inbound_nodes"] for entry in serialized["config"]["layers"]}
+
+
+def test_a_model_used_as_a_layer_is_numbered_as_keras_numbers_it_both_ways(tmp_path):
+    """Keras numbers a model's call node 1 in a configuration (node 0 is its own making): ipu-teach writes that
+    (tf-keras looped forever on node 0) and reads Keras' (it refused node 1), here from Keras' own file."""
+    theirs = CASES["nested_model_config"]
+    mine = keras_config.to_keras_v3(nested(keras))
+    assert _calls(mine) == _calls(theirs)
+    assert _calls(theirs)["add"][0][0][:2] == ["base", 1]
+    model = keras_config.from_keras(theirs)
+    assert [layer.name for layer in model.layers] == ["outer_in", "base", "skip", "add", "out"]
+    assert model.get_layer("base").count_params() == 4 * 5 + 5 + 5 * 3 + 3
