@@ -143,9 +143,9 @@ class ALSOptimizer(LossScaleOptimizer):
         if self.captured_grads_only or not (self.accumulate_statistics_over_update_period or self._update_due()):
             return histogram
         for g in grads:
-            histogram = self.lpf_alpha * histogram + (1.0 - self.lpf_alpha) * (
-                histogram + self._bins(g, self.loss_scale)
-            )
+            if g is not None and np.asarray(g).dtype == np.float16:
+                counted = histogram + self._bins(g, self.loss_scale)
+                histogram = self.lpf_alpha * histogram + (1.0 - self.lpf_alpha) * counted
         return histogram
 
     def _with_captured(self, histogram, captured) -> np.ndarray:
