@@ -4,6 +4,7 @@ Runs ONLY in the reference environment with real TensorFlow, tf-keras and h5py (
 dependency of ipu-teach), with ipu-teach importable from the checkout:
 
     PYTHONPATH=. nice /work/refenv/bin/python tools/make_keras_files.py    # writes tests/keras/golden/files/
+    PYTHONPATH=. nice /work/refenv/bin/python tools/make_keras_files.py keras_format   # that section alone
 
 Both ways, with tf-keras 2.21 (Keras 2 semantics, legacy optimizers as Keras 2.6's):
 
@@ -17,13 +18,18 @@ Both ways, with tf-keras 2.21 (Keras 2 semantics, legacy optimizers as Keras 2.6
    and step count, and the layout of each file go to ``ipu_teach_files.json``. The tests
    build the same models, check ipu-teach's predictions equal Keras' and that the files it writes today
    have the layout Keras read.
+3. ``.keras`` both ways (section keras_format): ipu-teach's ``.keras`` files loaded by real Keras (its
+   predictions, and the layout of the file Keras writes for the same model, which ipu-teach's must have), and
+   Keras' ``.keras`` files of models trained with its newer optimizers, whose state ipu-teach reads.
 """
 
+import io
 import json
 import os
 import pathlib
 import sys
 import tempfile
+import zipfile
 
 os.environ["TF_USE_LEGACY_KERAS"] = "1"  # Keras 2 (tf-keras), not Keras 3
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
@@ -39,7 +45,13 @@ sys.path.insert(0, str(REPO))
 import ipu_teach.keras as ipu_keras  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tests" / "keras"))
-from keras_files_models import IPU_TEACH_MODELS, file_layout  # noqa: E402
+from keras_files_models import (  # noqa: E402
+    IPU_TEACH_MODELS,
+    KERAS_FORMAT_MODELS,
+    file_layout,
+    keras_zip_layout,
+    nested,
+)
 
 OUT = REPO / "tests" / "keras" / "golden" / "files"
 MADE_WITH = f"tensorflow {tf.__version__}, tf-keras {keras.__version__}, h5py {h5py.__version__}"
@@ -183,6 +195,125 @@ def ipu_teach_to_keras(rng) -> dict:
     return results
 
 
+def ipu_teach_keras_format_to_keras() -> dict:
+    """Each ipu-teach model saved by ipu-teach as ``.keras``, loaded by real Keras, then saved again by Keras:
+    Keras' predictions and optimizer from ipu-teach's file, and the layout of the file Keras writes itself
+    (its metrics' variables left out: ipu-teach does not write them)."""
+    results = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name, build in KERAS_FORMAT_MODELS.items():
+            keras.backend.clear_session()
+            model, x, (step_x, step_y) = build(ipu_keras)
+            path, again = os.path.join(folder, f"{name}.keras"), os.path.join(folder, f"{name}_again.keras")
+            model.save(path)
+            loaded = keras.models.load_model(path)
+            loaded.save(again)
+            results[name] = {
+                "prediction": loaded.predict(x, verbose=0).tolist(),
+                "evaluate": loaded.evaluate(step_x, step_y, verbose=0),
+                "metrics_names": loaded.metrics_names,
+                "optimizer_module": type(loaded.optimizer).__module__,
+                "iterations": int(loaded.optimizer.iterations.numpy()),
+                "layer_names": [layer.name for layer in loaded.layers],
+                "keras_layout": keras_zip_layout(again, leave_out=("metrics",)),
+            }
+    return results
+
+
+def newer_optimizer_models():
+    """tf-keras' newer optimizers (its default ``keras.optimizers``), whose ``.keras`` files hold their state:
+    Adam on branches that meet (state in Keras' weight order), SGD with momentum."""
+    inputs = keras.Input((3,), name="x")
+    left = keras.layers.Dense(4, activation="relu", name="left")(inputs)
+    right = keras.layers.Dense(2, name="right")(keras.layers.Dense(3, activation="tanh", name="first")(inputs))
+    merged = keras.layers.Concatenate(name="merge")([left, right])
+    adam = keras.Model(inputs, keras.layers.Dense(1, name="out")(merged), name="adam_branches")
+    adam.compile(keras.optimizers.Adam(0.05), "mse")
+    sgd = keras.Sequential([keras.layers.Dense(3, activation="tanh", input_shape=(3,)), keras.layers.Dense(1)])
+    sgd.compile(keras.optimizers.SGD(0.05, momentum=0.9), "mse")
+    return {"newer_adam": adam, "newer_sgd": sgd}
+
+
+def newer_optimizers_to_ipu_teach(rng) -> dict:
+    """Keras' ``.keras`` files of models trained with the newer optimizers, written to the fixtures folder; Keras'
+    predictions, step count, and predictions after one more step from the state in the file."""
+    cases = {}
+    keras.backend.clear_session()
+    for name, model in newer_optimizer_models().items():
+        x, y = rng.normal(size=(16, 3)).astype(np.float32), rng.normal(size=(16, 1)).astype(np.float32)
+        model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
+        model.save(OUT / f"{name}.keras")
+        test_x = rng.normal(size=(4, 3)).astype(np.float32)
+        step_x, step_y = rng.normal(size=(8, 3)).astype(np.float32), rng.normal(size=(8, 1)).astype(np.float32)
+        cases[name] = {"x": test_x.tolist(), "prediction": model.predict(test_x, verbose=0).tolist()}
+        cases[name]["iterations"] = int(model.optimizer.iterations.numpy())
+        model.train_on_batch(step_x, step_y)
+        cases[name]["step"] = {"x": step_x.tolist(), "y": step_y.tolist()}
+        cases[name]["prediction_after"] = model.predict(test_x, verbose=0).tolist()
+    return cases
+
+
+NEWER_OPTIMIZERS = {
+    "SGD": {"learning_rate": 0.1},
+    "SGD momentum": {"learning_rate": 0.1, "momentum": 0.9},
+    "Adam": {},
+    "RMSprop": {},
+    "RMSprop momentum centered": {"momentum": 0.5, "centered": True},
+    "RMSprop centered": {"centered": True},
+    "Adagrad": {},
+    "Adadelta": {},
+    "Adamax": {},
+    "Ftrl": {},
+    "Nadam": {},
+}
+"""The newer optimizers (by class, the words after it only name the case) whose ``optimizer/vars`` layout is kept."""
+
+
+def newer_optimizer_layouts() -> dict:
+    """The shapes of ``optimizer/vars`` in order, for Dense(2) then Dense(1) on 3 features after one step: which
+    slot follows which (runs of one slot for every weight, or a weight's slots together)."""
+    layouts = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for case, arguments in NEWER_OPTIMIZERS.items():
+            keras.backend.clear_session()
+            model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,)), keras.layers.Dense(1)])
+            model.compile(getattr(keras.optimizers, case.split()[0])(**arguments), "mse")
+            model.fit(np.ones((4, 3), np.float32), np.ones((4, 1), np.float32), verbose=0)
+            path = os.path.join(folder, "m.keras")
+            model.save(path)
+            with zipfile.ZipFile(path) as archive, h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as f:
+                group = f["optimizer/vars"]
+                layouts[case] = {
+                    "class": case.split()[0],
+                    "arguments": arguments,
+                    "shapes": [list(group[str(i)].shape) for i in range(len(group))],
+                }
+    return layouts
+
+
+def nested_model_config() -> dict:
+    """Keras' ``.keras`` configuration of keras_files_models.nested (how it numbers a model's call nodes)."""
+    keras.backend.clear_session()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "nested.keras")
+        nested(keras).save(path)
+        with zipfile.ZipFile(path) as archive:
+            return json.loads(archive.read("config.json"))
+
+
+def keras_format() -> None:
+    """Section keras_format: keras_format.json and newer_*.keras (run alone: ``make_keras_files.py keras_format``)."""
+    write(
+        "keras_format.json",
+        {
+            "ipu_teach_to_keras": ipu_teach_keras_format_to_keras(),
+            "keras_to_ipu_teach": newer_optimizers_to_ipu_teach(np.random.default_rng(2513)),
+            "newer_optimizer_layouts": newer_optimizer_layouts(),
+            "nested_model_config": nested_model_config(),
+        },
+    )
+
+
 def write(name, content) -> None:
     path = OUT / name
     path.write_text(json.dumps({"made_with": MADE_WITH, **content}, indent=None, separators=(",", ":")) + "\n")
@@ -191,8 +322,13 @@ def write(name, content) -> None:
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(0)
-    write("keras_files.json", {"cases": keras_to_ipu_teach(np.random.default_rng(25))})
-    write("ipu_teach_files.json", {"cases": ipu_teach_to_keras(np.random.default_rng(52))})
+    sections = sys.argv[1:] or ["files", "keras_format"]
+    if "files" in sections:
+        write("keras_files.json", {"cases": keras_to_ipu_teach(np.random.default_rng(25))})
+        write("ipu_teach_files.json", {"cases": ipu_teach_to_keras(np.random.default_rng(52))})
+    if "keras_format" in sections:
+        keras.utils.set_random_seed(25)
+        keras_format()
     total = sum(p.stat().st_size for p in OUT.iterdir())
     print(f"{OUT.relative_to(REPO)}: {len(list(OUT.iterdir()))} files, {total:,} bytes")
     if total > 400_000:

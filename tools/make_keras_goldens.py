@@ -1232,6 +1232,48 @@ def attention(rng) -> None:
     )
 
 
+GROUP_NORMALIZATION_CASES = [
+    ("two groups, 4D", {"groups": 2}, (2, 3, 3, 4)),
+    ("one group, 3D", {"groups": 1}, (2, 5, 6)),
+    ("instance, 2D", {"groups": 6, "epsilon": 0.01}, (3, 6)),
+    ("no scale or center", {"groups": 3, "center": False, "scale": False}, (2, 2, 2, 6)),
+]
+
+
+def group_normalization(rng) -> None:
+    """tf-keras ``layers/normalization/group_normalization.py``: outputs and the gradients of sum(upstream *
+    output) with respect to the input and gamma and beta, from seeded weights. Graphcore's IPU layer groups
+    the channels with a stride (channel c in group c % groups: ``strided_channel_grouping``, graphcore/tensorflow
+    ``popnn_normalization_test.py``): its cases are Keras' layer on the channels reordered so that each strided
+    group is contiguous, the results put back in the original channel order."""
+    cases = []
+    for strided in (False, True):
+        for case_id, arguments, shape in GROUP_NORMALIZATION_CASES:
+            channels, groups = shape[-1], arguments["groups"]
+            order = [c for g in range(groups) for c in range(g, channels, groups)] if strided else list(range(channels))
+            back = np.argsort(order)
+            layer = keras.layers.GroupNormalization(**arguments)
+            x = rng.normal(1.0, 2.0, shape).astype(np.float32)
+            layer.build(shape)
+            weights = [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in layer.weights]
+            layer.set_weights([w[order] for w in weights])
+            y, upstream, gradients = output_and_gradients(layer, tf.constant(x[..., order]), rng, watch_input=True)
+            cases.append(
+                {
+                    "id": f"{case_id}{', strided' if strided else ''}",
+                    "strided": strided,
+                    "arguments": arguments,
+                    "x": x,
+                    "weights": weights,
+                    "upstream": upstream[..., back],
+                    "output": y.numpy()[..., back],
+                    "input_gradient": gradients[0].numpy()[..., back],
+                    "weight_gradients": [g.numpy()[back] for g in gradients[1:]],
+                }
+            )
+    write("group_normalization", shortest({"cases": cases}))
+
+
 SECTIONS = (
     losses,
     metrics,
@@ -1247,6 +1289,7 @@ SECTIONS = (
     batching_behaviours,
     applications,
     attention,
+    group_normalization,
 )
 
 

@@ -65,6 +65,10 @@ class Metric:
     def reset_state(self):
         self.total, self.count = 0.0, 0.0
 
+    def get_config(self) -> dict:
+        """Keras' ``Metric.get_config``: what ``compile(metrics=[...])`` keeps of the metric in a model file."""
+        return {"name": self.name, "dtype": "float32"}
+
     def reset_states(self):
         """Keras 2's name for ``reset_state`` (custom training loops call it at each epoch's end)."""
         self.reset_state()
@@ -248,6 +252,9 @@ class CosineSimilarity(MeanMetricWrapper):
         self.axis = axis
         super().__init__(lambda y_true, y_pred: cosine_similarity(y_true, y_pred, axis), name)
 
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
 
 class RootMeanSquaredError(Mean):
     """The square root of the mean of the squared errors over every value (weighted per sample)."""
@@ -298,6 +305,9 @@ class TopKCategoricalAccuracy(MeanMetricWrapper):
         self.k = k
         super().__init__(lambda y_true, y_pred: top_k_categorical_accuracy(y_true, y_pred, k), name)
 
+    def get_config(self):
+        return {**super().get_config(), "k": self.k}
+
 
 class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
     """How often the integer label is among the ``k`` highest predictions."""
@@ -305,6 +315,9 @@ class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
     def __init__(self, k=5, name="sparse_top_k_categorical_accuracy"):
         self.k = k
         super().__init__(lambda y_true, y_pred: sparse_top_k_categorical_accuracy(y_true, y_pred, k), name)
+
+    def get_config(self):
+        return {**super().get_config(), "k": self.k}
 
 
 NEG_INF = -1e10  # keras/utils/metrics_utils.py: what top_k puts in place of the predictions it leaves out

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from ..autograd import Tensor, no_grad, ops
+from ..not_simulated import NotSimulatedError
 from . import backend, mixed_precision
 from . import losses as losses_module
 from . import optimizers as optimizers_module
@@ -30,6 +31,7 @@ from .engine import (
 from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
+from .ipu import layers as ipu_layers
 from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape, outermost_call
 
 
@@ -101,6 +103,7 @@ class Model(Layer):
         self.trace_error = None
         self.step_logs = {}  # the logs the model's own train_step / test_step last returned, by mode
         self.compiled = False
+        self._captured_gradients = []  # per batch since the last update, those of keras.ipu.layers capture layers
         self.stop_training = False
         self.steps_per_execution = 1
         self.device_executor = None  # set by compile: the executor of the model's strategy (engine.device)
@@ -120,7 +123,7 @@ class Model(Layer):
         self.inputs, self.outputs = graph.as_list(inputs), graph.as_list(outputs)
         self._order = graph.topological_order(self.outputs)
         graph.check_inputs_reach(self.inputs, self._order)
-        self._layers = graph.layers_in_order(self._order)
+        self._layers = graph.keras_order(self.outputs, graph.layers_in_order(self._order))
         self.input_shape = self.inputs[0].shape if self._single_input else [t.shape for t in self.inputs]
         self.output_shape = self.outputs[0].shape if self._single_output else [t.shape for t in self.outputs]
         self.built = True
@@ -265,8 +268,9 @@ class Model(Layer):
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None, **kwargs) -> None:
         """The whole model (architecture, weights, compile arguments and optimizer state). To a name ending
-        ``.h5`` (or ``save_format="h5"``): Keras 2's HDF5 model file, which real Keras loads. Otherwise one
-        zip file of ipu-teach's, without pickle; ``keras.models.load_model`` reads both.
+        ``.h5`` (or ``save_format="h5"``): Keras 2's HDF5 model file; ending ``.keras`` (or
+        ``save_format="keras"``): Keras 2.13+'s ``.keras`` zip; both are files real Keras loads. Otherwise one
+        zip file of ipu-teach's, without pickle; ``keras.models.load_model`` reads all three.
 
         Written atomically, and ``overwrite=False`` asks first, as ``save_weights`` says."""
         if self.subclassed:
@@ -278,6 +282,8 @@ class Model(Layer):
         if overwrite or overwrite_module.proceed_with_overwrite(filepath, "model.save"):
             if _hdf5_wanted(filepath, save_format):
                 hdf5_format.save_model(self, filepath, include_optimizer)
+            elif _keras_wanted(filepath, save_format):
+                keras_zip.save_model(self, filepath, include_optimizer)
             else:
                 model_file.save_model(self, filepath)
 
@@ -587,10 +593,26 @@ class Model(Layer):
             w.grad = None
         if scale is not None:
             grads = self.optimizer.get_unscaled_gradients(grads)
+        captured = ipu_layers.captured_gradients(self)
+        if captured:
+            self._captured_gradients.append(captured)
         return _loss_value(loss, parts), grads, _values(output)
 
     def apply_gradients(self, grads) -> None:
-        self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+        """The optimizer's update; one that ``supports_captured_grads`` (Graphcore's ``ALSOptimizer``) also gets the
+        gradients ``keras.ipu.layers`` capture layers kept, as ``captured_grads``."""
+        captured, self._captured_gradients = self._captured_gradients, []
+        if not getattr(self.optimizer, "supports_captured_grads", False):
+            self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+            return
+        if len(captured) > 1:
+            raise NotSimulatedError(
+                "keras.ipu.layers capture layers with replication or gradient accumulation (ipu-teach passes the "
+                "captured gradients of one batch to the optimizer: use one replica and no gradient accumulation)"
+            )
+        self.optimizer.apply_gradients(
+            zip(grads, self.trainable_weights), captured_grads=captured[0] if captured else {}
+        )
 
     def update_metrics(self, loss_value, y, y_pred) -> None:
         self.compiled_outputs.update(loss_value, y, y_pred)
@@ -795,6 +817,13 @@ def _hdf5_wanted(filepath, save_format) -> bool:
     if save_format is not None:
         return str(save_format).lower() in ("h5", "hdf5")
     return hdf5_format.is_hdf5_name(filepath)
+
+
+def _keras_wanted(filepath, save_format) -> bool:
+    """Keras' choice of its ``.keras`` format: ``save_format="keras"``, or a name ending ``.keras``."""
+    if save_format is not None:
+        return str(save_format).lower() == "keras"
+    return os.fspath(filepath).endswith(".keras")
 
 
 def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):

@@ -8,6 +8,7 @@ import numpy as np
 
 from ipu_teach.autograd import Tensor, ops
 from ipu_teach.autograd.ops import elementwise_losses as losses
+from ipu_teach.autograd.ops.capture import CaptureGradient
 from ipu_teach.autograd.ops.gelu import GELU
 
 _rng = np.random.default_rng(7)
@@ -80,6 +81,7 @@ CASES = [
     ("Sum", lambda x: ops.Sum.apply(x, axis=1), [_m], (0,)),
     ("Mean", lambda x: ops.Mean.apply(x, axis=(0, 1)), [_m], (0,)),
     ("Reshape", lambda x: ops.Reshape.apply(x, shape=(2, -1)), [_m], (0,)),
+    ("CaptureGradient", lambda x: CaptureGradient.apply(x, store={}, tag="t"), [_m], (0,)),
     ("SoftmaxCrossEntropy", ops.SoftmaxCrossEntropy.apply, [_m, _onehot], (0,)),
     ("SparseSoftmaxCrossEntropy", ops.SparseSoftmaxCrossEntropy.apply, [_m, _labels], (0,)),
     ("CategoricalCrossentropyProbs", ops.CategoricalCrossentropyProbs.apply, [_positive, _onehot], (0,)),

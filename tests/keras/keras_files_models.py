@@ -80,3 +80,94 @@ def file_layout(path) -> dict:
         if "training_config" in f.attrs:
             layout["training_config"] = json.loads(text(f.attrs["training_config"]))
     return layout
+
+
+def branches(keras):
+    """Functional: two Dense branches of different widths meet (Keras lists them deepest first), Adam, metric
+    objects (saved by class and configuration)."""
+    keras.utils.set_random_seed(5)
+    inputs = keras.Input((4,), name="features")
+    wide = keras.layers.Dense(5, activation="relu", name="wide")(inputs)
+    narrow = keras.layers.Dense(2, activation="tanh", name="narrow")(inputs)
+    deeper = keras.layers.Dense(3, name="deeper")(wide)
+    merged = keras.layers.Concatenate(name="merge")([narrow, deeper])
+    model = keras.Model(inputs, keras.layers.Dense(2, activation="softmax", name="out")(merged), name="branches")
+    metrics = ["accuracy", keras.metrics.SparseTopKCategoricalAccuracy(k=1, name="top_1")]
+    model.compile(keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", metrics=metrics)
+    rng = np.random.default_rng(5)
+    model.fit(rng.normal(size=(16, 4)).astype(np.float32), rng.integers(0, 2, 16), batch_size=8, verbose=0)
+    step = (rng.normal(size=(8, 4)).astype(np.float32), rng.integers(0, 2, 8))
+    return model, rng.normal(size=(4, 4)).astype(np.float32), step
+
+
+def recurrent(keras):
+    """Sequential Embedding / Bidirectional LSTM / Dense, RMSprop with momentum (its weights sit in cells)."""
+    keras.utils.set_random_seed(6)
+    model = keras.Sequential(
+        [
+            keras.layers.Embedding(6, 3, input_length=4, name="embed"),
+            keras.layers.Bidirectional(keras.layers.LSTM(2), name="both_ways"),
+            keras.layers.Dense(1, name="out"),
+        ],
+        name="recurrent",
+    )
+    model.compile(keras.optimizers.RMSprop(0.01, momentum=0.5), "mse")
+    rng = np.random.default_rng(6)
+    model.fit(rng.integers(0, 6, (8, 4)).astype(np.float32), rng.normal(size=(8, 1)), batch_size=4, verbose=0)
+    step = (rng.integers(0, 6, (4, 4)).astype(np.float32), rng.normal(size=(4, 1)).astype(np.float32))
+    return model, rng.integers(0, 6, (3, 4)).astype(np.float32), step
+
+
+KERAS_FORMAT_MODELS = {"dense_bn": dense_bn, "branches": branches, "recurrent": recurrent}
+"""The ipu-teach models tools/make_keras_files.py saves as ``.keras`` and loads in real Keras."""
+
+
+def keras_zip_layout(path, leave_out=()) -> dict:
+    """What a reader of a ``.keras`` file goes by: its entries in order (and whether compressed), the groups
+    and datasets of ``model.weights.h5`` (shape, dtype) but those under ``leave_out``, and each configured
+    object's class and module in ``config.json``."""
+    import io
+    import zipfile
+
+    import h5py
+
+    with zipfile.ZipFile(path) as archive:
+        entries = [[info.filename, info.compress_type] for info in archive.infolist()]
+        config = json.loads(archive.read("config.json"))
+        weights = archive.read("model.weights.h5")
+    items = {}
+    with h5py.File(io.BytesIO(weights), "r") as f:
+        f.visititems(
+            lambda name, item: (
+                None
+                if name.startswith(tuple(leave_out))
+                else items.__setitem__(
+                    name, [list(item.shape), item.dtype.str] if isinstance(item, h5py.Dataset) else []
+                )
+            )
+        )
+    classes = []
+
+    def visit(value):
+        if isinstance(value, dict):
+            if "class_name" in value and "module" in value:
+                classes.append([value["class_name"], value["module"], value.get("registered_name")])
+            for inner in value.values():
+                visit(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                visit(inner)
+
+    visit(config)
+    return {"entries": entries, "weights": dict(sorted(items.items())), "classes": classes}
+
+
+def nested(keras):
+    """A functional model used as a layer of another, beside a skip branch (Keras numbers the inner model's
+    call node 1: its node 0 is its own making)."""
+    inner_input = keras.Input((4,), name="inner_in")
+    hidden = keras.layers.Dense(5, name="inner_hidden")(inner_input)
+    inner = keras.Model(inner_input, keras.layers.Dense(3, activation="relu", name="inner_out")(hidden), name="base")
+    inputs = keras.Input((4,), name="outer_in")
+    merged = keras.layers.Add(name="add")([inner(inputs), keras.layers.Dense(3, name="skip")(inputs)])
+    return keras.Model(inputs, keras.layers.Dense(2, name="out")(merged), name="nested")

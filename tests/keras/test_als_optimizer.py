@@ -67,7 +67,6 @@ def test_fit_with_it_equals_fit_without_it_when_nothing_overflows():
         ({"ratio_threshold": 1.0}, "ratio_threshold must be greater than zero and less than one"),
         ({"initial_loss_scaling_factor": 32768}, "initial_loss_scaling_factor must be less than max_loss_scaling"),
         ({"initial_loss_scaling_factor": 16384}, "initial_loss_scaling_factor x increase_factor must be less than"),
-        ({"captured_grads_only": True}, "CaptureActivationGradients layers, which ipu-teach does not simulate"),
     ],
 )
 def test_graphcores_refusals(kwargs, message):

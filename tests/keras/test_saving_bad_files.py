@@ -214,15 +214,15 @@ def model_entries(tmp_path):
     model = tiny_dense_model()
     model.compile("adam", "categorical_crossentropy")
     model.fit(np.ones((4, 4), np.float32), np.eye(3, dtype=np.float32)[[0, 1, 2, 0]], verbose=0)
-    model.save(tmp_path / "good.keras")
-    with zipfile.ZipFile(tmp_path / "good.keras") as archive:
+    model.save(tmp_path / "good.zip")
+    with zipfile.ZipFile(tmp_path / "good.zip") as archive:
         return {name: archive.read(name) for name in archive.namelist()}
 
 
 def model_file(tmp_path, entries, **changes):
     """A model file of ``entries`` with ``changes`` ({entry: bytes, None to leave it out, or a function
     of the entry's JSON or arrays returning them changed})."""
-    path = tmp_path / "crafted.keras"
+    path = tmp_path / "crafted.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in entries.items():
             change = changes.get(name.replace(".", "_"), data)

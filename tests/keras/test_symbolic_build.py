@@ -55,6 +55,7 @@ LAYER_CASES = {
     L.Permute: [({"dims": (2, 1)}, (3, 4)), ({"dims": (3, 1, 2)}, (2, 3, 4))],
     L.BatchNormalization: [({}, (4,)), ({}, (3, 3, 2))],
     L.LayerNormalization: [({}, (4,)), ({"center": False}, (2, 5))],
+    L.GroupNormalization: [({"groups": 2}, (3, 4)), ({"groups": 1, "scale": False}, (2, 2, 6))],
     L.Embedding: [({"input_dim": 10, "output_dim": 3}, (4,)), ({"input_dim": 5, "output_dim": 2}, (3, 2))],
     L.LSTM: [({"units": 3}, (4, 2)), ({"units": 2, "return_sequences": True, "go_backwards": True}, (5, 3))],
     L.GRU: [({"units": 4}, (3, 2)), ({"units": 2, "return_sequences": True}, (4, 1))],
@@ -244,10 +245,10 @@ def test_sequential_add_and_load_model_compute_each_layer_once(monkeypatch, tmp_
         model = keras.Sequential([keras.Input((8,))] + [L.Dense(8) for _ in range(n)])
         model.add(L.Dense(4))
     assert len(calls) == n + 1 and len(set(calls)) == n + 1
-    model.save(tmp_path / "deep.keras")
+    model.save(tmp_path / "deep.zip")
     del calls[:]
     with record() as more_ops:
-        loaded = keras.models.load_model(tmp_path / "deep.keras")
+        loaded = keras.models.load_model(tmp_path / "deep.zip")
     assert len(calls) == n + 1
     assert ops == more_ops == []
     assert loaded.output_shape == (None, 4) and len(loaded.layers) == n + 1
@@ -297,13 +298,13 @@ def test_a_model_used_as_a_layer_states_its_output_shape_from_its_layers():
 def crafted_model_file(tmp_path, model, edit):
     """``model`` saved, then its architecture changed by ``edit(layers' descriptions)`` as an attacker
     would change it (the weights stay those of ``model``)."""
-    model.save(tmp_path / "small.keras")
-    with zipfile.ZipFile(tmp_path / "small.keras") as archive:
+    model.save(tmp_path / "small.zip")
+    with zipfile.ZipFile(tmp_path / "small.zip") as archive:
         entries = {name: archive.read(name) for name in archive.namelist()}
     description = json.loads(entries["config.json"])
     edit(description["model"]["layers"])
     entries["config.json"] = json.dumps(description).encode()
-    path = tmp_path / "crafted.keras"
+    path = tmp_path / "crafted.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in entries.items():
             archive.writestr(name, data)
@@ -359,7 +360,7 @@ def test_a_model_file_declaring_weights_it_does_not_hold_is_refused_before_they_
     small = keras.Sequential([keras.Input((3,)), L.Dense(2)])
     path = crafted_model_file(tmp_path, small, widen)
     message = (
-        r"crafted.keras is not a valid model file: its architecture declares a weight dense/kernel:0 of "
+        r"crafted.zip is not a valid model file: its architecture declares a weight dense/kernel:0 of "
         r"shape \(3000, 2000\) \(6,000,000 values\), more than its weights \(model.weights.npz, [\d,]+ bytes\) "
         r"hold; load a file written by model.save"
     )
@@ -370,4 +371,4 @@ def test_a_model_file_declaring_weights_it_does_not_hold_is_refused_before_they_
 
     _, peak = peak_bytes(load)
     assert peak < 4 * 2**20
-    assert keras.models.load_model(tmp_path / "small.keras").count_params() == 8  # a file as saved loads
+    assert keras.models.load_model(tmp_path / "small.zip").count_params() == 8  # a file as saved loads

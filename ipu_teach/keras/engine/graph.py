@@ -2,6 +2,7 @@
 
 from ...autograd.graph_order import post_order
 from ..layers.base import InputLayer, KerasTensor
+from .call_context import distinct
 
 
 def topological_order(outputs) -> list:
@@ -21,7 +22,7 @@ def check_inputs_reach(inputs, order) -> None:
 
 
 def layers_in_order(order) -> list:
-    """Distinct layers by first use (input layers first), as ``model.layers`` lists them."""
+    """Distinct layers by first use (input layers first)."""
     layers, seen = [], set()
     for tensor in sorted(order, key=lambda t: not isinstance(t.layer, InputLayer)):
         if id(tensor.layer) not in seen:
@@ -56,15 +57,13 @@ def as_list(value) -> list:
     return values
 
 
-def keras_layer_order(model) -> list:
-    """``model.layers`` in Keras' order (tf-keras ``functional._map_graph_network``): by depth from the
-    outputs, deepest first, and at one depth in the order a walk back from the outputs first meets them.
-    The order of Keras' HDF5 files, which load by layer order. ipu-teach's own ``model.layers`` lists a layer
-    at its first use, which differs where branches meet (two inputs, skip connections)."""
-    if not hasattr(model, "_order") or model.is_sequential_like():
-        return model.layers
+def keras_order(outputs, layers) -> list:
+    """``layers`` in Keras' ``model.layers`` order (tf-keras ``functional._map_graph_network``): by depth from
+    the outputs, deepest first, and at one depth in the order a walk back from the outputs first meets them.
+    It differs from the order of first use where branches meet (two inputs, skip connections): Keras'
+    ``model.layers``, ``get_weights`` and files (loaded by layer order) go by it."""
     first_met, finished, post_order = {}, set(), []
-    for output in model.outputs:  # Keras' _build_map, as a loop: a deep model would overflow recursion
+    for output in outputs:  # Keras' _build_map, as a loop: a deep model would overflow recursion
         stack = [(output, False)]
         while stack:
             tensor, expanded = stack.pop()
@@ -84,4 +83,18 @@ def keras_layer_order(model) -> list:
         layer_depth[id(tensor.layer)] = node_depth[id(tensor)] = depth
         for parent in tensor.inputs:
             node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
-    return sorted(model.layers, key=lambda layer: (-layer_depth[id(layer)], first_met[id(layer)]))
+    return sorted(layers, key=lambda layer: (-layer_depth[id(layer)], first_met[id(layer)]))
+
+
+def first_use_weights(model) -> list:
+    """``model.weights`` as ipu-teach listed them before ``model.layers`` followed Keras' order: each layer's
+    at its first use. The order of ipu-teach's own ``.npz`` weights and model files, kept so that a file saved
+    then still loads each array into the weight it was saved from."""
+    if not hasattr(model, "_order") or model.subclassed:
+        return model.weights
+    weights = [
+        w
+        for layer in layers_in_order(model._order)
+        for w in (first_use_weights(layer) if hasattr(layer, "_order") else layer.weights)
+    ]
+    return distinct(weights + model._weights)

@@ -28,7 +28,7 @@ import numpy as np
 from ...atomic import atomic_write
 from ...untrusted import open_regular, open_source, parse_json
 from ...validation import BadFileError, bad_file
-from . import graph, keras_config, optimizer_state, weight_budget
+from . import keras_config, optimizer_state, weight_budget
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 HDF5_OBJECT_HEADER_LIMIT = 64512
@@ -154,7 +154,7 @@ def legacy_weights(layer) -> list:
 # ----- weights ---------------------------------------------------------------------------------------
 def write_weights(group, model) -> None:
     """tf-keras ``save_weights_to_hdf5_group``."""
-    layers = graph.keras_layer_order(model)
+    layers = model.layers
     write_names(group, "layer_names", [layer.name for layer in layers])
     group.attrs["backend"] = b"tensorflow"
     group.attrs["keras_version"] = KERAS_VERSION.encode("utf8")
@@ -202,7 +202,7 @@ def read_weights(group, model, label, by_name=False, skip_mismatch=False) -> lis
             for layer in index.get(name, []):
                 pairs += _layer_pairs(group[name], weight_names, layer, k, None, label, skip_mismatch)
     else:
-        layers = [layer for layer in graph.keras_layer_order(model) if legacy_weights(layer)]
+        layers = [layer for layer in model.layers if legacy_weights(layer)]
         saved = [(name, weight_names) for name, weight_names in saved if weight_names]
         if len(saved) != len(layers):
             raise ValueError(

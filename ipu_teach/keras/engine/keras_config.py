@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 
-from .. import initializers
+from .. import initializers, learning_rate_schedule
 from ..layers.base import Layer
 from . import config, model_config
 
@@ -209,14 +209,16 @@ def _keras_object(entry, known, kind, custom_objects, neutral=frozenset()):
     return cls(**arguments)
 
 
-def _metrics_from_keras(entries, custom_objects):
+def metrics_from_keras(entries, custom_objects):
     """Keras' saved metrics (per output; a name, a ``MeanMetricWrapper`` or a class) as ``compile`` takes them."""
     from .. import metrics as metrics_module
 
     if entries is None:
         return None
+    if isinstance(entries, dict) and "class_name" not in entries:  # by output name
+        return {output: metrics_from_keras(e, custom_objects) for output, e in entries.items()}
     if all(isinstance(e, list) for e in entries):  # one list per output
-        per_output = [_metrics_from_keras(e, custom_objects) for e in entries]
+        per_output = [metrics_from_keras(e, custom_objects) for e in entries]
         return per_output[0] if len(per_output) == 1 else per_output
     known = config.known_classes(metrics_module, metrics_module.Metric)
     made = []
@@ -225,6 +227,20 @@ def _metrics_from_keras(entries, custom_objects):
             entry = (entry.get("config") or {}).get("name")  # "accuracy", or the function's name
         made.append(entry if isinstance(entry, str) else _keras_object(entry, known, "metric", custom_objects))
     return made
+
+
+def metrics_to_keras(metrics):
+    """``compile``'s metrics as Keras saves them: names as given, a metric object by its class and
+    ``get_config`` (``{"class_name": "AUC", "config": {...}}``); per output as given."""
+    from .. import metrics as metrics_module
+
+    if isinstance(metrics, metrics_module.Metric):
+        return {"class_name": type(metrics).__name__, "config": config.encode(metrics.get_config())}
+    if isinstance(metrics, dict):
+        return {output: metrics_to_keras(entry) for output, entry in metrics.items()}
+    if isinstance(metrics, (list, tuple)):
+        return [metrics_to_keras(entry) for entry in metrics]
+    return config.encode(metrics)
 
 
 def compile_arguments(training_config, custom_objects=None) -> dict:
@@ -246,14 +262,17 @@ def compile_arguments(training_config, custom_objects=None) -> dict:
     else:
         loss = loss_of(loss)
     known_optimizers = config.known_classes(optimizers_module, optimizers_module.Optimizer)
-    optimizer = _keras_object(
-        training_config["optimizer_config"], known_optimizers, "optimizer", custom_objects, _OPTIMIZER_NEUTRAL
-    )
+    optimizer_entry = training_config["optimizer_config"]
+    rate = (optimizer_entry.get("config") or {}).get("learning_rate")
+    if isinstance(rate, dict):  # a schedule, perhaps of the caller's own class
+        rate = learning_rate_schedule.deserialize(rate, custom_objects)
+        optimizer_entry = {**optimizer_entry, "config": {**optimizer_entry["config"], "learning_rate": rate}}
+    optimizer = _keras_object(optimizer_entry, known_optimizers, "optimizer", custom_objects, _OPTIMIZER_NEUTRAL)
     return {
         "optimizer": optimizer,
         "loss": loss,
-        "metrics": _metrics_from_keras(training_config.get("metrics"), custom_objects),
-        "weighted_metrics": _metrics_from_keras(training_config.get("weighted_metrics"), custom_objects),
+        "metrics": metrics_from_keras(training_config.get("metrics"), custom_objects),
+        "weighted_metrics": metrics_from_keras(training_config.get("weighted_metrics"), custom_objects),
         "loss_weights": training_config.get("loss_weights"),
     }
 
@@ -279,11 +298,81 @@ def training_config(model) -> dict:
     optimizer = model.optimizer
     return {
         "loss": loss,
-        "metrics": config.encode(metrics),
-        "weighted_metrics": config.encode(model.compiled_outputs.weighted_metrics_given),
+        "metrics": metrics_to_keras(metrics),
+        "weighted_metrics": metrics_to_keras(model.compiled_outputs.weighted_metrics_given),
         "loss_weights": loss_weights,
         "optimizer_config": {
             "class_name": type(optimizer).__name__,
             "config": {"decay": 0.0, **config.encode(optimizer.get_config())},
         },
     }
+
+
+# ----- the ``.keras`` format's configuration (tf-keras ``serialization_lib``) ------------------------
+_MODEL_MODULES = {"Functional": "keras.src.engine.functional", "Sequential": "keras"}
+"""Where tf-keras finds a model class (it reads ``keras.`` as ``tf_keras.``)."""
+_MODULE_BY_SUFFIX = {
+    "_initializer": "keras.initializers",
+    "_regularizer": "keras.regularizers",
+    "_constraint": "keras.constraints",
+}
+_LAYER_KEYS = ("layer", "forward_layer", "backward_layer", "cell")
+
+
+def _with_modules(entry, module: str):
+    """A ``{"class_name", "config"}`` entry as Keras 2.13+ writes it, with the ``module`` tf-keras imports
+    its class from and ``registered_name``, and the same for every object of its configuration."""
+    if not (isinstance(entry, dict) and "class_name" in entry and "config" in entry):
+        return entry
+    if entry["class_name"] in _MODEL_MODULES:
+        module = _MODEL_MODULES[entry["class_name"]]
+    annotated = dict(entry["config"])
+    for key, value in annotated.items():
+        if key == "layers" and isinstance(value, list):
+            annotated[key] = [_with_modules(layer, "keras.layers") for layer in value]
+        elif key in _LAYER_KEYS:
+            annotated[key] = _with_modules(value, "keras.layers")
+        elif key == "learning_rate":
+            annotated[key] = _with_modules(value, "keras.optimizers.schedules")
+        else:
+            suffix = next((s for s in _MODULE_BY_SUFFIX if key.endswith(s)), None)
+            if suffix is not None:
+                annotated[key] = _with_modules(value, _MODULE_BY_SUFFIX[suffix])
+    registered = entry["class_name"] if entry["class_name"] == "Functional" else None
+    return {"module": module, **entry, "config": annotated, "registered_name": registered}
+
+
+def _metrics_with_modules(metrics):
+    if isinstance(metrics, dict) and "class_name" not in metrics:
+        return {output: _metrics_with_modules(entry) for output, entry in metrics.items()}
+    if isinstance(metrics, list):
+        return [_metrics_with_modules(entry) for entry in metrics]
+    return _with_modules(metrics, "keras.metrics")
+
+
+def to_keras_v3(model) -> dict:
+    """``config.json`` of a ``.keras`` file: the model's configuration and, once compiled, its
+    ``compile_config`` (the optimizer as Keras 2.6's, ``keras.optimizers.legacy`` in tf-keras)."""
+    serialized = _with_modules(to_keras(model), "keras")
+    if model.compiled:
+        training = training_config(model)
+        losses = training["loss"]
+
+        def loss_entry(loss):
+            return _with_modules(loss, "keras.losses")
+
+        serialized["compile_config"] = {
+            "optimizer": _with_modules(training["optimizer_config"], "keras.optimizers.legacy"),
+            "loss": {k: loss_entry(v) for k, v in losses.items()}
+            if isinstance(losses, dict) and "class_name" not in losses
+            else [loss_entry(v) for v in losses]
+            if isinstance(losses, list)
+            else loss_entry(losses),
+            "metrics": _metrics_with_modules(training["metrics"]),
+            "loss_weights": training["loss_weights"],
+            "weighted_metrics": _metrics_with_modules(training["weighted_metrics"]),
+            "run_eagerly": None,
+            "steps_per_execution": model.steps_per_execution,
+            "jit_compile": None,
+        }
+    return serialized

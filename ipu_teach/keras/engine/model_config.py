@@ -61,6 +61,13 @@ def _input(config) -> object:
     return Input(tuple(config["batch_input_shape"][1:]), name=config["name"])
 
 
+def _first_node(layer_or_class_name) -> int:
+    """Keras' number of a layer's first call in a configuration: 1 for a model used as a layer, whose node 0 is
+    its own making from its inputs (tf-keras ``functional._should_skip_first_node``), else 0."""
+    name = layer_or_class_name if isinstance(layer_or_class_name, str) else class_name(layer_or_class_name)
+    return 1 if name in _MODEL_CLASS_NAMES else 0
+
+
 def functional_config(model) -> dict:
     node_index, calls, call_of = {}, {}, {}
     for tensor in model._order:  # a layer's n-th call in the model is its node n (one for all its outputs)
@@ -68,7 +75,7 @@ def functional_config(model) -> dict:
         if call not in call_of:
             call_of[call] = len(calls.setdefault(id(tensor.layer), []))
             calls[id(tensor.layer)].append(tensor)
-        node_index[id(tensor)] = call_of[call]
+        node_index[id(tensor)] = call_of[call] + _first_node(tensor.layer)
 
     def inbound(tensor):
         parents = [[parent.layer.name, node_index[id(parent)], parent.index] for parent in tensor.inputs]
@@ -104,8 +111,8 @@ def functional_from_config(cls, config, custom_objects=None):
         if entry["class_name"] == "InputLayer":
             tensors[(entry["name"], 0)] = _input(entry["config"])
             continue
-        layer = _make_layer(entry, custom_objects)
-        waiting += [(layer, entry["name"], index, node) for index, node in enumerate(entry["inbound_nodes"])]
+        layer, first = _make_layer(entry, custom_objects), _first_node(entry["class_name"])
+        waiting += [(layer, entry["name"], first + k, node) for k, node in enumerate(entry["inbound_nodes"])]
     while waiting:
         ready = [w for w in waiting if all((name, index) in tensors for name, index, *_ in _references(w[3]))]
 

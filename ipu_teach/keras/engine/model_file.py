@@ -1,10 +1,11 @@
-"""``model.save`` / ``keras.models.load_model``: a whole model in one zip file, without pickle.
+"""``model.save`` to names other than ``.h5`` and ``.keras`` / ``keras.models.load_model``: a whole model in
+one zip file of ipu-teach's, without pickle.
 
 The zip holds ``config.json`` (the architecture: every layer's class and arguments, and how the
-layers connect; the compile arguments), ``model.weights.npz`` (every weight, in model order) and
-``optimizer.npz`` (its step count and state per weight), as Keras 3's ``.keras`` format holds a
-config and weights. Loading makes the layers again, reconnects them, sets the weights and, for a
-compiled model, compiles it and restores the optimizer, so training continues where it stopped.
+layers connect; the compile arguments), ``model.weights.npz`` (every weight, each layer's at its first
+use: ``graph.first_use_weights``) and ``optimizer.npz`` (its step count and state per weight). Loading
+makes the layers again, reconnects them, sets the weights and, for a compiled model, compiles it and
+restores the optimizer, so training continues where it stopped.
 """
 
 import collections
@@ -25,7 +26,7 @@ from .. import layers as layers_module
 from .. import losses as losses_module
 from .. import optimizers as optimizers_module
 from ..layers.base import InputLayer
-from . import config, weight_budget
+from . import config, graph, keras_config, weight_budget
 from .saving import check_fits
 
 FORMAT = "ipu-teach model 1"
@@ -84,8 +85,8 @@ def _compile_arguments(model) -> dict:
         "optimizer": {"class_name": type(model.optimizer).__name__, "config": model.optimizer.get_config()},
         "loss": loss,
         "loss_weights": loss_weights,
-        "metrics": config.encode(metrics),
-        "weighted_metrics": config.encode(outputs.weighted_metrics_given),
+        "metrics": keras_config.metrics_to_keras(metrics),
+        "weighted_metrics": keras_config.metrics_to_keras(outputs.weighted_metrics_given),
         "steps_per_execution": model.steps_per_execution,
     }
 
@@ -99,7 +100,7 @@ def save_model(model, filepath) -> None:
         "model": _architecture(model),
         "compile": _compile_arguments(model) if model.compiled else None,
     }
-    weights = {f"w{i}": w for i, w in enumerate(model.get_weights())}
+    weights = {f"w{i}": w.data.copy() for i, w in enumerate(graph.first_use_weights(model))}
     with atomic_write(filepath, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("config.json", json.dumps(description, indent=1))
         archive.writestr("model.weights.npz", _arrays_bytes(weights))
@@ -109,7 +110,7 @@ def save_model(model, filepath) -> None:
 
 def _optimizer_state(model) -> dict:
     optimizer, state = model.optimizer, {"iterations": np.array(model.optimizer.iterations)}
-    for i, weight in enumerate(model.weights):
+    for i, weight in enumerate(graph.first_use_weights(model)):
         for (key, slot), value in optimizer._slots.items():
             if key == id(weight):
                 state[f"slot{slot}/w{i}"] = value
@@ -144,8 +145,9 @@ def load_model(filepath, custom_objects=None, compile=True):
         stored = _declared_size(archive, "model.weights.npz", filepath)
         with weight_budget.limited_to(stored, _refuse_weight(filepath, stored)), _malformed(filepath, "architecture"):
             model = _rebuild(description["model"], custom_objects, filepath)
-        weights = model.weights
-        model.set_weights(_read_arrays(archive, "model.weights.npz", weights, filepath))
+        weights = graph.first_use_weights(model)
+        for weight, array in zip(weights, _read_arrays(archive, "model.weights.npz", weights, filepath)):
+            weight.data = np.asarray(array, dtype=weight.dtype)
         if compile and description.get("compile") is not None:
             with _malformed(filepath, "compile arguments"):
                 _recompile(model, description["compile"], custom_objects, filepath)
@@ -300,8 +302,8 @@ def _recompile(model, arguments, custom_objects, filepath):
     model.compile(
         optimizer,
         loss,
-        metrics=arguments["metrics"],
-        weighted_metrics=arguments.get("weighted_metrics"),
+        metrics=keras_config.metrics_from_keras(arguments["metrics"], custom_objects),
+        weighted_metrics=keras_config.metrics_from_keras(arguments.get("weighted_metrics"), custom_objects),
         loss_weights=arguments["loss_weights"],
         steps_per_execution=arguments["steps_per_execution"],
     )
@@ -314,7 +316,7 @@ def _restore_optimizer(model, archive, filepath) -> None:
     """The optimizer's step count and slots (``slot<k>/w<i>``: slot k of weight i), each checked before
     it is kept: a negative step count would make Adam's next step NaN, a slot named for a weight that is
     not there would land on another, one of the wrong shape would fail inside ``fit``."""
-    optimizer, weights, entry = model.optimizer, model.weights, "optimizer.npz"
+    optimizer, weights, entry = model.optimizer, graph.first_use_weights(model), "optimizer.npz"
     sizes = [WIDEST_REAL_ITEMSIZE * math.prod(w.shape) for w in weights] * optimizer.slots_per_weight
     limit = npz_bound([WIDEST_REAL_ITEMSIZE, *sizes])
     with open_npz(read_zip_entry(archive, entry, limit, filepath, WHAT, REMEDY), WHAT, REMEDY, filepath) as npz:

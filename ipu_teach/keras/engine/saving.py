@@ -1,4 +1,5 @@
-"""Weights to and from ``.npz`` (no pickle): arrays in model order, with names and shapes to check.
+"""Weights to and from ``.npz`` (no pickle): arrays in model order (each layer's at its first use:
+``graph.first_use_weights``), with names and shapes to check.
 
 A weights file may come from someone else, so loading checks everything before changing anything,
 and from the arrays' headers before reading any array: that it is a complete ``.npz`` written by
@@ -17,6 +18,7 @@ import numpy as np
 from ...atomic import atomic_write
 from ...untrusted import open_npz, parse_json
 from ...validation import bad_file, few
+from . import graph
 
 WHAT = "weights file"
 REMEDY = "load a file written by model.save_weights (save it again if it was cut short)"
@@ -25,7 +27,7 @@ REMEDY = "load a file written by model.save_weights (save it again if it was cut
 def save_weights(model, filepath) -> None:
     """Write atomically: a crash mid-write never leaves a half file at ``filepath``."""
     filepath = os.fspath(filepath)
-    weights = model.weights
+    weights = graph.first_use_weights(model)
     arrays = {f"w{i}": w.data for i, w in enumerate(weights)}
     meta = {"model": model.name, "names": [w.name for w in weights], "shapes": [list(w.shape) for w in weights]}
     with atomic_write(filepath, "wb") as f:
@@ -80,7 +82,7 @@ def load_weights(model, filepath) -> None:
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"load_weights: no such file {filepath!r}")
-    weights = model.weights
+    weights = graph.first_use_weights(model)
     with open_npz(filepath, WHAT, REMEDY) as npz:
         saved_model, names = _metadata(npz, filepath)
         if len(names) != len(weights):

@@ -1,4 +1,5 @@
-"""IPU-specific Keras names (``keras.ipu.PipelineStage``, ``keras.ipu.optimizers.ALSOptimizer``), as in Graphcore's
+"""IPU-specific Keras names (``keras.ipu.PipelineStage``, ``keras.ipu.optimizers.ALSOptimizer``,
+``keras.ipu.layers.CaptureActivationGradients``), as in Graphcore's
 TensorFlow port, and the names of the IPU methods ``ipu_teach.ipu`` adds to models (``model_methods``).
 
 Example:
@@ -12,7 +13,7 @@ Example:
 [0, 1]
 """
 
-from . import model_methods, optimizers
+from . import layers, model_methods, optimizers
 from .pipeline_stage import PipelineStage
 
-__all__ = ["PipelineStage", "model_methods", "optimizers"]
+__all__ = ["PipelineStage", "layers", "model_methods", "optimizers"]

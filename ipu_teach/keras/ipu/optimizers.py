@@ -5,8 +5,10 @@ from the float16 gradients it sees: it counts, in a two-bin histogram, the scale
 and at or above ``histogram_bin_edge`` (2**13: they would overflow if scaled further), and every update period
 divides the LSF by ``increase_factor`` when the overflowing fraction exceeds ``ratio_threshold``, else
 multiplies it, staying at least 1 and below ``max_loss_scaling_factor``. Unlike Keras' dynamic
-``LossScaleOptimizer`` it never skips a step. Graphcore's optimizer specialisations (``ALSOptimizerSGD``...),
-``ALSGradientAccumulationOptimizer`` and captured gradients (``CaptureActivationGradients``) are not simulated.
+``LossScaleOptimizer`` it never skips a step. Gradients captured by ``keras.ipu.layers.CaptureActivationGradients``
+(or ``CaptureUpstreamGradients``) reach ``apply_gradients`` as ``captured_grads`` and are counted too; with
+``captured_grads_only`` they alone are. Graphcore's optimizer specialisations (``ALSOptimizerSGD``...) and
+``ALSGradientAccumulationOptimizer`` are not simulated.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ class ALSOptimizer(LossScaleOptimizer):
         update step's. Default: True.
       ratio_threshold: The overflowing fraction of fp16 gradients above which the LSF decreases, in (0, 1).
         Default: 1e-5.
-      captured_grads_only: Must be False: captured gradients are not simulated.
+      captured_grads_only: True to count only the gradients captured by ``keras.ipu.layers`` capture layers,
+        not the weights'. Default: False.
       lpf_alpha: The low-pass filter of the histogram, ``h = alpha * h_before + (1 - alpha) * h``. Default: 0.
       histogram_bin_edge: The magnitude from which a scaled gradient counts as overflowing. Default: 2**13.
       name: The optimizer's name. Default: ``"ALSOptimizer"``.
@@ -85,17 +88,12 @@ class ALSOptimizer(LossScaleOptimizer):
             raise ValueError("initial_loss_scaling_factor must be less than max_loss_scaling_factor")
         if initial_loss_scaling_factor * increase_factor >= max_loss_scaling_factor:
             raise ValueError("initial_loss_scaling_factor x increase_factor must be less than max_loss_scaling_factor")
-        if captured_grads_only:
-            raise ValueError(
-                "ALSOptimizer: captured_grads_only=True needs gradients captured by CaptureActivationGradients "
-                "layers, which ipu-teach does not simulate; leave it False"
-            )
         super().__init__(opt, dynamic=False, initial_scale=float(initial_loss_scaling_factor))
         self.initial_loss_scaling_factor = initial_loss_scaling_factor
         self.update_frequency, self.increase_factor = int(update_frequency), float(increase_factor)
         self.max_loss_scaling_factor, self.ratio_threshold = float(max_loss_scaling_factor), float(ratio_threshold)
         self.accumulate_statistics_over_update_period = bool(accumulate_statistics_over_update_period)
-        self.captured_grads_only, self.lpf_alpha = False, float(lpf_alpha)
+        self.captured_grads_only, self.lpf_alpha = bool(captured_grads_only), float(lpf_alpha)
         self.histogram_bin_edge, self.als_name = float(histogram_bin_edge), name
         self.histogram = np.zeros(2, np.float32)
         """Scaled fp16 gradient values counted so far: [below the edge, at or above it]."""
@@ -115,29 +113,49 @@ class ALSOptimizer(LossScaleOptimizer):
         total = self.histogram.sum()
         return self.histogram / total if total else self.histogram
 
-    def apply_gradients(self, grads_and_vars) -> None:
-        """Counts the scaled fp16 gradients, updates the LSF when an update is due, and applies the (unscaled)
+    supports_captured_grads = True
+    """A model passes the gradients its capture layers kept to ``apply_gradients`` (Graphcore's Keras)."""
+
+    def apply_gradients(self, grads_and_vars, captured_grads=None) -> None:
+        """Counts the scaled fp16 gradients (and ``captured_grads``, a dict of them by tag, as captured on the
+        backward pass of the scaled loss), updates the LSF when an update is due, and applies the (unscaled)
         gradients with the wrapped optimizer: every step, as Graphcore's ``ALSOptimizer.apply_gradients``."""
-        atomic_step.run(self._step, list(grads_and_vars))
+        atomic_step.run(self._step, list(grads_and_vars), captured_grads or {})
 
     def _update_due(self) -> bool:
         return self.update_frequency == 1 or (
             self.update_counter > 0 and self.update_counter % self.update_frequency == 0
         )
 
+    def _bins(self, g, scale) -> np.ndarray:
+        """[below the edge, at or above it] of a float16 gradient at ``scale`` times its magnitude (others: none)."""
+        if g is None or np.asarray(g).dtype != np.float16:
+            return np.zeros(2, np.float32)
+        scaled = np.abs(np.asarray(g, np.float32) * np.float32(scale))
+        overflow = np.count_nonzero(~(scaled < self.histogram_bin_edge))  # inf and NaN overflow too
+        return np.array([scaled.size - overflow, overflow], np.float32)
+
     def _counted(self, grads) -> np.ndarray:
         """The histogram with ``grads`` counted in, each gradient through the low-pass filter, as Graphcore's
-        ``_add_grads`` does; only float16 gradients count, at their scaled magnitude."""
+        ``_add_grads`` does; only float16 gradients count, at their scaled magnitude (none with
+        ``captured_grads_only``)."""
         histogram = self.histogram
-        if not (self.accumulate_statistics_over_update_period or self._update_due()):
+        if self.captured_grads_only or not (self.accumulate_statistics_over_update_period or self._update_due()):
             return histogram
         for g in grads:
-            if g is None or np.asarray(g).dtype != np.float16:
-                continue
-            scaled = np.abs(np.asarray(g, np.float32) * np.float32(self.loss_scale))
-            overflow = np.count_nonzero(~(scaled < self.histogram_bin_edge))  # inf and NaN overflow too
-            counted = histogram + np.array([scaled.size - overflow, overflow], np.float32)
-            histogram = self.lpf_alpha * histogram + (1.0 - self.lpf_alpha) * counted
+            if g is not None and np.asarray(g).dtype == np.float16:
+                counted = histogram + self._bins(g, self.loss_scale)
+                histogram = self.lpf_alpha * histogram + (1.0 - self.lpf_alpha) * counted
+        return histogram
+
+    def _with_captured(self, histogram, captured) -> np.ndarray:
+        """Graphcore's ``_add_captured_grads``: the captured gradients (already scaled: captured on the backward
+        pass of the scaled loss) added to the histogram, a list under one tag value by value."""
+        if not (self.accumulate_statistics_over_update_period or self._update_due()):
+            return histogram
+        for value in captured.values():
+            for g in value if isinstance(value, (list, tuple)) else [value]:
+                histogram = histogram + self._bins(g, 1.0)
         return histogram
 
     def _updated_scale(self, histogram) -> float:
@@ -152,8 +170,11 @@ class ALSOptimizer(LossScaleOptimizer):
         )
         return lsf if np.isfinite(lsf) and lsf < self.max_loss_scaling_factor and lsf >= 1.0 else self.loss_scale
 
-    def _step(self, grads_and_vars) -> None:
-        histogram = self._counted([g for g, _ in grads_and_vars])
+    def _step(self, grads_and_vars, captured) -> None:
+        counted = self._counted([g for g, _ in grads_and_vars])
+        histogram = self._with_captured(counted, captured)
+        if captured and not self._update_due():  # Graphcore's _update_histogram: through the filter once more
+            histogram = self.lpf_alpha * counted + (1.0 - self.lpf_alpha) * histogram
         due = self._update_due()
         lsf = self._updated_scale(histogram) if due else self.loss_scale
         self.inner_optimizer.apply_gradients(grads_and_vars)

@@ -21,6 +21,7 @@ from .embedding import Embedding
 from .lambda_layer import Lambda
 from .global_pooling import GlobalAveragePooling2D, GlobalAvgPool2D, GlobalMaxPool2D, GlobalMaxPooling2D
 from .layer_normalization import LayerNormalization
+from .group_normalization import GroupNormalization
 from .merging import Add, Average, Concatenate, Multiply, Subtract, add, average, concatenate, multiply, subtract
 from .noise import GaussianNoise, SpatialDropout2D
 from .normalization import BatchNormalization
@@ -72,6 +73,7 @@ __all__ = [
     "LSTM",
     "Lambda",
     "Layer",
+    "GroupNormalization",
     "LayerNormalization",
     "LeakyReLU",
     "MaxPool2D",

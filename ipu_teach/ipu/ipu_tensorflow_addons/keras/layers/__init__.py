@@ -2,10 +2,10 @@
 
 Each is an ipu-teach Keras layer with Graphcore's arguments (graphcore/ipu_tensorflow_addons
 ``ipu_tensorflow_addons/keras/layers``): ``Embedding`` (a multi-slice, serialisable), ``Dropout``,
-``LayerNormalization``, ``PopnnLSTM`` (also ``LSTM``: PopLibs' fused cell, one matrix product per step),
-``PopnnGRU`` (also ``GRU``), ``RecomputationCheckpoint`` and ``SerialDense``. The others of the package
-(``GroupNormalization``, ``InstanceNormalization``, ``CTCLoss``, ``EffectiveTransformer``, the fp8 layers...) are
-not simulated.
+``GroupNormalization`` (PopLibs' strided grouping), ``InstanceNormalization``, ``LayerNormalization``,
+``PopnnLSTM`` (also ``LSTM``: PopLibs' fused cell, one matrix product per step), ``PopnnGRU`` (also ``GRU``),
+``RecomputationCheckpoint`` and ``SerialDense``. The others of the package (``CTCLoss``,
+``EffectiveTransformer``, the fp8 layers...) are not simulated.
 
 Example:
 
@@ -19,7 +19,14 @@ Example:
 from .dense import SerialDense
 from .dropout import Dropout
 from .embedding import Embedding
-from .normalization import LayerNorm, LayerNormalization
+from .normalization import (
+    GroupNorm,
+    GroupNormalization,
+    InstanceNorm,
+    InstanceNormalization,
+    LayerNorm,
+    LayerNormalization,
+)
 from .recomputation import RecomputationCheckpoint
 from .rnn import GRU, LSTM, PopnnGRU, PopnnLSTM
 
@@ -27,6 +34,10 @@ __all__ = [
     "Dropout",
     "Embedding",
     "GRU",
+    "GroupNorm",
+    "GroupNormalization",
+    "InstanceNorm",
+    "InstanceNormalization",
     "LSTM",
     "LayerNorm",
     "LayerNormalization",
