@@ -13,7 +13,17 @@ Example:
 [0, 1]
 """
 
-from . import layers, model_methods, optimizers
+import importlib
+
+from . import model_methods, optimizers
 from .pipeline_stage import PipelineStage
 
 __all__ = ["PipelineStage", "layers", "model_methods", "optimizers"]
+
+
+def __getattr__(name):
+    """``keras.ipu.layers`` is imported on first use: its wrappers subclass ``keras.layers.Layer``, whose module
+    imports ``keras.ipu.pipeline_stage`` (and so this package) while it is being defined."""
+    if name == "layers":
+        return importlib.import_module(f"{__name__}.layers")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
