@@ -3,6 +3,7 @@
 A function run by ``strategy.run`` enqueues its results (a tensor, or a list, tuple or dict of them) at each
 step; the host dequeues them after the call. ``IPUOutfeedMode.ALL`` (the default) keeps every enqueued
 element and ``dequeue`` stacks them along a new first axis; ``IPUOutfeedMode.LAST`` keeps only the last.
+What the host gets are eager tensors (read with ``.numpy()``), as in TensorFlow.
 Each step's enqueued bytes are streamed to the host: ``ipu.custom_loop`` costs them in the program's outfeed.
 
 Example:
@@ -11,7 +12,9 @@ Example:
 >>> for step in range(3):
 ...     outfeed.enqueue({"loss": np.float32(step) / 2})
 >>> outfeed.dequeue()
-{'loss': array([0. , 0.5, 1. ], dtype=float32)}
+{'loss': EagerTensor([0. , 0.5, 1. ], dtype=float32)}
+>>> [element["loss"].numpy() for element in outfeed]  # dequeued: nothing left to iterate
+[]
 """
 
 import enum
@@ -19,6 +22,7 @@ import enum
 import numpy as np
 
 from .. import nest
+from ..eager import tensor
 from . import custom_loop
 
 
@@ -53,7 +57,7 @@ class IPUOutfeedQueue:
 
     def enqueue(self, tensors):
         """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now."""
-        element = _structure(tensors, lambda value: np.array(value))
+        element = _structure(tensors, lambda value: tensor(np.array(value)))
         custom_loop.enqueued(sum(value.nbytes for value in nest.leaves(element)))
         self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
         self._last = element
@@ -79,7 +83,7 @@ class IPUOutfeedQueue:
             return self._last
         elements, self._elements = self._elements, []
         if not elements:
-            return _structure(self._last, lambda value: np.empty((0, *value.shape), value.dtype))
+            return _structure(self._last, lambda value: tensor(np.empty((0, *value.shape), value.dtype)))
         return _stacked(elements)
 
     def __iter__(self):
@@ -110,4 +114,4 @@ def _stacked(elements):
     if isinstance(first, (list, tuple)):
         items = [_stacked([element[i] for element in elements]) for i in range(len(first))]
         return items if isinstance(first, list) else tuple(items)
-    return np.stack(elements)
+    return tensor(np.stack(elements))

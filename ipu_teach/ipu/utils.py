@@ -6,6 +6,10 @@ Source: graphcore/tensorflow ``tensorflow/python/ipu/utils.py`` (SDK 3.x).
 from ..keras import backend
 from . import system
 
+# Graphcore's utils.py imports these from config.py, and scripts use them from there
+# (``ipu.utils.IPUConfig()``, ``ipu.utils.DeviceConnectionType.PRE_COMPILE``).
+from .config import DeviceConnectionType, IPUConfig, SelectionOrder, configure_ipu_system  # noqa: F401
+
 
 def move_variable_initialization_to_cpu(graph=None) -> None:
     """On the real system, runs variable initialisers on the host instead of compiling them into the IPU

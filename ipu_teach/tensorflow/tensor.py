@@ -1,25 +1,8 @@
-"""What the ``tf`` functions return: a numpy array that also answers TensorFlow's ``.numpy()``.
-
-Eager TensorFlow tensors are read with ``.numpy()``; ipu-teach's already are numpy arrays, so the
-class only adds that method. Datasets and Keras convert them to plain arrays as they take them in.
-"""
+"""What the ``tf`` functions return: ``EagerTensor`` (``ipu_teach/eager.py``), and the conversions they share."""
 
 import numpy as np
 
-from ..dtypes import as_dtype
-
-
-class EagerTensor(np.ndarray):
-    """A numpy array with ``.numpy()``, as ``tf.constant`` and the other ``tf`` functions return."""
-
-    def numpy(self) -> np.ndarray:
-        return np.asarray(self)
-
-
-def tensor(value, dtype=None) -> EagerTensor:
-    """``value`` as an EagerTensor (of ``dtype``, a TF dtype or anything numpy accepts, when given)."""
-    array = np.asarray(value) if dtype is None else np.asarray(value, dtype=as_dtype(dtype).dtype)
-    return array.view(EagerTensor)
+from ..eager import EagerTensor, tensor  # noqa: F401  (the tf modules import them from here)
 
 
 def python_default(value, dtype=None) -> EagerTensor:
