@@ -125,6 +125,10 @@ def test_layer_normalization_and_dropout_are_keras_with_graphcores_arguments():
 def test_a_recomputation_checkpoint_passes_its_input_through():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(ipu_layers.RecomputationCheckpoint()(x).data, x)
+    h, c = ipu_layers.RecomputationCheckpoint()([x, 2 * x])  # a list, as Graphcore's takes an LSTM's states
+    np.testing.assert_array_equal(c.data, 2 * x)
+    symbolic = ipu_layers.RecomputationCheckpoint()([keras.Input(shape=(3,)), keras.Input(shape=(5,))])
+    assert [t.shape for t in symbolic] == [(None, 3), (None, 5)]
 
 
 def test_scripts_import_the_layers_and_a_missing_one_is_named_as_not_simulated():
