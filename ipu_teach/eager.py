@@ -22,3 +22,12 @@ def tensor(value, dtype=None) -> EagerTensor:
     """``value`` as an EagerTensor (of ``dtype``, a TF dtype or anything numpy accepts, when given)."""
     array = np.asarray(value) if dtype is None else np.asarray(value, dtype=as_dtype(dtype).dtype)
     return array.view(EagerTensor)
+
+
+def python_default(value, dtype=None) -> EagerTensor:
+    """Like ``tensor``, with TensorFlow's defaults for Python numbers: floats become float32, ints int32
+    (numpy would make both 64-bit). Arrays and tensors keep their dtype."""
+    if dtype is None and not hasattr(value, "dtype"):
+        kind = np.asarray(value).dtype.kind
+        dtype = {"f": "float32", "i": "int32"}.get(kind)
+    return tensor(value, dtype)

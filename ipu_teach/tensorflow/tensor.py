@@ -2,16 +2,7 @@
 
 import numpy as np
 
-from ..eager import EagerTensor, tensor  # noqa: F401  (the tf modules import them from here)
-
-
-def python_default(value, dtype=None) -> EagerTensor:
-    """Like ``tensor``, with TensorFlow's defaults for Python numbers: floats become float32, ints int32
-    (numpy would make both 64-bit). Arrays and tensors keep their dtype."""
-    if dtype is None and not hasattr(value, "dtype"):
-        kind = np.asarray(value).dtype.kind
-        dtype = {"f": "float32", "i": "int32"}.get(kind)
-    return tensor(value, dtype)
+from ..eager import EagerTensor, python_default, tensor  # noqa: F401  (the tf modules import them from here)
 
 
 def dimensions(shape) -> tuple:
