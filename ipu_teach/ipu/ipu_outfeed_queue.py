@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import nest
 from ..eager import tensor
+from ..keras.engine import call_context
 from . import custom_loop
 
 
@@ -54,17 +55,28 @@ class IPUOutfeedQueue:
         self.outfeed_mode = mode
         self._elements = []
         self._last = None
+        self._enqueued_in = None
 
     def enqueue(self, tensors):
-        """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now."""
+        """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now. In a call
+        that only traces a graph (a Keras layer called to learn its output shape, the step the IPU compiler
+        traces) nothing is added: TensorFlow puts the enqueue in a graph that never runs."""
+        if call_context.tracing():
+            return
         element = _structure(tensors, lambda value: tensor(np.array(value)))
         custom_loop.enqueued(sum(value.nbytes for value in nest.leaves(element)))
         self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
         self._last = element
+        self._enqueued_in = call_context.outermost_call_number()
 
     @property
     def enqueued(self) -> bool:
-        """Whether anything was ever enqueued."""
+        """Inside a model's forward pass, whether this pass enqueued (TensorFlow's: in the graph being built, so
+        a layer that enqueues ``if not queue.enqueued`` does it once per step); on the host, whether anything was
+        ever enqueued."""
+        number = call_context.outermost_call_number()
+        if number is not None:
+            return self._enqueued_in == number
         return self._last is not None
 
     def dequeue(self, wait_for_completion=False):

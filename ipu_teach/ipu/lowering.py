@@ -22,7 +22,7 @@ import numpy as np
 from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import Reduction, VectorPass, elementwise
-from ..keras.engine import step_overrides
+from ..keras.engine import call_context, step_overrides
 from . import matrix_plan, memory_layout
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -325,9 +325,9 @@ class RecordedStep:
 def _record_step(model, mode, x, y) -> list:
     """The ops of one step of ``model``'s ``mode``, from running it once (its state restored after)."""
     if step_overrides.overridden(model, mode):  # the model's own step: its ops, as a plain step's are costed
-        with _preserved_state(model):
+        with _preserved_state(model), call_context.traced(f"{mode}_function"):
             return step_overrides.recorded_ops(model, mode, x, y)
-    with _preserved_state(model), record() as tape:
+    with _preserved_state(model), call_context.traced(f"{mode}_function"), record() as tape:
         if mode == "train":
             model.compute_gradients(x, y)
         elif mode == "test":

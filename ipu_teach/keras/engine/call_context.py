@@ -18,6 +18,33 @@ from ...autograd import scope
 
 _calls: list = []
 """(layer, training) of each layer call in progress, outermost first."""
+_outermost_calls = [0]
+"""How many outermost calls have begun: the number of the one in progress identifies it (a step's forward pass)."""
+_traces: list = []
+"""The names of the graphs being traced, innermost last: calls that build a graph TensorFlow would never run."""
+
+
+def outermost_call_number():
+    """The number of the outermost layer or model call in progress (one per forward pass), None outside calls."""
+    return _outermost_calls[0] if _calls else None
+
+
+@contextlib.contextmanager
+def traced(graph_name: str):
+    """A block whose layer calls only trace a graph (named as TensorFlow names it) that is never run: Keras'
+    ``<layer>_scratch_graph`` where it calls a layer to learn its output shape, the step the IPU compiler traces.
+    Side effects that TensorFlow would only put in the graph (an outfeed's enqueue) do not happen here."""
+    depth = len(_traces)
+    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+        _traces.append(graph_name)
+        yield
+    finally:
+        del _traces[depth:]
+
+
+def tracing():
+    """The name of the graph being traced (see :func:`traced`), None when calls run."""
+    return _traces[-1] if _traces else None
 
 
 def training(given):
@@ -56,6 +83,8 @@ def invoke(layer, inputs, given_training, kwargs):
 @contextlib.contextmanager
 def _entered(layer, value):
     depth = len(_calls)
+    if not depth:
+        _outermost_calls[0] += 1
     try:  # pushed inside the try: a Ctrl-C right after the push still pops it
         _calls.append((layer, value))
         yield
@@ -66,6 +95,7 @@ def _entered(layer, value):
 @session.on_reset
 def _forget_calls() -> None:
     _calls.clear()
+    _traces.clear()
 
 
 def holds_layers(value, layer_class) -> bool:

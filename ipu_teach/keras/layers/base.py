@@ -486,7 +486,7 @@ class Layer:
         self._ensure_built(input_shape)  # as Keras' default builds the layer first
         shapes = input_shape if self.multi_input else [input_shape]
         probes = [Tensor(np.zeros((1,) + tuple(s[1:]), dtype=np.float32)) for s in shapes]
-        with no_grad(), unrecorded():
+        with no_grad(), unrecorded(), call_context.traced(f"{self.name}_scratch_graph"):
             probe = call_context.invoke(self, probes if self.multi_input else probes[0], False, {})
         return (shapes[0][0],) + tuple(probe.shape[1:])
 
