@@ -44,6 +44,9 @@ class LoweredStep:
     """Per tile, the temporary memory a matrix product needs while it runs (on its main step only)."""
     unit: str = "vector"
     """Which of the tiles' units computes it: ``"AMP"`` (the matrix unit, a product's main step) or ``"vector"``."""
+    compiled_earlier: bool = False
+    """A step of a loop iteration after the first (``OpRecord.repeats_earlier``): Poplar compiled its code with
+    the first iteration's, so it adds nothing to the compile time."""
 
     @property
     def scope(self) -> str:
@@ -365,6 +368,7 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None,
             ]
         )
         kind = next((p.planner for p in rec.forward.products), "matmul")
+        first_step = len(forward)
         forward += _steps_for(
             f"{label}:{i}",
             "forward",
@@ -385,6 +389,9 @@ def lower(model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None,
                     options=options_for(rec.scope, "backward", kind),
                 )
             )
+        if rec.repeats_earlier:
+            for step in forward[first_step:] + (backward[-1] if mode == "train" else []):
+                step.compiled_earlier = True
     backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
     update, memory = [], memory_layout.weight_memory(model.weights, spec, 0)

@@ -168,3 +168,28 @@ def test_serial_dense_refuses_a_factor_that_does_not_divide_and_an_unknown_dimen
         ipu_layers.SerialDense(6, 4, "kernel_rows")(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match="Invalid serialization_dimension=rows, expected one of: 'input_columns'"):
         ipu_layers.SerialDense(6, 2, "rows")
+
+
+@pytest.mark.parametrize("layer", [ipu_layers.PopnnLSTM, keras.layers.GRU], ids=lambda c: c.__name__)
+def test_an_rnns_timesteps_are_one_loop_compiled_once_and_run_every_step(layer):
+    # on the IPU the timesteps are a loop (TensorFlow's while loop, PopLibs' Repeat): a longer sequence takes
+    # longer to run, not to compile (recompute_lstm.py's LSTM compiled for 18 simulated minutes when every
+    # timestep's compute sets were counted as code of their own)
+    from ipu_test_helpers import configure
+
+    from ipu_teach import ipu
+
+    def executable(steps):
+        configure(1)
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential([layer(8, input_shape=(steps, 4)), keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(np.ones((8, steps, 4), np.float32), np.ones((8, 1), np.float32), batch_size=8, verbose=0)
+        return model.get_ipu_executable("train")
+
+    short, long = executable(8), executable(32)
+    device_cycles = [sum(int(step.cycles.max()) for step in e.graph.steps) for e in (short, long)]
+    assert device_cycles[1] > 3 * device_cycles[0]
+    assert long.compile_seconds < 1.2 * short.compile_seconds  # only the products over the whole sequence grow
+    assert sum(step.compiled_earlier for step in long.graph.steps) > 0.9 * len(long.graph.steps) * 24 / 32

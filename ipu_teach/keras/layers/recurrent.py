@@ -11,9 +11,12 @@ with ``recurrent_dropout``, one on the carried state. With ``recurrent_dropout``
 mask for all gates (``implementation=2``).
 """
 
+import contextlib
+
 import numpy as np
 
 from ...autograd import ops
+from ...autograd.function import repeated_iteration
 from .. import activations, backend, initializers, regularizers
 from .base import Layer
 from .core import dropout_mask
@@ -36,6 +39,13 @@ def sequence_and_states(inputs):
 def _first(value):
     """The sequence's entry of a value given per input (a shape, a mask) when the layer took a list."""
     return value[0] if isinstance(value, list) else value
+
+
+def loop_body(index):
+    """The block of timestep ``index``: on the IPU the timesteps are one loop (TensorFlow's while loop, PopLibs'
+    ``Repeat``) whose body is compiled once. Its body is the second timestep's (the first starts from zero states
+    here, without the recurrent product); later timesteps repeat it (``autograd.function.repeated_iteration``)."""
+    return repeated_iteration() if index >= 2 else contextlib.nullcontext()
 
 
 def _gates(z, units, count):
@@ -139,16 +149,17 @@ class _RNN(Layer):
             projected = ops.add(projected, self.input_bias())
         steps = range(inputs.shape[1])
         state, outputs, h = self.initial_state(initial), [], None
-        for t in reversed(steps) if self.go_backwards else steps:
-            new_h, new_state = self.step(_step_input(projected, t), state)
-            if mask is None:
-                h, state = new_h, new_state
-                output = h
-            else:  # Keras' backend.rnn: a masked timestep keeps the state and the last output
-                keep = np.asarray(mask, bool)[:, t : t + 1]
-                h, state = _masked(keep, new_h, h), _masked(keep, new_state, state)
-                output = _masked(keep, new_h, None) if self.zero_output_for_mask else h
-            outputs.append(ops.reshape(output, (output.shape[0], 1, self.units)))
+        for index, t in enumerate(reversed(steps) if self.go_backwards else steps):
+            with loop_body(index):
+                new_h, new_state = self.step(_step_input(projected, t), state)
+                if mask is None:
+                    h, state = new_h, new_state
+                    output = h
+                else:  # Keras' backend.rnn: a masked timestep keeps the state and the last output
+                    keep = np.asarray(mask, bool)[:, t : t + 1]
+                    h, state = _masked(keep, new_h, h), _masked(keep, new_state, state)
+                    output = _masked(keep, new_h, None) if self.zero_output_for_mask else h
+                outputs.append(ops.reshape(output, (output.shape[0], 1, self.units)))
         output = ops.concatenate(outputs, axis=1) if self.return_sequences else h
         return [output] + list(state if isinstance(state, tuple) else (state,)) if self.return_state else output
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .....autograd import Tensor, ops
 from .....keras import backend, layers
-from .....keras.layers.recurrent import _step_input, sequence_and_states
+from .....keras.layers.recurrent import _step_input, loop_body, sequence_and_states
 
 _POPNN_ARGUMENTS = ("partials_dtype", "time_major", "options", "options_bwd", "seed", "dropout_seed")
 ACCEPTED_ACTIVATIONS = ("tanh", "relu", "softmax", "sigmoid", "hard_sigmoid")
@@ -141,9 +141,10 @@ class PopnnLSTM(_PopnnRNN, layers.LSTM):
         h, c = initial or (Tensor(np.zeros((batch, self.units), np.float32)), None)  # else PopLibs starts at zeros
         outputs = []
         for t in range(steps):
-            z = ops.add(ops.matmul(ops.concatenate([_step_input(inputs, t), h], axis=1), stacked), self.bias)
-            h, (_, c) = self.step(z, (None, c))  # the recurrent product is already in z
-            outputs.append(ops.reshape(h, (batch, 1, self.units)))
+            with loop_body(t):
+                z = ops.add(ops.matmul(ops.concatenate([_step_input(inputs, t), h], axis=1), stacked), self.bias)
+                h, (_, c) = self.step(z, (None, c))  # the recurrent product is already in z
+                outputs.append(ops.reshape(h, (batch, 1, self.units)))
         output = self._time_major_output(ops.concatenate(outputs, axis=1) if self.return_sequences else h)
         return [output, h, c] if self.return_state else output
 
