@@ -24,6 +24,7 @@ import numpy as np
 from .. import nest
 from ..eager import tensor
 from ..keras.engine import call_context
+from ..keras.layers.base import forward_pass_number
 from . import custom_loop
 
 
@@ -67,14 +68,14 @@ class IPUOutfeedQueue:
         custom_loop.enqueued(sum(value.nbytes for value in nest.leaves(element)))
         self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
         self._last = element
-        self._enqueued_in = call_context.outermost_call_number()
+        self._enqueued_in = forward_pass_number()
 
     @property
     def enqueued(self) -> bool:
         """Inside a model's forward pass, whether this pass enqueued (TensorFlow's: in the graph being built, so
         a layer that enqueues ``if not queue.enqueued`` does it once per step); on the host, whether anything was
         ever enqueued."""
-        number = call_context.outermost_call_number()
+        number = forward_pass_number()
         if number is not None:
             return self._enqueued_in == number
         return self._last is not None

@@ -193,3 +193,31 @@ def test_an_rnns_timesteps_are_one_loop_compiled_once_and_run_every_step(layer):
     assert device_cycles[1] > 3 * device_cycles[0]
     assert long.compile_seconds < 1.2 * short.compile_seconds  # only the products over the whole sequence grow
     assert sum(step.compiled_earlier for step in long.graph.steps) > 0.9 * len(long.graph.steps) * 24 / 32
+
+
+def test_identical_calls_of_one_lstm_in_a_forward_pass_are_outlined_and_compiled_once():
+    # graphcore/examples recomputation_checkpoints: "the same length allows the compiler to use function outlining
+    # for the identical shorter LSTMs": a third identical section adds run time, not compile time
+    from ipu_test_helpers import configure
+
+    from ipu_teach import ipu
+
+    def executable(sections):
+        configure(1)
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            keras.utils.set_random_seed(0)
+            inputs = keras.Input(shape=(4 * sections, 4))
+            lstm, state, outputs = ipu_layers.PopnnLSTM(8, return_state=True), None, []
+            for begin in range(0, 4 * sections, 4):
+                part = keras.layers.Lambda(lambda x, b=0: x[:, b : b + 4], arguments={"b": begin})(inputs)
+                output, h, c = lstm(part, initial_state=state)
+                state, outputs = [h, c], outputs + [output]
+            model = keras.Model(inputs, keras.layers.Dense(1)(keras.layers.Concatenate()(outputs)))
+            model.compile("sgd", "mse")
+            x = np.ones((8, 4 * sections, 4), np.float32)
+            model.fit(x, np.ones((8, 1), np.float32), batch_size=8, verbose=0)
+        return model.get_ipu_executable("train")
+
+    two, three = executable(2), executable(3)
+    assert three.compile_seconds < 1.05 * two.compile_seconds
+    assert sum(s.compiled_earlier for s in three.graph.steps) > sum(s.compiled_earlier for s in two.graph.steps)

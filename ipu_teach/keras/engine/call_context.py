@@ -18,15 +18,8 @@ from ...autograd import scope
 
 _calls: list = []
 """(layer, training) of each layer call in progress, outermost first."""
-_outermost_calls = [0]
-"""How many outermost calls have begun: the number of the one in progress identifies it (a step's forward pass)."""
 _traces: list = []
 """The names of the graphs being traced, innermost last: calls that build a graph TensorFlow would never run."""
-
-
-def outermost_call_number():
-    """The number of the outermost layer or model call in progress (one per forward pass), None outside calls."""
-    return _outermost_calls[0] if _calls else None
 
 
 @contextlib.contextmanager
@@ -83,8 +76,6 @@ def invoke(layer, inputs, given_training, kwargs):
 @contextlib.contextmanager
 def _entered(layer, value):
     depth = len(_calls)
-    if not depth:
-        _outermost_calls[0] += 1
     try:  # pushed inside the try: a Ctrl-C right after the push still pops it
         _calls.append((layer, value))
         yield

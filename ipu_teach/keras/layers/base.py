@@ -57,6 +57,14 @@ _ADD_WEIGHT_OPTIONS = frozenset(
 
 _running = [0]
 """How many layer or model calls are running: the outermost one starts its layers' activity losses afresh."""
+_forward_passes = [0]
+"""How many outermost calls have begun: the number of the one running identifies its forward pass."""
+
+
+def forward_pass_number():
+    """The number of the forward pass running (the outermost layer or model call), None outside any call: what
+    TensorFlow traces as one graph (an outfeed's ``enqueued``, an RNN outlined within one pass)."""
+    return _forward_passes[0] if _running[0] else None
 
 
 @contextlib.contextmanager
@@ -64,6 +72,7 @@ def outermost_call(layers):
     """Runs a layer or model call; the outermost one clears the activity losses of ``layers`` first, so
     ``losses`` holds those of the latest call (Keras' eager layers do the same)."""
     if not _running[0]:
+        _forward_passes[0] += 1
         for layer in layers:
             layer._activity_losses = []
     _running[0] += 1

@@ -18,7 +18,7 @@ import numpy as np
 from ...autograd import ops
 from ...autograd.function import repeated_iteration
 from .. import activations, backend, initializers, regularizers
-from .base import Layer
+from .base import Layer, forward_pass_number
 from .core import dropout_mask
 
 
@@ -46,6 +46,19 @@ def loop_body(index):
     ``Repeat``) whose body is compiled once. Its body is the second timestep's (the first starts from zero states
     here, without the recurrent product); later timesteps repeat it (``autograd.function.repeated_iteration``)."""
     return repeated_iteration() if index >= 2 else contextlib.nullcontext()
+
+
+def outlined_call(layer, inputs, initial):
+    """The block of one call of an RNN layer: a call that repeats an earlier one of the same forward pass on the
+    same shapes is compiled with it (Poplar's function outlining of identical LSTMs, as in Graphcore's
+    recomputation-checkpoints example), so it only runs."""
+    shapes = (tuple(inputs.shape), initial is not None)
+    number = forward_pass_number()
+    seen = layer.__dict__.setdefault("_outlined", {})
+    if seen.get(shapes) == number and number is not None:
+        return repeated_iteration()
+    seen[shapes] = number
+    return contextlib.nullcontext()
 
 
 def _gates(z, units, count):
@@ -142,7 +155,10 @@ class _RNN(Layer):
 
     def call(self, inputs, training=False, mask=None):
         inputs, initial = sequence_and_states(inputs)
-        mask = _first(mask)
+        with outlined_call(self, inputs, initial):
+            return self._call_sequence(inputs, initial, training, _first(mask))
+
+    def _call_sequence(self, inputs, initial, training, mask):
         input_masks, self._state_masks = self.dropout_masks(inputs, training)
         projected = self.project(inputs, self.kernel, input_masks)
         if self.bias is not None:
