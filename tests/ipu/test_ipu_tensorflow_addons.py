@@ -192,6 +192,11 @@ def test_an_rnns_timesteps_are_one_loop_compiled_once_and_run_every_step(layer):
     device_cycles = [sum(int(step.cycles.max()) for step in e.graph.steps) for e in (short, long)]
     assert device_cycles[1] > 3 * device_cycles[0]
     assert long.compile_seconds < 1.2 * short.compile_seconds  # only the products over the whole sequence grow
+
+    def code(e, category):
+        return max(int(item.per_tile.max()) for item in e.graph.memory if item.category == category)
+
+    assert code(long, "control code") < 1.05 * code(short, "control code")  # the loop's code, once
     assert sum(step.compiled_earlier for step in long.graph.steps) > 0.9 * len(long.graph.steps) * 24 / 32
 
 
