@@ -44,12 +44,16 @@ class OpRecord:
     forward: OpCost
     backward: OpCost
     params: dict = field(default_factory=dict)
+    repeats_earlier: bool = False
+    """Applied in an iteration after the first of a loop the IPU runs as one program (an RNN's timesteps, Poplar's
+    ``Repeat``): it costs its cycles again, but its code was compiled with the first iteration's."""
 
 
 allocation.keep_freed_memory()  # the ops' arrays reuse freed memory from step to step, as a framework's pool
 
 _recorders: list = []
 _scopes: list = [""]
+_repeating = [0]
 
 
 @contextlib.contextmanager
@@ -75,6 +79,16 @@ def unrecorded():
         yield
     finally:
         _recorders[:] = saved
+
+
+@contextlib.contextmanager
+def repeated_iteration():
+    """A block that is a loop's iteration after the first (see ``OpRecord.repeats_earlier``)."""
+    _repeating[0] += 1
+    try:
+        yield
+    finally:
+        _repeating[0] -= 1
 
 
 @contextlib.contextmanager
@@ -147,6 +161,7 @@ class Function:
                 cls.cost(ctx),
                 cls.backward_cost(ctx),
                 params,
+                _repeating[0] > 0,
             )
             for tape in _recorders:
                 tape.append(rec)

@@ -115,6 +115,11 @@ class Tensor:
     def __len__(self):
         return len(self.array)
 
+    def __getitem__(self, key):
+        """``x[:, b:e]`` as on a TensorFlow tensor (integers, slices, ``...``, ``tf.newaxis``), keeping the gradient
+        (a Lambda layer that slices its input trains)."""
+        return _ops().strided_slice(self, key)
+
     def __repr__(self):
         name = f", name={self.name!r}" if self.name else ""
         return f"Tensor(shape={self.shape}, dtype={self.dtype}{name})"

@@ -15,6 +15,9 @@ What a Poplar compilation does, and what each part grows with:
 - every tile of every IPU of a replica holds the control code of the whole program and takes part in each of
   its syncs, working or not: a cost per *program tile-step* (superstep x tile x IPU).
 
+A loop the IPU runs as one program (an RNN's timesteps: Poplar's ``Repeat``) is compiled once: the steps of its
+later iterations (``LoweredStep.compiled_earlier``) cost time to run, not to compile.
+
 Replicas share one compiled graph (Poplar compiles a replicated graph once), so they add nothing; a pipeline
 puts each stage on its own IPU, so its IPUs each hold the whole program's control code. The constants are in
 ``hardware.HostSpec``, with the figures they were fitted to (``benchmarks/fit_compile_time.py`` refits them).
@@ -71,10 +74,11 @@ def graph_size(graph, stage_graphs=None) -> GraphSize:
     True
     """
     per_ipu = list(stage_graphs) if stage_graphs else [graph]
-    steps = [step for g in per_ipu for step in g.steps]
+    steps = [step for g in per_ipu for step in g.steps if not step.compiled_earlier]
     working = sum(int(((step.cycles > 0) | (step.received > 0)).sum()) for step in steps)
     windows = sum(int(step.windows.sum()) for step in steps if step.windows is not None)
-    return GraphSize(working, graph.compute_sets * graph.spec.tiles * len(per_ipu), windows)
+    compiled = sum(not step.compiled_earlier for step in graph.steps)
+    return GraphSize(working, compiled * graph.spec.tiles * len(per_ipu), windows)
 
 
 def compile_seconds(graph, stage_graphs=None, host: hardware.HostSpec = hardware.HOST) -> float:

@@ -3,6 +3,7 @@
 A function run by ``strategy.run`` enqueues its results (a tensor, or a list, tuple or dict of them) at each
 step; the host dequeues them after the call. ``IPUOutfeedMode.ALL`` (the default) keeps every enqueued
 element and ``dequeue`` stacks them along a new first axis; ``IPUOutfeedMode.LAST`` keeps only the last.
+What the host gets are eager tensors (read with ``.numpy()``), as in TensorFlow.
 Each step's enqueued bytes are streamed to the host: ``ipu.custom_loop`` costs them in the program's outfeed.
 
 Example:
@@ -11,7 +12,9 @@ Example:
 >>> for step in range(3):
 ...     outfeed.enqueue({"loss": np.float32(step) / 2})
 >>> outfeed.dequeue()
-{'loss': array([0. , 0.5, 1. ], dtype=float32)}
+{'loss': EagerTensor([0. , 0.5, 1. ], dtype=float32)}
+>>> [element["loss"].numpy() for element in outfeed]  # dequeued: nothing left to iterate
+[]
 """
 
 import enum
@@ -19,6 +22,9 @@ import enum
 import numpy as np
 
 from .. import nest
+from ..eager import tensor
+from ..keras.engine import call_context
+from ..keras.layers.base import forward_pass_number
 from . import custom_loop
 
 
@@ -58,17 +64,28 @@ class IPUOutfeedQueue:
         self.outfeed_mode = mode
         self._elements = []
         self._last = None
+        self._enqueued_in = None
 
     def enqueue(self, tensors):
-        """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now."""
-        element = nest.map_structure(lambda value: np.array(custom_loop.host_array(value)), tensors)
+        """Adds ``tensors`` (a tensor, or a list, tuple or dict of them) to the queue, as they are now. In a call
+        that only traces a graph (a Keras layer called to learn its output shape, the step the IPU compiler
+        traces) nothing is added: TensorFlow puts the enqueue in a graph that never runs."""
+        if call_context.tracing():
+            return
+        element = nest.map_structure(lambda value: tensor(np.array(custom_loop.host_array(value))), tensors)
         custom_loop.enqueued(element)
         self._elements = [element] if self.outfeed_mode is IPUOutfeedMode.LAST else [*self._elements, element]
         self._last = element
+        self._enqueued_in = forward_pass_number()
 
     @property
     def enqueued(self) -> bool:
-        """Whether anything was ever enqueued."""
+        """Inside a model's forward pass, whether this pass enqueued (TensorFlow's: in the graph being built, so
+        a layer that enqueues ``if not queue.enqueued`` does it once per step); on the host, whether anything was
+        ever enqueued."""
+        number = forward_pass_number()
+        if number is not None:
+            return self._enqueued_in == number
         return self._last is not None
 
     def dequeue(self, wait_for_completion=False):
@@ -87,7 +104,7 @@ class IPUOutfeedQueue:
             return self._last
         elements, self._elements = self._elements, []
         if not elements:
-            return nest.map_structure(lambda value: np.empty((0, *value.shape), value.dtype), self._last)
+            return nest.map_structure(lambda value: tensor(np.empty((0, *value.shape), value.dtype)), self._last)
         return _stacked(elements)
 
     def __iter__(self):
@@ -108,4 +125,4 @@ def _stacked(elements):
     if isinstance(first, (list, tuple)):
         items = [_stacked([element[i] for element in elements]) for i in range(len(first))]
         return items if isinstance(first, list) else tuple(items)
-    return np.stack(elements)
+    return tensor(np.stack(elements))

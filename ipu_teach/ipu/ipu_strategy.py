@@ -158,3 +158,7 @@ _STRATEGY_API = frozenset(
         "update_config_proto",
     )
 )
+
+# Graphcore's ipu_strategy.py defines the class as IPUStrategyV1 and names it IPUStrategy too
+# (``IPUStrategy = IPUStrategyV1``); its documentation examples use both names.
+IPUStrategyV1 = IPUStrategy

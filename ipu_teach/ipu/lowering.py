@@ -23,7 +23,7 @@ import numpy as np
 from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
-from ..keras.engine import step_overrides
+from ..keras.engine import call_context, step_overrides
 from . import matrix_plan, memory_layout
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
@@ -49,6 +49,9 @@ class LoweredStep:
     windows: np.ndarray | None = None
     """Per tile, the tensor windows its convolution vertex connects (a product's main step only:
     ``matrix_plan.vertex_windows``); other vertices connect a few fixed operands each."""
+    compiled_earlier: bool = False
+    """A step of a loop iteration after the first (``OpRecord.repeats_earlier``): Poplar compiled its code with
+    the first iteration's, so it adds nothing to the compile time."""
 
     @property
     def scope(self) -> str:
@@ -360,9 +363,9 @@ def metric_work_steps(metric_work, spec) -> tuple[list, list]:
 def _record_step(model, mode, x, y) -> list:
     """The ops of one step of ``model``'s ``mode``, from running it once (its state restored after)."""
     if step_overrides.overridden(model, mode):  # the model's own step: its ops, as a plain step's are costed
-        with _preserved_state(model):
+        with _preserved_state(model), call_context.traced(f"{mode}_function"):
             return step_overrides.recorded_ops(model, mode, x, y)
-    with _preserved_state(model), record() as tape:
+    with _preserved_state(model), call_context.traced(f"{mode}_function"), record() as tape:
         if mode == "train":
             model.compute_gradients(x, y)
         elif mode == "test":
@@ -407,6 +410,7 @@ def lower(
             ]
         )
         kind = next((p.planner for p in rec.forward.products), "matmul")
+        first_step = len(forward)
         forward += _steps_for(
             f"{label}:{i}",
             "forward",
@@ -427,6 +431,9 @@ def lower(
                     options=options_for(rec.scope, "backward", kind),
                 )
             )
+        if rec.repeats_earlier:
+            for step in forward[first_step:] + (backward[-1] if mode == "train" else []):
+                step.compiled_earlier = True
     if recorded is not None or mode != "predict":
         metric_steps, metric_signature = (
             _metric_steps(model, batch_size_of(x), spec)

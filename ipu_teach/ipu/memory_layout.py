@@ -120,8 +120,10 @@ def codelet_of(step) -> str:
 
 
 def code_memory(steps, spec) -> list:
-    """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where."""
+    """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where. A loop's
+    later iterations (``compiled_earlier``: an RNN's timesteps) run the first's code and add none."""
     c = hardware.CODE
+    steps = [step for step in steps if not step.compiled_earlier]
     active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
     exchanging = np.array([s.received > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
     codelets = {}

@@ -8,6 +8,10 @@ from ..keras.engine.shape_only_weights import shape_only_weights  # noqa: F401
 from . import system
 from .estimate import Estimate, estimate  # noqa: F401 (ipu.utils.estimate)
 
+# Graphcore's utils.py imports these from config.py, and scripts use them from there
+# (``ipu.utils.IPUConfig()``, ``ipu.utils.DeviceConnectionType.PRE_COMPILE``).
+from .config import DeviceConnectionType, IPUConfig, SelectionOrder, configure_ipu_system  # noqa: F401
+
 
 def move_variable_initialization_to_cpu(graph=None) -> None:
     """On the real system, runs variable initialisers on the host instead of compiling them into the IPU

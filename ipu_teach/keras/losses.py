@@ -47,6 +47,23 @@ def _labels_as_output(y_true, y_pred: Tensor):
     return y_true.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)
 
 
+def _labels_against_output(y_true, y_pred: Tensor):
+    """Labels for a loss computed element by element against the output (MSE, MAE): reshaped to the output when
+    they hold as many values per sample, else as they are, for the loss to broadcast them against the output as
+    Keras does (labels (n, 64) against an output (n, 1): every label against the sample's one prediction)."""
+    if y_true.size == int(np.prod(y_pred.shape)):
+        return _labels_as_output(y_true, y_pred)
+    return y_true.astype(y_pred.dtype, copy=False)
+
+
+def _broadcast(y_shape, output_shape) -> bool:
+    """Whether labels of ``y_shape`` broadcast against an output of ``output_shape`` (same rank, each axis equal
+    or 1 in one of them), as Keras' element-wise losses take them."""
+    return len(y_shape) == len(output_shape) and all(
+        a == b or a == 1 or b in (1, None) for a, b in zip(y_shape[1:], output_shape[1:])
+    )
+
+
 def _logits_under(y_pred: Tensor, function):
     node = y_pred.node
     if node is not None and node.function is function:
@@ -61,6 +78,8 @@ class Loss:
     labels_take_output_shape = False
     """True where labels are reshaped to the model's output (binary cross-entropy, MSE, MAE): then, as in Keras,
     any labels with as many values per sample fit, (n,) for an output of (n, 1) for example."""
+    labels_broadcast = False
+    """True where labels of the output's rank may also broadcast against it, as Keras' MSE and MAE take them."""
 
     def __init__(self, name=None, reduction="sum_over_batch_size"):
         if reduction not in ("sum_over_batch_size", "auto", "sum", "none"):
@@ -93,7 +112,7 @@ class Loss:
             int(np.prod(y_shape[1:])) == int(np.prod(output_shape[1:]))
             if self.labels_take_output_shape
             else tuple(y_shape[1:]) == tuple(output_shape[1:])
-        )
+        ) or (self.labels_broadcast and _broadcast(tuple(y_shape), tuple(output_shape)))
         if not fits:
             raise ValueError(
                 f"{self.name}: labels of shape {tuple(y_shape)} do not match the model's output "
@@ -195,9 +214,10 @@ class BinaryCrossentropy(_CrossEntropy):
 class MeanSquaredError(Loss):
     name = "mean_squared_error"
     labels_take_output_shape = True
+    labels_broadcast = True
 
     def per_sample(self, y_true, y_pred):
-        diff = ops.sub(y_pred, Tensor(_labels_as_output(y_true, y_pred)))
+        diff = ops.sub(y_pred, Tensor(_labels_against_output(y_true, y_pred)))
         return ops.reduce_mean(ops.mul(diff, diff), axis=-1)
 
 
@@ -205,7 +225,7 @@ class MeanAbsoluteError(MeanSquaredError):
     name = "mean_absolute_error"
 
     def per_sample(self, y_true, y_pred):
-        diff = ops.sub(y_pred, Tensor(_labels_as_output(y_true, y_pred)))
+        diff = ops.sub(y_pred, Tensor(_labels_against_output(y_true, y_pred)))
         return ops.reduce_mean(ops.Abs.apply(diff), axis=-1)
 
 

@@ -633,9 +633,14 @@ def deserialize(config, custom_objects=None) -> Optimizer:
 
 
 def get(identifier) -> Optimizer:
-    """An optimizer from an instance, a name (``"adam"``, default arguments) or a ``serialize`` dict."""
+    """An optimizer from an instance, a name (``"adam"``, default arguments) or a ``serialize`` dict; a TensorFlow 1
+    optimizer is wrapped in ``optimizer_v1.TFOptimizer``, as Keras 2.6 wraps it."""
     if isinstance(identifier, Optimizer):
         return identifier
+    from . import optimizer_v1  # it builds on this module
+
+    if optimizer_v1.is_tf1_optimizer(identifier):
+        return optimizer_v1.TFOptimizer(identifier)
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:

@@ -18,7 +18,7 @@ import importlib as _importlib
 from ..dtypes import DTYPES as _DTYPES, DType, as_dtype
 from ..data.tensor_spec import TensorSpec
 from ..not_simulated import NotSimulatedError, NotSimulatedModule
-from . import config, data, distribute, dtypes, math, nn, random, summary
+from . import compat, config, data, distribute, dtypes, experimental, math, nn, random, summary
 from .array_ops import (
     cast,
     clip_by_value,
@@ -100,11 +100,9 @@ _TF_MODULES = (
     "autodiff",
     "autograph",
     "bitwise",
-    "compat",
     "debugging",
     "errors",
     "estimator",
-    "experimental",
     "feature_column",
     "graph_util",
     "image",

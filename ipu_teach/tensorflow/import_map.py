@@ -32,6 +32,7 @@ ALIASES = {
     "tensorflow.python.data": "ipu_teach.tensorflow.data",
     "tensorflow.python.data.ops": None,
     "tensorflow.python.data.ops.dataset_ops": "ipu_teach.data.dataset",
+    "tensorflow.python.training": "ipu_teach.tensorflow.training",
     "keras": "ipu_teach.keras",
     "ipu_tensorflow_addons": "ipu_teach.ipu.ipu_tensorflow_addons",
     "torch": "ipu_teach.torch",

@@ -3,6 +3,7 @@ merge, reshaping, embedding and normalisation layers: Slice, Concatenate, Transp
 and LayerNorm."""
 
 import numpy as np
+import pytest
 from autograd_strategies import seeds, shapes
 from gradcheck import check_gradients
 from hypothesis import given, settings
@@ -73,3 +74,28 @@ def test_gather_rejects_indices_outside_the_table():
 
     with pytest.raises(ValueError, match=r"Gather: indices must be in \[0, 3\), got values from 0 to 3"):
         ops.Gather.apply(np.ones((3, 2)), np.array([0, 3]))
+
+
+@SETTINGS
+@given(shape=shapes, data=st.data(), seed=seeds)
+def test_indexing_a_tensor_as_tensorflow_does_keeps_the_gradient(shape, data, seed):
+    # x[key] with an integer, a slice with a step, ... and tf.newaxis: TensorFlow's strided slice
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    start = data.draw(st.integers(0, shape[axis] - 1))
+    step = data.draw(st.integers(1, 2))
+    key = (Ellipsis,) if axis == len(shape) - 1 else ()
+    key = (slice(None),) * axis + (slice(start, None, step),) + key
+    x = np.random.default_rng(seed).normal(size=shape)
+    check_gradients(lambda t: t[key], [x], seed=seed)
+    check_gradients(lambda t: t[(None, start) if axis == 0 else (Ellipsis, None)], [x], seed=seed)
+
+
+def test_indexing_a_tensor_gives_numpys_values_and_refuses_what_tensorflow_refuses():
+    from ipu_teach.autograd import Tensor
+
+    x = Tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+    assert np.array_equal(x[:, 1:3, :].data, np.arange(24.0).reshape(2, 3, 4)[:, 1:3, :])
+    assert x[np.int32(1), ..., None].shape == (3, 4, 1)  # an integer tensor of one value counts as its integer
+    for bad in ([0, 1], np.array([0, 1]), 1.0):
+        with pytest.raises(TypeError, match=r"Only integers, slices \(`:`\), ellipsis \(`...`\), tf.newaxis"):
+            x[bad]

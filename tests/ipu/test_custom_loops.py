@@ -193,6 +193,24 @@ def test_outfeed_modes_and_an_empty_dequeue():
         ipu.ipu_infeed_queue.IPUInfeedQueue(partial.unbatch().batch(2, drop_remainder=True), prefetch_depth=0)
 
 
+def test_what_the_host_dequeues_are_eager_tensors_read_with_numpy():
+    # graphcore/tensorflow docs outfeed_example.py prints `loss.numpy()` of each element it iterates
+    outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+    for step in range(2):
+        outfeed.enqueue({"loss": np.float32(step)})
+    assert [element["loss"].numpy() for element in outfeed] == [0.0, 1.0]
+    outfeed.enqueue([np.ones(2)])
+    (stacked,) = outfeed.dequeue()
+    assert isinstance(stacked, tf.Tensor) and stacked.numpy().tolist() == [[1.0, 1.0]]
+
+
+def test_graphcores_other_names_of_the_strategy_and_the_configuration():
+    # ipu_strategy.py: IPUStrategy = IPUStrategyV1; utils.py imports IPUConfig and DeviceConnectionType from config
+    assert ipu.ipu_strategy.IPUStrategyV1 is ipu.ipu_strategy.IPUStrategy
+    assert ipu.utils.IPUConfig is ipu.config.IPUConfig
+    assert ipu.utils.DeviceConnectionType.PRE_COMPILE is ipu.config.DeviceConnectionType.PRE_COMPILE
+
+
 def test_a_custom_loop_on_several_replicas_says_it_is_not_simulated():
     configure(2)
     strategy = ipu.ipu_strategy.IPUStrategy()

@@ -125,6 +125,10 @@ def test_layer_normalization_and_dropout_are_keras_with_graphcores_arguments():
 def test_a_recomputation_checkpoint_passes_its_input_through():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(ipu_layers.RecomputationCheckpoint()(x).data, x)
+    h, c = ipu_layers.RecomputationCheckpoint()([x, 2 * x])  # a list, as Graphcore's takes an LSTM's states
+    np.testing.assert_array_equal(c.data, 2 * x)
+    symbolic = ipu_layers.RecomputationCheckpoint()([keras.Input(shape=(3,)), keras.Input(shape=(5,))])
+    assert [t.shape for t in symbolic] == [(None, 3), (None, 5)]
 
 
 def test_scripts_import_the_layers_and_a_missing_one_is_named_as_not_simulated():
@@ -164,3 +168,61 @@ def test_serial_dense_refuses_a_factor_that_does_not_divide_and_an_unknown_dimen
         ipu_layers.SerialDense(6, 4, "kernel_rows")(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match="Invalid serialization_dimension=rows, expected one of: 'input_columns'"):
         ipu_layers.SerialDense(6, 2, "rows")
+
+
+@pytest.mark.parametrize("layer", [ipu_layers.PopnnLSTM, keras.layers.GRU], ids=lambda c: c.__name__)
+def test_an_rnns_timesteps_are_one_loop_compiled_once_and_run_every_step(layer):
+    # on the IPU the timesteps are a loop (TensorFlow's while loop, PopLibs' Repeat): a longer sequence takes
+    # longer to run, not to compile (recompute_lstm.py's LSTM compiled for 18 simulated minutes when every
+    # timestep's compute sets were counted as code of their own)
+    from ipu_test_helpers import configure
+
+    from ipu_teach import ipu
+
+    def executable(steps):
+        configure(1)
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential([layer(8, input_shape=(steps, 4)), keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(np.ones((8, steps, 4), np.float32), np.ones((8, 1), np.float32), batch_size=8, verbose=0)
+        return model.get_ipu_executable("train")
+
+    short, long = executable(8), executable(32)
+    device_cycles = [sum(int(step.cycles.max()) for step in e.graph.steps) for e in (short, long)]
+    assert device_cycles[1] > 3 * device_cycles[0]
+    assert long.compile_seconds < 1.2 * short.compile_seconds  # only the products over the whole sequence grow
+
+    def code(e, category):
+        return max(int(item.per_tile.max()) for item in e.graph.memory if item.category == category)
+
+    assert code(long, "control code") < 1.05 * code(short, "control code")  # the loop's code, once
+    assert sum(step.compiled_earlier for step in long.graph.steps) > 0.9 * len(long.graph.steps) * 24 / 32
+
+
+def test_identical_calls_of_one_lstm_in_a_forward_pass_are_outlined_and_compiled_once():
+    # graphcore/examples recomputation_checkpoints: "the same length allows the compiler to use function outlining
+    # for the identical shorter LSTMs": a third identical section adds run time, not compile time
+    from ipu_test_helpers import configure
+
+    from ipu_teach import ipu
+
+    def executable(sections):
+        configure(1)
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            keras.utils.set_random_seed(0)
+            inputs = keras.Input(shape=(4 * sections, 4))
+            lstm, state, outputs = ipu_layers.PopnnLSTM(8, return_state=True), None, []
+            for begin in range(0, 4 * sections, 4):
+                part = keras.layers.Lambda(lambda x, b=0: x[:, b : b + 4], arguments={"b": begin})(inputs)
+                output, h, c = lstm(part, initial_state=state)
+                state, outputs = [h, c], outputs + [output]
+            model = keras.Model(inputs, keras.layers.Dense(1)(keras.layers.Concatenate()(outputs)))
+            model.compile("sgd", "mse")
+            x = np.ones((8, 4 * sections, 4), np.float32)
+            model.fit(x, np.ones((8, 1), np.float32), batch_size=8, verbose=0)
+        return model.get_ipu_executable("train")
+
+    two, three = executable(2), executable(3)
+    assert three.compile_seconds < 1.05 * two.compile_seconds
+    assert sum(s.compiled_earlier for s in three.graph.steps) > sum(s.compiled_earlier for s in two.graph.steps)

@@ -203,3 +203,21 @@ def test_a_loss_weighs_samples_alike_with_weights_of_shape_n_and_n_1():
     assert float(loss(labels, probs, sample_weight=weights[:, None])) == pytest.approx(expected, rel=1e-6)
     with pytest.raises(ValueError, match=r"sample_weight of shape \(3,\) cannot weigh the per-sample losses"):
         loss(labels, probs, sample_weight=weights[:3])
+
+
+def test_mse_and_mae_broadcast_labels_of_the_outputs_rank_against_it_as_keras_does():
+    # Keras 2.6's mean_squared_error is mean(square(y_pred - y_true), axis=-1) on broadcast tensors: labels
+    # (n, 4) against an output (n, 1) compare every label with the sample's one prediction
+    # (graphcore/examples recompute_lstm.py trains this way)
+    y_true = np.array([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0]], np.float32)
+    prediction = Tensor(np.array([[1.0], [2.0]], np.float32), requires_grad=True)
+    loss = keras.losses.MeanSquaredError()(y_true, prediction)
+    assert float(loss.data) == pytest.approx(((1 + 0 + 1 + 4) / 4 + 1) / 2)
+    loss.backward()
+    np.testing.assert_allclose(prediction.grad, [[2 * (1 - 1.5) / 2], [2 * 1 / 2]])  # summed over the labels
+    assert float(keras.losses.MeanAbsoluteError()(y_true, prediction.data).data) == pytest.approx((1 + 1) / 2)
+    keras.losses.MeanSquaredError().check_labels((2, 4), (None, 1))  # fits
+    with pytest.raises(ValueError, match=r"labels of shape \(2, 4\) do not match the model's output shape \(None, 3\)"):
+        keras.losses.MeanSquaredError().check_labels((2, 4), (None, 3))
+    with pytest.raises(ValueError, match="labels of shape"):  # a cross-entropy does not broadcast
+        keras.losses.BinaryCrossentropy().check_labels((2, 4), (None, 1))

@@ -9,6 +9,7 @@ import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
 from ipu_teach import ipu
 from ipu_teach.autograd import Tensor
+from ipu_teach.not_simulated import NotSimulatedError
 
 
 def test_dtypes_are_understood_by_numpy_both_ways():
@@ -211,3 +212,21 @@ def test_numpy_and_datasets_read_a_models_output():
     assert np.asarray(output, dtype=np.float64).dtype == np.float64
     assert len(list(tf.data.Dataset.from_tensor_slices(output))) == 6
     assert isinstance(np.ones(3, np.float32) + Tensor(np.ones(3, np.float32)), Tensor)  # still differentiable
+
+
+def test_tf_experimental_numpy_joins_and_splits_arrays_and_names_what_it_lacks():
+    # Graphcore's TensorBoard tutorial tiles a convolution's filters with dsplit, hstack and vstack
+    filters = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    parts = tf.experimental.numpy.dsplit(filters, 4)
+    assert len(parts) == 4 and parts[1].shape == (2, 3, 1) and np.array_equal(parts[1].numpy()[..., 0], filters[..., 1])
+    rows = tf.experimental.numpy.hstack([tf.squeeze(p) for p in parts])
+    assert rows.shape == (2, 12) and np.array_equal(tf.experimental.numpy.vstack([rows, rows]).numpy()[2:], rows)
+    assert [p.shape for p in tf.experimental.numpy.split(filters, [1], axis=1)] == [(2, 1, 4), (2, 2, 4)]
+    with pytest.raises(NotSimulatedError, match="tf.experimental.numpy.linalg is not simulated"):
+        tf.experimental.numpy.linalg  # noqa: B018
+    with pytest.raises(NotSimulatedError, match="tf.experimental.dlpack is not simulated"):
+        tf.experimental.dlpack  # noqa: B018
+    weights = tf.Variable(np.ones((2, 2), np.float32))
+    with tf.GradientTape():
+        with pytest.raises(ValueError, match="experimental.numpy.hstack is not differentiable in ipu-teach"):
+            tf.experimental.numpy.hstack([tf.multiply(weights, 2.0), weights])

@@ -28,7 +28,7 @@ from .losses import (
 from .normalization import BatchNorm, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
 from .relu_family import GeneralReLU
-from .rearrange import Concatenate, Pad, Reverse, Slice, Transpose, Upsample
+from .rearrange import Concatenate, Pad, Reverse, Slice, StridedSlice, Transpose, Upsample, strided_slice_key
 from .shape import Mean, Reshape, Sum
 
 
@@ -101,3 +101,8 @@ def concatenate(tensors, axis=-1):
 
 def slice_axis(x, start, stop, axis=-1):
     return Slice.apply(x, axis=axis, start=start, stop=stop)
+
+
+def strided_slice(x, key):
+    """``x[key]`` as TensorFlow indexes a tensor (see ``rearrange.strided_slice_key``)."""
+    return StridedSlice.apply(x, key=strided_slice_key(key))

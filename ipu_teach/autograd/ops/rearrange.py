@@ -36,6 +36,38 @@ class Slice(Function):
         return OpCost(0, 0, 0, 1)  # a view
 
 
+class StridedSlice(Slice):
+    """``x[key]`` with TensorFlow's indices (``Tensor.__getitem__``, TF's strided slice): integers, slices with
+    steps, ``...`` and ``tf.newaxis``; its gradient is zero outside the values taken. A view, as Slice."""
+
+    @staticmethod
+    def forward(ctx, x, key=()):
+        ctx.where = key  # Slice's backward puts the gradient back where the values were taken
+        return np.array(x[key])
+
+
+def strided_slice_key(key) -> tuple:
+    """``key`` as a tuple of the indices TensorFlow's ``__getitem__`` takes (an integer tensor of one value counts
+    as its integer).
+
+    Raises:
+      TypeError: for a list, an array of several values or a float, with TensorFlow's message.
+    """
+    items = key if isinstance(key, tuple) else (key,)
+    checked = []
+    for item in items:
+        if item is None or item is Ellipsis or isinstance(item, slice):
+            checked.append(item)
+        elif np.ndim(item) == 0 and np.asarray(item).dtype.kind in "iu" and not isinstance(item, bool):
+            checked.append(int(np.asarray(item)))
+        else:
+            raise TypeError(
+                "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+                f"tensors are valid indices, got {item!r}"
+            )
+    return tuple(checked)
+
+
 class Concatenate(Function):
     """Joins its inputs along ``axis`` (all other axes equal), as ``keras.layers.Concatenate``."""
 

@@ -18,6 +18,26 @@ from ...autograd import scope
 
 _calls: list = []
 """(layer, training) of each layer call in progress, outermost first."""
+_traces: list = []
+"""The names of the graphs being traced, innermost last: calls that build a graph TensorFlow would never run."""
+
+
+@contextlib.contextmanager
+def traced(graph_name: str):
+    """A block whose layer calls only trace a graph (named as TensorFlow names it) that is never run: Keras'
+    ``<layer>_scratch_graph`` where it calls a layer to learn its output shape, the step the IPU compiler traces.
+    Side effects that TensorFlow would only put in the graph (an outfeed's enqueue) do not happen here."""
+    depth = len(_traces)
+    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+        _traces.append(graph_name)
+        yield
+    finally:
+        del _traces[depth:]
+
+
+def tracing():
+    """The name of the graph being traced (see :func:`traced`), None when calls run."""
+    return _traces[-1] if _traces else None
 
 
 def training(given):
@@ -66,6 +86,7 @@ def _entered(layer, value):
 @session.on_reset
 def _forget_calls() -> None:
     _calls.clear()
+    _traces.clear()
 
 
 def holds_layers(value, layer_class) -> bool:

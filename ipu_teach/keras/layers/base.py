@@ -58,6 +58,14 @@ _ADD_WEIGHT_OPTIONS = frozenset(
 
 _running = [0]
 """How many layer or model calls are running: the outermost one starts its layers' activity losses afresh."""
+_forward_passes = [0]
+"""How many outermost calls have begun: the number of the one running identifies its forward pass."""
+
+
+def forward_pass_number():
+    """The number of the forward pass running (the outermost layer or model call), None outside any call: what
+    TensorFlow traces as one graph (an outfeed's ``enqueued``, an RNN outlined within one pass)."""
+    return _forward_passes[0] if _running[0] else None
 
 
 @contextlib.contextmanager
@@ -65,6 +73,7 @@ def outermost_call(layers):
     """Runs a layer or model call; the outermost one clears the activity losses of ``layers`` first, so
     ``losses`` holds those of the latest call (Keras' eager layers do the same)."""
     if not _running[0]:
+        _forward_passes[0] += 1
         for layer in layers:
             layer._activity_losses = []
     _running[0] += 1
@@ -488,7 +497,7 @@ class Layer:
         self._ensure_built(input_shape)  # as Keras' default builds the layer first
         shapes = input_shape if self.multi_input else [input_shape]
         probes = [Tensor(np.zeros((1,) + tuple(s[1:]), dtype=np.float32)) for s in shapes]
-        with no_grad(), unrecorded():
+        with no_grad(), unrecorded(), call_context.traced(f"{self.name}_scratch_graph"):
             probe = call_context.invoke(self, probes if self.multi_input else probes[0], False, {})
         return (shapes[0][0],) + tuple(probe.shape[1:])
 

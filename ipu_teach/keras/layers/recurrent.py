@@ -11,11 +11,14 @@ with ``recurrent_dropout``, one on the carried state. With ``recurrent_dropout``
 mask for all gates (``implementation=2``).
 """
 
+import contextlib
+
 import numpy as np
 
 from ...autograd import ops
+from ...autograd.function import repeated_iteration
 from .. import activations, backend, initializers, regularizers
-from .base import Layer
+from .base import Layer, forward_pass_number
 from .core import dropout_mask
 
 
@@ -23,6 +26,39 @@ def _step_input(projected, t):
     """The projected inputs of timestep ``t``: (batch, features)."""
     step = ops.slice_axis(projected, t, t + 1, axis=1)
     return ops.reshape(step, (step.shape[0], step.shape[2]))
+
+
+def sequence_and_states(inputs):
+    """An RNN's inputs as (sequence, initial states or None): a layer given ``initial_state`` takes the list
+    ``[sequence, *states]``, as Keras' RNN folds the states into its inputs."""
+    if isinstance(inputs, (list, tuple)):
+        return inputs[0], (list(inputs[1:]) or None)
+    return inputs, None
+
+
+def _first(value):
+    """The sequence's entry of a value given per input (a shape, a mask) when the layer took a list."""
+    return value[0] if isinstance(value, list) else value
+
+
+def loop_body(index):
+    """The block of timestep ``index``: on the IPU the timesteps are one loop (TensorFlow's while loop, PopLibs'
+    ``Repeat``) whose body is compiled once. Its body is the second timestep's (the first starts from zero states
+    here, without the recurrent product); later timesteps repeat it (``autograd.function.repeated_iteration``)."""
+    return repeated_iteration() if index >= 2 else contextlib.nullcontext()
+
+
+def outlined_call(layer, inputs, initial):
+    """The block of one call of an RNN layer: a call that repeats an earlier one of the same forward pass on the
+    same shapes is compiled with it (Poplar's function outlining of identical LSTMs, as in Graphcore's
+    recomputation-checkpoints example), so it only runs."""
+    shapes = (tuple(inputs.shape), initial is not None)
+    number = forward_pass_number()
+    seen = layer.__dict__.setdefault("_outlined", {})
+    if seen.get(shapes) == number and number is not None:
+        return repeated_iteration()
+    seen[shapes] = number
+    return contextlib.nullcontext()
 
 
 def _gates(z, units, count):
@@ -33,6 +69,26 @@ class _RNN(Layer):
     supports_masking = True
     ndim = 3
     gates = 0
+    takes_lists = True  # [sequence, *initial states], once a call gives initial_state
+
+    def __call__(self, inputs, training=None, initial_state=None, **kwargs):
+        """``initial_state`` (a tensor or a list: LSTM h and c, GRU h) starts the recurrence from given states,
+        as in Keras; without it the states start at zero. A list ``[sequence, *states]`` is the same call, as
+        Keras' RNN reads a list of inputs."""
+        if isinstance(inputs, (list, tuple)):
+            inputs, given = inputs[0], list(inputs[1:])
+        else:
+            given = (
+                initial_state if isinstance(initial_state, (list, tuple)) or initial_state is None else [initial_state]
+            )
+        states = list(given or [])
+        if states and len(states) != self.states:
+            raise ValueError(
+                f"{type(self).__name__} '{self.name}': initial_state needs {self.states} state(s), got {len(states)}"
+            )
+        if states or self.multi_input:
+            inputs = [inputs, *states]
+        return super().__call__(inputs, training=training, **kwargs)
 
     def __init__(
         self,
@@ -68,6 +124,7 @@ class _RNN(Layer):
         )
 
     def build(self, input_shape):
+        input_shape = _first(input_shape) if isinstance(input_shape[0], (tuple, list)) else input_shape
         width = self.gates * self.units
         (kernel_init, recurrent_init, _), (kernel_reg, recurrent_reg, bias_reg) = self._initializers, self._regularizers
         self.kernel = self.add_weight(
@@ -87,6 +144,7 @@ class _RNN(Layer):
 
     def compute_output_shape(self, input_shape):
         """The output's shape, and with ``return_state`` a list of it and the states' (Keras' order)."""
+        input_shape = _first(input_shape) if isinstance(input_shape[0], (tuple, list)) else input_shape
         batch, steps = input_shape[0], input_shape[1]
         output = (batch, steps, self.units) if self.return_sequences else (batch, self.units)
         return [output] + [(batch, self.units)] * self.states if self.return_state else output
@@ -96,28 +154,40 @@ class _RNN(Layer):
     Bidirectional asks of its layers when they return sequences)."""
 
     def call(self, inputs, training=False, mask=None):
+        inputs, initial = sequence_and_states(inputs)
+        with outlined_call(self, inputs, initial):
+            return self._call_sequence(inputs, initial, training, _first(mask))
+
+    def _call_sequence(self, inputs, initial, training, mask):
         input_masks, self._state_masks = self.dropout_masks(inputs, training)
         projected = self.project(inputs, self.kernel, input_masks)
         if self.bias is not None:
             projected = ops.add(projected, self.input_bias())
         steps = range(inputs.shape[1])
-        state, outputs, h = None, [], None
-        for t in reversed(steps) if self.go_backwards else steps:
-            new_h, new_state = self.step(_step_input(projected, t), state)
-            if mask is None:
-                h, state = new_h, new_state
-                output = h
-            else:  # Keras' backend.rnn: a masked timestep keeps the state and the last output
-                keep = np.asarray(mask, bool)[:, t : t + 1]
-                h, state = _masked(keep, new_h, h), _masked(keep, new_state, state)
-                output = _masked(keep, new_h, None) if self.zero_output_for_mask else h
-            outputs.append(ops.reshape(output, (output.shape[0], 1, self.units)))
+        state, outputs, h = self.initial_state(initial), [], None
+        for index, t in enumerate(reversed(steps) if self.go_backwards else steps):
+            with loop_body(index):
+                new_h, new_state = self.step(_step_input(projected, t), state)
+                if mask is None:
+                    h, state = new_h, new_state
+                    output = h
+                else:  # Keras' backend.rnn: a masked timestep keeps the state and the last output
+                    keep = np.asarray(mask, bool)[:, t : t + 1]
+                    h, state = _masked(keep, new_h, h), _masked(keep, new_state, state)
+                    output = _masked(keep, new_h, None) if self.zero_output_for_mask else h
+                outputs.append(ops.reshape(output, (output.shape[0], 1, self.units)))
         output = ops.concatenate(outputs, axis=1) if self.return_sequences else h
         return [output] + list(state if isinstance(state, tuple) else (state,)) if self.return_state else output
 
+    def initial_state(self, states):
+        """The state the first step starts from: None (zeros) or the given states, as ``step`` carries them."""
+        if states is None:
+            return None
+        return tuple(states) if self.states > 1 else states[0]
+
     def compute_mask(self, inputs, mask=None):
         """The input's mask on a returned sequence, none on the last output (Keras' ``RNN.compute_mask``)."""
-        return mask if self.return_sequences else None
+        return _first(mask) if self.return_sequences else None
 
     def dropout_masks(self, inputs, training):
         """Keras' masks for one sequence: of the inputs (one, or one per gate with recurrent dropout), and

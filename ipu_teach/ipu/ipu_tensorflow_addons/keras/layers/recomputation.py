@@ -10,17 +10,22 @@ class RecomputationCheckpoint(layers.Layer):
     With ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` Graphcore's pipeline stores a checkpoint
     instead of recomputing it before the backward pass, which lowers the liveness peak of a long stage. The
     layer passes its input through unchanged. ipu-teach's recomputation recomputes a stage's whole forward
-    pass from its stashed input, so a checkpoint changes neither the simulated time nor the memory; it takes one
-    tensor (ipu-teach layers have one output), where Graphcore's also takes a list.
+    pass from its stashed input, so a checkpoint changes neither the simulated time nor the memory. It takes one
+    tensor or, as Graphcore's, a list of them (an LSTM's states), and gives the same.
 
     Example:
 
     >>> from ipu_teach.ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint
     >>> RecomputationCheckpoint()(keras.Input(shape=(4,))).shape
     (None, 4)
+    >>> [t.shape for t in RecomputationCheckpoint()([keras.Input(shape=(4,)), keras.Input(shape=(2,))])]
+    [(None, 4), (None, 2)]
     """
 
-    compute_output_shape = same_shape
+    takes_lists = True
+
+    def compute_output_shape(self, input_shape):
+        return [same_shape(self, s) for s in input_shape] if self.multi_input else same_shape(self, input_shape)
 
     def call(self, inputs, training=False):
-        return inputs
+        return list(inputs) if self.multi_input else inputs

@@ -12,7 +12,7 @@ import numpy as np
 
 from .....autograd import Tensor, ops
 from .....keras import backend, layers
-from .....keras.layers.recurrent import _step_input
+from .....keras.layers.recurrent import _step_input, loop_body, outlined_call, sequence_and_states
 
 _POPNN_ARGUMENTS = ("partials_dtype", "time_major", "options", "options_bwd", "seed", "dropout_seed")
 ACCEPTED_ACTIVATIONS = ("tanh", "relu", "softmax", "sigmoid", "hard_sigmoid")
@@ -134,15 +134,23 @@ class PopnnLSTM(_PopnnRNN, layers.LSTM):
         super().__init__(units, activation=activation, recurrent_activation=recurrent_activation, **kwargs)
 
     def call(self, inputs, training=False):
+        inputs, initial = sequence_and_states(inputs)
+        with outlined_call(self, inputs, initial):
+            return self._call_sequence(inputs, initial, training)
+
+    def _call_sequence(self, inputs, initial, training):
         inputs = self._batch_major(inputs, training)
         batch, steps = inputs.shape[0], inputs.shape[1]
         stacked = ops.concatenate([self.kernel, self.recurrent_kernel], axis=0)  # PopLibs' weights, one matrix
-        h, c, outputs = Tensor(np.zeros((batch, self.units), np.float32)), None, []  # PopLibs starts from zeros
+        h, c = initial or (Tensor(np.zeros((batch, self.units), np.float32)), None)  # else PopLibs starts at zeros
+        outputs = []
         for t in range(steps):
-            z = ops.add(ops.matmul(ops.concatenate([_step_input(inputs, t), h], axis=1), stacked), self.bias)
-            h, (_, c) = self.step(z, (None, c))  # the recurrent product is already in z
-            outputs.append(ops.reshape(h, (batch, 1, self.units)))
-        return self._time_major_output(ops.concatenate(outputs, axis=1) if self.return_sequences else h)
+            with loop_body(t):
+                z = ops.add(ops.matmul(ops.concatenate([_step_input(inputs, t), h], axis=1), stacked), self.bias)
+                h, (_, c) = self.step(z, (None, c))  # the recurrent product is already in z
+                outputs.append(ops.reshape(h, (batch, 1, self.units)))
+        output = self._time_major_output(ops.concatenate(outputs, axis=1) if self.return_sequences else h)
+        return [output, h, c] if self.return_state else output
 
 
 class PopnnGRU(_PopnnRNN, layers.GRU):
@@ -175,7 +183,9 @@ class PopnnGRU(_PopnnRNN, layers.GRU):
         super().__init__(units, activation=activation, recurrent_activation=recurrent_activation, **kwargs)
 
     def call(self, inputs, training=False):
-        return self._time_major_output(super().call(self._batch_major(inputs, training), training))
+        inputs, initial = sequence_and_states(inputs)
+        sequence = self._batch_major(inputs, training)
+        return self._time_major_output(super().call([sequence, *initial] if initial else sequence, training))
 
 
 LSTM = PopnnLSTM
