@@ -6,11 +6,11 @@ Source: graphcore/tensorflow ``tensorflow/python/ipu/utils.py`` (SDK 3.x).
 from ..keras import backend
 from ..keras.engine.shape_only_weights import shape_only_weights  # noqa: F401
 from . import system
-from .estimate import Estimate, estimate  # noqa: F401 (ipu.utils.estimate)
 
 # Graphcore's utils.py imports these from config.py, and scripts use them from there
 # (``ipu.utils.IPUConfig()``, ``ipu.utils.DeviceConnectionType.PRE_COMPILE``).
 from .config import DeviceConnectionType, IPUConfig, SelectionOrder, configure_ipu_system  # noqa: F401
+from .estimate import Estimate, estimate  # noqa: F401 (ipu.utils.estimate)
 
 
 def move_variable_initialization_to_cpu(graph=None) -> None:
