@@ -51,7 +51,7 @@ class IPUOutfeedQueue:
     >>> for step in range(3):
     ...     last.enqueue([step, 2.0 * step])   # Python numbers stream as TensorFlow's int32 and float32
     >>> last.dequeue()
-    [array(2, dtype=int32), array(4., dtype=float32)]
+    [EagerTensor(2, dtype=int32), EagerTensor(4., dtype=float32)]
     """
 
     def __init__(self, outfeed_mode=None, device_ordinal=None, buffer_depth=3, optimise_latency=False, **kwargs):

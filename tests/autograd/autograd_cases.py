@@ -92,6 +92,7 @@ CASES = [
     _batch_norm(False),
     ("LayerNorm", lambda x, g, b: ops.LayerNorm.apply(x, g, b), [_x, _channel, _channel * 0.5], (0, 1, 2)),
     ("Slice", lambda x: ops.Slice.apply(x, axis=1, start=1, stop=3), [_m], (0,)),
+    ("StridedSlice", lambda x: ops.strided_slice(x, (slice(None, None, 2), slice(2, None, -1))), [_m], (0,)),
     ("Concatenate", lambda a, b: ops.Concatenate.apply(a, b, axis=0), [_m, _positive], (0, 1)),
     ("Transpose", lambda x: ops.Transpose.apply(x, perm=(0, 3, 1, 2)), [_x], (0,)),
     ("Reverse", lambda x: ops.Reverse.apply(x, axis=1), [_x], (0,)),

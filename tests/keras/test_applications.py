@@ -16,7 +16,6 @@ import pytest
 from golden_models import application_weights
 
 import ipu_teach.keras as keras
-from ipu_teach.keras.engine.graph import keras_layer_order
 
 GOLDEN = json.loads((pathlib.Path(__file__).parent / "golden" / "applications.json").read_text())
 CASES = {case["id"]: case for case in GOLDEN["cases"]}
@@ -33,10 +32,9 @@ def _built(case):
 def test_layers_names_shapes_and_parameters_match_keras(case):
     model = _built(case)
     assert model.name == case["name"]
-    # In Keras' order (that of its .h5 files), not ipu-teach's own model.layers order (first use) where branches meet
+    # model.layers is in Keras' order (that of its .h5 files), also where branches meet
     built = [
-        [layer.name, type(layer).__name__, list(layer.output_shape), layer.count_params()]
-        for layer in keras_layer_order(model)
+        [layer.name, type(layer).__name__, list(layer.output_shape), layer.count_params()] for layer in model.layers
     ]
     # tf-keras gives an InputLayer's output_shape as a list of its one shape
     expected = [[n, c, s[0] if c == "InputLayer" else s, p] for n, c, s, p in case["layers"]]
@@ -47,10 +45,10 @@ def test_layers_names_shapes_and_parameters_match_keras(case):
 @pytest.mark.parametrize("case", [c for c in GOLDEN["cases"] if "output" in c], ids=lambda case: case["id"])
 def test_inference_output_matches_keras_from_the_same_weights(case):
     model = _built(case)
-    in_keras_order = [weight for layer in keras_layer_order(model) for weight in layer.weights]
+    in_keras_order = model.weights
     assert [[w.name, list(w.shape)] for w in in_keras_order] == case["weights"]
     values = iter(application_weights(case["weights"], case["seed"]))
-    for layer in keras_layer_order(model):
+    for layer in model.layers:
         layer.set_weights([next(values) for _ in layer.weights])
     shape = (2,) + tuple(case["arguments"]["input_shape"])
     x = np.random.default_rng(case["seed"]).uniform(-1, 1, shape).astype(np.float32)
