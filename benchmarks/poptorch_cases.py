@@ -60,6 +60,19 @@ def _optimizer(model, settings):
     return {"sgd": poptorch.optim.SGD}[settings.pop("name")](model.parameters(), **settings)
 
 
+@contextlib.contextmanager
+def _tutorial_training(spec):
+    """The tutorial's model in training mode, its options and its trainingModel, made as the tutorial makes them
+    (a fresh system, its seed 42), with PopTorch's printing kept quiet while the block runs."""
+    system.reset()
+    torch.manual_seed(42)  # as the tutorial
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        model = MODELS[spec["model"]]()
+        model.train()
+        opts = poptorch.Options()
+        yield model, opts, poptorch.trainingModel(model, options=opts, optimizer=_optimizer(model, spec["optimizer"]))
+
+
 def _timed(wrapped, *inputs, calls=1):
     """``(compile s, s per call)`` of ``calls`` calls of a new wrapped model, as ipu-teach's timings record them
     (cleared first: PopTorch's evaluation and inference models have the same name), detached after."""
@@ -75,13 +88,7 @@ def simulate(spec, calls_simulated=2) -> dict:
     """``{"training": (compile s, s per call), "evaluation": compile s, "inference": compile s}`` of a
     ``poptorch_run`` entry: each model compiled and called on zeros, as the tutorial's loop calls it."""
     run = spec["poptorch_run"]
-    system.reset()
-    torch.manual_seed(42)  # as the tutorial
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        model = MODELS[spec["model"]]()
-        model.train()
-        opts = poptorch.Options()
-        training = poptorch.trainingModel(model, options=opts, optimizer=_optimizer(model, spec["optimizer"]))
+    with _tutorial_training(spec) as (model, opts, training):
         batch = run["train_batch"]
         trained = _timed(
             training, torch.zeros(batch, *IMAGE), torch.zeros(batch, dtype=torch.long), calls=calls_simulated
@@ -124,14 +131,8 @@ def fashion_mnist(root="~/.torch/datasets"):
 def train_and_evaluate(spec, train_dataset, test_dataset) -> float:
     """The tutorial's training loop (``epochs`` over the training set) and its evaluation; the accuracy (0-1)."""
     run = spec["poptorch_run"]
-    system.reset()
-    torch.manual_seed(42)  # as the tutorial
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        model = MODELS[spec["model"]]()
-        model.train()
-        opts = poptorch.Options()
+    with _tutorial_training(spec) as (model, opts, training):
         loader = poptorch.DataLoader(opts, train_dataset, batch_size=run["train_batch"], shuffle=True)
-        training = poptorch.trainingModel(model, options=opts, optimizer=_optimizer(model, spec["optimizer"]))
         for _ in range(run["epochs"]):
             for data, labels in loader:
                 training(data, labels)
