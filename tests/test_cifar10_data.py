@@ -5,13 +5,12 @@ message and the synthetic-data switch."""
 import io
 import os
 import pickle
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from script_runner import run_script
 
 import ipu_teach.tensorflow as tf
 from ipu_teach import keras
@@ -212,18 +211,8 @@ def test_tf_keeps_tensorflow_26s_aliases_of_keras_modules_the_slides_use():
 
 
 def _run_script(tmp_path, *args, flags=None, keras_home=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("TF_POPLAR_FLAGS", cifar10.ENV_VAR)}
-    env.update(PYTHONPATH=str(REPO), HOME=str(tmp_path), KERAS_HOME=str(keras_home or tmp_path / "keras"))
-    if flags:
-        env["TF_POPLAR_FLAGS"] = flags
-    return subprocess.run(
-        [sys.executable, "-m", "ipu_teach", "run", str(SCRIPT), *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    home = {"HOME": str(tmp_path), "KERAS_HOME": str(keras_home or tmp_path / "keras"), cifar10.ENV_VAR: None}
+    return run_script(SCRIPT, *args, cwd=tmp_path, timeout=300, env_overrides={**home, "TF_POPLAR_FLAGS": flags})
 
 
 def test_the_slides_hands_on_without_cifar10_says_what_to_do_and_stops_cleanly(tmp_path):
