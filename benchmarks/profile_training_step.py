@@ -71,16 +71,23 @@ def op_timers(seconds):
             setattr(cls, method, raw)
 
 
+_open_timers = [0]  # op methods running: a fused op's call to another op's method is timed as the fused op's
+
+
 def _timed(raw, owner, method, seconds):
     function = raw.__func__
     is_classmethod = isinstance(raw, classmethod)
 
     def timed(*args, **kwargs):
+        if _open_timers[0]:
+            return function(*args, **kwargs)
         name = args[0].__name__ if is_classmethod else owner
         began = time.process_time()
+        _open_timers[0] += 1
         try:
             return function(*args, **kwargs)
         finally:
+            _open_timers[0] -= 1
             seconds[(name, method)] += time.process_time() - began
 
     return classmethod(timed) if is_classmethod else staticmethod(timed)

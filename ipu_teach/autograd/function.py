@@ -152,20 +152,29 @@ class Function:
         if out.requires_grad:
             out.node = Node(cls, ctx, tensors)
         if _recorders:
-            rec = OpRecord(
+            records = [
+                OpRecord(name, _scopes[-1], *seen, _repeating[0] > 0) for name, *seen in cls.recorded_as(ctx, params)
+            ]
+            for tape in _recorders:
+                tape.extend(records)
+        return out
+
+    @classmethod
+    def recorded_as(cls, ctx, params) -> list:
+        """What the IPU compiler sees of one application, one tuple per op: (name, input shapes, output shape,
+        itemsize, forward cost, backward cost, params). One op by default; an op that fuses several for speed on
+        the host (``fused``) states each, so that the simulator places and costs them as if applied one by one."""
+        return [
+            (
                 cls.__name__,
-                _scopes[-1],
                 ctx.input_shapes,
-                data.shape,
-                itemsize,
+                ctx.output_shape,
+                ctx.itemsize,
                 cls.cost(ctx),
                 cls.backward_cost(ctx),
                 params,
-                _repeating[0] > 0,
             )
-            for tape in _recorders:
-                tape.append(rec)
-        return out
+        ]
 
 
 def _autocast(tensor: Tensor, given, dtype) -> Tensor:

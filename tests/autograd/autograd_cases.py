@@ -65,6 +65,12 @@ CASES = [
         (0, 1, 2),
     ),
     (
+        "Conv2DReLU",
+        lambda x, k, b: ops.Conv2DReLU.apply(x, k, b, padding="same"),
+        [_x, _rng.normal(size=(2, 3, 3, 4)).astype(np.float32), np.array([0.5, -0.5, 0, 1], dtype=np.float32)],
+        (0, 1, 2),
+    ),
+    (
         "Conv2DTranspose",
         lambda x, k, b: ops.Conv2DTranspose.apply(x, k, b, strides=(2, 1), padding="same"),
         [_x, _rng.normal(size=(3, 2, 4, 3)).astype(np.float32), np.zeros(4, dtype=np.float32)],

@@ -15,6 +15,7 @@ from .conv import Conv2D
 from .conv_transpose import Conv2DTranspose
 from .depthwise_conv import DepthwiseConv2D
 from .elementwise import Abs, Add, Cast, Div, Mul, Neg, Sub
+from .fused import Conv2DReLU
 from .gather import Gather
 from .linalg import MatMul
 from .losses import (

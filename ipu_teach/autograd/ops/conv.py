@@ -168,19 +168,27 @@ def scatter_windows(dxp, dcols, strides, dilation=(1, 1)):
             dxp[window_slices(i, j, outs, strides, dilation)] += dcols[:, :, :, i, j, :]
 
 
+def convolve(ctx, x, kernel, bias, strides, padding, dilation, relu=False):
+    """Conv2D's forward, noting on ``ctx`` what its backward needs; with ``relu``, ReLU applied to each piece of the
+    product as it is finished, in cache, and where the output is positive noted as ``ctx.relu_mask``
+    (``fused.Conv2DReLU``)."""
+    kh, kw, kc, filters = kernel.shape
+    check_channels("Conv2D", x.shape, kc)
+    cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation)
+    outs = cols.shape[1:3]
+    cols = cols.reshape(-1, kh * kw * kc)
+    w2 = kernel.reshape(kh * kw * kc, filters)
+    ctx.relu_mask = np.empty((cols.shape[0], filters), bool) if relu else None
+    y = matmul(cols, w2, "conv", dtype=x.dtype, bias=bias, relu_mask=ctx.relu_mask)
+    ctx.save_for_backward(cols, w2)
+    ctx.kernel_shape = kernel.shape
+    return y.reshape((x.shape[0],) + outs + (filters,))
+
+
 class Conv2D(Function):
     @staticmethod
     def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
-        kh, kw, kc, filters = kernel.shape
-        check_channels("Conv2D", x.shape, kc)
-        cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation)
-        outs = cols.shape[1:3]
-        cols = cols.reshape(-1, kh * kw * kc)
-        w2 = kernel.reshape(kh * kw * kc, filters)
-        y = matmul(cols, w2, "conv", dtype=x.dtype, bias=bias)
-        ctx.save_for_backward(cols, w2)
-        ctx.kernel_shape = kernel.shape
-        return y.reshape((x.shape[0],) + outs + (filters,))
+        return convolve(ctx, x, kernel, bias, strides, padding, dilation)
 
     @classmethod
     def infer(cls, ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):

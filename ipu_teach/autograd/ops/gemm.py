@@ -22,29 +22,45 @@ from . import portable
 SINGLE_THREAD_SIZE = 2**18  # OpenBLAS' default: products up to this many multiply-adds run on one thread
 SPLIT_UP_TO = 2**25  # larger products are left whole: they have enough work for every thread
 WIDE_PIECE = 2**23  # except that one summed in float64 is rounded a piece of rows at a time (a megabyte or so)
+FINISH_BLOCK = 2**15  # values of a result given its bias and ReLU together, in cache (128 KiB of float32)
 
 
-def matmul(a: np.ndarray, b: np.ndarray, kind: str = "matmul", dtype=None, bias=None) -> np.ndarray:
+def matmul(a: np.ndarray, b: np.ndarray, kind: str = "matmul", dtype=None, bias=None, relu_mask=None) -> np.ndarray:
     """``a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n) in ``dtype`` (default: the inputs' type; conv passes
     its own, as it gathers its patches in the compute type), plus ``bias`` (n,) if given, added in ``dtype``
-    after the product is rounded to it (the bits of a separate ``+=``). In fp16 as the matrix units do it, with
-    the partials type of ``kind`` ("matmul" or "conv"); otherwise summed in ``portable.compute_type``."""
+    after the product is rounded to it (the bits of a separate ``+=``). Given ``relu_mask``, booleans of the
+    result's shape, ReLU follows, ``max(y, 0)`` (the bits of a separate ReLU), and where the result is positive (the
+    mask ReLU's gradient multiplies by) is written into it. In fp16 as the matrix units do it, with the partials
+    type of ``kind`` ("matmul" or "conv"); otherwise summed in ``portable.compute_type``."""
     dtype = np.dtype(np.result_type(a, b) if dtype is None else dtype)
     if dtype == np.float16:
         out = half_product(a.astype(np.float16, copy=False), b.astype(np.float16, copy=False), kind)
-        return out if bias is None else _add_bias(out, bias)
-    return _product(a, b, portable.compute_type(dtype), dtype, bias)
+        return _finish(out, bias, relu_mask)
+    return _product(a, b, portable.compute_type(dtype), dtype, bias, relu_mask)
 
 
-def _add_bias(out, bias):
-    out += bias
+def _finish(out, bias, relu_mask):
+    """``out += bias`` (if given), then, given ``relu_mask``, ``np.maximum(out, 0, out=out)`` and ``relu_mask[...] =
+    out > 0``, a block of rows at a time: each block is read from memory once for all three, as a fused kernel
+    would."""
+    if bias is None and relu_mask is None:
+        return out
+    rows = max(1, FINISH_BLOCK // max(1, out.shape[1]))
+    for start in range(0, len(out), rows):
+        block = out[start : start + rows]
+        if bias is not None:
+            block += bias
+        if relu_mask is not None:
+            np.maximum(block, 0, out=block)
+            np.greater(block, 0, out=relu_mask[start : start + rows])
     return out
 
 
-def _product(a: np.ndarray, b: np.ndarray, wide, dtype, bias) -> np.ndarray:
-    """The product summed in ``wide``, rounded to ``dtype``, plus ``bias``. A product split by rows casts, rounds
-    and adds the bias a piece at a time, while the piece is in cache: with portable numerics no float64 copy of a
-    whole operand or result is written to memory and read back, and the bias costs no pass of its own."""
+def _product(a: np.ndarray, b: np.ndarray, wide, dtype, bias, relu_mask=None) -> np.ndarray:
+    """The product summed in ``wide``, rounded to ``dtype``, plus ``bias``, then ReLU if ``relu``. A product split by
+    rows casts, rounds, adds the bias and applies ReLU a piece at a time, while the piece is in cache: with portable
+    numerics no float64 copy of a whole operand or result is written to memory and read back, and neither the bias
+    nor ReLU costs a pass of its own."""
     (m, k), n = a.shape, b.shape[1]
     size = m * k * n
     if SINGLE_THREAD_SIZE < size <= SPLIT_UP_TO:
@@ -53,19 +69,18 @@ def _product(a: np.ndarray, b: np.ndarray, wide, dtype, bias) -> np.ndarray:
         piece = WIDE_PIECE  # rounded to ``dtype`` a piece of rows at a time (see above)
     else:
         out = (a.astype(wide, copy=False) @ b.astype(wide, copy=False)).astype(dtype, copy=False)
-        return out if bias is None else _add_bias(out, bias)
+        return _finish(out, bias, relu_mask)
     if m >= k:  # split the rows of the result
-        return _by_rows(a, b, max(1, piece // (k * n)), wide, dtype, bias)
+        return _by_rows(a, b, max(1, piece // (k * n)), wide, dtype, bias, relu_mask)
     depth = max(1, piece // (m * n))  # split the sum
     out = a[:, :depth].astype(wide, copy=False) @ b[:depth].astype(wide, copy=False)
     for start in range(depth, k, depth):
         out += a[:, start : start + depth].astype(wide, copy=False) @ b[start : start + depth].astype(wide, copy=False)
-    out = out.astype(dtype, copy=False)
-    return out if bias is None else _add_bias(out, bias)
+    return _finish(out.astype(dtype, copy=False), bias, relu_mask)
 
 
-def _by_rows(a, b, rows, wide, dtype, bias):
-    """``a @ b (+ bias)`` computed ``rows`` rows of the result at a time."""
+def _by_rows(a, b, rows, wide, dtype, bias, relu_mask):
+    """``a @ b (+ bias, ReLU)`` computed ``rows`` rows of the result at a time."""
     out = np.empty((a.shape[0], b.shape[1]), dtype=dtype)
     b = b.astype(wide, copy=False)
     scratch = None if wide == dtype else np.empty((rows, b.shape[1]), dtype=wide)
@@ -76,6 +91,5 @@ def _by_rows(a, b, rows, wide, dtype, bias):
             np.matmul(rows_of_a, b, out=piece)
         else:
             np.copyto(piece, np.matmul(rows_of_a, b, out=scratch[: len(piece)]), casting="same_kind")
-        if bias is not None:
-            piece += bias
+        _finish(piece, bias, None if relu_mask is None else relu_mask[start : start + rows])
     return out

@@ -188,7 +188,8 @@ class Conv2D(_Convolution):
         self.add_kernel_and_bias(self.kernel_size + (input_shape[-1], self.filters))
 
     def call(self, inputs, training=False):
-        y = self.op.apply(
+        fused = self.op is ops.Conv2D and self.activation is activations.relu  # ReLU in the product's pieces
+        y = (ops.Conv2DReLU if fused else self.op).apply(
             inputs,
             self.kernel,
             self.bias_or_zeros(),
@@ -196,7 +197,7 @@ class Conv2D(_Convolution):
             padding=self.padding,
             dilation=self.dilation_rate,
         )
-        return self.activation(y)
+        return y if fused else self.activation(y)
 
 
 class Conv1D(_Convolution):

@@ -1,0 +1,44 @@
+"""Ops fused for speed on the host, which the IPU compiler still sees as the ops they fuse.
+
+numpy has no fused kernels: a convolution followed by its ReLU writes the convolution's output to memory, reads it
+back for ReLU and writes ReLU's, where TensorFlow's CPU kernels apply the activation while the product's block is in
+cache. A fused op here computes the same numbers in the same order (the same bits as the ops applied one by one)
+with fewer passes over memory, and records each op it fuses with its own shapes and costs (``recorded_as``), so
+that the simulated IPU, whose Poplar program runs them as separate compute sets, costs and places them exactly as
+before.
+"""
+
+from ..function import Context, Function
+from .activations import ReLU
+from .conv import Conv2D, convolve
+
+
+class Conv2DReLU(Function):
+    """``ReLU(Conv2D(x, kernel, bias))``: a Conv2D layer with ``activation="relu"``. ReLU is applied to each piece
+    of the product as BLAS finishes it (``gemm.matmul``'s ``relu_mask``), in cache, instead of in a pass of its own
+    over the whole output, and notes there where the output is positive: its gradient is ReLU's, ``grad * (y >
+    0)``, from that mask (a quarter of the output's bytes to read back, where ReLU reads the output), then
+    Conv2D's."""
+
+    @staticmethod
+    def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
+        y = convolve(ctx, x, kernel, bias, strides, padding, dilation, relu=True)
+        ctx.output_itemsize = y.itemsize
+        return y
+
+    @classmethod
+    def infer(cls, ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
+        y = Conv2D.infer(ctx, x, kernel, bias, strides, padding, dilation)
+        ctx.output_itemsize = y.itemsize
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Conv2D.backward(ctx, grad * ctx.relu_mask.reshape(grad.shape))
+
+    @classmethod
+    def recorded_as(cls, ctx, params) -> list:
+        """Conv2D's record, then ReLU's on the convolution's output, as ``ReLU.apply`` would have made it."""
+        relu = Context((any(ctx.needs_input_grad),), (ctx.output_shape,), ctx.output_itemsize)
+        relu.output_shape = ctx.output_shape
+        return Conv2D.recorded_as(ctx, params) + ReLU.recorded_as(relu, {})
