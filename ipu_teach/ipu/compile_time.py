@@ -27,10 +27,10 @@ Example:
 >>> from ipu_teach import hardware
 >>> from ipu_teach.ipu.compile_time import GraphSize
 >>> round(hardware.HOST.compile_seconds(GraphSize(working_tile_steps=70_000, program_tile_steps=115_000)), 1)
-18.9
+18.6
 >>> wider = GraphSize(working_tile_steps=70_000, program_tile_steps=115_000, tensor_windows=50_000)
 >>> round(hardware.HOST.compile_seconds(wider), 1)
-24.0
+23.3
 """
 
 from __future__ import annotations

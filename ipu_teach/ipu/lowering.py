@@ -166,7 +166,8 @@ def _transpose_cycles(received, phase, itemsize) -> np.ndarray:
 def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) -> list:
     """The compute sets one matrix product lowers to (see :mod:`.matrix_plan`): the operands' rearrangement
     (an exchange, and in the backward pass a transpose), the convolution on the AMP and, if the depth is split,
-    the reduction of the partials; all of them once per serial pass (later passes named ``.../serialK/...``)."""
+    the reduction of the partials in one to three stages (``reduce``, ``reduce1``, ``reduce2``: poplin's
+    ``Reduce<i>``); all of them once per serial pass (later passes named ``.../serialK/...``)."""
     chosen = matrix_plan.plan(product, spec, itemsize, options)
     used = chosen.tiles
     steps = []
@@ -187,14 +188,14 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 windows=matrix_plan.per_tile(chosen.windows, used, spec),
             ),
         ]
-        if chosen.depth_split > 1:
+        for stage, (reducing, reduce_bytes, reduce_cycles) in enumerate(chosen.reduce_stages):
             steps.append(
                 LoweredStep(
-                    f"{label}/reduce",
+                    f"{label}/reduce{stage or ''}",
                     phase,
                     0,
-                    matrix_plan.per_tile(chosen.reduce_cycles, used, spec),
-                    matrix_plan.per_tile(chosen.reduce_bytes, used, spec),
+                    matrix_plan.per_tile(reduce_cycles, reducing, spec),
+                    matrix_plan.per_tile(reduce_bytes, reducing, spec),
                 )
             )
     return steps

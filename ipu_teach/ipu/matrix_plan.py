@@ -14,7 +14,8 @@ tiles. Each split has a price, and the planner takes the cheapest:
   first convolution never reaches the peak rate, nor does a tile with few positions per worker. Where the
   vector unit would be faster, it is used instead;
 - when the depth is split, the partial sums are exchanged and added (``reduce``), in the partials type
-  (``partialsType``: 4 bytes for "float", 2 for "half"), by popops' reduce vertices (``hardware.VECTOR``).
+  (``partialsType``: 4 bytes for "float", 2 for "half"), by popops' reduce vertices (``hardware.VECTOR``); a
+  deep split is reduced in two or three stages, each a compute set with its exchange (:func:`reduction_depths`).
 
 Each split also needs temporary memory on a tile while it runs: the rearranged operand slices and the
 partial sums. Poplar only takes plans whose temporary memory fits ``availableMemoryProportion`` of the
@@ -75,8 +76,9 @@ class ProductPlan:
     amp: bool
     compute_cycles: int
     transform_bytes: int
-    reduce_bytes: int
-    reduce_cycles: int
+    reduce_stages: tuple = ()
+    """Per stage of the partials' reduction (:func:`reduction_depths`), ``(tiles, bytes received, cycles)``: the
+    tiles that reduce in it, and what one of them receives and spends."""
     serial_split: int = 1
     temporary_bytes: int = 0
     """Bytes a busy tile holds while one serial pass runs: its operand slices and partial sums."""
@@ -87,11 +89,23 @@ class ProductPlan:
     def tiles(self) -> int:
         return self.rows_split * self.cols_split * self.depth_split
 
+    @property
+    def reduce_bytes(self) -> int:
+        """Bytes of partial sums a busy tile receives over the reduction's stages."""
+        return sum(received for _, received, _ in self.reduce_stages)
+
+    @property
+    def reduce_cycles(self) -> int:
+        """Cycles of a busy tile's reduce vertices over the reduction's stages."""
+        return sum(cycles for _, _, cycles in self.reduce_stages)
+
     def cycles(self, spec) -> int:
-        """What this plan costs: per serial pass the compute, both exchanges and one sync per compute set."""
+        """What this plan costs: per serial pass the compute, every exchange and one sync per compute set."""
         exchange = ceil_div(self.transform_bytes, spec.exchange_bytes_per_cycle)
-        reduce = ceil_div(self.reduce_bytes, spec.exchange_bytes_per_cycle) + self.reduce_cycles
-        syncs = 2 + (self.depth_split > 1)
+        reduce = sum(
+            ceil_div(received, spec.exchange_bytes_per_cycle) + cycles for _, received, cycles in self.reduce_stages
+        )
+        syncs = 2 + len(self.reduce_stages)
         return self.serial_split * (self.compute_cycles + exchange + reduce + syncs * spec.sync_cycles_on_chip)
 
 
@@ -138,6 +152,37 @@ def vector_cycles(flops: int, spec, vertices: int = 1) -> int:
     return ceil_div(flops, spec.vector_flops_per_cycle) + spec.vertex_overhead_cycles * vertices
 
 
+def reduction_depths(partials_depth: int) -> list:
+    """The partials per output left after each stage of a convolution's reduction of ``partials_depth`` partial sums
+    per output (the depth split), the last 1: poplin splits a reduction of 16 or more partials into two stages
+    and of 125 or more into three (its default ``enableMultiStageReduce``, "to significantly reduce code size ...
+    at the cost of increasing the number of cycles"), each a compute set ``Reduce<i>`` with its exchange, the
+    stages' depths chosen to send the fewest messages (poplibs lib/poplin/ConvReducePlan.cpp,
+    getNumReduceStages and getMultiStageReducePlanAndCost; lib/poplin/ConvReduce.cpp, multiStageGroupedReduce).
+
+    >>> reduction_depths(8), reduction_depths(16), reduction_depths(512)
+    ([1], [4, 1], [64, 8, 1])
+    """
+    if partials_depth <= 1:
+        return []
+    stages = 3 if partials_depth >= 125 else 2 if partials_depth >= 16 else 1
+    return _fewest_messages(partials_depth, stages)[0] + [1]
+
+
+def _fewest_messages(depth: int, stages: int) -> tuple:
+    """``(intermediate depths, messages per tile)`` of reducing ``depth`` partials in ``stages`` stages (poplin's
+    getMultiStageReducePlanAndCost: the next depth is depth^((stages-1)/stages), rounded down or up, whichever
+    sends fewer messages in all)."""
+    if stages == 1:
+        return [], float(depth)
+    down = int(math.pow(depth, (stages - 1.0) / stages))
+    plans = []
+    for following in (down, down + 1):
+        rest, messages = _fewest_messages(following, stages - 1)
+        plans.append(([following, *rest], messages + depth / following))
+    return plans[0] if plans[0][1] < plans[1][1] else plans[1]
+
+
 def reduce_vertex_cycles(partials: int) -> int:
     """Cycles of one tile reducing ``partials`` partial sums (the convolution's reduce compute set, popops'
     reduce vertices: ``hardware.VECTOR.reduce`` per partial plus the vertex's fixed cost)."""
@@ -177,21 +222,24 @@ def _price(
     cols = ceil_div(ceil_div(product.cols, cols_split), serial)  # one serial pass's share of the columns
     depth = ceil_div(product.depth, depth_split)
     channels = min(product.channels, depth)
+    out_group = spec.output_channel_group(dtype, options.partials_type)
     amp = amp_cycles(rows, depth, cols, channels, spec, dtype, options.partials_type)
     vector = vector_cycles(2 * rows * depth * cols, spec, spec.threads_per_tile)
     tiles = rows_split * cols_split * depth_split
     received = (rows * depth + depth * cols) * itemsize
     sent = ceil_div((product.rows * product.depth + product.depth * product.cols) * itemsize, spec.tiles * serial)
-    reduce_bytes = reduce_cycles = 0
-    if depth_split > 1:
-        partials = product.rows * ceil_div(product.cols, serial) * depth_split  # each output's partial sums
-        reduce_bytes = ceil_div(partials * partial_bytes, tiles)
-        reduce_cycles = reduce_vertex_cycles(ceil_div(partials, tiles))
-    temporary = received + rows * cols * partial_bytes + reduce_bytes
-    windows = vertex_windows(
-        ceil_div(channels, spec.channel_group(dtype)),
-        ceil_div(cols, spec.output_channel_group(dtype, options.partials_type)),
-    )
+    outputs = product.rows * ceil_div(product.cols, serial)
+    reduce_stages, depth_in = [], depth_split
+    for depth_out in reduction_depths(depth_split):
+        # each stage's outputs are split over the tiles in grains of a partials' channel group (poplin's
+        # partialGroupedReduce); a tile receives and adds the partials of its outputs
+        reducing = min(tiles, ceil_div(outputs * depth_out, out_group))
+        partials = ceil_div(outputs * depth_in, reducing)
+        reduce_stages.append((reducing, partials * partial_bytes, reduce_vertex_cycles(partials)))
+        depth_in = depth_out
+    # the first stage's partials are the most a tile receives at once; later stages reuse their memory
+    temporary = received + rows * cols * partial_bytes + (reduce_stages[0][1] if reduce_stages else 0)
+    windows = vertex_windows(ceil_div(channels, spec.channel_group(dtype)), ceil_div(cols, out_group))
     return ProductPlan(
         rows_split,
         cols_split,
@@ -199,8 +247,7 @@ def _price(
         amp <= vector,
         min(amp, vector),
         max(received, sent),
-        reduce_bytes,
-        reduce_cycles,
+        tuple(reduce_stages),
         serial,
         temporary,
         windows,

@@ -92,11 +92,51 @@ def test_exchange_is_receiver_selected_so_a_broadcast_costs_each_receiver_its_sh
     assert plan.transform_bytes == received  # not 1,472 times the weights: senders send once
 
 
-def test_split_sums_are_reduced_in_a_compute_set_of_their_own():
+def test_split_sums_are_reduced_in_compute_sets_of_their_own():
+    """A depth split of 8 is reduced in one stage, of 16 in two (poplin's getNumReduceStages); the first stage's
+    tiles receive every partial sum (8 x 8 outputs x the split, in float), the second the 4 per output left."""
+    shallow = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 8)
     deep = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 16)
-    shallow = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 1)
-    assert deep.reduce_bytes == -(-8 * 8 * 16 * 4 // (8 * 16)) and deep.reduce_cycles > 0
-    assert shallow.reduce_bytes == shallow.reduce_cycles == 0
+    unsplit = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 1)
+    assert len(shallow.reduce_stages) == 1 and len(deep.reduce_stages) == 2
+    (tiles, received, cycles), (later_tiles, later_received, _) = deep.reduce_stages
+    assert tiles * received >= 8 * 8 * 16 * 4 > (tiles - 1) * received and cycles > 0
+    assert later_tiles * later_received >= 8 * 8 * 4 * 4 > (later_tiles - 1) * later_received
+    assert deep.reduce_bytes == received + later_received
+    assert unsplit.reduce_stages == () and unsplit.reduce_bytes == unsplit.reduce_cycles == 0
+
+
+def test_a_reduction_has_poplins_stages_each_leaving_fewer_partials():
+    """poplibs lib/poplin/ConvReducePlan.cpp: one stage below 16 partials per output, two from 16, three from 125,
+    the intermediate depths those that send the fewest messages (16 -> 4 -> 1: 4 + 4 messages, not 5 + 3.2)."""
+    assert matrix_plan.reduction_depths(1) == []
+    assert matrix_plan.reduction_depths(15) == [1]
+    assert matrix_plan.reduction_depths(16) == [4, 1]
+    assert len(matrix_plan.reduction_depths(124)) == 2 and len(matrix_plan.reduction_depths(125)) == 3
+    for depth in (16, 64, 124, 125, 512, 4096):
+        depths = [depth, *matrix_plan.reduction_depths(depth)]
+        assert all(later < earlier for earlier, later in zip(depths, depths[1:])), depths
+
+
+def test_a_deeply_split_product_lowers_to_more_reduce_compute_sets_and_more_cycles():
+    """More stages: more compute sets, each with its sync and its vertices' fixed cost (poplin: multi-stage
+    reduction "reduces code size ... at the cost of increasing the number of cycles")."""
+    product = MatrixProduct(rows=8, depth=4096, cols=8, channels=4096)
+    chosen = matrix_plan.plan(product, MK2)
+    assert chosen.depth_split >= 125  # a deep product: the planner splits its depth over many tiles
+    steps = lowering._product_steps("dense/MatMul:0", "forward", product, MK2, 4, 0, matrix_plan.DEFAULT_OPTIONS)
+    names = [step.name for step in steps]
+    assert names == [
+        "dense/MatMul:0/transform",
+        "dense/MatMul:0",
+        "dense/MatMul:0/reduce",
+        "dense/MatMul:0/reduce1",
+        "dense/MatMul:0/reduce2",
+    ]
+    received = [int(step.received.sum()) for step in steps[2:]]
+    assert received[0] > received[1] > received[2] > 0  # fewer partials left after each stage
+    one_stage = matrix_plan.ProductPlan(**{**chosen.__dict__, "reduce_stages": chosen.reduce_stages[-1:]})
+    assert chosen.cycles(MK2) > one_stage.cycles(MK2)
 
 
 def lowered(mode="train", accumulation=None, replicas=1):
