@@ -24,7 +24,7 @@ from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import call_context, step_overrides
-from . import matrix_plan, memory_layout
+from . import matrix_plan, memory_layout, recomputation
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -382,19 +382,31 @@ def _record_step(model, mode, x, y) -> list:
 
 
 def lower(
-    model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None, recorded=None, shape_only=False
+    model,
+    mode,
+    x,
+    y,
+    spec,
+    accumulation=1,
+    replicas=1,
+    options_for=None,
+    recorded=None,
+    shape_only=False,
+    recompute_segments=None,
 ) -> LoweredGraph:
     """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after; with
     ``shape_only``, traced from its shapes without numerics where it can be, :mod:`.shape_only`: the same graph),
     or the ops of a custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
-    ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options."""
+    ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options.
+    ``recompute_segments`` (``{layer name: segment}``, :func:`.recomputation.segments_of`) recomputes each
+    segment's forward before its backward in training, as :mod:`.recomputation` says."""
     options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
     if recorded is not None:
         tape = list(recorded.ops)
     else:
         traced = shape_only_trace.trace_step(model, mode, x, y) if shape_only else None
         tape = _record_step(model, mode, x, y) if traced is None else traced
-    forward, backward, signature = [], [], []
+    forward, backward, signature, forward_per_op = [], [], [], []
     # The graph's identity is its ops and shapes, not the layer names a session hands out: a second,
     # identical model (named dense_1 instead of dense) is the same executable, as in Poplar's cache.
     position = {layer.name: f"layer{i}" for i, layer in enumerate(model.layers)}
@@ -431,6 +443,7 @@ def lower(
                     options=options_for(rec.scope, "backward", kind),
                 )
             )
+        forward_per_op.append(forward[first_step:])
         if rec.repeats_earlier:
             for step in forward[first_step:] + (backward[-1] if mode == "train" else []):
                 step.compiled_earlier = True
@@ -441,7 +454,13 @@ def lower(
             else metric_work_steps(recorded.metric_work, spec)
         )
         forward, signature = forward + metric_steps, signature + metric_signature
-    backward = [step for op_steps in reversed(backward) for step in op_steps]
+    segment_of_op = (
+        recomputation.segment_of_ops(tape, recompute_segments) if recompute_segments and mode == "train" else None
+    )
+    if segment_of_op:
+        backward = recomputation.backward_with_recomputation(forward_per_op, backward, segment_of_op)
+    else:
+        backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
     update, memory = [], memory_layout.weight_memory(model.weights, spec, 0)
     if mode == "train":
@@ -458,9 +477,12 @@ def lower(
     for layer in model.layers:
         for source in model.inbound_layers(layer):
             readers.setdefault(source.name, []).append(layer.name)
-    memory += memory_layout.activation_memory(
-        tape, forward + backward + update, spec, training=mode == "train", readers=readers
-    )
+    if segment_of_op:
+        memory += recomputation.activation_memory(tape, forward + backward + update, spec, segment_of_op, readers)
+    else:
+        memory += memory_layout.activation_memory(
+            tape, forward + backward + update, spec, training=mode == "train", readers=readers
+        )
     memory += memory_layout.temporary_memory(forward + backward + update, spec)
     memory += memory_layout.code_memory(forward + backward + update, spec)
     batch = batch_size_of(x)

@@ -5,13 +5,16 @@ from .....keras.layers.base import same_shape
 
 
 class RecomputationCheckpoint(layers.Layer):
-    """Marks its input as a checkpoint of a pipeline stage (``ipu_tensorflow_addons.keras.layers``).
+    """Marks its input as a recomputation checkpoint (``ipu_tensorflow_addons.keras.layers``).
 
-    With ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` Graphcore's pipeline stores a checkpoint
-    instead of recomputing it before the backward pass, which lowers the liveness peak of a long stage. The
-    layer passes its input through unchanged. ipu-teach's recomputation recomputes a stage's whole forward
-    pass from its stashed input, so a checkpoint changes neither the simulated time nor the memory. It takes one
-    tensor or, as Graphcore's, a list of them (an LSTM's states), and gives the same.
+    With ``IPUConfig.allow_recompute`` set, a model that is not pipelined keeps the checkpoints for the backward
+    pass and recomputes the activations between them, each segment just before its backward pass: less memory
+    (one segment's activations live at a time), more compute (the segments' forward passes again), as
+    :mod:`ipu_teach.ipu.recomputation` costs it. In a pipeline, Graphcore's
+    ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` uses them within a stage; ipu-teach's pipeline
+    recomputes a stage's whole forward pass from its stashed input, so there a checkpoint changes neither the
+    simulated time nor the memory. The layer passes its input through unchanged. It takes one tensor or, as
+    Graphcore's, a list of them (an LSTM's states), and gives the same.
 
     Example:
 
