@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..keras.engine.data_adapter import DataAdapter
+from ..keras.layers.base import input_value_dtype
 from ..profiling.build import graphs_per_ipu
 from . import executor
 from .shape_only import placeholder
@@ -166,7 +167,8 @@ def estimate(model, batch_size: int, mode: str = "train") -> Estimate:
 def _placeholder_data(model, samples: int, with_labels: bool):
     """Inputs (and labels, in the shape each output's loss takes) of ``samples`` samples, one value's memory each."""
     input_shapes = model.input_shape if isinstance(model.input_shape, list) else [model.input_shape]
-    x = [placeholder((samples,) + tuple(shape[1:])) for shape in input_shapes]
+    dtypes = [input_value_dtype(t) for t in model.inputs] if model.inputs else [np.float32] * len(input_shapes)
+    x = [placeholder((samples,) + tuple(shape[1:]), dtype) for shape, dtype in zip(input_shapes, dtypes)]
     if not with_labels:
         return (x if len(x) > 1 else x[0]), None
     output_shapes = model.output_shape if isinstance(model.output_shape, list) else [model.output_shape]
