@@ -31,7 +31,8 @@ class Estimate:
     """What sizing a model found: its program's compile time, time per step, throughput and memory.
 
     ``tile_bytes`` holds, for each IPU of one replica (one per pipeline stage), the bytes each tile needs;
-    ``memory_by_category`` the bytes of each PopVision category summed over those tiles. ``executable`` is the
+    ``memory_by_category`` the bytes of each PopVision category live at each IPU's fullest program step, summed
+    over its tiles and the IPUs (tensors never live together share memory, so they are not all counted). ``executable`` is the
     compiled program itself (``explain()``, ``graph``, ``timeline``), as ``model.get_ipu_executable`` gives it.
     """
 
@@ -145,8 +146,8 @@ def estimate(model, batch_size: int, mode: str = "train") -> Estimate:
     graphs = graphs_per_ipu(executable)
     categories: dict = {}
     for graph in graphs:
-        for item in graph.memory:
-            categories[item.category] = categories.get(item.category, 0) + int(item.per_tile.sum())
+        for category, nbytes in live_categories(graph).items():
+            categories[category] = categories.get(category, 0) + nbytes
     return Estimate(
         model.name,
         mode,
@@ -162,6 +163,28 @@ def estimate(model, batch_size: int, mode: str = "train") -> Estimate:
         categories,
         executable,
     )
+
+
+def live_categories(graph) -> dict:
+    """Bytes of each PopVision category live at the graph's fullest program step, over all its tiles (the
+    always-live ones, and the not-always-live ones live at that step: what PopVision's liveness view shows at its
+    peak), so that they add up to the IPU's peak (``memory_layout.ipu_peak``), not to every tensor's bytes."""
+    steps = max(len(graph.steps), 1)
+
+    def span(item) -> range:  # the steps an item is live in, cut to the program as bsp.allocated_per_tile cuts it
+        first = min(max(item.live_from, 0), steps - 1)
+        return range(first, min(max(item.live_until, first), steps - 1) + 1)
+
+    live = np.zeros(steps, dtype=np.int64)
+    for item in graph.memory:
+        if not item.always_live:
+            live[span(item).start : span(item).stop] += int(item.per_tile.sum())
+    peak = int(live.argmax())
+    categories: dict = {}
+    for item in graph.memory:
+        if item.always_live or peak in span(item):
+            categories[item.category] = categories.get(item.category, 0) + int(item.per_tile.sum())
+    return categories
 
 
 def _placeholder_data(model, samples: int, with_labels: bool):

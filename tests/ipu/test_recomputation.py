@@ -135,3 +135,12 @@ def test_a_recomputed_activation_lives_from_its_recomputation_to_its_gradient_an
     assert f"{relu}/recompute" in spans  # its op is recomputed (its segment's), its output is not used from there
     matmul = next(m for m in graph.memory if m.name == "dense2/MatMul:6/output")  # inside the layer: recomputed
     assert matmul.live[1] < spans["dense2/MatMul:6/recompute"][0]
+
+
+def test_the_estimates_categories_are_those_live_at_the_fullest_step_and_add_up_to_the_ipus_peak():
+    for allow_recompute in (False, True):
+        _, sizing = sized(allow_recompute)
+        graph = sizing.executable.graph
+        assert sum(sizing.memory_by_category.values()) == live_peak(graph)
+        everything = sum(int(m.per_tile.sum()) for m in graph.memory if m.category == "activations")
+        assert sizing.memory_by_category["activations"] < everything
