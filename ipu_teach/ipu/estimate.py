@@ -32,8 +32,9 @@ class Estimate:
 
     ``tile_bytes`` holds, for each IPU of one replica (one per pipeline stage), the bytes each tile needs;
     ``memory_by_category`` the bytes of each PopVision category live at each IPU's fullest program step, summed
-    over its tiles and the IPUs (tensors never live together share memory, so they are not all counted). ``executable`` is the
-    compiled program itself (``explain()``, ``graph``, ``timeline``), as ``model.get_ipu_executable`` gives it.
+    over its tiles and the IPUs (tensors never live together share memory, so they are not all counted).
+    ``executable`` is the compiled program itself (``explain()``, ``graph``, ``timeline``), as
+    ``model.get_ipu_executable`` gives it.
     """
 
     model_name: str
