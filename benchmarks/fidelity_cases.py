@@ -24,7 +24,7 @@ import numpy as np
 
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
-from ipu_teach import hardware, ipu
+from ipu_teach import examples, hardware, ipu
 from ipu_teach.ipu import compile_time, memory_layout
 from ipu_teach.ipu.executor import IPUExecutor
 from ipu_teach.keras.engine import polling_thread
@@ -190,12 +190,20 @@ def poplar_tut4_matmuls(stages=0):
     )
 
 
-def keras_application(function, stages=0, **arguments):
+def keras_application(function, stages=0, checkpoints_after=(), eight_bit_input=False, **arguments):
     """A ``keras.applications`` model (``function``: ``"ResNet50"``, ``"MobileNetV2"``), untrained (``weights=None``):
-    what a user sizing a real model builds. Not pipelined (``stages`` 0)."""
+    what a user sizing a real model builds. Not pipelined (``stages`` 0). ``checkpoints_after`` names the layers
+    after which a ``RecomputationCheckpoint`` goes (recomputed with ``allow_recompute``); ``eight_bit_input`` feeds it
+    uint8 images rescaled to [-1, 1] on the device (``examples.with_recomputation_checkpoints``)."""
     if stages:
         raise ValueError("keras_application cases are not pipelined: set pipeline_stages to 0")
-    return getattr(keras.applications, function)(weights=None, **arguments)
+    model = getattr(keras.applications, function)(weights=None, **arguments)
+    if not (checkpoints_after or eight_bit_input):
+        return model
+    rescaling = keras.layers.Rescaling(1 / 127.5, offset=-1.0) if eight_bit_input else None
+    return examples.with_recomputation_checkpoints(
+        model, list(checkpoints_after), "uint8" if eight_bit_input else None, rescaling
+    )
 
 
 MODELS = {
@@ -418,6 +426,10 @@ def size(case) -> ipu.utils.Estimate:
     spec = case["ipu_teach"]
     config = fresh_config(spec)
     config.ipu_model.version = spec.get("ipu", "ipu2")
+    config.allow_recompute = spec.get("allow_recompute", False)
+    config.convolutions.poplar_options = spec.get("convolution_options", {})
+    config.matmuls.poplar_options = spec.get("matmul_options", {})
+    config.optimizations.maximum_cross_replica_sum_buffer_size = spec.get("cross_replica_sum_buffer", 0)
     with contextlib.redirect_stdout(io.StringIO()):
         config.configure_ipu_system()
     keras.mixed_precision.set_global_policy(spec.get("policy", "float32"))

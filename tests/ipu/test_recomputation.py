@@ -3,6 +3,7 @@ the activations between checkpoints are recomputed before their backward pass, n
 once falls, the cycles rise by exactly the recomputed forward steps' cost, and the numerics do not change."""
 
 import numpy as np
+import pytest
 
 from ipu_teach import bsp, ipu, keras
 from ipu_teach.examples import configure_ipus
@@ -144,3 +145,20 @@ def test_the_estimates_categories_are_those_live_at_the_fullest_step_and_add_up_
         assert sum(sizing.memory_by_category.values()) == live_peak(graph)
         everything = sum(int(m.per_tile.sum()) for m in graph.memory if m.category == "activations")
         assert sizing.memory_by_category["activations"] < everything
+
+
+def test_checkpoints_added_to_a_built_model_share_its_layers_and_compute_the_same():
+    from ipu_teach.examples import with_recomputation_checkpoints
+
+    x = inputs = keras.Input(shape=(6,))
+    skip = keras.layers.Dense(6, name="first")(x)
+    out = keras.layers.Add(name="add")([skip, keras.layers.Dense(6, name="second")(skip)])
+    model = keras.Model(inputs, keras.layers.Dense(2, name="head")(out))
+    cut = with_recomputation_checkpoints(model, ["first", "add"])
+    assert [type(layer).__name__ for layer in cut.layers].count("RecomputationCheckpoint") == 2
+    assert cut.get_layer("first") is model.get_layer("first") and cut.name == model.name
+    values = np.random.default_rng(1).normal(size=(3, 6)).astype(np.float32)
+    np.testing.assert_array_equal(cut.predict(values, verbose=0), model.predict(values, verbose=0))
+    assert recomputation.segments_of(cut)["head"] == 2
+    with pytest.raises(ValueError, match=r"has no layer\(s\) \['nope'\]; name layers of model.layers"):
+        with_recomputation_checkpoints(model, ["first", "nope"])
