@@ -30,7 +30,9 @@ _CALLS = {"train": "fit", "test": "evaluate", "predict": "predict"}
 class Estimate:
     """What sizing a model found: its program's compile time, time per step, throughput and memory.
 
-    ``tile_bytes`` holds, for each IPU of one replica (one per pipeline stage), the bytes each tile needs;
+    ``tile_bytes`` holds, for each IPU of one replica, the bytes each tile needs (the sum of its pipeline stages'
+    when several share it, as a ``device_mapping`` such as ``[0, 1, 2, 3, 0]`` puts them: their weights and code
+    are all there, and a pipeline keeps their activations live together);
     ``memory_by_category`` the bytes of each PopVision category live at each IPU's fullest program step, summed
     over its tiles and the IPUs (tensors never live together share memory, so they are not all counted).
     ``executable`` is the compiled program itself (``explain()``, ``graph``, ``timeline``), as
@@ -144,23 +146,27 @@ def estimate(model, batch_size: int, mode: str = "train") -> Estimate:
     x, y = _placeholder_data(model, samples, with_labels=mode != "predict")
     setup, _ = executor.prepare(model, mode, DataAdapter(x, y, batch_size, what=_CALLS[mode]))
     executable, _ = executor.compile_executable(model, setup, shape_only=True, allow_out_of_memory=True)
-    graphs = graphs_per_ipu(executable)
+    graphs = graphs_per_ipu(executable)  # one per pipeline stage
+    mapping = setup.pipeline.device_mapping if setup.pipeline is not None else (0,)
     categories: dict = {}
     for graph in graphs:
         for category, nbytes in live_categories(graph).items():
             categories[category] = categories.get(category, 0) + nbytes
+    per_ipu = [
+        sum(graph.tile_memory() for graph, ipu in zip(graphs, mapping) if ipu == i) for i in range(max(mapping) + 1)
+    ]
     return Estimate(
         model.name,
         mode,
         executable.graph.micro_batch,
         setup.replicas,
         setup.accumulation,
-        len(graphs),
+        len(per_ipu),
         setup.steps_per_execution,
         executable.compile_seconds,
         executable.seconds_per_execution,
         graphs[0].spec.sram_per_tile,
-        tuple(graph.tile_memory() for graph in graphs),
+        tuple(per_ipu),
         categories,
         executable,
     )

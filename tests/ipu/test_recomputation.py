@@ -162,3 +162,22 @@ def test_checkpoints_added_to_a_built_model_share_its_layers_and_compute_the_sam
     assert recomputation.segments_of(cut)["head"] == 2
     with pytest.raises(ValueError, match=r"has no layer\(s\) \['nope'\]; name layers of model.layers"):
         with_recomputation_checkpoints(model, ["first", "nope"])
+
+
+def test_pipeline_stages_sharing_an_ipu_are_sized_together_on_it():
+    config = configure_ipus(2)
+    config.allow_recompute = True
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        x = inputs = keras.Input(shape=(32,))
+        for stage in range(3):
+            with keras.ipu.PipelineStage(stage):
+                x = keras.layers.Dense(32, name=f"dense{stage}")(x)
+        model = keras.Model(inputs, x)
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=6, device_mapping=[0, 1, 0])
+        model.compile("sgd", "mse", steps_per_execution=6)
+        sizing = ipu.utils.estimate(model, batch_size=8)
+    stages = [graph.tile_memory() for graph in sizing.executable.pipeline.stage_graphs]
+    assert sizing.ipus_per_replica == 2 and len(sizing.tile_bytes) == 2
+    np.testing.assert_array_equal(sizing.tile_bytes[0], stages[0] + stages[2])
+    np.testing.assert_array_equal(sizing.tile_bytes[1], stages[1])
