@@ -1,4 +1,4 @@
-"""Recomputation in a model that is not pipelined: Graphcore's recomputation checkpoints on one IPU.
+"""Recomputation from Graphcore's recomputation checkpoints, outside a pipeline and within a pipeline's stages.
 
 Graphcore's TensorFlow, with ``IPUConfig.allow_recompute`` set, keeps for the backward pass only the tensors
 marked as recomputation checkpoints (``ipu_tensorflow_addons.keras.layers.RecomputationCheckpoint``,
@@ -18,6 +18,11 @@ gradient is made. What a later segment reads (the checkpoints) stays live from t
 As a pipeline stage's, a segment's whole forward pass is recomputed (Poplar would leave out the ops whose
 outputs the backward pass does not read, such as the checkpoint's own op): a little more compute than real.
 The numerics, computed on the host, are unchanged.
+
+In a pipeline with ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` a segment is a stage's part between
+checkpoints: every segment is recomputed (a stage keeps only its stashed input and its checkpoints, each stashed
+for every micro-batch in flight, ``lowering.split_by_stage``), in place of the stage's whole forward pass before
+its backward that ``RecomputeThenBackpropagate`` runs: the same steps, so the same cycles, fewer live at once.
 """
 
 from __future__ import annotations
