@@ -230,6 +230,7 @@ def bert_encoder(
     max_positions: int = 512,
     segments: int = 2,
     dropout: float = 0.1,
+    recomputation_checkpoints: bool = False,
 ):
     """A BERT encoder (Devlin et al., 2019) made of Keras layers: word, position and segment Embeddings summed
     and normalised, then ``layers`` blocks of MultiHeadAttention, residual Add and LayerNormalization, Dense
@@ -239,6 +240,8 @@ def bert_encoder(
     Its inputs are the word ids, the segment ids and the position ids (``0 .. sequence - 1``), each
     ``(batch, sequence)`` integers, as BERT's TensorFlow implementations take them. ``keras`` is the Keras
     module to build it from (default: ipu-teach's; tools/make_keras_goldens.py builds the same with tf-keras).
+    ``recomputation_checkpoints`` puts a ``RecomputationCheckpoint`` after every encoder layer, as Graphcore's
+    BERT does (nlp/bert/tensorflow2 ``add_recomputation_checkpoints_after = [TFBertLayer]``).
 
     Example:
 
@@ -260,4 +263,56 @@ def bert_encoder(
         x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(dropout)(attended)]))
         inner = L.Dense(intermediate, activation="gelu")(x)
         x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(dropout)(L.Dense(hidden)(inner))]))
+        if recomputation_checkpoints:
+            from .ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint  # noqa: PLC0415
+
+            x = RecomputationCheckpoint()(x)
     return keras.Model(ids, x, name="bert_encoder")
+
+
+def with_recomputation_checkpoints(model, after, input_dtype=None, preprocessing=None):
+    """``model``'s layers (the same layers and weights) called again in the same graph, with a
+    ``RecomputationCheckpoint`` after each layer named in ``after``: the recomputation points Graphcore's
+    applications choose (its ResNet-50 cuts after ``stage1/unit1/relu``...; its BERT after every encoder layer),
+    for a model already built, such as a ``keras.applications`` one. With ``IPUConfig.allow_recompute`` the
+    activations between checkpoints are recomputed in the backward pass (:mod:`ipu_teach.ipu.recomputation`).
+
+    ``input_dtype`` declares the new inputs' dtype (``"uint8"``: 8-bit images, as Graphcore's ResNet-50 streams
+    them) and ``preprocessing`` (a layer, such as ``Rescaling``) is applied to each before the model's layers.
+
+    Example:
+
+    >>> from ipu_teach.examples import with_recomputation_checkpoints
+    >>> x = keras.Input(shape=(8,))
+    >>> model = keras.Model(x, keras.layers.Dense(2, name="out")(keras.layers.Dense(4, name="hidden")(x)))
+    >>> cut = with_recomputation_checkpoints(model, ["hidden"], "uint8", keras.layers.Rescaling(1 / 255))
+    >>> [type(layer).__name__ for layer in cut.layers], cut.inputs[0].dtype
+    (['InputLayer', 'Rescaling', 'Dense', 'RecomputationCheckpoint', 'Dense'], 'uint8')
+    >>> cut.count_params() == model.count_params()
+    True
+    """
+    from . import keras
+    from .ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint
+    from .keras.engine import graph
+
+    unknown = sorted(set(after) - {layer.name for layer in model.layers})
+    if unknown:
+        raise ValueError(
+            f"with_recomputation_checkpoints: model '{model.name}' has no layer(s) {unknown}; name layers of "
+            "model.layers (model.summary() lists them)"
+        )
+    inputs = [
+        keras.Input(source.shape[1:], dtype=input_dtype or source.dtype, name=source.layer.name)
+        for source in model.inputs
+    ]
+    given = [preprocessing(x) for x in inputs] if preprocessing is not None else inputs
+
+    def call(layer, value):
+        output = layer(value)
+        return RecomputationCheckpoint(name=f"{layer.name}_checkpoint")(output) if layer.name in after else output
+
+    values = graph.run(model.inputs, given, model._order, call)
+    outputs = [values[id(t)] for t in model.outputs]
+    return keras.Model(
+        inputs if len(inputs) > 1 else inputs[0], outputs if len(outputs) > 1 else outputs[0], name=model.name
+    )

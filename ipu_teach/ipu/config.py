@@ -242,7 +242,8 @@ class IPUConfig(_Options):
       auto_select_ipus: How many IPUs to attach (a power of two; a list for several devices). Each IPU
         runs a replica unless the model is pipelined over them.
       select_ipus: Device IDs to attach instead, as ``gc-info -l`` lists them.
-      allow_recompute: Recompute activations in the backward pass of a pipeline instead of stashing them.
+      allow_recompute: Recompute activations in the backward pass instead of keeping them: a pipeline's from
+        each stage's stashed input; a model that is not pipelined from its RecomputationCheckpoint layers.
       device_connection, ipu_model, optimizations, floating_point_behaviour, convolutions, matmuls,
         io_tiles, profiling: The groups of options.
 

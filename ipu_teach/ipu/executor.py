@@ -39,6 +39,7 @@ from . import (
     poplar_log,
     poplar_options,
     preparation,
+    recomputation,
 )
 from . import programs as execution_programs
 from .gradient_accumulation import accumulate, cross_replica_sum
@@ -294,6 +295,11 @@ def compile_executable(
     spec = io_tiles.compute_spec(configuration.spec)
     stage_options = options_of(model).pipelining if plan is not None else None
     options = capture.engine_options(configuration)
+    recompute_segments = (
+        recomputation.segments_for(model, plan, configuration.allow_recompute, options_of(model).pipelining)
+        if setup.recorded is None
+        else None
+    )
     graph = lower(
         model,
         mode,
@@ -305,6 +311,7 @@ def compile_executable(
         options_for=poplar_options.options_for(configuration, plan, stage_options),
         recorded=setup.recorded,
         shape_only=lowers_shape_only(model, configuration, options) if shape_only is None else shape_only,
+        recompute_segments=recompute_segments,
     )
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes
@@ -352,6 +359,8 @@ def compile_executable(
     }
     if synthetic.active:
         description["synthetic_data"] = synthetic.describe()
+    if recompute_segments is not None:
+        description["recomputation_segments"] = [recompute_segments.get(layer.name) for layer in model.layers]
     if io_tiles.count:
         description["io_tiles"] = [io_tiles.count, io_tiles.memory_proportion]
     if mode == "train" and accumulation > 1:  # compiled into the accumulation loop

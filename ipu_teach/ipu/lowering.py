@@ -24,7 +24,7 @@ from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import call_context, step_overrides
-from . import matrix_plan, memory_layout
+from . import matrix_plan, memory_layout, recomputation
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -258,7 +258,9 @@ def split_by_stage(
         memory = [
             replace(
                 m,
-                per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1),
+                per_tile=m.per_tile
+                * (stash[s] if m.category == "activations" else 1)
+                * _stashed_with_inputs(m, input_stash[s]),
                 live=None if m.live is None else _steps_within(picked, *m.live),
             )
             for m in graph.memory
@@ -286,6 +288,12 @@ def split_by_stage(
     return stages
 
 
+def _stashed_with_inputs(item, input_stash: int) -> int:
+    """How many copies of ``item`` a recomputing stage keeps: a recomputation checkpoint's output (``.../checkpoint``,
+    :mod:`.recomputation`) is stashed for each micro-batch in flight, as the stage's input is; the rest once."""
+    return input_stash if input_stash and item.name.endswith(f"/{recomputation.CHECKPOINT}") else 1
+
+
 def _steps_within(picked: list, first: int, last: int) -> tuple:
     """A live range of the whole program, ``first`` to ``last``, as indices into the ``picked`` steps of one
     stage (ascending indices of the whole program): from the first picked step at or after ``first`` to the
@@ -310,9 +318,10 @@ def batch_size_of(x) -> int:
 
 
 def _host_itemsize(array) -> int:
-    """Bytes per streamed value: a float input at its own size (fp16 data streams half the bytes), others as 4."""
+    """Bytes per streamed value: a float or integer input at its own size (fp16 data streams half the bytes, 8-bit
+    images a quarter), 64-bit integers as 4 (the IPU has none), others as 4."""
     dtype = np.asarray(array).dtype
-    return dtype.itemsize if dtype.kind == "f" else 4
+    return dtype.itemsize if dtype.kind == "f" else min(dtype.itemsize, 4) if dtype.kind in "iu" else 4
 
 
 def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
@@ -383,19 +392,31 @@ def _record_step(model, mode, x, y) -> list:
 
 
 def lower(
-    model, mode, x, y, spec, accumulation=1, replicas=1, options_for=None, recorded=None, shape_only=False
+    model,
+    mode,
+    x,
+    y,
+    spec,
+    accumulation=1,
+    replicas=1,
+    options_for=None,
+    recorded=None,
+    shape_only=False,
+    recompute_segments=None,
 ) -> LoweredGraph:
     """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after; with
     ``shape_only``, traced from its shapes without numerics where it can be, :mod:`.shape_only`: the same graph),
     or the ops of a custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
-    ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options."""
+    ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options.
+    ``recompute_segments`` (``{layer name: segment}``, :func:`.recomputation.segments_of`) recomputes each
+    segment's forward before its backward in training, as :mod:`.recomputation` says."""
     options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
     if recorded is not None:
         tape = list(recorded.ops)
     else:
         traced = shape_only_trace.trace_step(model, mode, x, y) if shape_only else None
         tape = _record_step(model, mode, x, y) if traced is None else traced
-    forward, backward, signature = [], [], []
+    forward, backward, signature, forward_per_op = [], [], [], []
     # The graph's identity is its ops and shapes, not the layer names a session hands out: a second,
     # identical model (named dense_1 instead of dense) is the same executable, as in Poplar's cache.
     position = {layer.name: f"layer{i}" for i, layer in enumerate(model.layers)}
@@ -432,6 +453,7 @@ def lower(
                     options=options_for(rec.scope, "backward", kind),
                 )
             )
+        forward_per_op.append(forward[first_step:])
         if rec.repeats_earlier:
             for step in forward[first_step:] + (backward[-1] if mode == "train" else []):
                 step.compiled_earlier = True
@@ -442,7 +464,13 @@ def lower(
             else metric_work_steps(recorded.metric_work, spec)
         )
         forward, signature = forward + metric_steps, signature + metric_signature
-    backward = [step for op_steps in reversed(backward) for step in op_steps]
+    segment_of_op = (
+        recomputation.segment_of_ops(tape, recompute_segments) if recompute_segments and mode == "train" else None
+    )
+    if segment_of_op:
+        backward = recomputation.backward_with_recomputation(forward_per_op, backward, segment_of_op)
+    else:
+        backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
     update, memory = [], memory_layout.weight_memory(model.weights, spec, 0)
     if mode == "train":
@@ -459,9 +487,14 @@ def lower(
     for layer in model.layers:
         for source in model.inbound_layers(layer):
             readers.setdefault(source.name, []).append(layer.name)
-    memory += memory_layout.activation_memory(
-        tape, forward + backward + update, spec, training=mode == "train", readers=readers
-    )
+    if segment_of_op:
+        memory += recomputation.activation_memory(
+            tape, forward + backward + update, spec, segment_of_op, readers, recompute_segments
+        )
+    else:
+        memory += memory_layout.activation_memory(
+            tape, forward + backward + update, spec, training=mode == "train", readers=readers
+        )
     memory += memory_layout.temporary_memory(forward + backward + update, spec)
     memory += memory_layout.code_memory(forward + backward + update, spec)
     batch = batch_size_of(x)

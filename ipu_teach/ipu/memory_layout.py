@@ -115,7 +115,7 @@ def codelet_of(step) -> str:
         return step.phase
     parts = [re.sub(r"\d+$", "", part) for part in step.name.split("/")[1:]]
     op = parts[0].split(":")[0] if parts else step.name
-    rest = [part for part in parts[1:] if part != "serial"]
+    rest = [part for part in parts[1:] if part not in ("serial", "recompute")]  # a recomputed op runs its own code
     return "reduce" if rest and rest[-1] == "reduce" else "/".join([op, *rest])
 
 
@@ -162,7 +162,7 @@ def activation_memory(records, steps, spec, training: bool, readers: dict | None
     has read it. Otherwise until its last reader has: the next op of the same layer, else the layers that read
     the layer's output (``readers``: ``{layer name: names of the layers it feeds}``, so a skip connection's
     tensor stays until the Add that reads it), else the next op."""
-    spans = _spans(steps)
+    spans = op_spans(steps)
     written = {step.name: k for k, step in enumerate(steps)}  # the op's main step writes its output
     readers = readers or {}
     items = []
@@ -211,7 +211,7 @@ def gradient_memory(records, steps, spec) -> list:
     (A weight's gradient is not
     counted: Graphcore's schedulers apply each update as soon as its gradient exists, while ipu-teach's
     program lists every update after the backward pass, which would keep all of them live at once.)"""
-    spans = _spans(steps)
+    spans = op_spans(steps)
     names = _op_names(records)
     items = []
     for rec, name, consumer in zip(records, names, names[1:]):
@@ -226,15 +226,16 @@ def gradient_memory(records, steps, spec) -> list:
     return items
 
 
-def _spans(steps) -> dict:
-    """``{op name: (first, last) step}`` of each op's forward (``layer/Op:i``) and backward (``layer/Op:i/grad``)
-    compute sets, and of each weight's update or accumulation (``layer/kernel/update``)."""
+def op_spans(steps) -> dict:
+    """``{op name: (first, last) step}`` of each op's forward (``layer/Op:i``), backward (``layer/Op:i/grad``)
+    and recomputed forward (``layer/Op:i/recompute``, :mod:`.recomputation`) compute sets, and of each weight's
+    update or accumulation (``layer/kernel/update``)."""
     spans = {}
     for k, step in enumerate(steps):
         parts = step.name.split("/")
         if step.phase in ("update", "accumulate"):
             key = step.name
-        elif step.phase == "backward" and len(parts) > 2 and parts[2] == "grad":
+        elif len(parts) > 2 and (step.phase, parts[2]) in (("backward", "grad"), ("recompute", "recompute")):
             key = "/".join(parts[:3])
         else:
             key = "/".join(parts[:2])

@@ -40,3 +40,27 @@ class RecomputationMode(enum.Enum):
     RecomputeThenBackpropagate = 1
     RecomputeAndBackpropagateInterleaved = 2
     Pipelined = 3
+
+
+def recomputation_checkpoint(tensors, name=None):
+    """Marks ``tensors`` as a recomputation checkpoint (Graphcore's ``pipelining_ops.recomputation_checkpoint``).
+
+    With ``IPUConfig.allow_recompute`` set, a checkpointed tensor is kept for the backward pass and the
+    activations after it are recomputed from it (:mod:`ipu_teach.ipu.recomputation`). Called on Keras tensors
+    (building a functional model) it adds a ``RecomputationCheckpoint`` layer; on values it returns them
+    unchanged, as the op does. One tensor or a list of them, as Graphcore's.
+
+    Example:
+
+    >>> x = keras.Input(shape=(8,))
+    >>> y = ipu.pipelining_ops.recomputation_checkpoint(keras.layers.Dense(4)(x))
+    >>> type(keras.Model(x, y).layers[-1]).__name__
+    'RecomputationCheckpoint'
+    """
+    from ...keras.layers.base import KerasTensor
+    from ..ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint
+
+    symbolic = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+    if all(isinstance(t, KerasTensor) for t in symbolic):
+        return RecomputationCheckpoint(name=name)(tensors)
+    return tensors
