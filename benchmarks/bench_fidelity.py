@@ -22,9 +22,11 @@ times within 1.5x, the logs' per-step ordering, the steps_per_execution speed-up
 17x, first-epoch accuracy within 0.06 and test accuracy within 0.03; at least 80% of the validation timing
 ratios within 1.5x with a geometric-mean error factor exp(mean |log ratio|) of at most 1.35; memory within 1.3x.
 
-A third table, sizing (issue 24): published throughputs of real models (``keras.applications.ResNet50``) at their
-published configurations (replicas, accumulation, precision, Bow or Mk2) against ``ipu.utils.estimate``, traced
-from shapes only, and whether the program fits in memory (on the real system it does). Target: within 1.5x.
+A third table, sizing (issue 24): published throughputs of real models (``keras.applications.ResNet50`` with
+Graphcore's recomputation checkpoints and 8-bit input, a BERT-Base built from Keras layers) at their published
+configurations (replicas, pipeline, accumulation, precision, recomputation, Poplar options, Bow or Mk2) against
+``ipu.utils.estimate``, traced from shapes only, and whether the program fits in memory (on the real system it
+does). Target: within 1.5x.
 
 Uses ``../shared/data/mnist.npz`` (or ``--data``); without it the bundled subset (accuracies then are not
 comparable). The calibration trains for a few minutes on 2 cores; the validation table takes seconds.

@@ -24,7 +24,7 @@ import numpy as np
 
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
-from ipu_teach import hardware, ipu
+from ipu_teach import examples, hardware, ipu
 from ipu_teach.ipu import compile_time, memory_layout
 from ipu_teach.ipu.executor import IPUExecutor
 from ipu_teach.keras.engine import polling_thread
@@ -190,17 +190,58 @@ def poplar_tut4_matmuls(stages=0):
     )
 
 
-def keras_application(function, stages=0, **arguments):
+def keras_application(function, stages=0, checkpoints_after=(), eight_bit_input=False, **arguments):
     """A ``keras.applications`` model (``function``: ``"ResNet50"``, ``"MobileNetV2"``), untrained (``weights=None``):
-    what a user sizing a real model builds. Not pipelined (``stages`` 0)."""
+    what a user sizing a real model builds. Not pipelined (``stages`` 0). ``checkpoints_after`` names the layers
+    after which a ``RecomputationCheckpoint`` goes (recomputed with ``allow_recompute``); ``eight_bit_input`` feeds it
+    uint8 images rescaled to [-1, 1] on the device (``examples.with_recomputation_checkpoints``)."""
     if stages:
         raise ValueError("keras_application cases are not pipelined: set pipeline_stages to 0")
-    return getattr(keras.applications, function)(weights=None, **arguments)
+    model = getattr(keras.applications, function)(weights=None, **arguments)
+    if not (checkpoints_after or eight_bit_input):
+        return model
+    rescaling = keras.layers.Rescaling(1 / 127.5, offset=-1.0) if eight_bit_input else None
+    return examples.with_recomputation_checkpoints(
+        model, list(checkpoints_after), "uint8" if eight_bit_input else None, rescaling
+    )
+
+
+def bert_pretraining(stages=0, vocabulary=30522, masked_tokens=20, stage_layers=(4, 4, 4)):
+    """BERT pre-training as Graphcore's TF2 application builds it (graphcore/examples nlp/bert/tensorflow2): the
+    encoder of ``examples.bert_encoder`` and its two heads: masked-language-model logits over the vocabulary for
+    ``masked_tokens`` positions (the masked positions' gather taken as the first ``masked_tokens`` tokens, the same
+    shapes) after a gelu Dense and LayerNormalization, and next-sentence logits from a tanh pooler on the first
+    token. With ``stages`` (5), pipelined as the config's pipeline_stages: the embeddings, then ``stage_layers``
+    encoder layers a stage, then the heads."""
+    encoded = examples.bert_encoder(vocabulary=vocabulary)
+    x = encoded.outputs[0]
+    masked = keras.layers.Lambda(lambda t: t[:, :masked_tokens], name="mlm_gather")(x)
+    h = keras.layers.Dense(encoded.output_shape[-1], activation="gelu", name="mlm_transform")(masked)
+    mlm = keras.layers.Dense(vocabulary, name="mlm_logits")(keras.layers.LayerNormalization(name="mlm_norm")(h))
+    first = keras.layers.Lambda(lambda t: t[:, 0], name="nsp_first_token")(x)
+    pooled = keras.layers.Dense(encoded.output_shape[-1], activation="tanh", name="nsp_pooler")(first)
+    model = keras.Model(encoded.inputs, [mlm, keras.layers.Dense(2, name="nsp_logits")(pooled)], name="bert")
+    if stages:
+        if stages != len(stage_layers) + 2:
+            raise ValueError(
+                f"bert_pretraining: {len(stage_layers) + 2} stages (embeddings, layers, heads), not {stages}"
+            )
+        last_of_stage = np.cumsum(stage_layers)  # the encoder layers (0-based) that end each stage
+        assignment, layer = [], -1
+        for call in model.get_pipeline_stage_assignment():
+            layer += isinstance(call.layer, keras.layers.MultiHeadAttention)  # a layer starts with its attention
+            heads = call.layer.name.startswith(("mlm_", "nsp_"))
+            assignment.append(
+                stages - 1 if heads else 0 if layer < 0 else 1 + int(np.searchsorted(last_of_stage, layer + 1))
+            )
+        model.set_pipeline_stage_assignment(assignment)
+    return model
 
 
 MODELS = {
     f.__name__: f
     for f in (
+        bert_pretraining,
         keras_application,
         keras_tutorial_cnn,
         poptorch_classification,
@@ -271,7 +312,9 @@ def fresh_config(spec):
     keras.utils.set_random_seed(0)
     ipu.system.reset()
     config = ipu.config.IPUConfig()
-    config.auto_select_ipus = spec.get("replicas", 1) * max(spec.get("pipeline_stages", 0), 1)
+    config.auto_select_ipus = spec.get("replicas", 1) * spec.get(
+        "ipus_per_replica", max(spec.get("pipeline_stages", 0), 1)
+    )
     return config
 
 
@@ -413,18 +456,33 @@ def simulate(case) -> dict:
 
 def size(case) -> ipu.utils.Estimate:
     """``ipu.utils.estimate`` of a sizing case at its published configuration: its model built under the case's
-    dtype policy (``"float16"`` for Graphcore's 16.16), its replicas on the case's IPU version, its gradient
-    accumulation and ``steps_per_execution``; traced from shapes only, so a ResNet-50 takes seconds."""
+    dtype policy (``"float16"`` for Graphcore's 16.16) with shape-only weights, its replicas on the case's IPU
+    version, its recomputation, Poplar options, pipeline (``pipelining``: device mapping, schedule, reduction),
+    gradient accumulation and ``steps_per_execution``; traced from shapes only, so a ResNet-50 takes seconds."""
     spec = case["ipu_teach"]
     config = fresh_config(spec)
     config.ipu_model.version = spec.get("ipu", "ipu2")
+    config.allow_recompute = spec.get("allow_recompute", False)
+    config.convolutions.poplar_options = spec.get("convolution_options", {})
+    config.matmuls.poplar_options = spec.get("matmul_options", {})
+    config.optimizations.maximum_cross_replica_sum_buffer_size = spec.get("cross_replica_sum_buffer", 0)
     with contextlib.redirect_stdout(io.StringIO()):
         config.configure_ipu_system()
     keras.mixed_precision.set_global_policy(spec.get("policy", "float32"))
     try:
-        with ipu.ipu_strategy.IPUStrategy().scope():
+        with ipu.utils.shape_only_weights(), ipu.ipu_strategy.IPUStrategy().scope():
             model = build(spec)
-            if spec.get("accumulation", 1) > 1:
+            if spec.get("pipeline_stages"):
+                pipelining = spec.get("pipelining", {})
+                model.set_pipelining_options(
+                    gradient_accumulation_steps_per_replica=spec["accumulation"],
+                    device_mapping=pipelining.get("device_mapping"),
+                    pipeline_schedule=getattr(
+                        ipu.ops.pipelining_ops.PipelineSchedule, pipelining.get("schedule", "Grouped")
+                    ),
+                    gradient_accumulation_reduction_method=pipelining.get("reduction", "sum"),
+                )
+            elif spec.get("accumulation", 1) > 1:
                 model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
             if spec["mode"] != "predict":
                 model.compile(

@@ -261,3 +261,51 @@ def bert_encoder(
         inner = L.Dense(intermediate, activation="gelu")(x)
         x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(dropout)(L.Dense(hidden)(inner))]))
     return keras.Model(ids, x, name="bert_encoder")
+
+
+def with_recomputation_checkpoints(model, after, input_dtype=None, preprocessing=None):
+    """``model``'s layers (the same layers and weights) called again in the same graph, with a
+    ``RecomputationCheckpoint`` after each layer named in ``after``: the recomputation points Graphcore's
+    applications choose (its ResNet-50 cuts after ``stage1/unit1/relu``...; its BERT after every encoder layer),
+    for a model already built, such as a ``keras.applications`` one. With ``IPUConfig.allow_recompute`` the
+    activations between checkpoints are recomputed in the backward pass (:mod:`ipu_teach.ipu.recomputation`).
+
+    ``input_dtype`` declares the new inputs' dtype (``"uint8"``: 8-bit images, as Graphcore's ResNet-50 streams
+    them) and ``preprocessing`` (a layer, such as ``Rescaling``) is applied to each before the model's layers.
+
+    Example:
+
+    >>> from ipu_teach.examples import with_recomputation_checkpoints
+    >>> x = keras.Input(shape=(8,))
+    >>> model = keras.Model(x, keras.layers.Dense(2, name="out")(keras.layers.Dense(4, name="hidden")(x)))
+    >>> cut = with_recomputation_checkpoints(model, ["hidden"], "uint8", keras.layers.Rescaling(1 / 255))
+    >>> [type(layer).__name__ for layer in cut.layers], cut.inputs[0].dtype
+    (['InputLayer', 'Rescaling', 'Dense', 'RecomputationCheckpoint', 'Dense'], 'uint8')
+    >>> cut.count_params() == model.count_params()
+    True
+    """
+    from . import keras
+    from .ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint
+    from .keras.engine import graph
+
+    unknown = sorted(set(after) - {layer.name for layer in model.layers})
+    if unknown:
+        raise ValueError(
+            f"with_recomputation_checkpoints: model '{model.name}' has no layer(s) {unknown}; name layers of "
+            "model.layers (model.summary() lists them)"
+        )
+    inputs = [
+        keras.Input(source.shape[1:], dtype=input_dtype or source.dtype, name=source.layer.name)
+        for source in model.inputs
+    ]
+    given = [preprocessing(x) for x in inputs] if preprocessing is not None else inputs
+
+    def call(layer, value):
+        output = layer(value)
+        return RecomputationCheckpoint(name=f"{layer.name}_checkpoint")(output) if layer.name in after else output
+
+    values = graph.run(model.inputs, given, model._order, call)
+    outputs = [values[id(t)] for t in model.outputs]
+    return keras.Model(
+        inputs if len(inputs) > 1 else inputs[0], outputs if len(outputs) > 1 else outputs[0], name=model.name
+    )

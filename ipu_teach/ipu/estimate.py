@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..keras.engine.data_adapter import DataAdapter
+from ..keras.layers.base import input_value_dtype
 from ..profiling.build import graphs_per_ipu
 from . import executor
 from .shape_only import placeholder
@@ -29,9 +30,13 @@ _CALLS = {"train": "fit", "test": "evaluate", "predict": "predict"}
 class Estimate:
     """What sizing a model found: its program's compile time, time per step, throughput and memory.
 
-    ``tile_bytes`` holds, for each IPU of one replica (one per pipeline stage), the bytes each tile needs;
-    ``memory_by_category`` the bytes of each PopVision category summed over those tiles. ``executable`` is the
-    compiled program itself (``explain()``, ``graph``, ``timeline``), as ``model.get_ipu_executable`` gives it.
+    ``tile_bytes`` holds, for each IPU of one replica, the bytes each tile needs (the sum of its pipeline stages'
+    when several share it, as a ``device_mapping`` such as ``[0, 1, 2, 3, 0]`` puts them: their weights and code
+    are all there, and a pipeline keeps their activations live together);
+    ``memory_by_category`` the bytes of each PopVision category live at each IPU's fullest program step, summed
+    over its tiles and the IPUs (tensors never live together share memory, so they are not all counted).
+    ``executable`` is the compiled program itself (``explain()``, ``graph``, ``timeline``), as
+    ``model.get_ipu_executable`` gives it.
     """
 
     model_name: str
@@ -141,32 +146,59 @@ def estimate(model, batch_size: int, mode: str = "train") -> Estimate:
     x, y = _placeholder_data(model, samples, with_labels=mode != "predict")
     setup, _ = executor.prepare(model, mode, DataAdapter(x, y, batch_size, what=_CALLS[mode]))
     executable, _ = executor.compile_executable(model, setup, shape_only=True, allow_out_of_memory=True)
-    graphs = graphs_per_ipu(executable)
+    graphs = graphs_per_ipu(executable)  # one per pipeline stage
+    mapping = setup.pipeline.device_mapping if setup.pipeline is not None else (0,)
     categories: dict = {}
     for graph in graphs:
-        for item in graph.memory:
-            categories[item.category] = categories.get(item.category, 0) + int(item.per_tile.sum())
+        for category, nbytes in live_categories(graph).items():
+            categories[category] = categories.get(category, 0) + nbytes
+    per_ipu = [
+        sum(graph.tile_memory() for graph, ipu in zip(graphs, mapping) if ipu == i) for i in range(max(mapping) + 1)
+    ]
     return Estimate(
         model.name,
         mode,
         executable.graph.micro_batch,
         setup.replicas,
         setup.accumulation,
-        len(graphs),
+        len(per_ipu),
         setup.steps_per_execution,
         executable.compile_seconds,
         executable.seconds_per_execution,
         graphs[0].spec.sram_per_tile,
-        tuple(graph.tile_memory() for graph in graphs),
+        tuple(per_ipu),
         categories,
         executable,
     )
 
 
+def live_categories(graph) -> dict:
+    """Bytes of each PopVision category live at the graph's fullest program step, over all its tiles (the
+    always-live ones, and the not-always-live ones live at that step: what PopVision's liveness view shows at its
+    peak), so that they add up to the IPU's peak (``memory_layout.ipu_peak``), not to every tensor's bytes."""
+    steps = max(len(graph.steps), 1)
+
+    def span(item) -> range:  # the steps an item is live in, cut to the program as bsp.allocated_per_tile cuts it
+        first = min(max(item.live_from, 0), steps - 1)
+        return range(first, min(max(item.live_until, first), steps - 1) + 1)
+
+    live = np.zeros(steps, dtype=np.int64)
+    for item in graph.memory:
+        if not item.always_live:
+            live[span(item).start : span(item).stop] += int(item.per_tile.sum())
+    peak = int(live.argmax())
+    categories: dict = {}
+    for item in graph.memory:
+        if item.always_live or peak in span(item):
+            categories[item.category] = categories.get(item.category, 0) + int(item.per_tile.sum())
+    return categories
+
+
 def _placeholder_data(model, samples: int, with_labels: bool):
     """Inputs (and labels, in the shape each output's loss takes) of ``samples`` samples, one value's memory each."""
     input_shapes = model.input_shape if isinstance(model.input_shape, list) else [model.input_shape]
-    x = [placeholder((samples,) + tuple(shape[1:])) for shape in input_shapes]
+    dtypes = [input_value_dtype(t) for t in model.inputs] if model.inputs else [np.float32] * len(input_shapes)
+    x = [placeholder((samples,) + tuple(shape[1:]), dtype) for shape, dtype in zip(input_shapes, dtypes)]
     if not with_labels:
         return (x if len(x) > 1 else x[0]), None
     output_shapes = model.output_shape if isinstance(model.output_shape, list) else [model.output_shape]

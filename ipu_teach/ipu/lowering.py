@@ -309,9 +309,10 @@ def batch_size_of(x) -> int:
 
 
 def _host_itemsize(array) -> int:
-    """Bytes per streamed value: a float input at its own size (fp16 data streams half the bytes), others as 4."""
+    """Bytes per streamed value: a float or integer input at its own size (fp16 data streams half the bytes, 8-bit
+    images a quarter), 64-bit integers as 4 (the IPU has none), others as 4."""
     dtype = np.asarray(array).dtype
-    return dtype.itemsize if dtype.kind == "f" else 4
+    return dtype.itemsize if dtype.kind == "f" else min(dtype.itemsize, 4) if dtype.kind in "iu" else 4
 
 
 def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:

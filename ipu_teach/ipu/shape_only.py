@@ -21,6 +21,7 @@ import numpy as np
 from ..autograd import Tensor, no_grad, record
 from ..autograd.symbolic import ShapedArray, SymbolicValueError
 from ..keras.engine import step_overrides
+from ..keras.layers.base import input_value_dtype
 
 
 def placeholder(shape, dtype=np.float32) -> np.ndarray:
@@ -29,13 +30,14 @@ def placeholder(shape, dtype=np.float32) -> np.ndarray:
     return np.broadcast_to(np.zeros((), dtype), tuple(shape))
 
 
-def _traced_inputs(x):
-    """The model's inputs as Tensors of ShapedArrays, float32 as ``Model.call`` makes numpy inputs."""
+def _traced_inputs(x, dtypes=()):
+    """The model's inputs as Tensors of ShapedArrays, in the dtypes ``Model.call`` holds numpy inputs in
+    (``dtypes``, one per input; float32 for the rest)."""
     if isinstance(x, dict):
         return {name: _traced_inputs(value) for name, value in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_traced_inputs(value) for value in x]
-    return Tensor(ShapedArray(np.shape(x), np.float32))
+        return [_traced_inputs(value, dtypes[i : i + 1]) for i, value in enumerate(x)]
+    return Tensor(ShapedArray(np.shape(x), dtypes[0] if dtypes else np.float32))
 
 
 def trace_step(model, mode, x, y):
@@ -43,7 +45,7 @@ def trace_step(model, mode, x, y):
     are read as they are: a loss takes their dtype); None if the step cannot be traced without values."""
     if step_overrides.overridden(model, mode):
         return None
-    inputs = _traced_inputs(x)
+    inputs = _traced_inputs(x, [input_value_dtype(t) for t in getattr(model, "inputs", None) or ()])
     try:
         with record() as tape:
             if mode == "train":  # gradients on: each op records the backward cost a real backward pays

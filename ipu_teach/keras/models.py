@@ -32,7 +32,7 @@ from .engine import overwrite as overwrite_module
 from .engine import summary as summary_module
 from .engine.compiled_outputs import CompiledOutputs, LossValue
 from .ipu import layers as ipu_layers
-from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape, outermost_call
+from .layers.base import Input, InputLayer, KerasTensor, Layer, format_shape, input_value_dtype, outermost_call
 
 
 def _values(output):
@@ -371,7 +371,10 @@ class Model(Layer):
         given = inputs if isinstance(inputs, (list, tuple)) else [inputs]
         if len(given) != len(self.inputs):
             raise ValueError(f"Model '{self.name}' expects {len(self.inputs)} input(s), got {len(given)}")
-        given = [value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=np.float32)) for value in given]
+        given = [
+            value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=input_value_dtype(keras_input)))
+            for value, keras_input in zip(given, self.inputs)
+        ]
         with outermost_call(self._every_layer()):
             values = graph.run(self.inputs, given, self._order, lambda layer, x: layer(x, training=training))
         return self._outputs_of(values)

@@ -3,6 +3,7 @@ the activations between checkpoints are recomputed before their backward pass, n
 once falls, the cycles rise by exactly the recomputed forward steps' cost, and the numerics do not change."""
 
 import numpy as np
+import pytest
 
 from ipu_teach import bsp, ipu, keras
 from ipu_teach.examples import configure_ipus
@@ -135,3 +136,48 @@ def test_a_recomputed_activation_lives_from_its_recomputation_to_its_gradient_an
     assert f"{relu}/recompute" in spans  # its op is recomputed (its segment's), its output is not used from there
     matmul = next(m for m in graph.memory if m.name == "dense2/MatMul:6/output")  # inside the layer: recomputed
     assert matmul.live[1] < spans["dense2/MatMul:6/recompute"][0]
+
+
+def test_the_estimates_categories_are_those_live_at_the_fullest_step_and_add_up_to_the_ipus_peak():
+    for allow_recompute in (False, True):
+        _, sizing = sized(allow_recompute)
+        graph = sizing.executable.graph
+        assert sum(sizing.memory_by_category.values()) == live_peak(graph)
+        everything = sum(int(m.per_tile.sum()) for m in graph.memory if m.category == "activations")
+        assert sizing.memory_by_category["activations"] < everything
+
+
+def test_checkpoints_added_to_a_built_model_share_its_layers_and_compute_the_same():
+    from ipu_teach.examples import with_recomputation_checkpoints
+
+    x = inputs = keras.Input(shape=(6,))
+    skip = keras.layers.Dense(6, name="first")(x)
+    out = keras.layers.Add(name="add")([skip, keras.layers.Dense(6, name="second")(skip)])
+    model = keras.Model(inputs, keras.layers.Dense(2, name="head")(out))
+    cut = with_recomputation_checkpoints(model, ["first", "add"])
+    assert [type(layer).__name__ for layer in cut.layers].count("RecomputationCheckpoint") == 2
+    assert cut.get_layer("first") is model.get_layer("first") and cut.name == model.name
+    values = np.random.default_rng(1).normal(size=(3, 6)).astype(np.float32)
+    np.testing.assert_array_equal(cut.predict(values, verbose=0), model.predict(values, verbose=0))
+    assert recomputation.segments_of(cut)["head"] == 2
+    with pytest.raises(ValueError, match=r"has no layer\(s\) \['nope'\]; name layers of model.layers"):
+        with_recomputation_checkpoints(model, ["first", "nope"])
+
+
+def test_pipeline_stages_sharing_an_ipu_are_sized_together_on_it():
+    config = configure_ipus(2)
+    config.allow_recompute = True
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        x = inputs = keras.Input(shape=(32,))
+        for stage in range(3):
+            with keras.ipu.PipelineStage(stage):
+                x = keras.layers.Dense(32, name=f"dense{stage}")(x)
+        model = keras.Model(inputs, x)
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=6, device_mapping=[0, 1, 0])
+        model.compile("sgd", "mse", steps_per_execution=6)
+        sizing = ipu.utils.estimate(model, batch_size=8)
+    stages = [graph.tile_memory() for graph in sizing.executable.pipeline.stage_graphs]
+    assert sizing.ipus_per_replica == 2 and len(sizing.tile_bytes) == 2
+    np.testing.assert_array_equal(sizing.tile_bytes[0], stages[0] + stages[2])
+    np.testing.assert_array_equal(sizing.tile_bytes[1], stages[1])

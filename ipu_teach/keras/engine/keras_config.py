@@ -128,7 +128,9 @@ def _layer_from_keras(entry, custom_objects, axes) -> dict:
         _last_axis(keras_config, axes)
     if class_name == "InputLayer":
         shape = keras_config.get("batch_input_shape", keras_config.get("batch_shape"))
-        return {**entry, "config": {"batch_input_shape": shape, "name": keras_config["name"]}}
+        dtype = keras_config.get("dtype")
+        kept = {"dtype": dtype} if isinstance(dtype, str) else {}  # the declared dtype (uint8 pixels, int32 ids)
+        return {**entry, "config": {"batch_input_shape": shape, "name": keras_config["name"], **kept}}
     cls = model_config.layer_class(class_name, custom_objects)
     accepted = _accepted(cls) or set()
     where = f"Layer {str(keras_config.get('name'))[:80]!r} ({class_name})"

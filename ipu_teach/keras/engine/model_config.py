@@ -32,7 +32,13 @@ def class_name(layer) -> str:
 def _layer_config(layer) -> dict:
     if isinstance(layer, InputLayer):
         shape = [None, *layer.output_shape[1:]]
-        return {"batch_input_shape": shape, "dtype": "float32", "sparse": False, "ragged": False, "name": layer.name}
+        return {
+            "batch_input_shape": shape,
+            "dtype": layer.input_dtype,
+            "sparse": False,
+            "ragged": False,
+            "name": layer.name,
+        }
     return layer.get_config()
 
 
@@ -58,7 +64,7 @@ def _make_layer(entry, custom_objects) -> Layer:
 
 
 def _input(config) -> object:
-    return Input(tuple(config["batch_input_shape"][1:]), name=config["name"])
+    return Input(tuple(config["batch_input_shape"][1:]), name=config["name"], dtype=config.get("dtype"))
 
 
 def _first_node(layer_or_class_name) -> int:

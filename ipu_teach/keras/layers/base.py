@@ -521,9 +521,11 @@ class Layer:
 class InputLayer(Layer):
     """The graph's entry point; it has no weights and passes its input through."""
 
-    def __init__(self, shape, name=None):
+    def __init__(self, shape, name=None, input_dtype="float32"):
         super().__init__(name=name or backend.numbered_name("input"))
         self.input_shape = self.output_shape = (None,) + tuple(shape)
+        self.input_dtype = input_dtype
+        """The dtype the input was declared with (``keras.Input(dtype=...)``), saved with the model."""
         self.built = True
 
     def call(self, inputs, training=False):
@@ -540,7 +542,10 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
       shape: A shape tuple (integers or None), not including the batch size.
       batch_size: Optional static batch size (accepted for Keras compatibility; the batch stays ``None``).
       name: Optional name for the input layer. Default: None, ``input_<n>``.
-      dtype: The data type expected by the input (accepted for Keras compatibility).
+      dtype: The data type expected by the input. An integer or boolean one (``"int32"`` ids, ``"uint8"``
+        pixels) is the dtype the model's input holds and the host streams (8-bit images take a quarter of
+        fp32's bytes); the layer reading it casts it (``Rescaling``, as Keras'). Other inputs are held in
+        float32, each layer casting them to its compute dtype. Default: None (float32).
       batch_shape: A shape tuple including the batch size, instead of ``shape``.
 
     Returns:
@@ -564,7 +569,15 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if any(d is not None and (not isinstance(d, (int, np.integer)) or d <= 0) for d in shape):
         raise ValueError(f"keras.Input: every dimension of shape must be a positive integer, got {shape}")
-    layer = InputLayer(shape, name=name)
+    layer = InputLayer(shape, name, np.dtype(getattr(dtype, "name", dtype) or "float32").name)  # tf's, numpy's, a name
     tensor = KerasTensor(layer.output_shape, layer, [])
+    tensor.dtype = layer.input_dtype
     tensor.pipeline_stage = None
     return tensor
+
+
+def input_value_dtype(keras_input) -> np.dtype:
+    """The dtype a model's input value is held in: an integer or boolean ``Input``'s own (ids, 8-bit pixels), else
+    float32 (each layer casts it to its compute dtype)."""
+    dtype = np.dtype(keras_input.dtype)
+    return dtype if dtype.kind in "biu" else np.dtype(np.float32)

@@ -24,6 +24,8 @@ class Rescaling(Layer):
         self.scale, self.offset = scale, offset
 
     def call(self, inputs, training=False):
+        if inputs.dtype.kind != "f":  # 8-bit pixels, cast on the device as Keras' Rescaling casts them
+            inputs = ops.cast(inputs, self.compute_dtype)
         scale = np.asarray(self.scale, inputs.dtype)
         return ops.add(ops.mul(inputs, scale), np.asarray(self.offset, inputs.dtype))
 
