@@ -241,12 +241,15 @@ CLAIMS = [
     Claim(N09, r"micro-batch 16 does not \(([\d,]+) B\)", r"^micro-batch 16 +[\d,]+ +[\d,]+ +[\d,]+ +([\d,]+) +no"),
     Claim(N09, r"all-reduce of every weight: (\d+) MB", r"^ResNet-50: ([\d,]+) parameters", 2e-6),
     Claim(N09, r"an all-reduce of (\d+) MB of gradients", r"^ResNet-50: ([\d,]+) parameters", 2e-6),
-    Claim(N09, r"16 replicas give ([\d,]+) images/s", r"^ +16 +1 +([\d,]+) +[\d,]+ +\d+% +\d+%$"),
-    Claim(N09, r"only (\d+)% of sixteen times", r"^ +16 +1 +[\d,]+ +[\d,]+ +(\d+)% +\d+%$"),
-    Claim(N09, r"brings each IPU to (\d+)% of one", r"^ +16 +64 +[\d,]+ +[\d,]+ +(\d+)% +\d+%$"),
-    Claim(N09, r"one replica's rate: ([\d,]+) images/s", r"^ +16 +64 +([\d,]+) +[\d,]+ +\d+% +\d+%$"),
-    Claim(N09, r"receiving them takes (\d+)% of an IPU's", r"^ +16 +64 +[\d,]+ +[\d,]+ +\d+% +(\d+)%$"),
-    Claim(N09, r"cycles against (\d+)% for one replica", r"^ +1 +1 +[\d,]+ +[\d,]+ +\d+% +(\d+)%$"),
+    Claim(N09, r"16 replicas give ([\d,]+) images/s", r"^ *float32 +16 +1 +([\d,]+) +[\d,]+ +\d+% +\d+%$"),
+    Claim(N09, r"only (\d+)% of sixteen times", r"^ *float32 +16 +1 +[\d,]+ +[\d,]+ +(\d+)% +\d+%$"),
+    Claim(N09, r"brings each IPU to (\d+)% of one", r"^ *float32 +16 +64 +[\d,]+ +[\d,]+ +(\d+)% +\d+%$"),
+    Claim(N09, r"one replica's rate: ([\d,]+) images/s", r"^ *float32 +16 +64 +([\d,]+) +[\d,]+ +\d+% +\d+%$"),
+    Claim(N09, r"receiving them takes (\d+)% of an IPU's", r"^ *float32 +16 +64 +[\d,]+ +[\d,]+ +\d+% +(\d+)%$"),
+    Claim(N09, r"the infeed falls to (\d+)% of the cycles", r"^ *uint8 +16 +64 +[\d,]+ +[\d,]+ +\d+% +(\d+)%$"),
+    Claim(N09, r"each IPU keeps (\d+)% of one replica's rate", r"^ *uint8 +16 +64 +[\d,]+ +[\d,]+ +(\d+)% +\d+%$"),
+    Claim(N09, r"one replica's rate, ([\d,]+) images/s in all", r"^ *uint8 +16 +64 +([\d,]+) +[\d,]+ +\d+% +\d+%$"),
+    Claim(N09, r"cycles against (\d+)% for one replica", r"^ *float32 +1 +1 +[\d,]+ +[\d,]+ +\d+% +(\d+)%$"),
 ]
 
 
