@@ -230,6 +230,7 @@ def bert_encoder(
     max_positions: int = 512,
     segments: int = 2,
     dropout: float = 0.1,
+    recomputation_checkpoints: bool = False,
 ):
     """A BERT encoder (Devlin et al., 2019) made of Keras layers: word, position and segment Embeddings summed
     and normalised, then ``layers`` blocks of MultiHeadAttention, residual Add and LayerNormalization, Dense
@@ -239,6 +240,8 @@ def bert_encoder(
     Its inputs are the word ids, the segment ids and the position ids (``0 .. sequence - 1``), each
     ``(batch, sequence)`` integers, as BERT's TensorFlow implementations take them. ``keras`` is the Keras
     module to build it from (default: ipu-teach's; tools/make_keras_goldens.py builds the same with tf-keras).
+    ``recomputation_checkpoints`` puts a ``RecomputationCheckpoint`` after every encoder layer, as Graphcore's
+    BERT does (nlp/bert/tensorflow2 ``add_recomputation_checkpoints_after = [TFBertLayer]``).
 
     Example:
 
@@ -260,6 +263,10 @@ def bert_encoder(
         x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(dropout)(attended)]))
         inner = L.Dense(intermediate, activation="gelu")(x)
         x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(dropout)(L.Dense(hidden)(inner))]))
+        if recomputation_checkpoints:
+            from .ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint  # noqa: PLC0415
+
+            x = RecomputationCheckpoint()(x)
     return keras.Model(ids, x, name="bert_encoder")
 
 

@@ -296,8 +296,8 @@ def compile_executable(
     stage_options = options_of(model).pipelining if plan is not None else None
     options = capture.engine_options(configuration)
     recompute_segments = (
-        recomputation.segments_of(model)
-        if configuration.allow_recompute and plan is None and setup.recorded is None
+        recomputation.segments_for(model, plan, configuration.allow_recompute, options_of(model).pipelining)
+        if setup.recorded is None
         else None
     )
     graph = lower(

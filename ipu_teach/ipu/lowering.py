@@ -257,7 +257,9 @@ def split_by_stage(
         memory = [
             replace(
                 m,
-                per_tile=m.per_tile * (stash[s] if m.category == "activations" else 1),
+                per_tile=m.per_tile
+                * (stash[s] if m.category == "activations" else 1)
+                * _stashed_with_inputs(m, input_stash[s]),
                 live=None if m.live is None else _steps_within(picked, *m.live),
             )
             for m in graph.memory
@@ -283,6 +285,12 @@ def split_by_stage(
             )
         )
     return stages
+
+
+def _stashed_with_inputs(item, input_stash: int) -> int:
+    """How many copies of ``item`` a recomputing stage keeps: a recomputation checkpoint's output (``.../checkpoint``,
+    :mod:`.recomputation`) is stashed for each micro-batch in flight, as the stage's input is; the rest once."""
+    return input_stash if input_stash and item.name.endswith(f"/{recomputation.CHECKPOINT}") else 1
 
 
 def _steps_within(picked: list, first: int, last: int) -> tuple:
@@ -479,7 +487,9 @@ def lower(
         for source in model.inbound_layers(layer):
             readers.setdefault(source.name, []).append(layer.name)
     if segment_of_op:
-        memory += recomputation.activation_memory(tape, forward + backward + update, spec, segment_of_op, readers)
+        memory += recomputation.activation_memory(
+            tape, forward + backward + update, spec, segment_of_op, readers, recompute_segments
+        )
     else:
         memory += memory_layout.activation_memory(
             tape, forward + backward + update, spec, training=mode == "train", readers=readers

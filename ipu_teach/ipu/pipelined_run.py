@@ -62,8 +62,11 @@ class PipelinedRun:
             plan.schedule.name, plan.stages, micro_batches, training=training, device_mapping=plan.device_mapping
         )
         recompute = plan.recompute and training
+        # RecomputeAndBackpropagateInterleaved with checkpoints: the backward steps recompute segment by segment
+        # (:mod:`.recomputation`), so the stage's whole forward is not run again before them
+        interleaved = any(step.phase == "recompute" for step in graph.backward)
         programs = execution_programs.stage_programs(graph, plan.stage_of_layer, plan.stages)
-        actions = execution_programs.action_programs(programs, plan.stages, recompute)
+        actions = execution_programs.action_programs(programs, plan.stages, recompute and not interleaved)
 
         def seconds(*phases):  # one stage's steps of ``phases`` run through the Engine on one IPU, per stage
             return [
@@ -81,7 +84,7 @@ class PipelinedRun:
             spec.ipu_link_latency_s,
             bsp.SyncKind.CROSS_IPU.cycles(spec) / spec.clock_hz,
         )
-        timeline = schedules.time_schedule(schedule, costs, recompute=recompute)
+        timeline = schedules.time_schedule(schedule, costs, recompute=recompute and not interleaved)
         runs = spe // micro_batches
 
         reduce = (

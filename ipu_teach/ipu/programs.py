@@ -170,8 +170,9 @@ def stage_programs(graph, stage_of_layer, stages) -> dict:
     Engine costs a step once however many slots run it (ops outside every stage's layers, the loss and
     the optimizer's, run on the last stage)."""
     programs = {phase: [[] for _ in range(stages)] for phase in PHASES}
-    for step in graph.steps:
-        programs[step.phase][stage_of_layer.get(step.scope, stages - 1)].append(step.program())
+    for step in graph.steps:  # a forward recomputed within the backward pass (:mod:`.recomputation`) is part of it
+        phase = "backward" if step.phase == "recompute" else step.phase
+        programs[phase][stage_of_layer.get(step.scope, stages - 1)].append(step.program())
     return programs
 
 

@@ -1,4 +1,4 @@
-"""Recomputation in a model that is not pipelined: Graphcore's recomputation checkpoints on one IPU.
+"""Recomputation from Graphcore's recomputation checkpoints, outside a pipeline and within a pipeline's stages.
 
 Graphcore's TensorFlow, with ``IPUConfig.allow_recompute`` set, keeps for the backward pass only the tensors
 marked as recomputation checkpoints (``ipu_tensorflow_addons.keras.layers.RecomputationCheckpoint``,
@@ -18,6 +18,11 @@ gradient is made. What a later segment reads (the checkpoints) stays live from t
 As a pipeline stage's, a segment's whole forward pass is recomputed (Poplar would leave out the ops whose
 outputs the backward pass does not read, such as the checkpoint's own op): a little more compute than real.
 The numerics, computed on the host, are unchanged.
+
+In a pipeline with ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` a segment is a stage's part between
+checkpoints: every segment is recomputed (a stage keeps only its stashed input and its checkpoints, each stashed
+for every micro-batch in flight, ``lowering.split_by_stage``), in place of the stage's whole forward pass before
+its backward that ``RecomputeThenBackpropagate`` runs: the same steps, so the same cycles, fewer live at once.
 """
 
 from __future__ import annotations
@@ -29,6 +34,28 @@ from .memory_layout import MemoryItem
 
 RECOMPUTE = "recompute"
 """The phase, and the name part, of a recomputed forward step (``layer/Op:i/recompute``)."""
+CHECKPOINT = "checkpoint"
+"""The name part of a checkpoint's activation (``layer/Op:i/checkpoint``), kept for the backward pass."""
+
+
+def segments_for(model, plan, allow_recompute: bool, pipelining: dict) -> dict | None:
+    """The segments a training step recomputes: ``{layer name: (stage, segment)}``, or None. A model that is not
+    pipelined: its checkpoints' segments (:func:`segments_of`), with ``allow_recompute``. A pipeline recomputing
+    with ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` and checkpoints: each stage's segments, every
+    one recomputed (the stage keeps only its stashed input and the checkpoints), in place of the whole stage's
+    forward before its backward that the other modes recompute (:func:`.programs.action_programs`)."""
+    from .ops.pipelining_ops import RecomputationMode
+
+    segments = segments_of(model) if allow_recompute else None
+    if segments is None or plan is None:
+        return None if segments is None else {name: (0, s) for name, s in segments.items()}
+    if (
+        not plan.recompute
+        or pipelining.get("recomputation_mode") != RecomputationMode.RecomputeAndBackpropagateInterleaved
+    ):
+        return None
+    last = plan.stages - 1
+    return {name: (plan.stage_of_layer.get(name, last), s) for name, s in segments.items()}
 
 
 def segments_of(model) -> dict | None:
@@ -54,9 +81,9 @@ def segments_of(model) -> dict | None:
 
 
 def segment_of_ops(records, segments: dict) -> list:
-    """The segment of each recorded op: its layer's, never before the segment of an op recorded earlier (the loss
-    and ops outside every layer are in the segment of the op before them)."""
-    found, current = [], 0
+    """The ``(stage, segment)`` of each recorded op: its layer's, never before that of an op recorded earlier (the
+    loss and ops outside every layer are in the segment of the op before them)."""
+    found, current = [], (0, 0)
     for record in records:
         current = max(current, segments.get(record.scope, current))
         found.append(current)
@@ -71,13 +98,15 @@ def recomputed_step(step):
 
 
 def backward_with_recomputation(forward_per_op: list, backward_per_op: list, segment_of_op: list) -> list:
-    """The backward pass's steps, ops in reverse order, with each segment's forward steps (but the last
-    segment's) recomputed just before the first of its ops' backward steps."""
-    last = max(segment_of_op, default=0)
+    """The backward pass's steps, ops in reverse order, with each segment's forward steps recomputed just before the
+    first of its ops' backward steps: every segment of a pipeline, the last one excepted in a model that is not
+    pipelined (its backward follows its forward at once)."""
+    last = max(segment_of_op, default=(0, 0))
+    every = last[0] > 0  # pipelined: no stage keeps its forward pass's activations
     steps, recomputed = [], set()
     for i in reversed(range(len(backward_per_op))):
         s = segment_of_op[i]
-        if s < last and s not in recomputed:
+        if (every or s < last) and s not in recomputed:
             recomputed.add(s)
             ops = [k for k, segment in enumerate(segment_of_op) if segment == s]
             steps += [recomputed_step(step) for k in ops for step in forward_per_op[k]]
@@ -85,7 +114,7 @@ def backward_with_recomputation(forward_per_op: list, backward_per_op: list, seg
     return steps
 
 
-def activation_memory(records, steps, spec, segment_of_op: list, readers: dict) -> list:
+def activation_memory(records, steps, spec, segment_of_op: list, readers: dict, segments: dict) -> list:
     """The forward pass's outputs under recomputation. A checkpoint (an op's output a later segment reads) and
     every output of the last segment live from the forward step until its gradient is made, as without
     recomputation; the other outputs of a recomputed segment live in the forward pass until their last reader
@@ -93,8 +122,8 @@ def activation_memory(records, steps, spec, segment_of_op: list, readers: dict) 
     kept = memory_layout.activation_memory(records, steps, spec, training=True, readers=readers)
     passing = {m.name: m for m in memory_layout.activation_memory(records, steps, spec, False, readers)}
     spans = memory_layout.op_spans(steps)
-    last = max(segment_of_op, default=0)
-    segment_of_layer, last_op_of_layer = {}, {}
+    last = max(segment_of_op, default=(0, 0))
+    segment_of_layer, last_op_of_layer = dict(segments), {}  # ``segments``: every layer's, those without ops too
     for index, (record, s) in enumerate(zip(records, segment_of_op)):
         segment_of_layer.setdefault(record.scope, s)
         last_op_of_layer[record.scope] = index
@@ -102,9 +131,13 @@ def activation_memory(records, steps, spec, segment_of_op: list, readers: dict) 
     for item, index, s in _by_op(kept, segment_of_op):
         op, scope = item.name.rsplit("/output", 1)[0], records[index].scope
         read_later = last_op_of_layer[scope] == index and any(  # the layer's output, read by a later segment
-            segment_of_layer.get(reader, last) > s for reader in readers.get(scope, ())
+            segment_of_layer.get(reader, last) > s and segment_of_layer.get(reader, last)[0] == s[0]  # of its stage
+            for reader in readers.get(scope, ())
         )
-        if s == last or read_later or f"{op}/{RECOMPUTE}" not in spans:
+        if read_later:  # a checkpoint: a pipeline stashes it as it stashes the stage's input
+            items.append(replace(item, name=f"{op}/{CHECKPOINT}"))
+            continue
+        if f"{op}/{RECOMPUTE}" not in spans:
             items.append(item)
             continue
         again = spans[f"{op}/{RECOMPUTE}"][0]

@@ -4,6 +4,7 @@ by a ``Rescaling`` layer. The host streams a quarter of fp32's bytes, the cast i
 the numbers are those of the same model fed the same pixels as float32."""
 
 import numpy as np
+import pytest
 
 from ipu_teach import ipu, keras
 from ipu_teach.examples import configure_ipus
@@ -80,3 +81,10 @@ def test_a_float_input_still_holds_float32_and_64_bit_integers_stream_as_32_bit(
         model.compile("sgd", "mse")
         sizing = ipu.utils.estimate(model, batch_size=BATCH)
     assert sizing.executable.graph.input_bytes == BATCH * (4 * 4 + 4 * 2 * 4)
+
+
+def test_an_unknown_input_dtype_is_refused_with_what_to_give():
+    with pytest.raises(
+        ValueError, match=r"keras.Input: dtype must be a dtype such as 'float32', 'int32' or 'uint8', got 'pixels'"
+    ):
+        keras.Input(shape=(2,), dtype="pixels")

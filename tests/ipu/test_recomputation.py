@@ -7,7 +7,7 @@ import pytest
 
 from ipu_teach import bsp, ipu, keras
 from ipu_teach.examples import configure_ipus
-from ipu_teach.ipu import memory_layout, recomputation
+from ipu_teach.ipu import estimate, memory_layout, recomputation
 from ipu_teach.ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint
 
 BATCH = 4096
@@ -131,7 +131,7 @@ def test_a_recomputed_activation_lives_from_its_recomputation_to_its_gradient_an
     assert first_pass.live[1] < spans["dense0/MatMul:0/recompute"][0]  # not kept through the backward pass
     # dense2's ReLU feeds the first checkpoint: kept from the forward pass to its gradient, never recomputed
     relu = next(name for name in spans if name.startswith("dense2/ReLU:") and name.count("/") == 1)
-    checkpoint = next(m for m in graph.memory if m.name == f"{relu}/output")
+    checkpoint = next(m for m in graph.memory if m.name == f"{relu}/checkpoint")
     assert checkpoint.live == (spans[relu][0], spans[f"{relu}/grad"][1])
     assert f"{relu}/recompute" in spans  # its op is recomputed (its segment's), its output is not used from there
     matmul = next(m for m in graph.memory if m.name == "dense2/MatMul:6/output")  # inside the layer: recomputed
@@ -181,3 +181,59 @@ def test_pipeline_stages_sharing_an_ipu_are_sized_together_on_it():
     assert sizing.ipus_per_replica == 2 and len(sizing.tile_bytes) == 2
     np.testing.assert_array_equal(sizing.tile_bytes[0], stages[0] + stages[2])
     np.testing.assert_array_equal(sizing.tile_bytes[1], stages[1])
+
+
+def pipelined(mode, checkpoint=RecomputationCheckpoint):
+    """Two stages on two IPUs, stage 0 six Dense layers with a checkpoint after every second."""
+    config = configure_ipus(2)
+    config.allow_recompute = True
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        keras.utils.set_random_seed(0)
+        x = inputs = keras.Input(shape=(64,))
+        with keras.ipu.PipelineStage(0):
+            for i in range(6):
+                x = keras.layers.Dense(64, activation="relu", name=f"dense{i}")(x)
+                if i in (1, 3):
+                    x = checkpoint()(x)
+        with keras.ipu.PipelineStage(1):
+            outputs = keras.layers.Dense(10, activation="softmax", name="head")(x)
+        model = keras.Model(inputs, outputs)
+        model.set_pipelining_options(gradient_accumulation_steps_per_replica=4, recomputation_mode=mode)
+        model.compile("sgd", "sparse_categorical_crossentropy", steps_per_execution=4)
+        return ipu.utils.estimate(model, batch_size=BATCH).executable
+
+
+def test_a_pipeline_recomputing_interleaved_recomputes_a_stage_segment_by_segment():
+    modes = ipu.pipelining_ops.RecomputationMode
+    interleaved = pipelined(modes.RecomputeAndBackpropagateInterleaved)
+    whole = pipelined(modes.RecomputeThenBackpropagate)
+    # the same forward steps again (every stage's, as ipu-teach's pipeline recomputes each stage; the compiled
+    # metrics are not differentiated), now between the backward ones instead of all before them
+    again = [s.name for s in interleaved.graph.backward if s.phase == "recompute"]
+    ops = [s for s in whole.graph.forward if s.scope != "metrics"]
+    assert sorted(again) == sorted(recomputation.recomputed_step(s).name for s in ops)
+    assert not [s for s in whole.graph.backward if s.phase == "recompute"]
+    assert interleaved.pipeline.costs.backward[0] == pytest.approx(
+        whole.pipeline.costs.backward[0] + whole.pipeline.costs.forward[0], rel=1e-12
+    )
+    # one segment's activations live at a time (and the checkpoints): fewer at the stage's fullest step; its
+    # code grows with the recomputed steps (here as much: the total peak stays within 1%)
+    first, second = (run.pipeline.stage_graphs[0] for run in (interleaved, whole))
+    live = [estimate.live_categories(graph)["activations"] for graph in (first, second)]
+    one = BATCH * 64 * 4  # one micro-batch's output of one op (MatMul, Add, ReLU of each Dense)
+    stashed = int(next(m for m in first.memory if m.name == "stage0/stashed inputs").per_tile.sum())
+    copies = stashed // one  # micro-batches in flight: the stage's input is stashed for each
+    assert live[1] == stashed + 18 * one  # the stage's 18 outputs, recomputed all at once
+    assert live[0] == stashed + (6 + 2 * copies) * one  # one segment's 6 and the 2 checkpoints, stashed as the input
+    assert live_peak(first) < 1.01 * live_peak(second)
+    checkpoints = [m for m in first.memory if m.name.endswith("/checkpoint")]
+    assert [int(m.per_tile.sum()) for m in checkpoints] == [copies * one] * 2 and copies > 1
+
+
+def test_a_pipeline_without_checkpoints_or_interleaving_recomputes_whole_stages_as_before():
+    modes = ipu.pipelining_ops.RecomputationMode
+    unmarked = pipelined(modes.RecomputeAndBackpropagateInterleaved, lambda: keras.layers.Activation("linear"))
+    assert not [s for s in unmarked.graph.backward if s.phase == "recompute"]
+    whole = pipelined(modes.RecomputeThenBackpropagate)
+    assert not [m for m in whole.pipeline.stage_graphs[0].memory if m.name.endswith("/checkpoint")]

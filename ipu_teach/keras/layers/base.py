@@ -552,7 +552,7 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
       A symbolic tensor (``KerasTensor``).
 
     Raises:
-      ValueError: with no shape, or a dimension that is not a positive integer.
+      ValueError: with no shape, a dimension that is not a positive integer, or an unknown dtype.
 
     Example:
 
@@ -569,7 +569,13 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if any(d is not None and (not isinstance(d, (int, np.integer)) or d <= 0) for d in shape):
         raise ValueError(f"keras.Input: every dimension of shape must be a positive integer, got {shape}")
-    layer = InputLayer(shape, name, np.dtype(getattr(dtype, "name", dtype) or "float32").name)  # tf's, numpy's, a name
+    try:  # a tf.DType, numpy's dtype or a name
+        declared = np.dtype(getattr(dtype, "name", dtype) or "float32").name
+    except TypeError:
+        raise ValueError(
+            f"keras.Input: dtype must be a dtype such as 'float32', 'int32' or 'uint8', got {dtype!r}"
+        ) from None
+    layer = InputLayer(shape, name, declared)
     tensor = KerasTensor(layer.output_shape, layer, [])
     tensor.dtype = layer.input_dtype
     tensor.pipeline_stage = None

@@ -7,14 +7,15 @@ from .....keras.layers.base import same_shape
 class RecomputationCheckpoint(layers.Layer):
     """Marks its input as a recomputation checkpoint (``ipu_tensorflow_addons.keras.layers``).
 
-    With ``IPUConfig.allow_recompute`` set, a model that is not pipelined keeps the checkpoints for the backward
-    pass and recomputes the activations between them, each segment just before its backward pass: less memory
-    (one segment's activations live at a time), more compute (the segments' forward passes again), as
-    :mod:`ipu_teach.ipu.recomputation` costs it. In a pipeline, Graphcore's
-    ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` uses them within a stage; ipu-teach's pipeline
-    recomputes a stage's whole forward pass from its stashed input, so there a checkpoint changes neither the
-    simulated time nor the memory. The layer passes its input through unchanged. It takes one tensor or, as
-    Graphcore's, a list of them (an LSTM's states), and gives the same.
+    With ``IPUConfig.allow_recompute`` set, the checkpoints are kept for the backward pass and the activations
+    between them recomputed, a segment at a time just before its backward steps: less memory (one segment's
+    activations live at once), more compute (the segments' forward passes again), as
+    :mod:`ipu_teach.ipu.recomputation` costs it. So in a model that is not pipelined, and in a pipeline with
+    ``RecomputationMode.RecomputeAndBackpropagateInterleaved`` (each stage then stashes its checkpoints with its
+    input for every micro-batch in flight); with ``RecomputeThenBackpropagate`` a stage recomputes its whole
+    forward pass first and a checkpoint changes nothing, as Graphcore's documentation says. The layer passes its
+    input through unchanged. It takes one tensor or, as Graphcore's, a list of them (an LSTM's states), and
+    gives the same.
 
     Example:
 
