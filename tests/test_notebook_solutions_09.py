@@ -5,34 +5,19 @@ notebook's defining cells (imports, ``size`` and ``resnet50``; none of its estim
 checks what it prints against estimates made here."""
 
 import re
-import runpy
-from pathlib import Path
 
-import nbformat
 import pytest
+from notebook_solutions import defining_namespace
+from notebook_solutions import run_solution as run
 
 from ipu_teach import ipu
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 DEFINING_CELLS = ("%matplotlib inline", "def size(")
 
 
 @pytest.fixture(scope="module")
 def namespace():
-    notebook = nbformat.read(NOTEBOOKS / "09_sizing_a_real_model.ipynb", as_version=4)
-    cells = [c.source for c in notebook.cells if c.cell_type == "code" and c.source.startswith(DEFINING_CELLS)]
-    assert len(cells) == len(DEFINING_CELLS)  # the notebook still defines what the solutions use
-    names = {}
-    for source in cells:
-        exec("\n".join(line for line in source.splitlines() if not line.startswith("%")), names)
-    return names
-
-
-def run(name, namespace, capsys):
-    before = ipu.system.current()
-    runpy.run_path(str(NOTEBOOKS / "solutions" / name), init_globals=namespace, run_name="__main__")
-    assert ipu.system.current() is before  # the notebook's IPUs are back
-    return capsys.readouterr().out
+    return defining_namespace("09_sizing_a_real_model.ipynb", DEFINING_CELLS)
 
 
 def test_exercise_1_finds_the_largest_micro_batch_in_mixed_float16_and_what_grew(namespace, capsys):
