@@ -34,7 +34,7 @@ class Claim:
 
 N00, N01, N02, N03 = "00_ipu_and_bsp", "01_porting_keras_to_the_ipu", "02_steps_per_execution", "03_replication"
 N04, N05, N06, N07 = "04_pipelining", "05_profiling", "06_half_precision", "07_where_next"
-N08 = "08_poptorch_on_the_ipu"
+N08, N09 = "08_poptorch_on_the_ipu", "09_sizing_a_real_model"
 NUMBER = r"([\d,]+(?:\.\d+)?)"
 
 CLAIMS = [
@@ -176,6 +176,109 @@ CLAIMS = [
     Claim(N08, r"temporary memory falls from [\d,]+ to ([\d,]+) bytes", r"^ +0\.05 +([\d,]+) +[\d.]+$"),
     Claim(N08, r"a micro-batch takes ([\d.]+) us instead", r"^ +0\.05 +[\d,]+ +([\d.]+)$"),
     Claim(N08, r"us instead of ([\d.]+) us", r"^ +default +[\d,]+ +([\d.]+)$"),
+    # 09: ResNet-50 and BERT-base sized from shapes: the micro-batch that fits, the memory, recomputation, a POD16
+    Claim(N09, r"its fullest tile holds ([\d,]+) of 638,976 bytes", r"^ +4 +([\d,]+) +yes +[\d.]+ +[\d.,]+$"),
+    Claim(N09, r"and micro-batch 5 needs ([\d,]+)\.", r"^ +5 +([\d,]+) +no +[\d.]+ +[\d.,]+$"),
+    Claim(N09, r"\(([\d.]+) images/s at 4 against", r"^ +4 +[\d,]+ +yes +[\d.]+ +([\d.,]+)$"),
+    Claim(
+        N09,
+        r"images/s at 4 against ([\d.]+) at 1\)",
+        r"^resnet50: micro-batch 1, [\d.]+ ms per step, ([\d.]+) images/s",
+    ),
+    Claim(N09, r"variables\*\* take ([\d,]+) bytes", r"^  not-always-live variables +([\d,]+) B"),
+    Claim(N09, r"are only ([\d,]+) bytes here", r"^  always-live variables +([\d,]+) B"),
+    Claim(N09, r"\(internal exchange code ([\d,]+) B", r"^  internal exchange code +([\d,]+) B"),
+    Claim(N09, r"vertex instance state ([\d,]+) B\)", r"^  vertex instance state +([\d,]+) B"),
+    Claim(
+        N09, r"`matrixProductTemporaries`, ([\d,]+) B\)", r"^  matrixProductTemporaries +temporary memory +([\d,]+) B"
+    ),
+    Claim(N09, r"([\d,]+) of the 1,472 tiles are over", r"bytes; ([\d,]+) of 1,472 tiles over their SRAM"),
+    Claim(N09, r"The tile's peak is at step (\d+)", r"^live peak on tile \d+: [\d,]+ B at step (\d+)"),
+    Claim(N09, r"the activations \(([\d.]+) MiB\)", r"^  activations +([\d.,]+) MiB"),
+    Claim(N09, r"their gradients \(([\d.]+) MiB\)", r"^  gradients +([\d.,]+) MiB"),
+    Claim(N09, r"temporary memory falls from ([\d,]+) to", r"^ +default +([\d,]+) +[\d,]+ +no"),
+    Claim(N09, r"temporary memory falls from [\d,]+ to ([\d,]+) bytes", r"^ +0\.15 +([\d,]+) +[\d,]+ +yes"),
+    Claim(N09, r"micro-batch 5 fits \(([\d,]+) B\)", r"^ +0\.15 +[\d,]+ +([\d,]+) +yes"),
+    Claim(N09, r"at ([\d.]+) ms per step instead of [\d.]+\. Lower", r"^ +0\.15 +[\d,]+ +[\d,]+ +yes +([\d.]+)$"),
+    Claim(N09, r"ms per step instead of ([\d.]+)\. Lower", r"^ +default +[\d,]+ +[\d,]+ +no +([\d.]+)$"),
+    Claim(N09, r"costs time \(([\d.]+) ms at 0\.05\)", r"^ +0\.05 +[\d,]+ +[\d,]+ +\w+ +([\d.]+)$"),
+    Claim(N09, r"the temporaries shrink \(([\d,]+) B\)", r"^ +0\.05 +[\d,]+ +([\d,]+) +\w+ +[\d.]+$"),
+    Claim(N09, r"needs ([\d,]+) bytes instead of [\d,]+, at", r"^ +8 +yes +([\d,]+) +yes"),
+    Claim(N09, r"bytes instead of ([\d,]+), at [\d.]+ ms", r"^ +8 +no +([\d,]+) +no"),
+    Claim(N09, r"at ([\d.]+) ms per step instead of [\d.]+ \(the forward", r"^ +8 +yes +[\d,]+ +yes +([\d.]+)"),
+    Claim(N09, r"ms per step instead of ([\d.]+) \(the forward", r"^ +8 +no +[\d,]+ +no +([\d.]+)"),
+    Claim(N09, r"\(([\d,]+) against [\d,]+ B\) but only costs", r"^ +4 +yes +([\d,]+) +yes"),
+    Claim(N09, r"\([\d,]+ against ([\d,]+) B\) but only costs", r"^ +4 +no +([\d,]+) +yes"),
+    Claim(N09, r"here ([\d.]+) images/s at 8", r"^ +8 +yes +[\d,]+ +yes +[\d.]+ +([\d.,]+)$"),
+    Claim(N09, r"images/s at 8 against ([\d.]+) at 4\.", r"^ +4 +no +[\d,]+ +yes +[\d.]+ +([\d.,]+)$"),
+    Claim(
+        N09,
+        r"fits 8 sequences per micro-batch \(fullest tile ([\d,]+) B\)",
+        r"\(predict\): micro-batch 8,[^\n]*\n[^\n]*\nmemory: fullest tile ([\d,]+) of",
+    ),
+    Claim(
+        N09,
+        r"B\) at ([\d,.]+) sequences per second",
+        r"\(predict\): micro-batch 8,[^\n]*\ncompile [\d,.]+ s; [\d.]+ ms per step; ([\d,.]+) samples/s",
+    ),
+    Claim(
+        N09,
+        r"one sequence per micro-batch \(([\d,]+) B\)",
+        r"bert_encoder \(train\): micro-batch 1,[^\n]*\n[^\n]*\nmemory: fullest tile ([\d,]+) of",
+    ),
+    Claim(
+        N09,
+        r"at ([\d.]+) sequences per second: with",
+        r"bert_encoder \(train\): micro-batch 1,[^\n]*\ncompile [\d,.]+ s; [\d.]+ ms per step; ([\d,.]+) samples/s",
+    ),
+    Claim(N09, r"with ([\d,]+) parameters the weights", r"^BERT-base: ([\d,]+) parameters"),
+    Claim(N09, r"BERT-base's (\d+) million weights", r"^BERT-base: ([\d,]+) parameters", 1e-6),
+    Claim(N09, r"would otherwise be (\d+) MB of float32", r"^BERT-base: ([\d,]+) parameters", 4e-6),
+    Claim(N09, r"\((\d+) are live at the tile's peak", r"^live peak on tile .* not always live, (\d+) tensors\)"),
+    Claim(
+        N09,
+        r"the weights alone are ([\d.]+) MiB",
+        r"bert_encoder \(train\)[^\n]*\n[^\n]*\nmemory: [^\n]*variables ([\d.]+) MiB",
+    ),
+    Claim(
+        N09,
+        r"vertex instance state ([\d.]+) MiB in training",
+        r"bert_encoder \(train\)[^\n]*\n[^\n]*\nmemory: [^\n]*vertex instance state ([\d.]+) MiB",
+    ),
+    Claim(
+        N09,
+        r"against ([\d.]+) MiB in inference",
+        r"bert_encoder \(predict\)[^\n]*\n[^\n]*\nmemory: [^\n]*vertex instance state ([\d.]+) MiB",
+    ),
+    Claim(N09, r"the first IPU's fullest tile needs ([\d,]+) bytes", r"^cut only +([\d,]+) "),
+    Claim(N09, r"the fullest needing ([\d,]+) bytes", r"^\+ recomputation +[\d,]+ +[\d,]+ +([\d,]+) +[\d,]+ +yes"),
+    Claim(N09, r"leaves room to spare \(([\d,]+) B\)", r"^\+ recomputation, proportion 0\.15 +([\d,]+) "),
+    Claim(N09, r"The price is time: ([\d,.]+) images/s", r"^\+ recomputation, proportion 0\.15 .* yes +([\d,.]+)$"),
+    Claim(N09, r"images/s against ([\d,.]+) for the pipeline", r"^cut only .* no +([\d,.]+)$"),
+    Claim(
+        N09,
+        r"the last IPU needs ([\d,]+) bytes",
+        r"^stages recomputed, micro-batch 16 +[\d,]+ +[\d,]+ +[\d,]+ +([\d,]+) +no",
+    ),
+    Claim(
+        N09,
+        r"micro-batch 16 fits \(([\d,]+) B on the fullest IPU\)",
+        r"^\+ checkpoints, micro-batch 16 +[\d,]+ +[\d,]+ +[\d,]+ +([\d,]+) +yes",
+    ),
+    Claim(N09, r"at the same ([\d,.]+) sequences/s", r"^\+ checkpoints, micro-batch 16 .* yes +([\d,.]+)$"),
+    Claim(N09, r"at the same ([\d,.]+) sequences/s", r"^stages recomputed, micro-batch 16 .* no +([\d,.]+)$"),
+    Claim(N09, r"which the estimate puts at ([\d,]+) bytes", r"^\+ checkpoints, micro-batch 32 +[\d,]+ +([\d,]+) "),
+    Claim(N09, r"all-reduce of every weight: (\d+) MB", r"^ResNet-50: ([\d,]+) parameters", 2e-6),
+    Claim(N09, r"an all-reduce of (\d+) MB of gradients", r"^ResNet-50: ([\d,]+) parameters", 2e-6),
+    Claim(N09, r"16 replicas give ([\d,]+) images/s", r"^ *float32 +16 +1 +([\d,]+) +[\d,]+ +\d+% +\d+%$"),
+    Claim(N09, r"only (\d+)% of sixteen times", r"^ *float32 +16 +1 +[\d,]+ +[\d,]+ +(\d+)% +\d+%$"),
+    Claim(N09, r"brings each IPU to (\d+)% of one", r"^ *float32 +16 +64 +[\d,]+ +[\d,]+ +(\d+)% +\d+%$"),
+    Claim(N09, r"one replica's rate: ([\d,]+) images/s", r"^ *float32 +16 +64 +([\d,]+) +[\d,]+ +\d+% +\d+%$"),
+    Claim(N09, r"receiving them takes (\d+)% of an IPU's", r"^ *float32 +16 +64 +[\d,]+ +[\d,]+ +\d+% +(\d+)%$"),
+    Claim(N09, r"the infeed falls to (\d+)% of the cycles", r"^ *uint8 +16 +64 +[\d,]+ +[\d,]+ +\d+% +(\d+)%$"),
+    Claim(N09, r"each IPU keeps (\d+)% of one replica's rate", r"^ *uint8 +16 +64 +[\d,]+ +[\d,]+ +(\d+)% +\d+%$"),
+    Claim(N09, r"one replica's rate, ([\d,]+) images/s in all", r"^ *uint8 +16 +64 +([\d,]+) +[\d,]+ +\d+% +\d+%$"),
+    Claim(N09, r"cycles against (\d+)% for one replica", r"^ *float32 +1 +1 +[\d,]+ +[\d,]+ +\d+% +(\d+)%$"),
 ]
 
 

@@ -4,35 +4,21 @@ The solutions use the notebook's data, network and ``compiled`` helper, as a lea
 runs the notebook's defining cells (imports, data, model, helper; not its training) and then each solution."""
 
 import re
-import runpy
-from pathlib import Path
 
-import nbformat
 import pytest
+from notebook_solutions import defining_namespace
+from notebook_solutions import run_solution as run
 
 from ipu_teach import hardware, ipu, poptorch
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 DEFINING_CELLS = ("%matplotlib inline", "transform_mnist =", "class Block(", "def compiled(")
 
 
 @pytest.fixture(scope="module")
 def namespace():
-    notebook = nbformat.read(NOTEBOOKS / "08_poptorch_on_the_ipu.ipynb", as_version=4)
-    cells = [c.source for c in notebook.cells if c.cell_type == "code" and c.source.startswith(DEFINING_CELLS)]
-    assert len(cells) == len(DEFINING_CELLS)  # the notebook still defines what the solutions use
-    names = {}
-    for source in cells:
-        exec("\n".join(line for line in source.splitlines() if not line.startswith("%")), names)
+    names = defining_namespace("08_poptorch_on_the_ipu.ipynb", DEFINING_CELLS)
     names["host_call"] = hardware.HOST.execution_seconds("poptorch")
     return names
-
-
-def run(name, namespace, capsys):
-    before = ipu.system.current()
-    runpy.run_path(str(NOTEBOOKS / "solutions" / name), init_globals=namespace, run_name="__main__")
-    assert ipu.system.current() is before  # the notebook's IPUs are back
-    return capsys.readouterr().out
 
 
 def test_exercise_1_counts_the_combined_batch(namespace, capsys):

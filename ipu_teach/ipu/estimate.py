@@ -55,22 +55,66 @@ class Estimate:
 
     @property
     def seconds_per_step(self) -> float:
-        """One step's share of an execution: the time per step Keras' progress bar shows."""
+        """One step's share of an execution: the time per step Keras' progress bar shows.
+
+        Example:
+
+        >>> from ipu_teach.examples import configure_ipus, tutorial_model_fn
+        >>> config = configure_ipus(1)
+        >>> model = keras.Model(*tutorial_model_fn())
+        >>> model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        >>> sizing = ipu.utils.estimate(model, batch_size=32)
+        >>> sizing.seconds_per_step == sizing.seconds_per_execution / 4
+        True
+        """
         return self.seconds_per_execution / self.steps_per_execution
 
     @property
     def samples_per_second(self) -> float:
-        """Throughput: the samples of one execution (every replica's micro-batches) over its time."""
+        """Throughput: the samples of one execution (every replica's micro-batches) over its time.
+
+        Example:
+
+        >>> from ipu_teach.examples import configure_ipus, tutorial_model_fn
+        >>> config = configure_ipus(1)
+        >>> model = keras.Model(*tutorial_model_fn())
+        >>> model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        >>> sizing = ipu.utils.estimate(model, batch_size=32)
+        >>> sizing.samples_per_second == 32 * 4 / sizing.seconds_per_execution
+        True
+        """
         return self.micro_batch * self.replicas * self.steps_per_execution / self.seconds_per_execution
 
     @property
     def max_tile_bytes(self) -> int:
-        """The bytes the fullest tile of any of the replica's IPUs needs."""
+        """The bytes the fullest tile of any of the replica's IPUs needs: the figure that decides whether it fits.
+
+        Example:
+
+        >>> from ipu_teach.examples import configure_ipus, tutorial_model_fn
+        >>> config = configure_ipus(1)
+        >>> model = keras.Model(*tutorial_model_fn())
+        >>> model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        >>> sizing = ipu.utils.estimate(model, batch_size=32)
+        >>> sizing.max_tile_bytes == int(sizing.tile_bytes[0].max()), sizing.max_tile_bytes < sizing.sram_per_tile
+        (True, True)
+        """
         return max(int(per_tile.max(initial=0)) for per_tile in self.tile_bytes)
 
     @property
     def fits(self) -> bool:
-        """Whether every tile's memory fits its SRAM (else the program could be compiled, not run)."""
+        """Whether every tile's memory fits its SRAM (else the program could be compiled, not run).
+
+        Example:
+
+        >>> from ipu_teach.examples import configure_ipus, tutorial_model_fn
+        >>> config = configure_ipus(1)
+        >>> model = keras.Model(*tutorial_model_fn())
+        >>> model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+        >>> sizing = ipu.utils.estimate(model, batch_size=32)
+        >>> sizing.fits, ipu.utils.estimate(model, batch_size=4096).fits   # 4,096 images' activations do not
+        (True, False)
+        """
         return self.max_tile_bytes <= self.sram_per_tile
 
     def __str__(self) -> str:

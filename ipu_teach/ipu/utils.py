@@ -1,6 +1,14 @@
 """``ipu.utils`` (``from tensorflow.python.ipu import utils``): the helpers Graphcore's Keras scripts call.
 
-Source: graphcore/tensorflow ``tensorflow/python/ipu/utils.py`` (SDK 3.x).
+Source: graphcore/tensorflow ``tensorflow/python/ipu/utils.py`` (SDK 3.x). ipu-teach adds ``estimate`` and
+``shape_only_weights``, for sizing a model without training it.
+
+Example:
+
+>>> with ipu.utils.shape_only_weights():          # weights of shape and dtype only: no values made
+...     model = keras.Sequential([keras.layers.Dense(10, input_shape=(784,))])
+>>> model.count_params(), model.weights[0].data
+(7850, ShapedArray(shape=(784, 10), dtype=float32))
 """
 
 from ..keras import backend

@@ -26,6 +26,31 @@ def graphs_per_ipu(executable) -> list:
 
 
 def build_report(model_name: str, mode: str, executable, configuration, options: dict | None = None) -> Report:
+    """Returns the report of a compiled executable without writing a file: what ``auto_report`` writes and
+    ``open_report`` reads back, for an executable at hand (``ipu.utils.estimate(...).executable``).
+
+    Args:
+      model_name: String, the model's name as the report shows it.
+      mode: String, ``"train"``, ``"test"`` or ``"predict"``.
+      executable: The compiled executable.
+      configuration: The configured IPU system it was compiled for (``ipu.system.current()``).
+      options: Dict or None, the engine options to record in the report.
+
+    Returns:
+      A ``Report``.
+
+    Example:
+
+    >>> from ipu_teach import profiling
+    >>> from ipu_teach.examples import configure_ipus, tutorial_model_fn
+    >>> config = configure_ipus(1)
+    >>> model = keras.Model(*tutorial_model_fn())
+    >>> model.compile("sgd", "categorical_crossentropy")
+    >>> sizing = ipu.utils.estimate(model, batch_size=32)
+    >>> report = profiling.build_report(model.name, "train", sizing.executable, ipu.system.current())
+    >>> report.compilation.target.numIPUs, int(report.compilation.tile_memory(0).max()) == sizing.max_tile_bytes
+    (1, True)
+    """
     graphs = graphs_per_ipu(executable)
     spec = graphs[0].spec
     target = Target(

@@ -260,6 +260,23 @@ class Compilation:
         return [self.tile(number) for number in range(self.target.numTiles)]
 
     def tile(self, number: int) -> Tile:
+        """Returns one tile and its memory, as PopVision's tile view shows it: by role, by PopVision category
+        (which add up to the tile's total), always-live and not-always-live bytes, and the overflow.
+
+        Args:
+          number: Integer, the tile's number over all IPUs (IPU ``i``'s tile ``t`` is ``i * tilesPerIPU + t``).
+
+        Raises:
+          IndexError: for a tile the target does not have.
+
+        Example:
+
+        >>> from ipu_teach.examples import small_report
+        >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
+        >>> memory = report.compilation.tile(0).memory
+        >>> sum(memory.byPopVisionCategory.values()) == memory.total.includingGaps, memory.overflow
+        (True, 0)
+        """
         if not 0 <= number < self.target.numTiles:
             raise IndexError(f"tile {number} does not exist: the target has {self.target.numTiles} tiles")
         ipu, t = divmod(number, self.target.tilesPerIPU)

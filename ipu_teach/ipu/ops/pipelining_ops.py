@@ -34,7 +34,17 @@ Example:
 
 
 class RecomputationMode(enum.Enum):
-    """How activations are recomputed in the backward pass when ``IPUConfig.allow_recompute`` is set."""
+    """How activations are recomputed in the backward pass when ``IPUConfig.allow_recompute`` is set, as
+    ``set_pipelining_options(recomputation_mode=...)`` takes it: ``Auto`` recomputes each pipeline stage's forward
+    pass from its stashed input; ``RecomputeAndBackpropagateInterleaved`` recomputes a stage one segment between
+    recomputation checkpoints at a time, just before that segment's backward pass (:mod:`ipu_teach.ipu.recomputation`).
+
+    Example:
+
+    >>> mode = ipu.ops.pipelining_ops.RecomputationMode.RecomputeAndBackpropagateInterleaved
+    >>> mode.name, mode.value
+    ('RecomputeAndBackpropagateInterleaved', 2)
+    """
 
     Auto = 0
     RecomputeThenBackpropagate = 1
