@@ -485,6 +485,19 @@ class HostSpec:
         "fitted to nothing. It runs beside the device: a step shows the slower of the two",
         default=145e-6,
     )
+    async_loader_buffer_size: int = _figure(
+        "PopTorch's default: the ring buffer of an asynchronous DataLoader (DataLoaderMode.Async) holds 3 combined "
+        "batches, the one a model call is using included (AsynchronousDataAccessor's buffer_size=3, graphcore/poptorch "
+        "python/__init__.py @c2a8b17; the worker process needs a free slot to write a batch or the end of an epoch, "
+        "python/_dataloader.py)",
+        default=3,
+    )
+    loader_prefetch_factor: int = _figure(
+        "PyTorch's default: a torch DataLoader hands each worker process up to 2 batches' indices ahead "
+        "(torch.utils.data.DataLoader prefetch_factor=2); each worker makes a whole batch, which for a poptorch "
+        "DataLoader is the combined batch of one model call",
+        default=2,
+    )
 
     def execution_seconds(self, api: str = "keras") -> float:
         """Seconds the host spends per execution of a program called from ``api`` (one of ``HOST_APIS``).
