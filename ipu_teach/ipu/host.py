@@ -50,7 +50,8 @@ def simulate_input_pipeline(samples_per_second=None, overlapped=True) -> None:
     When the pipeline makes a step's batch more slowly than the IPU runs the step, the host is late: each step
     waits for it (``StreamCopyBegin (host late)`` in the timeline and profile), and the run is host-bound, however
     fast the device. The pipeline runs beside the device (prefetching, as ``tf.data`` and PopTorch's DataLoader
-    do), so a pipeline faster than the device costs nothing. Programs compiled afterwards use the rate.
+    do), so a pipeline faster than the device costs nothing. Programs compiled afterwards use the rate: Keras'
+    ``fit``, ``evaluate`` and ``predict`` and PopTorch models (at their first call).
 
     Args:
       samples_per_second: A positive number, or None for a host that always keeps up (the default).
