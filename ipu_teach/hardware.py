@@ -480,9 +480,14 @@ class HostSpec:
         "measured: 145 us of host work per step when Keras' callbacks run once per step on Graphcore's polling "
         "thread (model.set_asynchronous_callbacks(True)): an eager tf.data iterator's next() standing in for the "
         "outfeed's dequeue, then tf-keras' on_test_batch_begin/end with ProgbarLogger and History and four scalar "
-        "logs converted for the progress bar. Median of 7 runs of 1,000 steps (135-152 us) with TensorFlow and "
-        "tf-keras 2.21 on the 2-core laptop ipu-teach is developed on, by benchmarks/measure_callback_step.py; "
-        "fitted to nothing. It runs beside the device: a step shows the slower of the two",
+        "logs converted for the progress bar. Median of 7 runs of 1,000 steps (135-152 us, wall-clock) with "
+        "TensorFlow and tf-keras 2.21 on the 2-core laptop ipu-teach is developed on, by "
+        "benchmarks/measure_callback_step.py (now its 'one next() per step' line); fitted to nothing. It leaves out "
+        "that Graphcore's outfeed iterator cuts each step's logs out of the dequeued results with an eager result[i] "
+        "per log (tensorflow/python/ipu/ipu_outfeed_queue.py @b2127bb, IPUOutfeedQueueIterator.__next__), the "
+        "script's first line: measured so far only while the machine was loaded (load average ~14: 1.8 ms of "
+        "processor time per step against 0.23 ms for the stand-in in the same runs), too unsteady to set the figure "
+        "by. It runs beside the device: a step shows the slower of the two",
         default=145e-6,
     )
     async_loader_buffer_size: int = _figure(
