@@ -4,21 +4,11 @@ loading in the loop's thread before each call. Times are derived from the same r
 
 import numpy as np
 import pytest
+from torch_helpers import WithLoss
 
 from ipu_teach import ipu, poptorch, torch
 
 ITERATIONS, BATCH = 8, 4
-
-
-class WithLoss(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(3, 2)
-        self.loss = torch.nn.MSELoss()
-
-    def forward(self, x, y):
-        out = self.linear(x)
-        return out, self.loss(out, y)
 
 
 def _call():
