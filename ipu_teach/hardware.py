@@ -485,9 +485,10 @@ class HostSpec:
         "benchmarks/measure_callback_step.py (now its 'one next() per step' line); fitted to nothing. It leaves out "
         "that Graphcore's outfeed iterator cuts each step's logs out of the dequeued results with an eager result[i] "
         "per log (tensorflow/python/ipu/ipu_outfeed_queue.py @b2127bb, IPUOutfeedQueueIterator.__next__), the "
-        "script's first line: measured so far only while the machine was loaded (load average ~14: 1.8 ms of "
-        "processor time per step against 0.23 ms for the stand-in in the same runs), too unsteady to set the figure "
-        "by. It runs beside the device: a step shows the slower of the two",
+        "script's first line: measured so far only while the machine was loaded (processor time per step at a load "
+        "average of 2.6: 0.98 ms against 0.23 ms for the stand-in in the same runs; at ~14: 1.8 ms against 0.23 ms), "
+        "never in the conditions the 145 us was measured in, so not yet the figure. It runs beside the device: a "
+        "step shows the slower of the two",
         default=145e-6,
     )
     async_loader_buffer_size: int = _figure(
