@@ -444,6 +444,10 @@ def simulate(case) -> dict:
     spec = case["ipu_teach"]
     if "poptorch_run" in spec:  # through ipu-teach's PopTorch front end; the accuracy needs training (None here)
         return poptorch_cases.figures(case, poptorch_cases.simulate(spec))
+    if "poptorch_loop" in spec:  # a tutorial's loop over an asynchronous DataLoader, through the front end
+        rate = input_pipelines()[spec["poptorch_loop"]["loader"]["pipeline"]]["samples_per_second"]
+        simulated = poptorch_cases.simulate_loop(spec, rate)
+        return {figure["name"]: simulated[figure["measure"]] for figure in case["figures"]}
     if "custom_loop" in spec:
         return {figure["name"]: custom_loop_run_time(spec) for figure in case["figures"]}
     executable, setup = _compile(spec)
@@ -617,11 +621,18 @@ def problems(case) -> list:
             found.append("an expressible case needs its ipu_teach entry and the mapping")
         else:
             found += _loop_problems(case["ipu_teach"])
-            if "poptorch_run" in case["ipu_teach"]:
+            measures = (
+                poptorch_cases.MEASURES
+                if "poptorch_run" in case["ipu_teach"]
+                else poptorch_cases.LOOP_MEASURES
+                if "poptorch_loop" in case["ipu_teach"]
+                else None
+            )
+            if measures:
                 found += [
-                    f"figure {f.get('name')!r}: measure is not one of {poptorch_cases.MEASURES}"
+                    f"figure {f.get('name')!r}: measure is not one of {measures}"
                     for f in case["figures"]
-                    if f.get("measure") not in poptorch_cases.MEASURES
+                    if f.get("measure") not in measures
                 ]
     elif not case.get("reason"):
         found.append("a case that is not expressible says why (reason)")
@@ -631,9 +642,16 @@ def problems(case) -> list:
 def _loop_problems(spec) -> list:
     """What is wrong with an ``ipu_teach`` entry's model and host loop (front end, input pipeline)."""
     found = []
-    models = poptorch_cases.MODELS if "poptorch_run" in spec else MODELS
+    models = poptorch_cases.MODELS if "poptorch_run" in spec or "poptorch_loop" in spec else MODELS
     if spec["model"] not in models:
         found.append(f"model {spec['model']!r} is not one of {sorted(models)}")
+    loader = spec.get("poptorch_loop", {}).get("loader")
+    if loader is not None and (
+        loader.get("pipeline") not in input_pipelines()
+        or not isinstance(loader.get("workers"), int)
+        or loader["workers"] < 1
+    ):
+        found.append(f"poptorch_loop's loader names one of {sorted(input_pipelines())} and its workers (at least 1)")
     if spec.get("host_api", "keras") not in hardware.HOST_APIS:
         found.append(f"host_api {spec['host_api']!r} is not one of {hardware.HOST_APIS}")
     entry = spec.get("input_pipeline")

@@ -10,6 +10,14 @@ costs the same simulated time, so two calls on zeros shaped like the data give i
 ``fidelity_cases.custom_loop_run_time`` does); the simulated figures do not depend on the data's values.
 The accuracy needs the real training: :func:`train_and_evaluate` runs the tutorial's loops on Fashion-MNIST
 (torchvision's folder or Keras' cache) when it is there.
+
+A case whose entry has ``"poptorch_loop"`` is a tutorial's training loop over an asynchronous ``poptorch.DataLoader``
+(the pipelining tutorial, tutorials/tutorials/pytorch/pipelining/README.md of graphcore/examples): its ``Network``
+with its ``poptorch.Block`` s, its options (pipelined stages, ``deviceIterations``, ``gradientAccumulation``,
+``outputMode``, the optimizer's state off chip) and its optimizer; :func:`simulate_loop` gives the training
+compilation and the items per second of an epoch after the first, the DataLoader's workers costed by
+``ipu.host.asynchronous_epoch_seconds``. Such a case is in bench_fidelity's validation table (it has no Keras
+expression to stand in for it).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import io
 
-from ipu_teach import poptorch, torch, torchvision
+from ipu_teach import ipu, poptorch, torch, torchvision
 from ipu_teach.ipu import custom_loop, system
 from ipu_teach.torch import nn
 
@@ -50,14 +58,74 @@ class ClassificationModel(nn.Module):
         return x
 
 
-MODELS = {"basics_classification": ClassificationModel}
+class ConvLayer(nn.Module):
+    """The pipelining tutorial's convolution block, as it writes it."""
+
+    def __init__(self, in_channels, num_filters, kernel_size, pool_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, num_filters, kernel_size=kernel_size)
+        self.pool = nn.MaxPool2d(kernel_size=pool_size)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.pool(x)
+        x = self.relu(x)
+        return x
+
+
+class Network(nn.Module):
+    """The pipelining tutorial's model, as it writes it: four blocks, B1-B4, for the pipeline's stages."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer1 = ConvLayer(1, 10, 5, 2)
+        self.layer2 = ConvLayer(10, 20, 5, 2)
+        self.layer3 = nn.Linear(320, 256)
+        self.layer3_act = nn.ReLU()
+        self.layer4 = nn.Linear(256, 10)
+
+    def forward(self, x):
+        with poptorch.Block("B1"):
+            x = self.layer1(x)
+        with poptorch.Block("B2"):
+            x = self.layer2(x)
+        with poptorch.Block("B3"):
+            x = x.view(-1, 320)
+            x = self.layer3_act(self.layer3(x))
+        with poptorch.Block("B4"):
+            x = self.layer4(x)
+        return x
+
+
+class TrainingModelWithLoss(nn.Module):
+    """The pipelining tutorial's training wrapper: the loss in the last block, B4."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.loss = nn.CrossEntropyLoss()
+
+    def forward(self, args, labels=None):
+        output = self.model(args)
+        if labels is None:
+            return output
+        with poptorch.Block("B4"):
+            loss = self.loss(output, labels)
+        return output, loss
+
+
+MODELS = {"basics_classification": ClassificationModel, "pipelining_network": Network}
 MEASURES = ("training compile", "epochs", "evaluation compile", "inference compile", "accuracy")
 """What a figure of a ``poptorch_run`` case measures (its ``measure``): see :func:`figures`."""
+LOOP_MEASURES = ("training compile", "epoch throughput")
+"""What a figure of a ``poptorch_loop`` case measures: see :func:`simulate_loop`."""
 
 
 def _optimizer(model, settings):
     settings = dict(settings)
-    return {"sgd": poptorch.optim.SGD}[settings.pop("name")](model.parameters(), **settings)
+    optimizers = {"sgd": poptorch.optim.SGD, "adamw": poptorch.optim.AdamW}
+    return optimizers[settings.pop("name")](model.parameters(), **settings)
 
 
 @contextlib.contextmanager
@@ -115,6 +183,44 @@ def figures(case, simulated, accuracy=None) -> dict:
         "accuracy": accuracy,
     }
     return {figure["name"]: values[figure["measure"]] for figure in case["figures"]}
+
+
+def loop_options(loop) -> poptorch.Options:
+    """The options a ``poptorch_loop`` entry's tutorial gives its training model: one pipeline stage per block,
+    each on its own IPU, ``deviceIterations``, ``gradientAccumulation``, ``outputMode`` and the optimizer's state
+    on or off chip (ipu-teach records the location and keeps the state on chip)."""
+    opts = poptorch.Options()
+    opts.deviceIterations(loop["device_iterations"])
+    opts.setExecutionStrategy(
+        poptorch.PipelinedExecution(*(poptorch.Stage(block).ipu(i) for i, block in enumerate(loop["stages"])))
+    )
+    opts.Training.gradientAccumulation(loop["gradient_accumulation"])
+    opts.outputMode(getattr(poptorch.OutputMode, loop["output_mode"]))
+    location = poptorch.TensorLocationSettings().useOnChipStorage(loop["optimizer_on_chip"])
+    opts.TensorLocations.setOptimizerLocation(location)
+    return opts
+
+
+def simulate_loop(spec, samples_per_second, calls_simulated=2) -> dict:
+    """``{"training compile": s, "epoch throughput": items/s}`` of a ``poptorch_loop`` entry: its trainingModel
+    compiled and called on zeros (every call costs the same), then an epoch after the first of the tutorial's loop
+    over its asynchronous DataLoader, whose ``workers`` each make a call's combined batch at ``samples_per_second``
+    (one process's rate: ``ipu.host.asynchronous_epoch_seconds``)."""
+    loop = spec["poptorch_loop"]
+    system.reset()
+    torch.manual_seed(0)  # as the tutorial's script
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        model = MODELS[spec["model"]]()
+        training = poptorch.trainingModel(
+            TrainingModelWithLoss(model), loop_options(loop), optimizer=_optimizer(model, spec["optimizer"])
+        )
+        combined = loop["batch"] * loop["device_iterations"] * loop["gradient_accumulation"]
+        inputs = torch.zeros(combined, *IMAGE), torch.zeros(combined, dtype=torch.long)
+        compile_s, per_call = _timed(training, *inputs, calls=calls_simulated)
+    calls = loop["dataset_samples"] // combined  # poptorch.DataLoader drops the last incomplete batch
+    workers = loop["loader"]["workers"]
+    epoch = ipu.host.asynchronous_epoch_seconds(calls, per_call, combined / samples_per_second, workers)
+    return {"training compile": compile_s, "epoch throughput": calls * combined / epoch}
 
 
 def fashion_mnist(root="~/.torch/datasets"):

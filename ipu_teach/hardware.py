@@ -480,10 +480,29 @@ class HostSpec:
         "measured: 145 us of host work per step when Keras' callbacks run once per step on Graphcore's polling "
         "thread (model.set_asynchronous_callbacks(True)): an eager tf.data iterator's next() standing in for the "
         "outfeed's dequeue, then tf-keras' on_test_batch_begin/end with ProgbarLogger and History and four scalar "
-        "logs converted for the progress bar. Median of 7 runs of 1,000 steps (135-152 us) with TensorFlow and "
-        "tf-keras 2.21 on the 2-core laptop ipu-teach is developed on, by benchmarks/measure_callback_step.py; "
-        "fitted to nothing. It runs beside the device: a step shows the slower of the two",
+        "logs converted for the progress bar. Median of 7 runs of 1,000 steps (135-152 us, wall-clock) with "
+        "TensorFlow and tf-keras 2.21 on the 2-core laptop ipu-teach is developed on, by "
+        "benchmarks/measure_callback_step.py (now its 'one next() per step' line); fitted to nothing. It leaves out "
+        "that Graphcore's outfeed iterator cuts each step's logs out of the dequeued results with an eager result[i] "
+        "per log (tensorflow/python/ipu/ipu_outfeed_queue.py @b2127bb, IPUOutfeedQueueIterator.__next__), the "
+        "script's first line: measured so far only while the machine was loaded (processor time per step at a load "
+        "average of 2.6: 0.98 ms against 0.23 ms for the stand-in in the same runs; at ~14: 1.8 ms against 0.23 ms), "
+        "never in the conditions the 145 us was measured in, so not yet the figure. It runs beside the device: a "
+        "step shows the slower of the two",
         default=145e-6,
+    )
+    async_loader_buffer_size: int = _figure(
+        "PopTorch's default: the ring buffer of an asynchronous DataLoader (DataLoaderMode.Async) holds 3 combined "
+        "batches, the one a model call is using included (AsynchronousDataAccessor's buffer_size=3, graphcore/poptorch "
+        "python/__init__.py @c2a8b17; the worker process needs a free slot to write a batch or the end of an epoch, "
+        "python/_dataloader.py)",
+        default=3,
+    )
+    loader_prefetch_factor: int = _figure(
+        "PyTorch's default: a torch DataLoader hands each worker process up to 2 batches' indices ahead "
+        "(torch.utils.data.DataLoader prefetch_factor=2); each worker makes a whole batch, which for a poptorch "
+        "DataLoader is the combined batch of one model call",
+        default=2,
     )
 
     def execution_seconds(self, api: str = "keras") -> float:

@@ -25,6 +25,8 @@ EXPRESSIBLE = [case for case in CASES if case.get("expressible")]
 VALIDATION = [case for case in EXPRESSIBLE if case["set"] == "validation"]
 FRONT_END = [case for case in EXPRESSIBLE if "poptorch_run" in case["ipu_teach"]]
 """Cases run through ipu-teach's PopTorch front end (benchmarks/poptorch_cases.py), not written in Keras."""
+LOOPS = [case for case in EXPRESSIBLE if "poptorch_loop" in case["ipu_teach"]]
+"""Tutorials' training loops over an asynchronous DataLoader, run through the front end too."""
 
 
 def test_the_file_has_both_sets_and_enough_validation_cases():
@@ -54,7 +56,7 @@ def test_problems_names_what_a_case_lacks():
     assert fidelity_cases.problems({"id": "x"})[0] == "missing 'set'"
 
 
-KERAS_EXPRESSED = [case for case in EXPRESSIBLE if case not in FRONT_END]
+KERAS_EXPRESSED = [case for case in EXPRESSIBLE if case not in FRONT_END + LOOPS]
 
 
 @pytest.mark.parametrize("case", KERAS_EXPRESSED, ids=[case["id"] for case in KERAS_EXPRESSED])
@@ -213,6 +215,47 @@ def test_problems_names_a_front_end_figure_without_its_measure():
     assert fidelity_cases.problems(broken) == [
         f"figure 'training compile': measure is not one of {fidelity_cases.poptorch_cases.MEASURES}"
     ]
-    assert "model 'resnet' is not one of ['basics_classification']" in fidelity_cases.problems(
+    assert "model 'resnet' is not one of ['basics_classification', 'pipelining_network']" in fidelity_cases.problems(
         dict(case, ipu_teach=dict(case["ipu_teach"], model="resnet"))
     )
+
+
+def test_the_pipelining_tutorials_epochs_are_its_calls_and_its_asynchronous_loaders_fill():
+    """The PopTorch pipelining tutorial through the front end, with the README's options: one call is 10 device
+    iterations of 10 micro-batches of 40 on a 4-stage pipeline; an epoch of 60,000 images is 15 calls, each batch of
+    4,000 made by one of the DataLoader's 16 workers at one process's rate, so the epoch is host-bound."""
+    [case] = [case for case in LOOPS if case["id"] == "poptorch-pipelining-mnist-train"]
+    spec = case["ipu_teach"]
+    loop = spec["poptorch_loop"]
+    assert (loop["batch"], loop["device_iterations"], loop["gradient_accumulation"]) == (40, 10, 10)
+    assert loop["loader"] == {"pipeline": "torchvision-mnist-per-process", "workers": 16}
+    rate = fidelity_cases.input_pipelines()["torchvision-mnist-per-process"]["samples_per_second"]
+    simulated = fidelity_cases.poptorch_cases.simulate_loop(spec, rate)
+    [timing] = ipu.custom_loop.timings().values()
+    executable = timing.executable
+    assert executable.steps_per_execution == 100 and executable.graph.micro_batch == 40
+    assert len(executable.pipeline.stage_graphs) == 4
+    per_call = executable.seconds_per_execution
+    assert per_call >= executable.timeline.seconds() + hardware.HOST.poptorch_execution_s  # a PopTorch call
+    expected = ipu.host.asynchronous_epoch_seconds(15, per_call, 4000 / rate, 16)
+    assert simulated["epoch throughput"] == pytest.approx(60_000 / expected)
+    assert simulated["epoch throughput"] < 0.5 * 4000 / per_call  # the loader's fill, not the calls, sets the pace
+    assert simulated["training compile"] == timing.compile_seconds
+    assert fidelity_cases.simulate(case) == {
+        "training throughput (epochs 2-3)": simulated["epoch throughput"],
+        "compile time": simulated["training compile"],
+    }
+
+
+def test_problems_names_a_loop_without_its_loader_or_measure():
+    [case] = [case for case in LOOPS if case["id"] == "poptorch-pipelining-mnist-train"]
+    loop = dict(case["ipu_teach"]["poptorch_loop"], loader={"pipeline": "torchvision-mnist-per-process", "workers": 0})
+    found = fidelity_cases.problems(dict(case, ipu_teach=dict(case["ipu_teach"], poptorch_loop=loop)))
+    assert found == [
+        "poptorch_loop's loader names one of ['torchvision-mnist-per-process'] and its workers (at least 1)"
+    ]
+    broken = dict(case, figures=[dict(case["figures"][0], measure="epochs")])
+    measures = fidelity_cases.poptorch_cases.LOOP_MEASURES
+    assert fidelity_cases.problems(broken) == [
+        f"figure 'training throughput (epochs 2-3)': measure is not one of {measures}"
+    ]

@@ -24,13 +24,20 @@ the making of each execution's samples to the execution (:func:`caller_loading`)
 
 >>> [p.seconds for p in ipu.host.caller_loading(samples=80, samples_per_second=10_000)]   # made before each call
 [0.008]
+
+PopTorch's asynchronous DataLoader (``DataLoaderMode.Async``) makes whole batches in worker processes beside the
+calls, so an epoch of few batches starts with a fill: its first batch takes one worker's whole batch time
+(:func:`asynchronous_epoch_seconds`). 15 calls of 10 ms, 16 workers that each take 0.4 s per batch:
+
+>>> round(ipu.host.asynchronous_epoch_seconds(batches=15, call_seconds=0.01, batch_seconds=0.4, workers=16), 3)
+0.53
 """
 
 from __future__ import annotations
 
 import math
 
-from .. import bsp
+from .. import bsp, hardware
 from . import messages
 
 _input_samples_per_second = [None]
@@ -43,7 +50,8 @@ def simulate_input_pipeline(samples_per_second=None, overlapped=True) -> None:
     When the pipeline makes a step's batch more slowly than the IPU runs the step, the host is late: each step
     waits for it (``StreamCopyBegin (host late)`` in the timeline and profile), and the run is host-bound, however
     fast the device. The pipeline runs beside the device (prefetching, as ``tf.data`` and PopTorch's DataLoader
-    do), so a pipeline faster than the device costs nothing. Programs compiled afterwards use the rate.
+    do), so a pipeline faster than the device costs nothing. Programs compiled afterwards use the rate: Keras'
+    ``fit``, ``evaluate`` and ``predict`` and PopTorch models (at their first call).
 
     Args:
       samples_per_second: A positive number, or None for a host that always keeps up (the default).
@@ -103,6 +111,55 @@ def late_host_waits(samples: int, device_step_seconds: float, samples_per_second
     """
     late = 0.0 if samples_per_second is None else samples / samples_per_second - device_step_seconds
     return (bsp.HostWait(late),) if late > 0 else ()
+
+
+def asynchronous_epoch_seconds(batches: int, call_seconds: float, batch_seconds: float, workers: int) -> float:
+    """Seconds of an epoch after the first of a loop calling a model once per batch of PopTorch's asynchronous
+    DataLoader, from its ``iter()`` to the end of its last call (what a progress bar over the epoch times).
+
+    How the loader works (graphcore/poptorch python/_dataloader.py): a process of its own takes the batches of a torch
+    DataLoader, whose ``workers`` processes each make whole batches (a poptorch DataLoader's batch is one call's
+    combined batch: ``batch_seconds`` each), up to ``HOST.loader_prefetch_factor`` batches ahead per worker; it
+    writes them in order into a ring buffer of ``HOST.async_loader_buffer_size`` slots, and a call uses its batch in
+    place, so a slot is free again only when the loop asks for the next batch. At the end of the data it needs a
+    free slot to mark the epoch's end, then starts the next epoch's batches at once (``load_indefinitely``), while
+    the loop still calls the model on the last batches in the buffer. So each epoch starts with a fill: its first
+    batch takes one worker's whole batch time, less those last calls. With few batches and many workers an epoch
+    is that fill plus its calls; with many batches, the calls or the workers' rate (``workers / batch_seconds``
+    batches per second), whichever is slower. Each worker is taken to have a core of its own; the copies of a
+    batch between processes are left out.
+
+    Args:
+      batches: Integer, the batches (calls) of an epoch.
+      call_seconds: Seconds of one call of the model (the host's call, the device's execution).
+      batch_seconds: Seconds one worker process takes to make one batch.
+      workers: Integer, the DataLoader's ``num_workers`` (at least 1).
+
+    Raises:
+      ValueError: for a count that is not a positive integer or a time that is negative, naming the argument.
+    """
+    for name, count in (("batches", batches), ("workers", workers)):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"asynchronous_epoch_seconds: {name} must be a positive integer, got {count!r}")
+    for name, seconds in (("call_seconds", call_seconds), ("batch_seconds", batch_seconds)):
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+            raise ValueError(f"asynchronous_epoch_seconds: {name} must be a number of seconds >= 0, got {seconds!r}")
+    slots, ahead = hardware.HOST.async_loader_buffer_size, hardware.HOST.loader_prefetch_factor * workers
+    ends = []  # the end of each call, over the epochs: the loop frees a batch's slot when its call ends
+    epoch_ends, start = [], 0.0  # ``start``: when the workers start on an epoch's batches
+    for _ in range(3):  # the first epoch starts empty; the third is as every later one
+        worker_free, taken, written = [start] * workers, [], start
+        for i in range(batches):
+            slot_free = ends[len(ends) - slots] if len(ends) >= slots else 0.0
+            dispatched = start if i < ahead else taken[i - ahead]
+            ready = max(dispatched, worker_free[i % workers]) + batch_seconds
+            worker_free[i % workers] = ready
+            taken.append(max(ready, written))  # asked for once the batch before is written
+            written = max(taken[-1], slot_free)
+            ends.append(max(written, ends[-1] if ends else 0.0) + call_seconds)
+        start = max(written, ends[len(ends) - slots] if len(ends) >= slots else 0.0)  # the end mark's slot
+        epoch_ends.append(ends[-1])
+    return epoch_ends[-1] - epoch_ends[-2]
 
 
 def tell_if_late(waits: tuple, samples: int, device_step_seconds: float) -> None:

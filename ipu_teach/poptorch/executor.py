@@ -22,7 +22,8 @@ Cost: the first call (or ``compile()``) records one micro-batch step's ops (the 
 their forward and backward costs) and lowers them with the executor the Keras path uses (``ipu.executor``'s
 ``compile_executable``, as ``ipu.custom_loop`` does for ``strategy.run``): a call is one execution of
 ``deviceIterations x gradientAccumulation`` steps on ``replicationFactor`` replicas, called by the "poptorch"
-host API (``hardware.HOST.poptorch_execution_s``), as ``steps_per_execution`` steps are in Keras. Blocks
+host API (``hardware.HOST.poptorch_execution_s``), as ``steps_per_execution`` steps are in Keras; a slow DataLoader
+is simulated as for Keras, with ``ipu.host.simulate_input_pipeline`` set before the first call. Blocks
 (``BeginBlock``, ``Block``) on several IPUs make the step a pipeline (:mod:`.stages`): the plan a Keras model with
 ``PipelineStage`` blocks gets, costed by the same ``ipu.pipelined_run``. A "Graph compilation" bar shows the simulated
 compile time; ``ipu-teach run`` prints each model's simulated seconds; ``get_ipu_executable()`` returns the
@@ -54,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..autograd import no_grad, record
-from ..ipu import custom_loop
+from ..ipu import custom_loop, host
 from ..ipu.config import IPUConfig
 from ..ipu.executor import Setup, compile_executable
 from ..ipu.gradient_accumulation import GradientAccumulationReductionMethod
@@ -253,6 +254,7 @@ class PoplarExecutor:
             x,
             y,
             "poptorch",
+            *_input_pipeline(),
             recorded=RecordedStep(layout.ops, int(output_bytes)),
         )
         executable, due = compile_executable(program, setup)
@@ -520,6 +522,15 @@ class PoplarExecutor:
     def _weight_name(self, name: str) -> str:
         module, _, leaf = name.rpartition(".")
         return f"{module or type(self._model).__name__}/{leaf}:0"
+
+
+def _input_pipeline() -> tuple:
+    """``(beside the device, in the caller's thread)``: the rate of the simulated input pipeline
+    (``ipu.host.simulate_input_pipeline``) in the place it works, the other None. A ``poptorch.DataLoader`` whose
+    workers (``num_workers > 0``, or ``DataLoaderMode.Async``) make the batches works beside the device; one with
+    ``num_workers=0`` makes each call's batch in the loop's thread before the call (``overlapped=False``)."""
+    rate = host.input_pipeline_rate()
+    return (rate, None) if host.input_pipeline_overlapped() else (None, rate)
 
 
 def _sum_results(results: list):

@@ -6,20 +6,10 @@ import copy
 
 import numpy as np
 import pytest
+from torch_helpers import WithLoss
 
 from ipu_teach import hardware, poptorch, torch
 from ipu_teach.ipu import custom_loop
-
-
-class WithLoss(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(3, 2)
-        self.loss = torch.nn.MSELoss()
-
-    def forward(self, x, y):
-        out = self.linear(x)
-        return out, self.loss(out, y)
 
 
 def _data(n, seed=0):

@@ -1,4 +1,5 @@
-"""Gradient checks shared by the torch tests: autograd against central finite differences, in float64."""
+"""Shared by the torch tests: gradient checks (autograd against central finite differences, in float64) and the
+smallest PopTorch training model (a linear layer with its loss in ``forward``)."""
 
 import numpy as np
 
@@ -28,3 +29,16 @@ def check_gradient(function, shape, seed=0, positive=False):
     function(x).backward()
     expected = numerical_gradient(lambda a: function(torch.from_numpy(a)).item(), array.copy())
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5, atol=1e-7)
+
+
+class WithLoss(torch.nn.Module):
+    """A linear layer 3 -> 2 whose ``forward`` returns its output and its MSE loss, as a PopTorch training model's."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 2)
+        self.loss = torch.nn.MSELoss()
+
+    def forward(self, x, y):
+        out = self.linear(x)
+        return out, self.loss(out, y)
