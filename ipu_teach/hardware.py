@@ -586,8 +586,10 @@ POPLIBS_ASM = "poplibs' assembly codelets (the 201 files of lib/*/codelets/asm a
 class CodeSizes:
     """Bytes of code and runtime state per tile, by PopVision's memory categories.
 
-    Each is counted per thing the program has (a codelet a tile runs, an exchange it takes part in, a program
-    step, a vertex), never per byte the program moves: code grows with the program, not with the batch.
+    Each is counted per thing the program has (a codelet a tile runs, an exchange it takes part in and each
+    message it sends or receives there, a program step, a compute set, a host stream, a vertex), mostly in
+    instructions of ``instruction_bytes``, never per byte the program moves: code grows with the program, not
+    with the batch.
     """
 
     vertex_code_bytes: int = _figure(

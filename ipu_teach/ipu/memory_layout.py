@@ -8,8 +8,9 @@ a product's temporary memory while products run). Poplar gives
 not-always-live tensors that are never live together the same addresses, so a tile needs its always-live
 bytes plus the peak of what is live at once (:func:`~ipu_teach.bsp.allocated_per_tile`). The program's
 code and runtime state (vertex code, control code, exchange code, vertex instance state, stack) are always
-live; their sizes follow ``hardware.CODE``, counted per codelet, exchange, program step and vertex, so
-they grow with the program's length and variety, never with the bytes it moves.
+live; their sizes follow ``hardware.CODE``, counted in instructions per codelet, exchange message, program
+step, compute set, host stream and vertex, so they grow with the program's length, variety and how scattered
+its data is, never with the bytes it moves.
 """
 
 from __future__ import annotations
@@ -203,10 +204,10 @@ def _exchanges(steps) -> list:
 
 def exchange_messages(received: np.ndarray, senders: np.ndarray, incoming: np.ndarray | None = None) -> tuple:
     """Messages per tile of one exchange, ``(incoming, outgoing)``: each sender sends its share of the messages
-    the receivers get. Unless ``incoming`` is known, the ``received`` bytes are taken as spread evenly over the
-    ``senders`` (a tensor mapped linearly), so a tile receiving r of the exchange's R bytes hears from about
-    r / (R / senders) of them, at least one. Scaling every tile's bytes (a larger batch) changes no count: the
-    code grows with how scattered the data is, not with its size.
+    the receivers get, at most as many as a receiver hears. Unless ``incoming`` is known, the ``received`` bytes
+    are taken as spread evenly over the ``senders`` (a tensor mapped linearly), so a tile receiving r of the
+    exchange's R bytes hears from about r / (R / senders) of them, at least one. Scaling every tile's bytes (a
+    larger batch) changes no count: the code grows with how scattered the data is, not with its size.
 
     Example:
 
@@ -223,7 +224,9 @@ def exchange_messages(received: np.ndarray, senders: np.ndarray, incoming: np.nd
     if incoming is None:
         incoming = np.minimum(-(-received * sending // total), sending)
     incoming = np.where(received > 0, np.maximum(incoming, 1), 0)
-    outgoing = np.where(senders, -(-int(incoming.sum()) // sending), 0)
+    # the exchange is receiver-selected: a piece many tiles hear is sent once, so a sender sends its share of the
+    # messages, but no more than the most any receiver hears (a broadcast from one tile is that many messages)
+    outgoing = np.where(senders, min(-(-int(incoming.sum()) // sending), int(incoming.max())), 0)
     return incoming, outgoing
 
 

@@ -107,9 +107,9 @@ def test_an_exchange_s_code_is_on_its_sending_and_receiving_tiles_and_grows_with
     made = step_on("a/Op:0", computing=[0, 1])  # what tiles 0-1 make, tiles 4-7 receive
     code = memory_layout.exchange_code([made, step_on("b/Op:1", computing=[4], receiving=[4, 5, 6, 7])], spec)
     assert (code[[0, 1, 4, 5, 6, 7]] > 0).all() and not code[[2, 3]].any()  # tiles 2-3 take no part
-    # the 2,048 bytes spread evenly over the 2 senders: each receiver's 512 come from one, each sends to two
+    # the 2,048 bytes spread evenly over the 2 senders: each receiver's 512 come from one
     receiver = c.exchange_instructions_per_exchange + 1 * c.exchange_instructions_per_message_received
-    sender = c.exchange_instructions_per_exchange + 2 * c.exchange_instructions_per_message_sent
+    sender = c.exchange_instructions_per_exchange + 1 * c.exchange_instructions_per_message_sent
     assert code.tolist() == [sender * c.instruction_bytes] * 2 + [0, 0] + [receiver * c.instruction_bytes] * 4
     # more tiles exchanging: more tiles hold code, and the total grows
     wider = memory_layout.exchange_code([made, step_on("b/Op:1", computing=[2], receiving=range(2, 8))], spec)
@@ -132,6 +132,12 @@ def test_messages_follow_how_scattered_the_data_is_not_its_size():
     # all the bytes to one tile: it hears from every sender, who each send it one message
     gathered = memory_layout.exchange_messages(np.array([0, 0, 0, 0, 0, 0, 0, 400]), senders)
     assert gathered[0].tolist() == [0] * 7 + [4] and gathered[1].tolist() == [1] * 4 + [0] * 4
+    # one tile's 3 pieces heard by 7 tiles: sent once each (receiver-selected), not once per receiver
+    one = np.zeros(8, bool)
+    one[0] = True
+    heard = np.array([0] + [3] * 7)
+    broadcast = memory_layout.exchange_messages(np.array([0] + [384] * 7), one, heard)
+    assert broadcast[0].tolist() == heard.tolist() and broadcast[1].tolist() == [3] + [0] * 7
 
 
 def test_a_product_s_rearrangement_and_reduction_messages_follow_its_plan():
