@@ -477,19 +477,17 @@ class HostSpec:
         "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0
     )
     callback_step_s: float = _figure(
-        "measured: 145 us of host work per step when Keras' callbacks run once per step on Graphcore's polling "
-        "thread (model.set_asynchronous_callbacks(True)): an eager tf.data iterator's next() standing in for the "
-        "outfeed's dequeue, then tf-keras' on_test_batch_begin/end with ProgbarLogger and History and four scalar "
-        "logs converted for the progress bar. Median of 7 runs of 1,000 steps (135-152 us, wall-clock) with "
-        "TensorFlow and tf-keras 2.21 on the 2-core laptop ipu-teach is developed on, by "
-        "benchmarks/measure_callback_step.py (now its 'one next() per step' line); fitted to nothing. It leaves out "
-        "that Graphcore's outfeed iterator cuts each step's logs out of the dequeued results with an eager result[i] "
-        "per log (tensorflow/python/ipu/ipu_outfeed_queue.py @b2127bb, IPUOutfeedQueueIterator.__next__), the "
-        "script's first line: measured so far only while the machine was loaded (processor time per step at a load "
-        "average of 2.6: 0.98 ms against 0.23 ms for the stand-in in the same runs; at ~14: 1.8 ms against 0.23 ms), "
-        "never in the conditions the 145 us was measured in, so not yet the figure. It runs beside the device: a "
-        "step shows the slower of the two",
-        default=145e-6,
+        "measured: 765 us of host work per step when Keras' callbacks run once per step on Graphcore's polling "
+        "thread (model.set_asynchronous_callbacks(True)): what Graphcore's outfeed iterator does per step (it "
+        "dequeues every step's results at once and cuts each step's logs out with an eager result[i] per log: "
+        "tensorflow/python/ipu/ipu_outfeed_queue.py @b2127bb, IPUOutfeedQueueIterator.__next__), then tf-keras' "
+        "on_test_batch_begin/end with ProgbarLogger and History and four scalar logs converted for the progress bar. "
+        "Median processor time of 7 runs of 128 steps (720-803 us; 753 us wall-clock) with TensorFlow and tf-keras "
+        "2.21 on the 2-core laptop ipu-teach is developed on, idle, by benchmarks/measure_callback_step.py; fitted to "
+        "nothing. (The earlier stand-in, one iterator next() per step without the slicing, measured 145 us when the "
+        "machine was quiet and 271 us in the same runs as this figure.) It runs beside the device: a step shows "
+        "the slower of the two",
+        default=765e-6,
     )
     async_loader_buffer_size: int = _figure(
         "PopTorch's default: the ring buffer of an asynchronous DataLoader (DataLoaderMode.Async) holds 3 combined "
