@@ -235,7 +235,7 @@ def fit(
             )
             logs.update({f"val_{k}": v for k, v in val_logs.items()})
         bar.update(done, list(logs.items()), elapsed, finalize=True)  # Keras ends the line with the val_ values
-        executor.epoch_timing = (bar.seconds, bar.seconds_per_step)  # what the line showed, for benchmarks
+        history.epoch_timings.append((bar.seconds, bar.seconds_per_step))  # what the line showed
         cbs.on_epoch_end(epoch, logs)
         if model.stop_training or adapter.ran_out:
             break
