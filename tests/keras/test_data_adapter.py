@@ -1,11 +1,14 @@
 """``get_data_adapter`` picks one adapter per kind of input, as Keras' ``select_data_adapter`` does, and each
 adapter tells the executor what it knows ahead of the first epoch (steps, batch size, samples) and learns the rest."""
 
+import doctest
+
 import numpy as np
 import pytest
 
 import ipu_teach.keras as keras
 from ipu_teach.data import Dataset
+from ipu_teach.keras.engine import data_adapter
 from ipu_teach.keras.engine.data_adapter import (
     ArrayAdapter,
     DatasetAdapter,
@@ -75,3 +78,8 @@ def test_validation_split_takes_arrays_only():
         split_validation(_Batches(), None, 0.2)
     (x_train, _), (x_val, _) = split_validation(X, Y, 0.2)
     assert (len(x_train), len(x_val)) == (8, 2)
+
+
+def test_get_data_adapters_example_runs():
+    (example,) = doctest.DocTestFinder().find(data_adapter.get_data_adapter, globs={})
+    assert doctest.DocTestRunner().run(example) == (0, len(example.examples))

@@ -317,6 +317,7 @@ def get_data_adapter(x, y=None, batch_size=None, steps=None, **options) -> DataA
     epochs, for arrays cut by ``steps``).
 
     >>> import numpy as np
+    >>> from ipu_teach.keras.engine.data_adapter import get_data_adapter
     >>> adapter = get_data_adapter(np.zeros((10, 2)), np.zeros(10), batch_size=4)
     >>> type(adapter).__name__, adapter.steps, adapter.partial_batch
     ('ArrayAdapter', 3, True)
