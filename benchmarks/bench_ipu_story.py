@@ -27,7 +27,7 @@ import io
 import ipu_teach.keras as keras
 from ipu_teach import data, ipu
 from ipu_teach.examples import tutorial_model_fn
-from ipu_teach.keras.engine.data_adapter import DataAdapter
+from ipu_teach.keras.engine.data_adapter import get_data_adapter
 
 BATCH, CLASSES = 64, 10
 SPE_TARGET = 10.0
@@ -63,7 +63,7 @@ def training_executable(batch, replicas, steps_per_execution, system="IPU-POD16"
         model = tutorial_model()
         model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"], steps_per_execution=steps_per_execution)
     batches = data.Dataset.from_tensor_slices(batch).batch(BATCH, drop_remainder=True).repeat()
-    adapter = DataAdapter(batches, steps=steps_per_execution * replicas, what="fit")
+    adapter = get_data_adapter(batches, steps=steps_per_execution * replicas, what="fit")
     with contextlib.redirect_stdout(io.StringIO()):  # the INFO lines are the tests' business
         model.executor().prepare(model, "train", adapter)
     return model.get_ipu_executable("train")

@@ -36,13 +36,13 @@ def _child(batch: int, precision: str, shape_only: bool) -> dict:
     from ipu_teach.examples import configure_ipus
     from ipu_teach.ipu import executor
     from ipu_teach.ipu.shape_only import placeholder
-    from ipu_teach.keras.engine.data_adapter import DataAdapter
+    from ipu_teach.keras.engine.data_adapter import get_data_adapter
 
     configure_ipus(1)
     keras.mixed_precision.set_global_policy(precision)
     model = keras.applications.ResNet50(weights=None)
     model.compile("sgd", "sparse_categorical_crossentropy")
-    adapter = DataAdapter(placeholder((batch, 224, 224, 3)), np.zeros(batch, np.float32), batch)
+    adapter = get_data_adapter(placeholder((batch, 224, 224, 3)), np.zeros(batch, np.float32), batch)
     setup, _ = executor.prepare(model, "train", adapter)
     start = time.perf_counter()
     executable, _ = executor.compile_executable(model, setup, shape_only=shape_only, allow_out_of_memory=True)

@@ -1,14 +1,13 @@
 """``tools/make_wheelhouse.py`` downloads what installing the course needs, at the tested versions.
 (The wheelhouse it makes is installed with ``--no-index`` into a fresh venv by a phase of ``.ci/run``.)"""
 
-import importlib.util
 import re
 from pathlib import Path
 
+from helpers.scripts import load_script
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("make_wheelhouse", REPO_ROOT / "tools" / "make_wheelhouse.py")
-make_wheelhouse = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_wheelhouse)
+make_wheelhouse = load_script("tools/make_wheelhouse.py")
 
 
 def name_of(requirement: str) -> str:

@@ -14,22 +14,20 @@ that builds models again; a fresh kernel starts them at zero, which the first ru
 """
 
 import copy
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
+from helpers.scripts import load_script
 from nbclient import NotebookClient
 from nbval.plugin import coalesce_streams, get_sanitize_patterns
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO_ROOT / "notebooks"
 SANITIZE_FILE = REPO_ROOT / "tests" / "nbval_sanitize.cfg"
-_spec = importlib.util.spec_from_file_location("execute_notebooks", REPO_ROOT / "tools" / "execute_notebooks.py")
-execute_notebooks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(execute_notebooks)
+execute_notebooks = load_script("tools/execute_notebooks.py")
 
 PROBLEMS_MARK = "ROUNDTRIP-PROBLEMS:"
 

@@ -2,19 +2,17 @@
 sections they name, its agendas add up to their length, every section it points to exists, and the README
 links it beside the course map."""
 
-import importlib.util
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
+from helpers.scripts import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WORKSHOP = (REPO_ROOT / "WORKSHOP.md").read_text(encoding="utf-8")
 NOTEBOOKS = {path.name[:2]: path for path in sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))}
-_spec = importlib.util.spec_from_file_location("make_slides", REPO_ROOT / "tools" / "make_slides.py")
-make_slides = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_slides)
+make_slides = load_script("tools/make_slides.py")
 
 CHECKPOINT = re.compile(r'\*\*Checkpoint \((\d\d), "([^"]+)"\)\.\*\*(.*?)(?=\n- |\n\n)', re.DOTALL)
 SECTION_REFERENCE = re.compile(r"\b(0\d) §(\d+)")

@@ -151,13 +151,9 @@ class LoopTiming:
     """The last program compiled for the function (``executor.Executable``: ``explain()``, ``timeline``...)."""
 
 
-_timings: dict = {}
-
-
-@session.on_reset(runtime=True)
 def clear_timings() -> None:
-    """Forget the timings so far (``ipu-teach run`` reports each script's own)."""
-    _timings.clear()
+    """Forget the timings so far (``ipu-teach run`` reports each script's own; ``reset_session`` does too)."""
+    session.runtime.loop_timings.clear()
 
 
 def summary() -> str:
@@ -172,7 +168,7 @@ def summary() -> str:
         f"ipu-teach: `{name}` ran {t.calls} call(s), {t.steps} step(s) on the simulated IPU: {t.seconds:.2f} s "
         f"simulated (compile {t.compile_seconds:.1f} s, then {(t.seconds - t.compile_seconds) * 1e3 / t.steps:.3f} "
         "ms per step)"
-        for name, t in _timings.items()
+        for name, t in session.runtime.loop_timings.items()
     )
 
 
@@ -193,7 +189,7 @@ def timings() -> dict:
     >>> timing.calls, timing.steps, timing.seconds > timing.compile_seconds > 0
     (3, 3, True)
     """
-    return dict(_timings)
+    return dict(session.runtime.loop_timings)
 
 
 class LoopProgram:
@@ -305,7 +301,7 @@ class CustomLoopPrograms:
 def note_execution(name, steps, seconds, compile_seconds=0.0, compiled=None) -> None:
     """Count one call of the program ``name`` (a custom loop's function, a PopTorch model): its steps and simulated
     seconds, of which ``compile_seconds`` compiling ``compiled`` (the executable, when this call compiled it)."""
-    timing = _timings.setdefault(name, LoopTiming())
+    timing = session.runtime.loop_timings.setdefault(name, LoopTiming())
     timing.calls += 1
     timing.steps += steps
     timing.seconds += seconds

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..keras.engine.data_adapter import DataAdapter
+from ..keras.engine.data_adapter import get_data_adapter
 from ..keras.layers.base import input_value_dtype
 from ..profiling.build import graphs_per_ipu
 from . import executor
@@ -188,7 +188,7 @@ def estimate(model, batch_size: int, mode: str = "train") -> Estimate:
     configuration = executor.preparation.configured_system()
     samples = batch_size * model.steps_per_execution * configuration.num_ipus  # enough for any replica count
     x, y = _placeholder_data(model, samples, with_labels=mode != "predict")
-    setup, _ = executor.prepare(model, mode, DataAdapter(x, y, batch_size, what=_CALLS[mode]))
+    setup, _ = executor.prepare(model, mode, get_data_adapter(x, y, batch_size, what=_CALLS[mode]))
     executable, _ = executor.compile_executable(model, setup, shape_only=True, allow_out_of_memory=True)
     graphs = graphs_per_ipu(executable)  # one per pipeline stage
     mapping = setup.pipeline.device_mapping if setup.pipeline is not None else (0,)

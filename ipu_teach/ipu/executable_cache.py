@@ -38,7 +38,7 @@ import numbers
 import os
 
 from ..atomic import atomic_write
-from ..session import on_reset
+from ..session import runtime
 from ..untrusted import read_json
 from ..validation import BadFileError
 from . import messages, poplar_flags
@@ -53,8 +53,6 @@ REQUIRED = {
 }
 MAX_ENTRY_BYTES = 16 * 2**20
 """An entry describes the model's graph: about 3 KiB for the tutorial's, 0.5 MiB for 1,000 layers."""
-_python_path: list = [None]
-_unwritable: set = set()
 
 
 def enable(path) -> None:
@@ -74,10 +72,9 @@ def enable(path) -> None:
     'ipu_executable_cache'
     >>> ipu.executable_cache.disable()
     """
-    _python_path[0] = os.fspath(path)
+    runtime.executable_cache_path = os.fspath(path)
 
 
-@on_reset(runtime=True)
 def disable() -> None:
     """Stops caching executables from Python; ``TF_POPLAR_FLAGS --executable_cache_path`` still applies.
 
@@ -88,8 +85,8 @@ def disable() -> None:
     >>> ipu.executable_cache.cache_path() is None
     True
     """
-    _python_path[0] = None
-    _unwritable.clear()
+    runtime.executable_cache_path = None
+    runtime.unwritable_cache_folders.clear()
 
 
 def cache_path() -> str | None:
@@ -106,8 +103,8 @@ def cache_path() -> str | None:
     'ipu_executable_cache'
     >>> ipu.executable_cache.disable()
     """
-    if _python_path[0]:
-        return _python_path[0]
+    if runtime.executable_cache_path:
+        return runtime.executable_cache_path
     path = poplar_flags.flags().get("executable_cache_path")
     return path if isinstance(path, str) and path else None
 
@@ -162,14 +159,14 @@ def _why(entry) -> str:
 def store(key: str, entry: dict) -> str | None:
     """Write the entry; a folder that cannot be written is reported once and skipped (returns None)."""
     folder = cache_path()
-    if not folder or folder in _unwritable:
+    if not folder or folder in runtime.unwritable_cache_folders:
         return None
     path = os.path.join(folder, f"{key}.json")
     try:
         with atomic_write(path) as f:
             json.dump({"format": FORMAT, "key": key, **entry}, f, indent=1, sort_keys=True)
     except OSError as error:
-        _unwritable.add(folder)
+        runtime.unwritable_cache_folders.add(folder)
         messages.warning(
             f"Cannot write to the executable cache {folder} ({error.strerror or error}): training "
             "goes on, but executables will not be cached. Use a folder you can write to."

@@ -25,9 +25,8 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import precision
-from ..keras.engine import atomic_step, shape_only_weights, step_overrides
+from ..keras.engine import atomic_step, global_batch, shape_only_weights, step_overrides
 from ..keras.engine.training import Plan, step_log
-from ..keras.layers.normalization import pooled_moving_statistics
 from ..profiling import capture
 from . import (
     compile_time,
@@ -554,7 +553,7 @@ def _own_train_steps(model, setup, batches) -> list:
 def _weight_update(model, setup, batches) -> list:
     """One weight update from ``replicas * accumulation`` batches; returns (loss, y, y_pred) of each."""
     gradients, outcomes, replicas = [], [], setup.replicas
-    with pooled_moving_statistics():  # one update of the moving statistics, from the global batch
+    with global_batch.in_parts():  # layers that keep per-batch state (moving statistics) update it once
         for x, y in batches:
             loss, grads, y_pred = model.compute_gradients(x, y)
             gradients.append(grads)

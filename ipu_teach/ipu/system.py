@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import hardware
-from ..session import on_reset
+from ..session import on_reset, runtime
 from . import attachments, host, poplar_log, poplar_options
 from .config import DeviceConnectionType, IPUConfig, StochasticRoundingBehaviour
 from .io_tiles import IOTiles
@@ -76,16 +76,11 @@ class SystemConfiguration:
         return self.connection in (DeviceConnectionType.ALWAYS, DeviceConnectionType.ON_DEMAND)
 
 
-_current: list = [None]
-_system: list = [DEFAULT_SYSTEM]
-_rounding_seed: list = [0]
-
-
 def reseed_rounding(seed: int) -> None:
     """Seed stochastic rounding from now on, and in the configured system at once."""
-    _rounding_seed[0] = int(seed)
-    if _current[0] is not None and _current[0].rounding_rng is not None:
-        _current[0].rounding_rng.bit_generator.state = np.random.default_rng(int(seed)).bit_generator.state
+    runtime.rounding_seed = int(seed)
+    if runtime.configured is not None and runtime.configured.rounding_rng is not None:
+        runtime.configured.rounding_rng.bit_generator.state = np.random.default_rng(int(seed)).bit_generator.state
 
 
 def _stochastic_rounding(behaviour) -> bool:
@@ -126,7 +121,7 @@ def use_system(name: str) -> None:
     """
     if name not in SYSTEMS:
         raise ValueError(f"Unknown system {name!r}; choose one of {', '.join(SYSTEMS)}")
-    _system[0] = name
+    runtime.system_name = name
 
 
 def system_name() -> str:
@@ -141,7 +136,7 @@ def system_name() -> str:
     'IPU-M2000'
     >>> ipu.system.reset()
     """
-    return _system[0]
+    return runtime.system_name or DEFAULT_SYSTEM
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -165,7 +160,7 @@ def _select(config: IPUConfig, total: int):
             if not isinstance(device_id, int) or not 0 <= device_id < len(table):
                 raise ValueError(
                     f"IPUConfig.select_ipus: device {device_id!r} does not exist; the simulated "
-                    f"{_system[0]} has device IDs 0 to {len(table) - 1} (see `ipu-teach info`)"
+                    f"{system_name()} has device IDs 0 to {len(table) - 1} (see `ipu-teach info`)"
                 )
         return table[select_list[0]][2], select_list[0]
     for n in auto_list:
@@ -180,7 +175,7 @@ def _select(config: IPUConfig, total: int):
     if sum(auto_list) > total:
         raise ValueError(
             f"IPUConfig.auto_select_ipus={auto!r} asks for {sum(auto_list)} IPUs but the simulated "
-            f"system (an {_system[0]}) has {total}; select fewer IPUs, or a bigger system with "
+            f"system (an {system_name()}) has {total}; select fewer IPUs, or a bigger system with "
             "ipu.system.use_system('IPU-POD64')"
         )
     first = auto_list[0]
@@ -201,7 +196,7 @@ def configure(config: IPUConfig) -> SystemConfiguration:
             raise ValueError(f"IPUConfig.ipu_model.tiles_per_ipu: expected 1 to {spec.tiles} tiles, got {tiles!r}")
         if tiles != spec.tiles:
             spec = spec.with_tiles(tiles)
-    num_ipus, device_id = _select(config, SYSTEMS[_system[0]])
+    num_ipus, device_id = _select(config, SYSTEMS[system_name()])
     buffer = config.optimizations.maximum_cross_replica_sum_buffer_size
     if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 0:
         raise ValueError(
@@ -215,18 +210,18 @@ def configure(config: IPUConfig) -> SystemConfiguration:
         config.device_connection.type,
         bool(config.allow_recompute),
         config.profiling.as_dict(),
-        _system[0],
+        system_name(),
         buffer,
         poplar_options.parse(config.convolutions.poplar_options, "IPUConfig.convolutions.poplar_options"),
         poplar_options.parse(config.matmuls.poplar_options, "IPUConfig.matmuls.poplar_options"),
         _stochastic_rounding(config.floating_point_behaviour),
-        np.random.default_rng(_rounding_seed[0]),
+        np.random.default_rng(runtime.rounding_seed),
         IOTiles.from_config(config.io_tiles, spec),
     )
-    _current[0] = configuration
+    runtime.configured = configuration
     if configuration.runs:  # PRE_COMPILE and NEVER compile without attaching, as on a real system
-        first = device_table(SYSTEMS[_system[0]])[device_id][1]
-        attachments.attach(_system[0], device_id, range(first, first + num_ipus), spec.name, spec.clock_hz)
+        first = device_table(SYSTEMS[system_name()])[device_id][1]
+        attachments.attach(system_name(), device_id, range(first, first + num_ipus), spec.name, spec.clock_hz)
     else:
         attachments.detach()
     poplar_log.attached(configuration)
@@ -250,7 +245,7 @@ def current() -> SystemConfiguration | None:
     >>> attached.num_ipus, attached.device_id, attached.spec.tiles
     (1, 0, 1472)
     """
-    return _current[0]
+    return runtime.configured
 
 
 @on_reset(runtime=True)
@@ -269,10 +264,10 @@ def reset() -> None:
     >>> ipu.system.current() is None, ipu.system.system_name()
     (True, 'IPU-POD16')
     """
-    _current[0] = None
+    runtime.configured = None
     attachments.detach()
-    _system[0] = DEFAULT_SYSTEM
-    _rounding_seed[0] = 0
+    runtime.system_name = None
+    runtime.rounding_seed = 0
     host.simulate_input_pipeline(None)
 
 
@@ -297,9 +292,15 @@ def restored_afterwards():
     >>> ipu.system.current().runs
     True
     """
-    saved = _current[0], _system[0], _rounding_seed[0], host.input_pipeline_rate(), host.input_pipeline_overlapped()
+    saved = (
+        runtime.configured,
+        runtime.system_name,
+        runtime.rounding_seed,
+        host.input_pipeline_rate(),
+        host.input_pipeline_overlapped(),
+    )
     try:
         yield
     finally:
-        _current[0], _system[0], _rounding_seed[0] = saved[:3]
+        runtime.configured, runtime.system_name, runtime.rounding_seed = saved[:3]
         host.simulate_input_pipeline(saved[3], overlapped=saved[4])

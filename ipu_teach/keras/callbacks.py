@@ -87,11 +87,15 @@ class CallbackList:
 
 
 class History(Callback):
-    """Records the epoch logs; ``fit`` returns it."""
+    """Records the epoch logs; ``fit`` returns it.
+
+    ``epoch_timings`` (ipu-teach's; Keras has none) holds each epoch's ``(seconds, seconds_per_step)`` as its
+    progress line shows them (simulated on the IPU), so a benchmark or a notebook reads the figures fit printed."""
 
     def on_train_begin(self, logs=None):
         self.epoch = []
         self.history = {}
+        self.epoch_timings = []
 
     def on_epoch_end(self, epoch, logs=None):
         self.epoch.append(epoch)

@@ -5,8 +5,10 @@ Each optimizer declares its cost on the IPU, which the IPU model reads and nothi
 optimizer state in tile memory; ``update_flops_per_weight``, the arithmetic of one update per weight
 (one FLOP per multiply, add, square root or division; per-step scalars such as Adam's bias
 correction are not per weight), charged to the weight-update compute sets. A subclass that does not
-declare both is refused when it is defined. To add an optimizer, write its class here: ``get`` and
-``load_model`` find it by name. Its ``update(weight, value, grad)`` returns the weight's next value and keeps
+declare both is refused when it is defined. To add an optimizer, write its class here and put it in
+``_BY_NAME`` under its name in lower case: ``get("name")`` looks the name up there (in any case), and
+``deserialize`` (which ``load_model`` uses) finds its class name among ``_BY_NAME``'s classes; a class left out
+is found by neither. Its ``update(weight, value, grad)`` returns the weight's next value and keeps
 state in ``self.slot(weight, i)``; the base class writes nothing until every weight's new value is computed,
 so that a step interrupted by Ctrl-C leaves the model as before it or as after it (``engine.atomic_step``).
 

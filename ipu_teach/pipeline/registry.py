@@ -1,8 +1,9 @@
 """Every pipeline schedule in one place: name, display name, aliases, slot formula, accumulation rule.
 
-To add a schedule, write its slot formula here and add one :class:`ScheduleSpec` to ``REGISTRY``. The
-rest reads this table: the rules (:mod:`.rules`: names, aliases, accumulation), the generators
-(:mod:`.schedules`: ``make_schedule`` and ``GENERATORS``), the pipeline explorer's list of schedules and
+To add a schedule, write its slot formula here, add one :class:`ScheduleSpec` to ``REGISTRY`` and its
+generator, a function named by its key and documented by what it does, to :mod:`.schedules`. The rest reads
+this table: the rules (:mod:`.rules`: names, aliases, accumulation), the generators (:mod:`.schedules`:
+``make_schedule`` and ``GENERATORS``), the pipeline explorer's list of schedules and
 ``ipu.ops.pipelining_ops.PipelineSchedule`` (the schedules with ``graphcore=True``, in this order).
 
 A slot formula takes stage and micro-batch index arrays of shape (stages, 1) and (1, M) and returns
@@ -23,14 +24,14 @@ def any_count(stages: int, training: bool) -> int:
 
 @dataclass(frozen=True)
 class ScheduleSpec:
-    """One pipeline schedule. ``doc`` becomes the generator's docstring; ``accumulation(stages, training)``
-    is the number the gradient accumulation count must be a multiple of."""
+    """One pipeline schedule: its name (``key``, the generator's name in :mod:`.schedules`), the name Graphcore or
+    the paper writes, its slot formula, whether its IPUs run in lock-step, and ``accumulation(stages,
+    training)``, the number the gradient accumulation count must be a multiple of."""
 
     key: str
     display: str
     slots: Callable
     lockstep: bool
-    doc: str
     accumulation: Callable[[int, bool], int] = any_count
     graphcore: bool = False
     """Graphcore's IPU Keras offers it (``PipelineSchedule.<display>``) and enforces its accumulation rule."""
@@ -79,14 +80,6 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
         lockstep=True,
         graphcore=True,
         accumulation=lambda stages, training: 2 * stages if training else stages,
-        doc="""Graphcore's default: in each step every IPU runs one forward, then one backward.
-
-    Forward passes are grouped together and backward passes grouped together; the IPUs synchronise
-    after every step (lock-step), so a step lasts as long as its slowest IPU. The pipeline has 2 x
-    stages steps of depth: micro-batch m's forward reaches stage s in step m + s and its backward
-    in step m + 2*stages - 1 - s, so stage s stashes activations of 2 * (stages - s) micro-batches.
-    Ramp-up and ramp-down last 2 * stages - 1 steps each. In inference: forwards only, step m + s.
-    """,
     ),
     ScheduleSpec(
         "interleaved",
@@ -95,16 +88,6 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
         lockstep=True,
         graphcore=True,
         accumulation=lambda stages, training: stages,
-        doc="""Graphcore's Interleaved: each IPU alternates one forward and one backward, one per step.
-
-    A backward runs as soon as its activations exist, so stage s stashes only stages - s
-    micro-batches (half of Grouped). Interpretation: like all of Graphcore's pipelines it runs in
-    lock-step (the IPUs synchronise after every step), and in a step some IPUs run forwards while
-    others run backwards, so every step lasts max(forward, backward): slower than Grouped when the
-    two costs differ. Same per-IPU order as 1F1B, which instead runs event-driven.
-    Micro-batch m: forward on stage s in step 2m + s, backward in step 2m + 2*stages - 1 - s.
-    In inference there is nothing to interleave: forwards only, step m + s, as Grouped.
-    """,
     ),
     ScheduleSpec(
         "sequential",
@@ -112,12 +95,6 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
         _sequential_slots,
         lockstep=True,
         graphcore=True,
-        doc="""One stage at a time, as a sharded model: micro-batch m runs forward through every stage,
-    then backward through every stage, before micro-batch m + 1 starts.
-
-    No overlap, one activation stash per stage; Graphcore uses it for debugging and to recompute on a single IPU.
-    Every slot holds one action (the weight updates too), so the total time is the sum of all costs.
-    """,
     ),
     ScheduleSpec(
         "poptorch",
@@ -125,24 +102,12 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
         _grouped_slots,
         lockstep=True,
         aliases=("pipelined_execution", "popart"),
-        doc="""PopTorch's PipelinedExecution as ipu-teach costs it: Grouped's steps, with PopTorch's rule.
-
-    PopTorch compiles through PopART, whose pipeline runs each micro-batch's forward on stage s in step
-    m + s and its backward on the way back, in lock-step like Grouped; it accepts any gradient accumulation
-    count of at least 2 x stages - 1 (poptorch checks that rule), not only Grouped's multiples of 2 x stages.
-    Interpretation: PopART merges the last stage's forward and backward into one step, so its ramp is one
-    step shorter than the Grouped steps costed here (the same work per step once the pipeline is full).
-    """,
     ),
     ScheduleSpec(
         "gpipe",
         "GPipe",
         _gpipe_slots,
         lockstep=False,
-        doc="""GPipe (Huang et al. 2019), for comparison: all forwards, then all backwards, event-driven.
-
-    Simple, but every stage stashes all micro-batches before the first backward starts.
-    """,
     ),
     ScheduleSpec(
         "one_f_one_b",
@@ -150,12 +115,6 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
         _alternating_slots,
         lockstep=False,
         aliases=("1f1b", "pipedream", "pipedream_flush"),
-        doc="""1F1B (PipeDream-flush, Narayanan et al. 2021), for comparison: event-driven, GPU-style.
-
-    Stage s warms up with stages - s forwards, then alternates one forward and one backward, then
-    cools down with the remaining backwards. The order is Interleaved's; the difference is timing:
-    each action starts as soon as its inputs and its IPU are ready, with no global synchronisation.
-    """,
     ),
     ScheduleSpec(
         "eager_1f1b",
@@ -163,18 +122,6 @@ REGISTRY: tuple[ScheduleSpec, ...] = (
         _eager_slots,
         lockstep=False,
         aliases=("eager1f1b",),
-        doc="""Eager 1F1B, for comparison: 1F1B with a longer warm-up, each stage running forwards ahead
-    of its first backward so that sending activations to the next IPU overlaps the wait for gradients,
-    at the price of stashing about twice as many micro-batches.
-
-    From Qi et al. 2024, "Pipeline Parallelism with Controllable Memory" (PaddlePaddle offers it);
-    event-driven, not in Graphcore's PipelineSchedule. Stage s starts with 2 * (stages - s) - 1
-    forwards instead of stages - s, then alternates one backward and one forward. The extra forwards
-    are sent on while the stage waits for its first gradient, so a slow link delays the pipeline less
-    than in 1F1B; the price is about twice 1F1B's stash (2 * (stages - s) - 1 micro-batches on stage
-    s). The per-IPU order is Grouped's run without lock-step. Micro-batch m: forward on stage s in
-    slot 2(m + s), backward in slot 2(m + 2*stages - 1 - s) - 1.
-    """,
     ),
 )
 SPECS: dict[str, ScheduleSpec] = {spec.key: spec for spec in REGISTRY}

@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from ..session import on_reset
+from ..session import runtime
 from ..validation import boolean, known_names
 from . import build, files
 
@@ -52,8 +52,6 @@ OTHER_POPLAR_OPTIONS = (
     "exchange.enablePrefetch",
     "exchange.streamBufferOverlap",
 )
-_overrides: list = []
-_written: list = []
 
 
 @dataclass(frozen=True)
@@ -116,7 +114,7 @@ def engine_options(configuration) -> EngineOptions:
     """
     env = _environment_options()
     profiling = dict(configuration.profiling)
-    for override in _overrides:
+    for override in runtime.report_overrides:
         profiling.update(override)
     every = env["autoReport.all"]
     from_python = bool(profiling.get("auto_report"))
@@ -158,19 +156,12 @@ def auto_report(directory: str = "./report", allow_out_of_memory: bool = False):
     override = {"auto_report": True, "directory": os.fspath(directory)}
     if allow_out_of_memory:  # never turns off what IPUConfig or POPLAR_ENGINE_OPTIONS turned on
         override["allow_out_of_memory"] = True
-    _overrides.append(override)
+    runtime.report_overrides.append(override)
     try:
         yield
     finally:
-        if override in _overrides:  # reset_session() inside the block already removed it
-            _overrides.remove(override)
-
-
-@on_reset(runtime=True)
-def _forget_capture() -> None:
-    """No ``auto_report`` block active and no report written, as in a new process."""
-    _overrides.clear()
-    _written.clear()
+        if override in runtime.report_overrides:  # reset_session() inside the block already removed it
+            runtime.report_overrides.remove(override)
 
 
 def on_compile(model, mode, executable, configuration, options) -> None:
@@ -189,12 +180,12 @@ def on_compile(model, mode, executable, configuration, options) -> None:
             "debug.allowOutOfMemory": options.allow_out_of_memory,
         },
     )
-    _written.append(files.write_report(report, options.directory))
+    runtime.reports_written.append(files.write_report(report, options.directory))
 
 
 def written_reports() -> list:
     """Paths of the reports written by this Python process, oldest first."""
-    return list(_written)
+    return list(runtime.reports_written)
 
 
 def last_report_path() -> str:
@@ -211,10 +202,10 @@ def last_report_path() -> str:
     >>> profiling.last_report_path()
     'report/sequential_train_.../profile.json'
     """
-    if not _written:
+    if not runtime.reports_written:
         raise LookupError(
             "No report has been written yet: turn reports on (POPLAR_ENGINE_OPTIONS, "
             "IPUConfig().profiling.auto_report = True, or `with profiling.auto_report():`) "
             "and compile a model"
         )
-    return _written[-1]
+    return runtime.reports_written[-1]

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import pipeline
 from ..pipeline.figure import BOX_HEIGHT, counted, format_amount
-from ..pipeline.registry import GRAPHCORE_SPECS, REGISTRY, SPECS
+from ..pipeline.registry import GRAPHCORE_SPECS, REGISTRY
 from .figure_widget import FigureWidget, new_figure
 
 SCHEDULES = tuple(spec.display for spec in REGISTRY)
@@ -38,9 +38,9 @@ MOST_MICRO_BATCHES = 64  # the accumulation slider's end, unless the explorer st
 
 
 def schedule_summary(schedule: str) -> str:
-    """The schedule in one sentence: the first paragraph of its registry entry, shown under the controls."""
-    spec = SPECS[pipeline.schedule_key(schedule)]
-    return " ".join(spec.doc.split("\n\n", 1)[0].split())
+    """The schedule in one sentence: the first paragraph of its generator's docstring, shown under the controls."""
+    generate = pipeline.GENERATORS[pipeline.schedule_key(schedule)]
+    return " ".join(generate.__doc__.split("\n\n", 1)[0].split())
 
 
 def allowed_accumulation(schedule: str, stages: int, wanted: int, most: int = MOST_MICRO_BATCHES) -> tuple:

@@ -3,7 +3,7 @@ against central differences, costs as grouped matrix products, and clear errors 
 
 import numpy as np
 import pytest
-from gradcheck import check_gradients
+from helpers.gradcheck import check_gradients
 
 from ipu_teach import tensorflow as tf
 from ipu_teach.autograd import Tensor, ops, record

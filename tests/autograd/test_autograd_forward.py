@@ -4,7 +4,7 @@ import autograd_reference as reference
 import numpy as np
 import pytest
 from autograd_strategies import conv_geometry, pool_geometry, seeds
-from gradcheck import distinct
+from helpers.gradcheck import distinct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -4,7 +4,7 @@ paddings drawn by hypothesis (values come from a drawn seed, kept clear of kinks
 import numpy as np
 import pytest
 from autograd_strategies import conv_geometry, pool_geometry, seeds, shapes
-from gradcheck import away_from_zero, check_gradients, distinct
+from helpers.gradcheck import away_from_zero, check_gradients, distinct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes

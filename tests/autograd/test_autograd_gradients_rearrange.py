@@ -5,7 +5,7 @@ and LayerNorm."""
 import numpy as np
 import pytest
 from autograd_strategies import seeds, shapes
-from gradcheck import check_gradients
+from helpers.gradcheck import check_gradients
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

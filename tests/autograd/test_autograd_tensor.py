@@ -7,7 +7,7 @@ import pkgutil
 import numpy as np
 import pytest
 from autograd_cases import CASE_IDS, CASES
-from gradcheck import check_gradients
+from helpers.gradcheck import check_gradients
 
 from ipu_teach.autograd import Function, Tensor, is_grad_enabled, no_grad, ops
 

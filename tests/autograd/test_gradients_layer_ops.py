@@ -5,7 +5,7 @@ nearest-neighbour upsampling."""
 import numpy as np
 import pytest
 from autograd_strategies import conv_geometry, seeds
-from gradcheck import away_from_zero, check_gradients
+from helpers.gradcheck import away_from_zero, check_gradients
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

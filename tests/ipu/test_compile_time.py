@@ -2,20 +2,20 @@
 its convolution vertices connect (so a layer's weights), every IPU's control code for the whole program and
 each IPU's share of the graph; replicas share one compilation; the tutorial's compile times come back."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from helpers.scripts import load_script
 from ipu_test_helpers import configure, data, ipu_model
 
 from ipu_teach import hardware, keras
 from ipu_teach.autograd.cost import MatrixProduct
 from ipu_teach.ipu import compile_time, ipu_strategy, matrix_plan
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import fit_compile_time  # noqa: E402  (the calibration figures and how they were derived)
-from fidelity_cases import compile_case, graph_elements  # noqa: E402
+fit_compile_time = load_script("benchmarks/fit_compile_time.py")  # the calibration figures and how they were derived
+compile_case, graph_elements = (
+    fit_compile_time.fidelity_cases.compile_case,
+    fit_compile_time.fidelity_cases.graph_elements,
+)
 
 HOST = hardware.HOST
 

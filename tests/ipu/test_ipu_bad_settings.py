@@ -263,7 +263,7 @@ def test_reset_session_resets_every_process_wide_setting(tmp_path):
     with profiling.auto_report(tmp_path):
         ipu_teach.reset_session()
         fresh_order = list(Dataset.from_tensor_slices(np.arange(8)).shuffle(8))
-        assert not profiling.capture._overrides  # the block's setting is gone too
+        assert not ipu_teach.session.runtime.report_overrides  # the block's setting is gone too
     assert ipu.system.current() is None and ipu.system.system_name() == "IPU-POD16"
     assert ipu.executable_cache.cache_path() is None and profiling.written_reports() == []
     assert keras.layers.Dense(2).name == "dense"

@@ -3,9 +3,9 @@ layers' gradients against central differences in float64."""
 
 import numpy as np
 import pytest
+from helpers.gradcheck import check_gradients
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests_autograd_path import check_gradients
 
 import ipu_teach.keras as keras
 

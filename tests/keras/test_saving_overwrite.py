@@ -130,8 +130,9 @@ def test_a_closed_terminal_keeps_the_file(existing, monkeypatch):
 def test_a_script_in_a_real_terminal_is_asked_and_its_answer_kept(existing):
     """The TTY check itself, in a script whose standard input is a pseudo-terminal."""
     script = (
-        "import sys; sys.path.insert(0, 'tests/keras'); from keras_helpers import tiny_dense_model\n"
-        f"tiny_dense_model().save({str(existing)!r}, overwrite=False); print('returned')"
+        "import ipu_teach.keras as keras\n"
+        "model = keras.Sequential([keras.layers.Dense(3, input_shape=(4,))])\n"
+        f"model.save({str(existing)!r}, overwrite=False); print('returned')"
     )
     controller, terminal = os.openpty()
     process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdin=terminal, stdout=subprocess.PIPE)

@@ -2,18 +2,15 @@
 precision, from the fixture tools/make_torch_goldens.py wrote with real PyTorch (its version is in the file)."""
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.scripts import load_script
 
 from ipu_teach import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import make_torch_goldens  # noqa: E402 (the recipe the fixture was made with)
-
-sys.path.pop(0)
+make_torch_goldens = load_script("tools/make_torch_goldens.py")  # the recipe the fixture was made with
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "torch_goldens.json").read_text())
 RTOL, ATOL = 2e-5, 2e-6

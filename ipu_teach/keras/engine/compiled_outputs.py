@@ -47,47 +47,62 @@ def _is_list(value):
     return isinstance(value, (list, tuple))
 
 
+def _check_metrics_known(given) -> None:
+    """Unknown metric names fail at compile, as in Keras; ``given`` is a list, or a dict of them by output."""
+    for per_output in given.values() if isinstance(given, dict) else given or []:
+        for one in per_output if isinstance(per_output, (list, tuple)) else [per_output]:
+            if isinstance(one, str):
+                metrics_module.get(one)
+            elif not isinstance(one, metrics_module.Metric) and not callable(one):
+                raise ValueError(f"Unknown metric {one!r}")
+
+
 class CompiledOutputs:
     """Resolved lazily (a Sequential model may be compiled before it knows its output)."""
 
     def __init__(self, loss, loss_weights, metrics, weighted_metrics=None):
-        for given in (metrics, weighted_metrics):
-            for m in given.values() if isinstance(given, dict) else given or []:
-                for one in m if isinstance(m, (list, tuple)) else [m]:
-                    if isinstance(one, str):
-                        metrics_module.get(one)  # unknown names fail here, at compile, as in Keras
-                    elif not isinstance(one, metrics_module.Metric) and not callable(one):
-                        raise ValueError(f"Unknown metric {one!r}")
+        _check_metrics_known(metrics)
+        _check_metrics_known(weighted_metrics)
         self._given = (loss, loss_weights, metrics)
         self.weighted_metrics_given = weighted_metrics
         self.loss_tracker = metrics_module.Mean(name="loss")
         self.names = None
 
     def resolve(self, model) -> "CompiledOutputs":
+        """Each output's loss, loss weight and metrics, once the model knows its outputs (the first time only)."""
         if self.names is not None:
             return self
         loss, loss_weights, metrics = self._given
         self.names = model.output_names or ["output"]
-        multi = len(self.names) > 1
-        self.losses = [
-            None if given is None else losses_module.get(given)
-            for given in _per_output(loss, self.names, "loss", None, _is_list)
-        ]
-        self.weights = [
-            float(w)
-            for w in _per_output(
-                1.0 if loss_weights is None else loss_weights, self.names, "loss_weights", 1.0, _is_list
-            )
-        ]
-        self.output_trackers = [metrics_module.Mean(name=f"{name}_loss") for name in self.names] if multi else []
+        self.losses = self._losses_per_output(loss)
+        self.weights = self._loss_weights_per_output(loss_weights)
+        self.output_trackers = self._output_loss_trackers()
         self.output_metrics = self._metrics_per_output(metrics, "metrics")
         self.output_weighted_metrics = self._metrics_per_output(self.weighted_metrics_given, "weighted_metrics")
         self._name_metrics()
         return self
 
+    @property
+    def _multi_output(self) -> bool:
+        return len(self.names) > 1
+
+    def _losses_per_output(self, loss) -> list:
+        """One loss function per output, or None for an output without a loss."""
+        given = _per_output(loss, self.names, "loss", None, _is_list)
+        return [None if one is None else losses_module.get(one) for one in given]
+
+    def _loss_weights_per_output(self, loss_weights) -> list:
+        """One float per output, 1.0 unless given."""
+        given = _per_output(1.0 if loss_weights is None else loss_weights, self.names, "loss_weights", 1.0, _is_list)
+        return [float(weight) for weight in given]
+
+    def _output_loss_trackers(self) -> list:
+        """``<output>_loss`` for each output of a multi-output model (a single output reports ``loss`` only)."""
+        return [metrics_module.Mean(name=f"{name}_loss") for name in self.names] if self._multi_output else []
+
     def _metrics_per_output(self, given, what) -> list:
         """One list of Metric objects per output (a Metric given for several outputs is copied for each)."""
-        multi = len(self.names) > 1
+        multi = self._multi_output
         per_output = _per_output(given or [], self.names, what, [], lambda v: multi and v and all(map(_is_list, v)))
         return [
             [
@@ -101,7 +116,7 @@ class CompiledOutputs:
         """Keras' names: ``<output>_`` first for a multi-output model; ``weighted_`` for a weighted metric
         whose name is taken; two metrics of the same name are an error."""
         taken = set()
-        multi = len(self.names) > 1
+        multi = self._multi_output
         for output, metrics, weighted in zip(self.names, self.output_metrics, self.output_weighted_metrics):
             for metric, is_weighted in [(m, False) for m in metrics] + [(m, True) for m in weighted]:
                 prefix = f"{output}_" if multi else ""

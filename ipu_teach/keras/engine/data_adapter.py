@@ -1,5 +1,7 @@
 """Turns what ``fit``/``evaluate``/``predict`` were given (arrays, a Dataset, a Python generator or a
-``keras.utils.Sequence``) into batches.
+``keras.utils.Sequence``) into batches: one adapter class per kind of input, chosen by ``get_data_adapter``,
+as Keras' ``keras/engine/data_adapter.py`` does (``TensorLikeDataAdapter``, ``DatasetAdapter``,
+``GeneratorDataAdapter``, ``KerasSequenceAdapter`` and ``select_data_adapter``).
 
 Checks happen here, before any work: x and y of different lengths, an infinite Dataset without
 ``steps``, ``steps`` that is not a positive number of batches. As in Keras 2.6, a ``batch_size`` given
@@ -73,99 +75,25 @@ def split_element(element, class_weight=None):
 
 
 class DataAdapter:
-    """Batches of (x, y) for one pass of ``fit``, ``evaluate`` or ``predict``."""
+    """Batches of (x, y) for one pass of ``fit``, ``evaluate`` or ``predict``; a subclass per kind of input.
 
-    def __init__(
-        self,
-        x,
-        y=None,
-        batch_size=None,
-        steps=None,
-        shuffle=False,
-        what="fit",
-        sample_weight=None,
-        class_weight=None,
-        passes=1,
-    ):
+    What the executor reads of any adapter: ``steps``, ``batch_size``, ``num_samples``, ``partial_batch``,
+    ``dataset`` (None for arrays), ``python_input`` (the type's name of a generator or Sequence, else None),
+    ``first_batch()`` and ``batches()``."""
+
+    dataset = None
+    python_input = None
+    num_samples = None
+    ran_out = False  # set when an epoch found fewer batches than it expected
+
+    def __init__(self, *, steps=None, what="fit", shuffle=False, class_weight=None, passes=1):
         """``passes``: how many times arrays are gone through when ``steps`` is given (fit's epochs): Keras 2.6
         makes them one stream of that many passes, which ``steps`` cuts into epochs."""
         _check_steps(steps, what)
-        self.steps_given, self.passes = steps, passes
-        self.class_weight = class_weight
-        self.shuffle = shuffle
-        self.dataset = x if isinstance(x, Dataset) else None
-        self._iterator = None
-        self._peeked = None
-        self.sequence = x if isinstance(x, Sequence) else None
-        self.python_input = type(x).__name__ if self.sequence is not None or _is_generator(x) else None
-        if self.python_input is not None:
-            self._from_python(x, y, batch_size, what)
-            return
-        if self.dataset is not None:
-            if y is not None:
-                raise ValueError(f"{what}: `y` must not be given when x is a Dataset; the Dataset yields (x, y) pairs")
-            # a batch_size given beside a Dataset is ignored, as Keras 2.6 does: the Dataset's batches are used
-            cardinality = self.dataset.cardinality()
-            if cardinality == INFINITE_CARDINALITY and steps is None:
-                raise ValueError(
-                    f"{what}: when passing an infinitely repeating dataset, you must specify "
-                    f"the `{_steps_argument(what)}` argument"
-                )
-            self.batch_size = self.dataset.batch_size
-            self.num_batches = cardinality if cardinality >= 0 else None
-            self.num_samples = None
-            return
-        if x is None:
-            raise ValueError(f"{what}: no input data given (x is None)")
-        self.x, self.y = _as_arrays(x), (None if y is None else _as_arrays(y))
-        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight)
-        self.num_samples = _rows(self.x)
-        sizes = [len(a) for a in self.x] if isinstance(self.x, list) else [len(self.x)]
-        y_sizes = [] if self.y is None else [len(a) for a in self.y] if isinstance(self.y, list) else [len(self.y)]
-        if len(set(sizes + y_sizes)) > 1:
-            y_line = f"\n  y sizes: {', '.join(map(str, y_sizes))}" if self.y is not None else ""
-            raise ValueError(
-                "Data cardinality is ambiguous:\n  x sizes: "
-                + ", ".join(map(str, sizes))
-                + y_line
-                + "\nMake sure all arrays contain the same number of samples."
-            )
-        if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
-            raise ValueError(f"{what}: batch_size must be a positive integer, got {batch_size!r}")
-        # Keras 2.6's TensorLikeDataAdapter: without batch_size, `steps` batches cover the data once
-        self.batch_size = int(batch_size) if batch_size else (ceil_div(self.num_samples, steps) if steps else 32)
-        self.num_batches = ceil_div(self.num_samples, self.batch_size)
-
-    def _from_python(self, x, y, batch_size, what):
-        """A generator or Sequence becomes a Dataset over its batches (a generator's first batch is read ahead
-        for the checks, and kept)."""
-        kind = "`keras.utils.Sequence`" if self.sequence is not None else "python generator"
-        if y is not None:
-            raise ValueError(f"{what}: `y` argument is not supported when using {kind} as input.")
-        # a batch_size given is ignored, as Keras 2.6's GeneratorDataAdapter and KerasSequenceAdapter do
-        self.batch_size, self.num_samples = None, None
-        if self.sequence is not None:
-            self.num_batches = len(self.sequence)
-            self.dataset = Dataset(self._sequence_batches, self.num_batches)
-            return
-        iterator = iter(x)
-        try:
-            self._peeked = next(iterator)
-        except StopIteration:
-            raise ValueError(f"{what}: the generator is empty (it yielded no batch)") from None
-        shared = itertools.chain([self._peeked], iterator)
-        self.num_batches = None  # learnt at the end of the first epoch
-        self.dataset = Dataset(lambda: shared, UNKNOWN_CARDINALITY)
-
-    def _sequence_batches(self):
-        order = backend.rng().permutation(len(self.sequence)) if self.shuffle else range(len(self.sequence))
-        for index in order:
-            yield self.sequence[int(index)]
-
-    def on_epoch_end(self) -> None:
-        """After every epoch of fit: a Sequence's ``on_epoch_end``, as Keras calls it."""
-        if self.sequence is not None:
-            self.sequence.on_epoch_end()
+        self.what, self.steps_given, self.passes = what, steps, passes
+        self.shuffle, self.class_weight = shuffle, class_weight
+        self._iterator = None  # the stream epochs continue when `steps` cuts it
+        self.num_batches = None
 
     @property
     def steps(self):
@@ -176,27 +104,28 @@ class DataAdapter:
     def partial_batch(self) -> bool:
         return self.num_samples is not None and self.num_samples % self.batch_size != 0
 
+    def on_epoch_end(self) -> None:
+        """After every epoch of fit (a Sequence's ``on_epoch_end``, as Keras calls it)."""
+
     def first_batch(self):
-        if self._peeked is not None:
-            return split_element(self._peeked)
-        if self.sequence is not None:  # Keras peeks at batch 0 of a Sequence
-            return split_element(self.sequence[0])
-        if self.dataset is not None:
-            for element in self.dataset.take(1):
-                return split_element(element)
-            return None, None
-        return self._batch(slice(0, self.batch_size))
+        raise NotImplementedError
+
+    def _epoch_batches(self):
+        """The batches one epoch may draw from (``batches`` stops after ``steps``)."""
+        raise NotImplementedError
+
+    def _expected_batches(self):
+        """How many batches an epoch must find before running out warns, or None."""
+        return self.steps_given
+
+    def _epoch_ended(self, produced) -> None:
+        """What an epoch that gave ``produced`` batches teaches (a generator's length)."""
 
     def batches(self):
         """The batches of one epoch (at most ``steps``); warns as Keras does when data runs out."""
-        source = self._dataset_batches() if self.dataset is not None else self._array_stream()
-        expected = (
-            self.steps_given
-            if self.steps_given is not None
-            else (self.num_batches if self._peeked is not None else None)
-        )
+        expected = self._expected_batches()
         produced = 0
-        for produced, batch in enumerate(source, start=1):
+        for produced, batch in enumerate(self._epoch_batches(), start=1):
             yield batch
             if self.steps_given is not None and produced >= self.steps_given:
                 return
@@ -208,20 +137,43 @@ class DataAdapter:
                 stacklevel=3,
             )
             self.ran_out = True
-        if self._peeked is not None and self.num_batches is None:
-            self.num_batches = produced  # a generator's epoch is what its first pass gave, as Keras learns it
+        self._epoch_ended(produced)
 
-    ran_out = False
 
-    def _dataset_batches(self):
-        if self.steps_given is None or self.steps_given == self.dataset.cardinality() or self.sequence is not None:
-            self._iterator = None
-            yield from (split_element(e, self.class_weight) for e in self.dataset)
-            return
-        if self._iterator is None:  # steps other than the dataset's length: epochs continue one iterator, as Keras does
-            self._iterator = iter(self.dataset)
-        for element in self._iterator:
-            yield split_element(element, self.class_weight)
+class ArrayAdapter(DataAdapter):
+    """numpy arrays (or a list of them, one per input), cut into batches of ``batch_size`` samples: Keras 2.6's
+    ``TensorLikeDataAdapter``. Whatever is not a Dataset, a Sequence or a generator is read as arrays."""
+
+    def __init__(self, x, y=None, batch_size=None, sample_weight=None, **options):
+        super().__init__(**options)
+        if x is None:
+            raise ValueError(f"{self.what}: no input data given (x is None)")
+        self.x, self.y = _as_arrays(x), (None if y is None else _as_arrays(y))
+        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight)
+        self.num_samples = _rows(self.x)
+        self._check_cardinality()
+        if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
+            raise ValueError(f"{self.what}: batch_size must be a positive integer, got {batch_size!r}")
+        # Keras 2.6's TensorLikeDataAdapter: without batch_size, `steps` batches cover the data once
+        steps = self.steps_given
+        self.batch_size = int(batch_size) if batch_size else (ceil_div(self.num_samples, steps) if steps else 32)
+        self.num_batches = ceil_div(self.num_samples, self.batch_size)
+
+    def _check_cardinality(self) -> None:
+        """Every array of x and y has one row per sample (Keras' message)."""
+        sizes = [len(a) for a in self.x] if isinstance(self.x, list) else [len(self.x)]
+        y_sizes = [] if self.y is None else [len(a) for a in self.y] if isinstance(self.y, list) else [len(self.y)]
+        if len(set(sizes + y_sizes)) > 1:
+            y_line = f"\n  y sizes: {', '.join(map(str, y_sizes))}" if self.y is not None else ""
+            raise ValueError(
+                "Data cardinality is ambiguous:\n  x sizes: "
+                + ", ".join(map(str, sizes))
+                + y_line
+                + "\nMake sure all arrays contain the same number of samples."
+            )
+
+    def first_batch(self):
+        return self._batch(slice(0, self.batch_size))
 
     def _batch(self, index):
         if self.y is None:
@@ -229,18 +181,18 @@ class DataAdapter:
         weights = None if self.sample_weight is None else self.sample_weight[index]
         return _take(self.x, index), sample_weights.attach(_take(self.y, index), weights, self.class_weight)
 
-    def _array_stream(self):
+    def _epoch_batches(self):
         """One pass over the arrays; with ``steps``, Keras 2.6's TensorLikeDataAdapter: the next ``steps`` batches
         of one stream of ``passes`` passes (each shuffled on its own), so an epoch may end inside a pass or run
         into the next, and the data runs out when the passes do."""
         if self.steps_given is None:
-            yield from self._array_batches()
+            yield from self._one_pass()
             return
         if self._iterator is None:
-            self._iterator = itertools.chain.from_iterable(self._array_batches() for _ in range(self.passes))
+            self._iterator = itertools.chain.from_iterable(self._one_pass() for _ in range(self.passes))
         yield from self._iterator
 
-    def _array_batches(self):
+    def _one_pass(self):
         order = backend.rng().permutation(self.num_samples) if self.shuffle else None
         for start in range(0, self.num_samples, self.batch_size):
             yield self._batch(
@@ -248,14 +200,134 @@ class DataAdapter:
             )
 
 
+class DatasetAdapter(DataAdapter):
+    """A ``Dataset``: its own batches (a ``batch_size`` given beside it is ignored, as Keras 2.6 does)."""
+
+    def __init__(self, x, y=None, batch_size=None, sample_weight=None, **options):
+        super().__init__(**options)
+        if y is not None:
+            raise ValueError(f"{self.what}: {self._y_refused}")
+        self.dataset = self._as_dataset(x)
+        cardinality = self.dataset.cardinality()
+        if cardinality == INFINITE_CARDINALITY and self.steps_given is None:
+            raise ValueError(
+                f"{self.what}: when passing an infinitely repeating dataset, you must specify "
+                f"the `{_steps_argument(self.what)}` argument"
+            )
+        self.batch_size = self.dataset.batch_size
+        self.num_batches = cardinality if cardinality >= 0 else None
+
+    _y_refused = "`y` must not be given when x is a Dataset; the Dataset yields (x, y) pairs"
+
+    def _as_dataset(self, x) -> Dataset:
+        return x
+
+    def first_batch(self):
+        for element in self.dataset.take(1):
+            return split_element(element)
+        return None, None
+
+    def _epoch_batches(self):
+        if self.steps_given is None or self.steps_given == self.dataset.cardinality():
+            yield from self._one_pass()
+            return
+        if self._iterator is None:  # steps other than the dataset's length: epochs continue one iterator, as Keras does
+            self._iterator = iter(self.dataset)
+        for element in self._iterator:
+            yield split_element(element, self.class_weight)
+
+    def _one_pass(self):
+        self._iterator = None
+        yield from (split_element(e, self.class_weight) for e in self.dataset)
+
+
+class GeneratorAdapter(DatasetAdapter):
+    """A Python generator (or other one-pass iterator) as a Dataset over its batches, Keras 2.6's
+    ``GeneratorDataAdapter``: its first batch is read ahead for the checks, and kept; its length is learnt at the
+    end of the first epoch. Its batches have no size known ahead (``batch_size`` None)."""
+
+    _y_refused = "`y` argument is not supported when using python generator as input."
+
+    def _as_dataset(self, x) -> Dataset:
+        self.python_input = type(x).__name__
+        iterator = iter(x)
+        try:
+            self._peeked = next(iterator)
+        except StopIteration:
+            raise ValueError(f"{self.what}: the generator is empty (it yielded no batch)") from None
+        shared = itertools.chain([self._peeked], iterator)
+        return Dataset(lambda: shared, UNKNOWN_CARDINALITY)
+
+    def first_batch(self):
+        return split_element(self._peeked)
+
+    def _expected_batches(self):
+        return self.steps_given if self.steps_given is not None else self.num_batches
+
+    def _epoch_ended(self, produced) -> None:
+        if self.num_batches is None:
+            self.num_batches = produced  # a generator's epoch is what its first pass gave, as Keras learns it
+
+
+class SequenceAdapter(DatasetAdapter):
+    """A ``keras.utils.Sequence`` as a Dataset over its batches, Keras 2.6's ``KerasSequenceAdapter``: each epoch
+    from its start, in a new random order with ``shuffle``, then its ``on_epoch_end``."""
+
+    _y_refused = "`y` argument is not supported when using `keras.utils.Sequence` as input."
+
+    def _as_dataset(self, x) -> Dataset:
+        self.sequence, self.python_input = x, type(x).__name__
+        return Dataset(self._sequence_batches, len(x))
+
+    def _sequence_batches(self):
+        order = backend.rng().permutation(len(self.sequence)) if self.shuffle else range(len(self.sequence))
+        for index in order:
+            yield self.sequence[int(index)]
+
+    def first_batch(self):
+        return split_element(self.sequence[0])  # Keras peeks at batch 0 of a Sequence
+
+    def on_epoch_end(self) -> None:
+        self.sequence.on_epoch_end()
+
+    def _epoch_batches(self):
+        return self._one_pass()
+
+
 def _is_generator(x) -> bool:
     """A Python generator or other one-pass iterator (not arrays, which are iterable but not iterators)."""
     return isinstance(x, types.GeneratorType) or (hasattr(x, "__next__") and hasattr(x, "__iter__"))
 
 
+def select_data_adapter(x) -> type:
+    """The adapter class for ``x``: a Dataset, a Sequence, a generator, or arrays (whatever else), as Keras'
+    ``select_data_adapter``."""
+    if isinstance(x, Dataset):
+        return DatasetAdapter
+    if isinstance(x, Sequence):
+        return SequenceAdapter
+    if _is_generator(x):
+        return GeneratorAdapter
+    return ArrayAdapter
+
+
+def get_data_adapter(x, y=None, batch_size=None, steps=None, **options) -> DataAdapter:
+    """The adapter over ``x`` (and ``y``) for one call of ``fit``, ``evaluate`` or ``predict``. ``options``:
+    ``shuffle``, ``what`` (the call, for messages), ``sample_weight``, ``class_weight``, ``passes`` (fit's
+    epochs, for arrays cut by ``steps``).
+
+    >>> import numpy as np
+    >>> from ipu_teach.keras.engine.data_adapter import get_data_adapter
+    >>> adapter = get_data_adapter(np.zeros((10, 2)), np.zeros(10), batch_size=4)
+    >>> type(adapter).__name__, adapter.steps, adapter.partial_batch
+    ('ArrayAdapter', 3, True)
+    """
+    return select_data_adapter(x)(x, y, batch_size=batch_size, steps=steps, **options)
+
+
 def split_validation(x, y, validation_split):
     """Keras' validation_split: the last fraction of the samples, taken before any shuffling."""
-    if isinstance(x, (Dataset, Sequence)) or _is_generator(x):
+    if select_data_adapter(x) is not ArrayAdapter:
         raise ValueError(
             "validation_split is only supported for numpy arrays, not Datasets; pass validation_data=... instead"
         )

@@ -2,7 +2,7 @@
 model's executor (the host CPU, or the simulated IPU inside an IPUStrategy scope)."""
 
 from . import step_overrides
-from .data_adapter import DataAdapter
+from .data_adapter import get_data_adapter
 from .training import _check_data
 
 
@@ -12,7 +12,7 @@ def run(model, mode, x, y=None, sample_weight=None, class_weight=None, reset_met
         model.assert_compiled(what)
         y = model.labels_in_output_order(y)
     rows = len(x[0] if isinstance(x, (list, tuple)) else x)
-    adapter = DataAdapter(
+    adapter = get_data_adapter(
         x,
         y,
         max(rows, 1),

@@ -18,7 +18,7 @@ import numpy as np
 from .. import callbacks as callbacks_module
 from ..progbar import Progbar
 from . import polling_thread, shape_only_weights, step_overrides
-from .data_adapter import DataAdapter, split_validation, unpack_validation_data
+from .data_adapter import get_data_adapter, split_validation, unpack_validation_data
 
 
 @dataclass
@@ -177,7 +177,7 @@ def fit(
         if sample_weight is not None:
             cut = len(y[0] if isinstance(y, list) else y)
             sample_weight, val_weight = sample_weight[:cut], sample_weight[cut:]
-    adapter = DataAdapter(
+    adapter = get_data_adapter(
         x,
         y,
         batch_size,
@@ -196,7 +196,7 @@ def fit(
         val_batch = validation_batch_size or (None if adapter.dataset is not None or val_y is None else batch_size)
         _check_data(
             model,
-            DataAdapter(val_x, val_y, val_batch, validation_steps, what="fit (validation_data)"),
+            get_data_adapter(val_x, val_y, val_batch, validation_steps, what="fit (validation_data)"),
             with_labels=True,
             what="fit",
         )
@@ -228,14 +228,14 @@ def fit(
         if validation_data is not None and (epoch + 1) % validation_freq == 0:
             val_logs = _evaluate(
                 model,
-                DataAdapter(val_x, val_y, val_batch, validation_steps, what="evaluate", sample_weight=val_weight),
+                get_data_adapter(val_x, val_y, val_batch, validation_steps, what="evaluate", sample_weight=val_weight),
                 verbose=0,
                 callbacks=cbs,
                 in_fit=True,
             )
             logs.update({f"val_{k}": v for k, v in val_logs.items()})
         bar.update(done, list(logs.items()), elapsed, finalize=True)  # Keras ends the line with the val_ values
-        executor.epoch_timing = (bar.seconds, bar.seconds_per_step)  # what the line showed, for benchmarks
+        history.epoch_timings.append((bar.seconds, bar.seconds_per_step))  # what the line showed
         cbs.on_epoch_end(epoch, logs)
         if model.stop_training or adapter.ran_out:
             break
@@ -329,7 +329,7 @@ def evaluate(
     """
     __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     model.assert_compiled("evaluate")
-    adapter = DataAdapter(
+    adapter = get_data_adapter(
         x, model.labels_in_output_order(y), batch_size, steps, what="evaluate", sample_weight=sample_weight
     )
     logs = _evaluate(model, adapter, _verbosity(verbose), callbacks)
@@ -362,7 +362,7 @@ def _evaluate(model, adapter, verbose, callbacks, in_fit=False):
 
 def predict(model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
     __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
-    adapter = DataAdapter(x, None, batch_size, steps, what="predict")
+    adapter = get_data_adapter(x, None, batch_size, steps, what="predict")
     _check_data(model, adapter, with_labels=False, what="predict")
     executor = model.executor()
     plan = executor.prepare(model, "predict", adapter)

@@ -18,12 +18,13 @@ import numpy as np
 
 from ...autograd import Tensor, ops
 from ...autograd.symbolic import is_symbolic
-from ..engine import atomic_step
+from ..engine import atomic_step, global_batch
 from .base import Layer, same_shape
 
 _pools: list = []
 
 
+@global_batch.pooled_over_parts
 @contextlib.contextmanager
 def pooled_moving_statistics():
     """Inside, BatchNormalization layers collect their batch statistics; on leaving, each updates

@@ -10,7 +10,7 @@ import pytest
 import ipu_teach as tf
 from ipu_teach.data import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def numbers(count=10):
