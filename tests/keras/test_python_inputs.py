@@ -5,6 +5,7 @@ import pytest
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
+from ipu_teach.data import Dataset
 
 X = np.random.default_rng(0).uniform(size=(64, 4)).astype(np.float32)
 Y = (X.sum(axis=1) > 2).astype(np.int64)
@@ -86,6 +87,23 @@ def test_evaluate_and_predict_take_them_too():
 def test_keras_refuses_what_a_generator_cannot_take(kwargs, message):
     with pytest.raises(ValueError, match=message):
         _model().fit(_batches(), verbose=0, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (lambda: Dataset.from_tensor_slices((X, Y)).batch(16), "when using dataset as input"),
+        (_batches, "when using python generator as input"),
+        (_Batches, "when using `keras.utils.Sequence` as input"),
+    ],
+    ids=["Dataset", "generator", "Sequence"],
+)
+def test_a_sample_weight_beside_batches_that_bring_their_own_is_refused_as_keras_does(data, message):
+    """tf-keras' DatasetAdapter, GeneratorDataAdapter and KerasSequenceAdapter refuse it rather than drop it."""
+    model = _model()
+    with pytest.raises(ValueError, match=r"`sample_weight` argument is not supported " + message):
+        model.fit(data(), sample_weight=np.ones(len(X)), verbose=0)
+    assert model.optimizer.iterations == 0
 
 
 @pytest.mark.parametrize("data", [_batches, _Batches], ids=["generator", "Sequence"])

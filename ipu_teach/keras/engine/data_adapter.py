@@ -207,6 +207,8 @@ class DatasetAdapter(DataAdapter):
         super().__init__(**options)
         if y is not None:
             raise ValueError(f"{self.what}: {self._y_refused}")
+        if sample_weight is not None:  # a weight given beside its own batches would be silently dropped
+            raise ValueError(f"{self.what}: {self._sample_weight_refused}")
         self.dataset = self._as_dataset(x)
         cardinality = self.dataset.cardinality()
         if cardinality == INFINITE_CARDINALITY and self.steps_given is None:
@@ -218,6 +220,10 @@ class DatasetAdapter(DataAdapter):
         self.num_batches = cardinality if cardinality >= 0 else None
 
     _y_refused = "`y` must not be given when x is a Dataset; the Dataset yields (x, y) pairs"
+    _sample_weight_refused = (
+        "`sample_weight` argument is not supported when using dataset as input; "
+        "the Dataset yields (x, y, sample_weight) triples"
+    )
 
     def _as_dataset(self, x) -> Dataset:
         return x
@@ -247,6 +253,7 @@ class GeneratorAdapter(DatasetAdapter):
     end of the first epoch. Its batches have no size known ahead (``batch_size`` None)."""
 
     _y_refused = "`y` argument is not supported when using python generator as input."
+    _sample_weight_refused = "`sample_weight` argument is not supported when using python generator as input."
 
     def _as_dataset(self, x) -> Dataset:
         self.python_input = type(x).__name__
@@ -274,6 +281,7 @@ class SequenceAdapter(DatasetAdapter):
     from its start, in a new random order with ``shuffle``, then its ``on_epoch_end``."""
 
     _y_refused = "`y` argument is not supported when using `keras.utils.Sequence` as input."
+    _sample_weight_refused = "`sample_weight` argument is not supported when using `keras.utils.Sequence` as input."
 
     def _as_dataset(self, x) -> Dataset:
         self.sequence, self.python_input = x, type(x).__name__
