@@ -29,7 +29,7 @@ def raw_arrays(ipus, rng):
 def program_for(arrays):
     return bsp.Sequence(
         [
-            bsp.Execute(bsp.ComputeSet(f"cs{i}", cycles), exchange=bsp.Exchange(received, sent))
+            bsp.Execute(bsp.CostedComputeSet(f"cs{i}", cycles), exchange=bsp.Exchange(received, sent))
             for i, (cycles, received, sent) in enumerate(arrays)
         ]
     )
@@ -40,7 +40,7 @@ def seconds_per_superstep(ipus):
     best = float("inf")
     for _ in range(REPEATS):
         start = time.perf_counter()
-        timeline = bsp.Engine(program_for(arrays), MK2, ipus=ipus).run()
+        timeline = bsp.CostEngine(program_for(arrays), MK2, ipus=ipus).run()
         best = min(best, time.perf_counter() - start)
     assert timeline.rows == SUPERSTEPS
     return best / SUPERSTEPS
@@ -49,7 +49,7 @@ def seconds_per_superstep(ipus):
 def seconds_for_long_repeat(ipus, count=100_000):
     step = program_for(raw_arrays(ipus, np.random.default_rng(0))[:1]).programs[0]
     start = time.perf_counter()
-    timeline = bsp.Engine(bsp.Repeat(count, step), MK2, ipus=ipus).run()
+    timeline = bsp.CostEngine(bsp.Repeat(count, step), MK2, ipus=ipus).run()
     elapsed = time.perf_counter() - start
     assert timeline.counts[0] == count
     return elapsed

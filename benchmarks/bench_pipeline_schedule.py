@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from ipu_teach.pipeline import GENERATORS, StageCosts, summarise, time_schedule, validate, validate_timeline
+from ipu_teach.schedules import GENERATORS, StageCosts, summarise, time_schedule, validate, validate_timeline
 
 STAGES, MICRO_BATCHES, TARGET_SECONDS, REPEATS = 16, 1024, 1.0, 3
 

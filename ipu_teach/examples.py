@@ -184,8 +184,10 @@ def small_timeline():
 
     from . import bsp, hardware
 
-    step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)), exchange=bsp.Exchange(received=np.full(4, 1_024)))
-    return bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+    step = bsp.Execute(
+        bsp.CostedComputeSet("matmul", np.full(4, 2_000)), exchange=bsp.Exchange(received=np.full(4, 1_024))
+    )
+    return bsp.CostEngine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
 
 
 def add_one_graph(tiles: int = 4):

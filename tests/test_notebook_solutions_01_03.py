@@ -187,7 +187,7 @@ def test_02_exercise_5_a_custom_evaluation_loop_is_evaluate_without_the_outfeed(
     rows = lambda executable: [line.split()[0] for line in executable.timeline.summary().splitlines()]  # noqa: E731
     assert "outfeed" in rows(keras_program) and "outfeed" not in rows(loop)
     # the same step; evaluate's also streams its loss and accuracy to the host, each of its 40 steps
-    outfeed = bsp.Engine(bsp.DeviceToHost(keras_program.graph.output_bytes), keras_program.graph.spec).run()
+    outfeed = bsp.CostEngine(bsp.DeviceToHost(keras_program.graph.output_bytes), keras_program.graph.spec).run()
     assert loop.timeline.seconds() + steps * outfeed.seconds() == pytest.approx(
         keras_program.timeline.seconds(), rel=1e-12
     )

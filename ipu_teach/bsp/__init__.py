@@ -1,20 +1,20 @@
 """The BSP engine of the simulated IPU: tile mapping, compute sets, exchange, sync, programs, timeline.
 
-Low level (for compilers): build ``ComputeSet`` cycles and ``Exchange`` bytes as numpy arrays,
-arrange ``Execute``/``Copy``/stream steps with ``Sequence``/``Repeat``, and ``Engine(program).run()``
+Low level (for compilers): build ``CostedComputeSet`` cycles and ``Exchange`` bytes as numpy arrays,
+arrange ``Execute``/``Copy``/stream steps with ``Sequence``/``Repeat``, and ``CostEngine(program).run()``
 returns a :class:`Timeline`. The Poplar-like API for the course lives in :mod:`ipu_teach.bsp.poplar`;
 figures in :mod:`.figures` and Chrome traces in :mod:`.trace` (imported on use).
 
 Example:
 
 >>> from ipu_teach import bsp, hardware
->>> step = bsp.Execute(bsp.ComputeSet("work", np.full(4, 100)))
->>> bsp.Engine(bsp.Repeat(3, step), hardware.MK2.with_tiles(4)).run().totals()
+>>> step = bsp.Execute(bsp.CostedComputeSet("work", np.full(4, 100)))
+>>> bsp.CostEngine(bsp.Repeat(3, step), hardware.MK2.with_tiles(4)).run().totals()
 {'compute': 300, 'sync': 450, 'exchange': 0}
 """
 
-from .compute import VERTEX_OVERHEAD_CYCLES, ComputeSet, tile_cycles_from_vertices
-from .engine import Engine
+from .compute import VERTEX_OVERHEAD_CYCLES, CostedComputeSet, tile_cycles_from_vertices
+from .engine import CostEngine
 from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
 from .mapping import bytes_per_tile, ceil_div, intervals, linear_elements_per_tile, linear_tile_of_element
@@ -35,10 +35,17 @@ from .programs import (
 from .sync import SyncKind
 from .timeline import Timeline
 
+ComputeSet = CostedComputeSet
+"""The name ``CostedComputeSet`` had before 2026-11 (one release; ``bsp.poplar.ComputeSet`` is Poplar's)."""
+Engine = CostEngine
+"""The name ``CostEngine`` had before 2026-11 (one release; ``bsp.poplar.Engine`` is Poplar's)."""
+
 __all__ = [
     "VERTEX_OVERHEAD_CYCLES",
     "ComputeSet",
     "Copy",
+    "CostEngine",
+    "CostedComputeSet",
     "DeviceToHost",
     "Engine",
     "Exchange",

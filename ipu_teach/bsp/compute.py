@@ -43,7 +43,7 @@ def as_per_tile(values, what: str, unit: str, kinds: str = "iuf") -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class ComputeSet:
+class CostedComputeSet:
     """The compute phase of one superstep: named compute cycles per tile, shape ``(tiles,)`` or ``(ipus, tiles)``.
 
     The low-level form of a compute set, for costing programs without writing vertices: the superstep
@@ -57,8 +57,8 @@ class ComputeSet:
 
     >>> import numpy as np
     >>> from ipu_teach import bsp
-    >>> bsp.ComputeSet("matmul", [100, 300])
-    ComputeSet(name='matmul', cycles=array([100, 300], dtype=int32))
+    >>> bsp.CostedComputeSet("matmul", [100, 300])
+    CostedComputeSet(name='matmul', cycles=array([100, 300], dtype=int32))
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""The Engine: cost a program tree superstep by superstep with BSP, ``max(w) + l + g * max(h)``.
+"""The CostEngine: cost a program tree superstep by superstep with BSP, ``max(w) + l + g * max(h)``.
 
 Plain numpy in, a :class:`Timeline` out. Per superstep and IPU: ``w`` = slowest tile's compute
 cycles, ``l`` = the sync's cycles (plus waiting for the slowest IPU when the sync spans IPUs),
@@ -31,12 +31,12 @@ from .sync import SyncKind
 from .timeline import CYCLE_LIMIT, Timeline
 
 
-class Engine:
+class CostEngine:
     """Costs a BSP program on ``ipus`` IPUs of ``spec``; ``run()`` returns the Timeline.
 
     The low-level engine under ``poplar.Engine`` and the Keras executor: it computes no values, only
     what each superstep costs (compute, sync, exchange, host and IPU-Link transfers), so a million
-    repeats cost no more to simulate than one. Shapes and kinds are checked when the Engine is created,
+    repeats cost no more to simulate than one. Shapes and kinds are checked when the CostEngine is created,
     so errors name the step at fault.
 
     Args:
@@ -52,17 +52,19 @@ class Engine:
 
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+    >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
     ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
     >>> program = bsp.Sequence(bsp.HostToDevice(4 * 2**20), bsp.Repeat(1_000_000, step))
-    >>> bsp.Engine(program, hardware.MK2.with_tiles(4)).run().totals()
+    >>> bsp.CostEngine(program, hardware.MK2.with_tiles(4)).run().totals()
     {'compute': 2000000000, 'sync': 150013000, 'exchange': 256452925}
     """
 
     def __init__(self, program: Program, spec=MK2, ipus: int = 1):
         if not isinstance(program, Program):
-            raise GraphError(f"Engine needs a program (Sequence, Repeat, Execute, ...), got {type(program).__name__}")
-        self.spec, self.ipus = spec, check_positive_count(ipus, "Engine: the number of IPUs")
+            raise GraphError(
+                f"CostEngine needs a program (Sequence, Repeat, Execute, ...), got {type(program).__name__}"
+            )
+        self.spec, self.ipus = spec, check_positive_count(ipus, "CostEngine: the number of IPUs")
         self._labels, self._kinds, self._counts, self._costs, self._tile_cycles = [], [], [], [], []
         self._moved = []
         self._row_of = {}
@@ -81,9 +83,9 @@ class Engine:
 
         >>> import numpy as np
         >>> from ipu_teach import bsp, hardware
-        >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+        >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
         ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
-        >>> print(bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run().summary())
+        >>> print(bsp.CostEngine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run().summary())
         superstep                      runs   compute    sync  exchange    cycles
         matmul                           10      2000     150       256      2406
         total: 24,060 cycles = 18.090 us simulated on GC200 (Mk2) (4 tiles); compute 20,000, sync 1,500, exchange
@@ -120,7 +122,7 @@ class Engine:
         if len(program.programs) != self.ipus:
             raise GraphError(
                 f"Parallel {program.label!r} has {len(program.programs)} program(s) for {self.ipus} IPU(s): "
-                "give one program per IPU of the Engine (an empty Sequence for an idle IPU)"
+                "give one program per IPU of the CostEngine (an empty Sequence for an idle IPU)"
             )
         items, cycles = [], [0] * self.ipus
         for ipu, child in enumerate(program.programs):
@@ -231,7 +233,7 @@ class Engine:
             link = self._transfer_cycles(nbytes, bandwidth, spec.ipu_link_latency_s)
             return zeros, self._sync(link, SyncKind.CROSS_IPU), link, "ipu-link", None
         raise GraphError(
-            f"the bsp Engine cannot run a {type(step).__name__} ({step.label!r}); "
+            f"the bsp CostEngine cannot run a {type(step).__name__} ({step.label!r}); "
             "Poplar-like programs run with bsp.poplar.Engine"
         )
 

@@ -8,7 +8,7 @@ Example:
 >>> import matplotlib.pyplot as plt
 >>> from ipu_teach import bsp, hardware
 >>> from ipu_teach.bsp import figures
->>> timeline = bsp.Engine(bsp.Execute(bsp.ComputeSet("work", [100, 50])), hardware.MK2.with_tiles(2)).run()
+>>> timeline = bsp.CostEngine(bsp.Execute(bsp.CostedComputeSet("work", [100, 50])), hardware.MK2.with_tiles(2)).run()
 >>> figure = figures.plot_timeline(timeline)
 >>> plt.close(figure)
 """

@@ -3,7 +3,7 @@
 Mirrors Poplar's C++ names in Python style (``add_variable``, ``set_tile_mapping``, ...). Codelets
 are numpy functions (see :mod:`.codelets`). A vertex reads and writes only its own tile's memory:
 inputs held on other tiles arrive by exchange, and that exchange is costed. Numerics are plain numpy,
-so results equal numpy's; the cost of each step comes from the low-level :class:`bsp.Engine`.
+so results equal numpy's; the cost of each step comes from the low-level :class:`bsp.CostEngine`.
 
 Simplification: on a device of several IPUs, tiles are numbered across IPUs and an input held on
 another IPU is costed like on-chip exchange (real Poplar sends it over IPU-Links).
@@ -34,9 +34,8 @@ import numpy as np
 from ..hardware import MK2
 from . import programs as bsp_programs
 from .codelets import Codelet, codelet
-from .compute import ComputeSet as CostedComputeSet
-from .compute import tile_cycles_from_vertices
-from .engine import Engine as CostEngine
+from .compute import CostedComputeSet, tile_cycles_from_vertices
+from .engine import CostEngine
 from .errors import GraphError, TileOutOfMemoryError
 from .exchange import Exchange, exchange_from_transfers
 from .graph import ComputeSet, DataStream, Graph, Tensor, Vertex

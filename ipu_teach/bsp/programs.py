@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hardware import HOST_APIS
-from .compute import ComputeSet
+from .compute import CostedComputeSet
 from .errors import GraphError
 from .exchange import Exchange
 from .sync import SyncKind
@@ -39,7 +39,7 @@ class Execute(Program):
     plus the busiest tile's compute.
 
     Args:
-      compute_set: A ``bsp.ComputeSet``, the cycles of each tile.
+      compute_set: A ``bsp.CostedComputeSet``, the cycles of each tile.
       exchange: Optional ``bsp.Exchange``, the bytes each tile receives first. Default: None, no exchange.
       sync: The kind of sync. Default: None, on-chip for one IPU and cross-IPU for several.
 
@@ -47,19 +47,19 @@ class Execute(Program):
 
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+    >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
     ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
-    >>> bsp.Engine(step, hardware.MK2.with_tiles(4)).run().totals()
+    >>> bsp.CostEngine(step, hardware.MK2.with_tiles(4)).run().totals()
     {'compute': 2000, 'sync': 150, 'exchange': 256}
     """
 
-    compute_set: ComputeSet
+    compute_set: CostedComputeSet
     exchange: Exchange = None
     sync: SyncKind = None
 
     def __post_init__(self):
-        if not isinstance(self.compute_set, ComputeSet):
-            raise GraphError(f"Execute needs a bsp.ComputeSet, got {type(self.compute_set).__name__}")
+        if not isinstance(self.compute_set, CostedComputeSet):
+            raise GraphError(f"Execute needs a bsp.CostedComputeSet, got {type(self.compute_set).__name__}")
         if self.exchange is not None and not isinstance(self.exchange, Exchange):
             raise GraphError(f"Execute({self.compute_set.name!r}): exchange must be a bsp.Exchange")
 
@@ -117,7 +117,7 @@ class HostToDevice(_HostStream):
     Example:
 
     >>> from ipu_teach import bsp, hardware
-    >>> bsp.Engine(bsp.HostToDevice(4096), hardware.MK2.with_tiles(4)).run().totals()
+    >>> bsp.CostEngine(bsp.HostToDevice(4096), hardware.MK2.with_tiles(4)).run().totals()
     {'compute': 0, 'sync': 13000, 'exchange': 7087}
     """
 
@@ -135,7 +135,7 @@ class DeviceToHost(_HostStream):
 
     >>> from ipu_teach import bsp, hardware
     >>> round_trip = bsp.Sequence(bsp.HostToDevice(4096), bsp.DeviceToHost(1024))
-    >>> print(bsp.Engine(round_trip, hardware.MK2.with_tiles(4)).run().summary())
+    >>> print(bsp.CostEngine(round_trip, hardware.MK2.with_tiles(4)).run().summary())
     superstep                      runs   compute    sync  exchange    cycles
     host->device                      1         0   13000      7087     20087
     device->host                      1         0   13000      6760     19760
@@ -161,7 +161,7 @@ class HostCall(Program):
     Example:
 
     >>> from ipu_teach import bsp, hardware
-    >>> round(bsp.Engine(bsp.HostCall("keras"), hardware.MK2).run().seconds() * 1e3, 2)
+    >>> round(bsp.CostEngine(bsp.HostCall("keras"), hardware.MK2).run().seconds() * 1e3, 2)
     2.82
     """
 
@@ -186,7 +186,7 @@ class HostWait(Program):
     Example:
 
     >>> from ipu_teach import bsp, hardware
-    >>> bsp.Engine(bsp.HostWait(1e-6), hardware.MK2).run().totals()
+    >>> bsp.CostEngine(bsp.HostWait(1e-6), hardware.MK2).run().totals()
     {'compute': 0, 'sync': 1330, 'exchange': 0}
     """
 
@@ -248,10 +248,10 @@ class Sequence(_Group):
 
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+    >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
     ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
     >>> program = bsp.Sequence(bsp.HostToDevice(4096), step, bsp.DeviceToHost(1024))
-    >>> bsp.Engine(program, hardware.MK2.with_tiles(4)).run().labels
+    >>> bsp.CostEngine(program, hardware.MK2.with_tiles(4)).run().labels
     ('host->device', 'matmul', 'device->host')
     """
 
@@ -277,9 +277,9 @@ class Repeat(Program):
 
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.ComputeSet("matmul", np.full(4, 2_000)),
+    >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
     ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
-    >>> timeline = bsp.Engine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
+    >>> timeline = bsp.CostEngine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
     >>> timeline.labels, timeline.counts.tolist(), timeline.totals()["compute"]
     (('matmul',), [10], 20000)
     """
@@ -314,8 +314,10 @@ class Parallel(_Group):
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
     >>> spec = hardware.MK2.with_tiles(4)
-    >>> slow, fast = (bsp.Execute(bsp.ComputeSet(name, np.full(4, n))) for name, n in (("slow", 900), ("fast", 100)))
-    >>> timeline = bsp.Engine(bsp.Parallel(slow, fast), spec, ipus=2).run()
+    >>> slow, fast = (
+    ...     bsp.Execute(bsp.CostedComputeSet(name, np.full(4, n))) for name, n in (("slow", 900), ("fast", 100))
+    ... )
+    >>> timeline = bsp.CostEngine(bsp.Parallel(slow, fast), spec, ipus=2).run()
     >>> timeline.labels, timeline.ipu_cycles().tolist()
     (('slow', 'fast', 'parallel/sync'), [2550, 2550])
     """

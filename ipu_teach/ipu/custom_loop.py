@@ -57,7 +57,7 @@ from ..keras.models import Model
 from ..keras.optimizers import SGD, Optimizer
 from . import messages, preparation
 from .executor import Setup, compile_executable
-from .keras_extensions import IPUModelOptions
+from .keras_extensions import ExtensionOptions
 from .lowering import RecordedStep
 
 _calls: list = []
@@ -273,7 +273,7 @@ class CustomLoopPrograms:
         if executable is None:
             optimizer = optimizers[0] if optimizers else SGD()
             program = LoopProgram(name, models, optimizer, call.trainable)
-            options = IPUModelOptions()
+            options = ExtensionOptions()
             setup = Setup(
                 mode,
                 configuration,

@@ -191,7 +191,7 @@ def estimate(model, batch_size: int, mode: str = "train") -> Estimate:
     setup, _ = executor.prepare(model, mode, get_data_adapter(x, y, batch_size, what=_CALLS[mode]))
     executable, _ = executor.compile_executable(model, setup, shape_only=True, allow_out_of_memory=True)
     graphs = graphs_per_ipu(executable)  # one per pipeline stage
-    mapping = setup.pipeline.device_mapping if setup.pipeline is not None else (0,)
+    mapping = setup.pipeline_plan.device_mapping if setup.pipeline_plan is not None else (0,)
     categories: dict = {}
     for graph in graphs:
         for category, nbytes in live_categories(graph).items():

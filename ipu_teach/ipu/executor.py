@@ -26,7 +26,7 @@ import numpy as np
 from .. import bsp, hardware
 from ..autograd import precision
 from ..keras.engine import atomic_step, global_batch, shape_only_weights, step_overrides
-from ..keras.engine.training import Plan, step_log
+from ..keras.engine.training import ExecutionPlan, step_log
 from ..profiling import capture
 from . import (
     compile_time,
@@ -155,8 +155,8 @@ class Setup:
 
     mode: str
     configuration: object
-    pipeline: object
-    """The PipelinePlan of a pipelined model, else None."""
+    pipeline_plan: object
+    """The PipelinePlan of a pipelined model, else None (the compiled run is ``Executable.pipeline``)."""
     replicas: int
     accumulation: int
     reduction: object
@@ -194,7 +194,7 @@ class Setup:
             self.replicas,
             self.accumulation,
             self.reduction.name if self.mode == "train" and self.accumulation > 1 else None,
-            repr(self.pipeline),
+            repr(self.pipeline_plan),
             repr(sorted(options.pipelining.items())),
             repr(SyntheticData.from_flags()),
             tuple(id(w) for w in model.trainable_weights) if self.mode == "train" else (),
@@ -215,10 +215,10 @@ class Prepared:
     told_compile_only: bool = False
 
 
-def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]:
+def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, ExecutionPlan]:
     """Check the model and data against the IPU's rules (:mod:`.preparation`), say what Graphcore's
     Keras says, and decide the run's setup (called from ``host_api``, with the host's input pipeline as
-    simulated now); the Plan is the epoch loop's."""
+    simulated now); the ExecutionPlan is the epoch loop's."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     configuration = preparation.configured_system()
     preparation.check_data_shape_known(adapter)
@@ -250,7 +250,7 @@ def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Plan]
             hardware.HOST.callback_step_s if callbacks_per_step(options, mode, spe, accumulation) else None
         ),
     )
-    return setup, Plan(
+    return setup, ExecutionPlan(
         steps_per_execution=spe,
         steps=per_replica,
         replicas=replicas,
@@ -264,7 +264,9 @@ def host_call(setup: Setup, graph, synthetic: SyntheticData, spec) -> bsp.Timeli
     the simulated input pipeline works there), then the front end's call of the program."""
     samples = 0 if synthetic.infeed else graph.micro_batch * setup.replicas * setup.steps_per_execution
     loading = host.caller_loading(samples, setup.caller_samples_per_second)
-    return bsp.Engine(host.execution_program(setup.host_api, loading), spec, ipus=setup.configuration.num_ipus).run()
+    return bsp.CostEngine(
+        host.execution_program(setup.host_api, loading), spec, ipus=setup.configuration.num_ipus
+    ).run()
 
 
 def lowers_shape_only(model, configuration, options) -> bool:
@@ -283,7 +285,7 @@ def compile_executable(
     the executable and the seconds its first run pays (compiling it, or loading it from the executable cache).
     ``shape_only`` traces the step from shapes (None: as :func:`lowers_shape_only` decides);
     ``allow_out_of_memory`` compiles a program that does not fit, as ``debug.allowOutOfMemory`` does."""
-    mode, configuration, plan, replicas = setup.mode, setup.configuration, setup.pipeline, setup.replicas
+    mode, configuration, plan, replicas = setup.mode, setup.configuration, setup.pipeline_plan, setup.replicas
     spe, accumulation, io_tiles = setup.steps_per_execution, setup.accumulation, configuration.io_tiles
     if io_tiles.count and plan is not None:
         raise IPURuleError(
@@ -369,7 +371,7 @@ def compile_executable(
         program = execution_programs.execution_program(
             graph, spe, accumulation, replicas, buffer_bytes, synthetic, io_tiles, *feeding
         )
-        timeline = bsp.Engine(program, spec, ipus=replicas).run()
+        timeline = bsp.CostEngine(program, spec, ipus=replicas).run()
     else:
         timeline = pipelined.execution
     compile_seconds = compile_time.compile_seconds(graph, None if pipelined is None else pipelined.stage_graphs)
@@ -467,7 +469,7 @@ class IPUExecutor:
         self.lowerings = 0
         """How many times this executor lowered the model (each new executable lowers it once)."""
 
-    def prepare(self, model, mode, adapter) -> Plan:
+    def prepare(self, model, mode, adapter) -> ExecutionPlan:
         """Prepare ``mode``'s run and compile (or reuse) its executable: the plan of the epoch loop."""
         __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
         setup, plan = prepare(model, mode, adapter, self.host_api)

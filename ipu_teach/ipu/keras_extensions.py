@@ -5,7 +5,7 @@ options of extensions_base.py): gradient accumulation, replication, infeed and o
 pipelining options and stage assignment, and ipu-teach's ``get_ipu_executable``. Importing
 ``ipu_teach.ipu`` registers it for ``keras.Model`` (``keras.engine.extensions``), as
 keras/ipu/extensions/register_extensions.py registers Graphcore's; each model built afterwards is a
-``ModelExtension`` and owns an ``IPUModelOptions`` that its methods fill in and the executor reads
+``ModelExtension`` and owns an ``ExtensionOptions`` that its methods fill in and the executor reads
 (``options_of``) when it compiles. Outside an IPU scope the options have no effect, as on the real system.
 
 Which models have the methods: every model built after ``ipu_teach.ipu`` is imported, inside an
@@ -36,7 +36,7 @@ EXECUTABLE_MODES = {"train": "fit", "test": "evaluate", "predict": "predict"}  #
 
 
 @dataclass
-class IPUModelOptions:
+class ExtensionOptions:
     """What one model's IPU methods recorded (Graphcore keeps the same on the extension:
     ``_gradient_accumulation_steps_per_replica``, ``_pipelining_*``, ``_infeed_kwargs``...)."""
 
@@ -59,15 +59,15 @@ class IPUModelOptions:
     """``set_asynchronous_callbacks``: callbacks run once per step on a polling thread beside the executions."""
 
 
-def options_of(model) -> IPUModelOptions:
+def options_of(model) -> ExtensionOptions:
     """The options ``model``'s IPU methods recorded; the defaults for a model built before ``ipu_teach.ipu``
     was imported (it has no IPU methods, so nothing to record); a stand-in's own ``ipu_options`` if it has them."""
     if isinstance(model, ModelExtension):
         return model._ipu_options
-    return getattr(model, "ipu_options", None) or IPUModelOptions()  # a stand-in for a model (a PopTorch program)
+    return getattr(model, "ipu_options", None) or ExtensionOptions()  # a stand-in for a model (a PopTorch program)
 
 
-def callbacks_per_step(options: IPUModelOptions, mode: str, steps_per_execution: int, accumulation: int) -> bool:
+def callbacks_per_step(options: ExtensionOptions, mode: str, steps_per_execution: int, accumulation: int) -> bool:
     """Whether ``mode``'s callbacks run once per step (``set_asynchronous_callbacks``): not when the outfeed
     accumulates over several steps (``accumulate_outfeed``: over the accumulation in ``fit``, over the execution
     in ``evaluate``; never in ``predict``), as graphcore/keras extensions_base.py decides it."""
@@ -84,7 +84,7 @@ class ModelExtension:
     """The IPU methods every ``keras.Model`` built after ``import ipu_teach.ipu`` has (see the module)."""
 
     def __init__(self):
-        self._ipu_options = IPUModelOptions()
+        self._ipu_options = ExtensionOptions()
 
     def set_gradient_accumulation_options(
         self, gradient_accumulation_steps_per_replica=None, gradient_accumulation_reduction_method="sum", **kwargs

@@ -1,7 +1,7 @@
 """A pipelined executable's timing and memory, costed by the BSP Engine like every other program.
 
 Each stage's forward, backward and weight update are its lowered steps run through the Engine on one IPU
-(:class:`~ipu_teach.pipeline.timing.StageCosts`, for the schedule's picture and the explorer); one
+(:class:`~ipu_teach.schedules.timing.StageCosts`, for the schedule's picture and the explorer); one
 execution is the whole pipelined program (:func:`.programs.pipelined_program`) run through the Engine on
 the pipeline's IPUs, so the time reported and the profile's execution are the same program.
 """
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import bsp
-from .. import pipeline as schedules
+from .. import bsp, schedules
 from . import programs as execution_programs
 from .lowering import split_by_stage
 from .synthetic_data import NO_SYNTHETIC_DATA
@@ -24,7 +23,7 @@ class PipelinedRun:
 
     schedule: object
     timeline: object
-    """The schedule timed from the stages' costs (``pipeline.timing``), for the explorer and Gantt charts."""
+    """The schedule timed from the stages' costs (``schedules.timing``), for the explorer and Gantt charts."""
     stage_graphs: list
     execution: bsp.Timeline
     """The Engine's timeline of one execution of the pipelined program: what the profile shows."""
@@ -70,7 +69,7 @@ class PipelinedRun:
 
         def seconds(*phases):  # one stage's steps of ``phases`` run through the Engine on one IPU, per stage
             return [
-                bsp.Engine(bsp.Sequence([p for phase in phases for p in programs[phase][s]]), spec).run().seconds()
+                bsp.CostEngine(bsp.Sequence([p for phase in phases for p in programs[phase][s]]), spec).run().seconds()
                 for s in range(plan.stages)
             ]
 
@@ -103,7 +102,7 @@ class PipelinedRun:
         waits = execution_programs.late_host_waits(
             program(), graph, schedule.ipus, runs * micro_batches, replicas, synthetic, samples_per_second, call_seconds
         )
-        execution = bsp.Engine(program(waits), spec, ipus=schedule.ipus).run()
+        execution = bsp.CostEngine(program(waits), spec, ipus=schedule.ipus).run()
         stash = [int(n) for n in schedules.peak_stash(schedule)] if training else [1] * plan.stages
         inputs = [graph.input_bytes] + transfer
         stage_graphs = split_by_stage(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..keras.engine.summary import print_row
 from ..keras.layers.base import InputLayer
 from ..keras.models import Sequential
-from ..pipeline import rules as pipeline_rules
+from ..schedules import rules as pipeline_rules
 from . import messages
 from .ops.pipelining_ops import PipelineSchedule
 

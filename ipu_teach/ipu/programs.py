@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import bsp
-from ..pipeline.actions import BACKWARD, FORWARD, WEIGHT_UPDATE
+from ..schedules.actions import BACKWARD, FORWARD, WEIGHT_UPDATE
 from . import host
 from .synthetic_data import NO_SYNTHETIC_DATA
 
@@ -107,7 +107,7 @@ def late_host_waits(
     if synthetic.infeed or samples_per_second is None:  # no batches to make, or a host that keeps up
         return ()
     samples = graph.micro_batch * replicas
-    device_seconds = bsp.Engine(program, graph.spec, ipus=ipus).run().seconds()
+    device_seconds = bsp.CostEngine(program, graph.spec, ipus=ipus).run().seconds()
     per_micro_batch = (device_seconds + call_seconds) / micro_batches
     waits = host.late_host_waits(samples, per_micro_batch, samples_per_second)
     host.tell_if_late(waits, samples, per_micro_batch)
@@ -135,7 +135,7 @@ def execution_program(
     compute = [s.program() for s in graph.forward + graph.backward]
     if io_tiles is not None and io_tiles.count:
         io_tiles.check_fits(graph.input_bytes + graph.output_bytes, graph.spec)
-        step_seconds = bsp.Engine(bsp.Sequence(compute), graph.spec, ipus=replicas).run().seconds()
+        step_seconds = bsp.CostEngine(bsp.Sequence(compute), graph.spec, ipus=replicas).run().seconds()
         infeed, outfeed = io_tiles.streams(
             graph, graph.spec, step_seconds, not synthetic.infeed, not synthetic.outfeed, replicas
         )

@@ -59,7 +59,7 @@ from ..ipu import custom_loop, host
 from ..ipu.config import IPUConfig
 from ..ipu.executor import Setup, compile_executable
 from ..ipu.gradient_accumulation import GradientAccumulationReductionMethod
-from ..ipu.keras_extensions import IPUModelOptions
+from ..ipu.keras_extensions import ExtensionOptions
 from ..ipu.lowering import RecordedStep
 from ..ipu.matrix_plan import DEFAULT_OPTIONS
 from ..ipu.poplar_options import PipelineStageOptions
@@ -503,16 +503,16 @@ class PoplarExecutor:
 
         return system.current()
 
-    def _stage_memory_options(self, plan) -> IPUModelOptions:
+    def _stage_memory_options(self, plan) -> ExtensionOptions:
         """PopTorch's memory proportions are per IPU: each pipeline stage's products get its IPU's (0.6, Poplar's
         default, for an IPU not given), as Keras' per-stage Poplar options give them."""
         proportions = self._options.available_memory_proportion
         if plan is None or not proportions:
-            return IPUModelOptions()
+            return ExtensionOptions()
         default = DEFAULT_OPTIONS.available_memory_proportion
         given = [{"availableMemoryProportion": str(proportions.get(ipu, default))} for ipu in plan.device_mapping]
         stage_options = [PipelineStageOptions(convolution_options=g, matmul_options=dict(g)) for g in given]
-        return IPUModelOptions(
+        return ExtensionOptions(
             pipelining={
                 "forward_propagation_stages_poplar_options": stage_options,
                 "backward_propagation_stages_poplar_options": stage_options,

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..bsp.figures import COLOURS
 from ..bsp.timeline import PHASE_ORDER
-from ..pipeline.figure import counted
+from ..schedules.figure import counted
 from .figure_widget import FigureWidget, plot_text
 
 DEFAULT_SUPERSTEPS = 60

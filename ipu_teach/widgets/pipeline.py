@@ -23,9 +23,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import pipeline
-from ..pipeline.figure import BOX_HEIGHT, counted, format_amount
-from ..pipeline.registry import GRAPHCORE_SPECS, REGISTRY
+from .. import schedules
+from ..schedules.figure import BOX_HEIGHT, counted, format_amount
+from ..schedules.registry import GRAPHCORE_SPECS, REGISTRY
 from .figure_widget import FigureWidget, new_figure
 
 SCHEDULES = tuple(spec.display for spec in REGISTRY)
@@ -39,7 +39,7 @@ MOST_MICRO_BATCHES = 64  # the accumulation slider's end, unless the explorer st
 
 def schedule_summary(schedule: str) -> str:
     """The schedule in one sentence: the first paragraph of its generator's docstring, shown under the controls."""
-    generate = pipeline.GENERATORS[pipeline.schedule_key(schedule)]
+    generate = schedules.GENERATORS[schedules.schedule_key(schedule)]
     return " ".join(generate.__doc__.split("\n\n", 1)[0].split())
 
 
@@ -53,7 +53,7 @@ def allowed_accumulation(schedule: str, stages: int, wanted: int, most: int = MO
     >>> allowed_accumulation("Interleaved", stages=3, wanted=64)
     (3, 63, 63)
     """
-    multiple = pipeline.accumulation_multiple(schedule, stages, training=True)
+    multiple = schedules.accumulation_multiple(schedule, stages, training=True)
     largest = max(multiple, most // multiple * multiple)
     nearest = (wanted + multiple // 2) // multiple * multiple
     return multiple, largest, min(max(nearest, multiple), largest)
@@ -99,7 +99,7 @@ class PipelineView:
 def uniform_costs(stages: int, ratio: float):
     """Every stage's forward costs one unit, its backward ``ratio`` units and its weight update one unit
     (about a forward pass: enough to see the update in the chart, too little to change the lesson)."""
-    return pipeline.StageCosts.uniform(stages, forward=1.0, backward=float(ratio), weight_update=1.0)
+    return schedules.StageCosts.uniform(stages, forward=1.0, backward=float(ratio), weight_update=1.0)
 
 
 def time_pipeline(
@@ -117,8 +117,8 @@ def time_pipeline(
     The schedule is generated, timed and measured: ``view.metrics`` has the total time, the ramp-up /
     main / ramp-down phases, the utilisation and the peak stash per stage. A combination Graphcore forbids
     (say Grouped with an accumulation that is not a multiple of 2 x stages) gives its rule as ``view.error``.
-    Beyond ``pipeline.EVERY_ACTION_AT_MOST`` micro-batches (4,096) the metrics come from the ramp-up, one period
-    of the main phase and the ramp-down (``pipeline.summarise_folded``: the same figures, in time and memory that
+    Beyond ``schedules.EVERY_ACTION_AT_MOST`` micro-batches (4,096) the metrics come from the ramp-up, one period
+    of the main phase and the ramp-down (``schedules.summarise_folded``: the same figures, in time and memory that
     do not grow with the accumulation) and ``view.timeline`` is None: there is no chart of every action to draw.
 
     Args:
@@ -127,7 +127,7 @@ def time_pipeline(
       accumulation: Integer, the micro-batches per weight update. Default: 16.
       ratio: Float, the backward pass's cost over the forward's. Default: 2.0.
       recompute: Boolean, recompute activations instead of stashing them. Default: False.
-      costs: Optional ``pipeline.StageCosts``. Default: None, a forward of one unit per stage (``uniform_costs``).
+      costs: Optional ``schedules.StageCosts``. Default: None, a forward of one unit per stage (``uniform_costs``).
       sizes: Optional ``StashSizes``. Default: None, one activation unit per stage.
       device_mapping: Optional list, the IPU of each stage. Default: None, stage n on IPU n.
 
@@ -147,20 +147,20 @@ def time_pipeline(
     sizes = sizes or StashSizes.in_activation_units(costs.stages)
     if schedule in GRAPHCORE_SCHEDULES:
         try:
-            pipeline.check_gradient_accumulation(schedule, costs.stages, accumulation, training=True)
-        except pipeline.PipelineScheduleError as rule:
+            schedules.check_gradient_accumulation(schedule, costs.stages, accumulation, training=True)
+        except schedules.PipelineScheduleError as rule:
             return PipelineView(error=str(rule))
     stash = {"activation_bytes": sizes.activations, "input_bytes": sizes.inputs}
-    if pipeline.check_positive("accumulation", accumulation) > pipeline.EVERY_ACTION_AT_MOST:
+    if schedules.check_positive("accumulation", accumulation) > schedules.EVERY_ACTION_AT_MOST:
         timeline = None
-        metrics = pipeline.summarise_folded(
+        metrics = schedules.summarise_folded(
             schedule, accumulation, costs, recompute=recompute, device_mapping=device_mapping, **stash
         )
     else:
-        plan = pipeline.make_schedule(schedule, costs.stages, accumulation, device_mapping=device_mapping)
-        timeline = pipeline.time_schedule(plan, costs, recompute=recompute)
-        metrics = pipeline.summarise(timeline, **stash)
-    mapping = list(pipeline.check_device_mapping(costs.stages, device_mapping))
+        plan = schedules.make_schedule(schedule, costs.stages, accumulation, device_mapping=device_mapping)
+        timeline = schedules.time_schedule(plan, costs, recompute=recompute)
+        metrics = schedules.summarise(timeline, **stash)
+    mapping = list(schedules.check_device_mapping(costs.stages, device_mapping))
     per_ipu, everything = np.zeros(metrics.ipus), np.zeros(metrics.ipus)
     np.add.at(per_ipu, mapping, np.asarray(metrics.stash_bytes) / sizes.scale)
     np.add.at(everything, mapping, np.asarray(sizes.activations) * accumulation / sizes.scale)
@@ -207,7 +207,7 @@ def draw(figure, view: PipelineView, unit: str, stash_unit: str) -> None:
             "top": 1 - 0.75 / height,
         },
     )
-    pipeline.plot_schedule(view.timeline, ax=gantt, unit=unit)
+    schedules.plot_schedule(view.timeline, ax=gantt, unit=unit)
     gantt.set_gid(GANTT_GID)
     m = view.metrics
     handles = gantt.get_legend().legend_handles
@@ -241,7 +241,7 @@ def _too_many_to_draw(metrics) -> str:
     return (
         f"{metrics.schedule}: {counted(metrics.stages, 'stage')}, {counted(metrics.micro_batches, 'micro-batch')}, "
         f"too many to draw (at most "
-        f"{pipeline.EVERY_ACTION_AT_MOST:,}); timed from the ramp-up, one period of the main phase and the ramp-down"
+        f"{schedules.EVERY_ACTION_AT_MOST:,}); timed from the ramp-up, one period of the main phase and the ramp-down"
     )
 
 
@@ -415,7 +415,7 @@ class PipelineExplorer(FigureWidget):
                 "then call its poptorch.trainingModel once)"
             )
         c = run.costs
-        costs = pipeline.StageCosts(
+        costs = schedules.StageCosts(
             [s * 1e6 for s in c.forward],
             [s * 1e6 for s in c.backward],
             [s * 1e6 for s in c.weight_update],

@@ -1,13 +1,13 @@
 # Which gradient accumulation counts each schedule accepts with 3 stages in training.
-from ipu_teach import pipeline
+from ipu_teach import schedules
 
 for schedule_name in ("Grouped", "Interleaved", "Sequential"):
     allowed = []
     for count in range(1, 33):
         try:
-            pipeline.check_gradient_accumulation(schedule_name, 3, count, training=True)
+            schedules.check_gradient_accumulation(schedule_name, 3, count, training=True)
             allowed.append(count)
-        except pipeline.PipelineScheduleError:
+        except schedules.PipelineScheduleError:
             pass
     print(f"{schedule_name:<12} {allowed}")
 # Grouped: multiples of 2 x 3 = 6; Interleaved: multiples of 3; Sequential: any count.

@@ -28,18 +28,18 @@ def pipelined_tutorial(schedule=Schedule.Grouped, accumulation=4, spe=4, samples
 
 
 def engine_cycles(program, ipus=1):
-    return bsp.Engine(program, MK2, ipus=ipus).run().total_cycles()
+    return bsp.CostEngine(program, MK2, ipus=ipus).run().total_cycles()
 
 
 def pipeline_host_io(graph):
     """One micro-batch's infeed to the first stage's IPU and outfeed from the last's: host syncs of both IPUs."""
     streams = bsp.Sequence(bsp.HostToDevice([graph.input_bytes, 0]), bsp.DeviceToHost([0, graph.output_bytes]))
-    return bsp.Engine(streams, MK2, ipus=2).run()
+    return bsp.CostEngine(streams, MK2, ipus=2).run()
 
 
 def host_call_seconds(ipus=2):
     """The host's call of one execution from Keras, its sync spanning ``ipus`` IPUs."""
-    return bsp.Engine(bsp.HostCall("keras"), MK2, ipus=ipus).run().seconds()
+    return bsp.CostEngine(bsp.HostCall("keras"), MK2, ipus=ipus).run().seconds()
 
 
 def test_a_sequential_schedule_of_one_micro_batch_is_the_stages_the_transfers_and_the_host_io():

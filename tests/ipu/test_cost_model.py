@@ -292,7 +292,7 @@ def test_host_io_of_a_pipeline_is_not_part_of_a_stage():
         model.fit(x, y, batch_size=16, epochs=1, verbose=0)
     run = model.get_ipu_executable("train").pipeline
     graph = model.get_ipu_executable("train").graph
-    stage_forward = bsp.Engine(bsp.Sequence([step.program() for step in graph.forward]), MK2).run().seconds()
+    stage_forward = bsp.CostEngine(bsp.Sequence([step.program() for step in graph.forward]), MK2).run().seconds()
     assert sum(run.costs.forward) == pytest.approx(stage_forward)  # the stages' own ops, nothing else
     assert run.seconds > run.timeline.total  # the micro-batches' host I/O comes on top
 
@@ -397,7 +397,7 @@ def test_a_replicated_pipeline_all_reduces_each_stages_gradients_on_its_own_ipu(
     def ring_cycles(*stages):
         gradients = [b for b, layer in zip(graph.gradient_bytes, graph.gradient_layers) if layer in stages]
         one_ipu = lowering.LoweredGraph("train", graph.spec, 8, [], [], [], [], gradient_bytes=gradients)
-        run = bsp.Engine(programs.all_reduce(one_ipu, 2), graph.spec).run()
+        run = bsp.CostEngine(programs.all_reduce(one_ipu, 2), graph.spec).run()
         return int((run.counts * run.exchange.max(axis=1)).sum())
 
     assert reduced == ring_cycles("wide", "big")  # the stage with the most gradients sets the time

@@ -280,7 +280,7 @@ def test_optimizer_minimize_in_a_custom_loop_trains_as_the_tape_does(capsys):
     tape_program = ipu.custom_loop.timings()["training_step"].executable
     assert minimize_program.graph.mode == "train" and len(minimize_program.graph.update) == 4  # 2 kernels, 2 biases
     # the same step; the tape's function also returns its loss to the host, once per call
-    returned_loss = bsp.Engine(bsp.DeviceToHost(4), tape_program.graph.spec).run().seconds()
+    returned_loss = bsp.CostEngine(bsp.DeviceToHost(4), tape_program.graph.spec).run().seconds()
     assert tape_program.graph.result_bytes == 4 and minimize_program.graph.result_bytes == 0
     assert minimize_program.timeline.seconds() + returned_loss == pytest.approx(
         tape_program.timeline.seconds(), rel=1e-12
@@ -393,7 +393,7 @@ def test_a_loop_that_enqueues_nothing_has_no_outfeed_and_saves_its_host_sync(cap
     without, _ = _train_calls(loop_without_outfeed, 4, calls=1, infeed=True)
     labels = [row.split()[0] for row in without.executable.timeline.summary().splitlines()[1:-1]]
     assert "infeed" in labels and "outfeed" not in labels
-    outfeed = bsp.Engine(bsp.DeviceToHost(8), with_outfeed.executable.graph.spec).run().seconds()
+    outfeed = bsp.CostEngine(bsp.DeviceToHost(8), with_outfeed.executable.graph.spec).run().seconds()
     assert without.executable.timeline.seconds() + 4 * outfeed == pytest.approx(
         with_outfeed.executable.timeline.seconds(), rel=1e-12
     )

@@ -26,7 +26,7 @@ def _wait_rows(timeline):
 
 def test_an_execution_costs_the_host_call_of_its_front_end_beside_the_device_program():
     executable = _executable()
-    call = bsp.Engine(bsp.HostCall("keras"), executable.graph.spec).run().seconds()
+    call = bsp.CostEngine(bsp.HostCall("keras"), executable.graph.spec).run().seconds()
     assert call == pytest.approx(hardware.HOST.execution_overhead_s)
     assert executable.seconds_per_execution == pytest.approx(call + executable.timeline.seconds(), rel=1e-12)
     assert "host call" not in executable.timeline.kinds  # host time between executions is not in the device profile

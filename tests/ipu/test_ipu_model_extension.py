@@ -9,7 +9,7 @@ from ipu_test_helpers import build, compile_model, configure, data
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_teach.ipu.keras_extensions import IPUModelOptions, ModelExtension, options_of
+from ipu_teach.ipu.keras_extensions import ExtensionOptions, ModelExtension, options_of
 from ipu_teach.keras.engine import extensions
 from ipu_teach.keras.ipu import model_methods
 
@@ -39,7 +39,7 @@ def test_options_set_on_one_model_do_not_leak_to_another():
     a.set_pipelining_options(gradient_accumulation_steps_per_replica=8, device_mapping=[0, 0])
     a.set_infeed_queue_options(prefetch_depth=3)
     a.set_replication_options(replicated_metric_reduction_method="sum")
-    assert options_of(b) == IPUModelOptions()
+    assert options_of(b) == ExtensionOptions()
     assert options_of(a) is options_of(a)  # the model's own, not a copy
     assert (
         options_of(a).gradient_accumulation_steps_per_replica,
@@ -122,4 +122,4 @@ def test_a_refused_option_leaves_the_models_options_as_they_were(method, kwargs,
     model = build()
     with pytest.raises(ValueError, match=message):
         getattr(model, method)(**kwargs)
-    assert options_of(model) == IPUModelOptions()
+    assert options_of(model) == ExtensionOptions()

@@ -12,7 +12,7 @@ from ipu_test_helpers import configure, data, ipu_model
 from IPython.core.ultratb import AutoFormattedTB
 
 import ipu_teach.keras as keras
-from ipu_teach import ipu, pipeline
+from ipu_teach import ipu, schedules
 
 
 def as_a_notebook_shows_it(error):
@@ -51,7 +51,7 @@ def test_a_pipeline_schedule_rule_shows_the_call_then_the_rule():
         model = keras.Model(inputs, outputs)
         model.set_pipelining_options(gradient_accumulation_steps_per_replica=6)  # Grouped needs a multiple of 4
         model.compile("sgd", "mse", steps_per_execution=6)
-        with pytest.raises(pipeline.PipelineScheduleError) as caught:
+        with pytest.raises(schedules.PipelineScheduleError) as caught:
             model.fit(np.zeros((48, 4), np.float32), np.zeros((48, 2), np.float32), batch_size=8, verbose=0)
     text = as_a_notebook_shows_it(caught.value)
     assert [function for _, function in frames(text)] == [

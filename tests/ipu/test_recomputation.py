@@ -71,7 +71,7 @@ def test_recomputation_lowers_the_live_memory_and_costs_exactly_the_recomputed_f
         recomputation.recomputed_step(s).name for segment in (2, 1, 0) for s in early if segments[s.scope] == segment
     ]
     assert names[0].startswith("dense6/MatMul:") and "/recompute" in names[0]
-    extra = bsp.Engine(bsp.Sequence([s.program() for s in early]), kept.spec).run().total_cycles()
+    extra = bsp.CostEngine(bsp.Sequence([s.program() for s in early]), kept.spec).run().total_cycles()
     assert extra > 0
     assert recomputed.executable.timeline.total_cycles() - plain.executable.timeline.total_cycles() == extra
     assert [s.name for s in again.forward] == [s.name for s in kept.forward]

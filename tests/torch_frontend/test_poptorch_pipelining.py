@@ -95,7 +95,7 @@ def test_keras_pipeline_stages_and_poptorch_blocks_cost_the_same():
     # Graphcore's Keras compiles into the step (PopTorch returns the loss, and the host averages it)
     last = kera.pipeline.stage_graphs[-1]
     metric_steps = [step.program() for step in last.steps if step.name.startswith("metrics/")]
-    metric_seconds = bsp.Engine(bsp.Sequence(metric_steps), last.spec).run().seconds()
+    metric_seconds = bsp.CostEngine(bsp.Sequence(metric_steps), last.spec).run().seconds()
     assert metric_steps and popt.pipeline.costs.forward[0] == kera.pipeline.costs.forward[0]
     assert popt.pipeline.costs.forward[1] == pytest.approx(kera.pipeline.costs.forward[1] - metric_seconds, rel=1e-12)
     assert dataclasses.replace(popt.pipeline.costs, forward=kera.pipeline.costs.forward) == kera.pipeline.costs

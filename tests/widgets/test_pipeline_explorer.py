@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ipu_teach import pipeline
+from ipu_teach import schedules
 from ipu_teach.widgets.figure_widget import caption_html
 from ipu_teach.widgets.pipeline import (
     GANTT_GID,
@@ -183,7 +183,7 @@ def test_the_plain_function_draws_what_the_widget_draws():
     assert view.metrics == explorer.view.metrics
     assert bars(figure, STASH_GID) == bars(explorer.figure, STASH_GID)
     assert [ax.get_gid() for ax in figure.axes] == [GANTT_GID, UTILISATION_GID, STASH_GID]
-    pipeline.validate(view.timeline.schedule)
+    schedules.validate(view.timeline.schedule)
 
 
 def test_unknown_schedule_and_bad_input_share_are_clear_errors():
@@ -240,7 +240,7 @@ def test_from_model_stashes_each_stages_real_activations(pipelined_model):
     sizes = explorer.sizes
     # the same bytes as the compiled stages hold: peak stash x one micro-batch's activations
     for stage_graph, stashed, per_batch in zip(
-        trained.stage_graphs, pipeline.peak_stash(trained.schedule), sizes.activations
+        trained.stage_graphs, schedules.peak_stash(trained.schedule), sizes.activations
     ):
         held = sum(int(m.per_tile.sum()) for m in stage_graph.memory if m.category == "activations")
         assert held == stashed * per_batch

@@ -9,7 +9,7 @@ Example:
 
 import enum
 
-from ...pipeline.registry import GRAPHCORE_SPECS
+from ...schedules.registry import GRAPHCORE_SPECS
 from ..poplar_options import PipelineStageOptions  # noqa: F401  (Graphcore's name lives here)
 
 PipelineSchedule = enum.Enum(
@@ -21,7 +21,7 @@ PipelineSchedule = enum.Enum(
 PipelineSchedule.__doc__ = """The pipeline schedules Graphcore offers, by its names and in its order.
 
 Passed to ``model.set_pipelining_options(pipeline_schedule=...)``; the schedules themselves are in
-``ipu_teach.pipeline.registry``. Grouped (default): forwards grouped and backwards grouped, every IPU
+``ipu_teach.schedules.registry``. Grouped (default): forwards grouped and backwards grouped, every IPU
 busy each step of the main phase; the accumulation count must be a multiple of 2 x stages. Interleaved:
 a forward and a backward alternate, fewer activations stashed. Sequential: one stage at a time, as a
 sharded model (for debugging, or recomputation on one IPU).

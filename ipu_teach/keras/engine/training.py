@@ -22,7 +22,7 @@ from .data_adapter import get_data_adapter, split_validation, unpack_validation_
 
 
 @dataclass
-class Plan:
+class ExecutionPlan:
     """How an executor will run a pass: steps per execution, steps per epoch (per replica; None if
     unknown), replicas (each step takes one batch per replica) and a notice to show each epoch."""
 
@@ -46,10 +46,10 @@ class CPUExecutor:
 
     time_note = ""
 
-    def prepare(self, model, mode, adapter) -> Plan:
+    def prepare(self, model, mode, adapter) -> ExecutionPlan:
         """Nothing to compile on the CPU."""
         shape_only_weights.check_runnable(model)
-        return Plan(model.steps_per_execution, adapter.steps)
+        return ExecutionPlan(model.steps_per_execution, adapter.steps)
 
     def run(self, model, mode, batches, step_logs=None):
         """Runs ``batches``; appends each step's logs to ``step_logs`` when it is a list."""

@@ -6,23 +6,23 @@ import matplotlib
 import numpy as np
 import pytest
 
-from ipu_teach import pipeline
+from ipu_teach import schedules
 
 matplotlib.use("Agg")
 
 
 def _timeline(name="grouped", stages=2, micro_batches=4, **kwargs):
-    return pipeline.time_schedule(
-        pipeline.make_schedule(name, stages, micro_batches, **kwargs),
-        pipeline.StageCosts.uniform(stages, 1e-3, 2e-3, weight_update=5e-4),
+    return schedules.time_schedule(
+        schedules.make_schedule(name, stages, micro_batches, **kwargs),
+        schedules.StageCosts.uniform(stages, 1e-3, 2e-3, weight_update=5e-4),
     )
 
 
 def test_chrome_trace_round_trips_through_a_file(tmp_path):
     timelines = [_timeline(), _timeline("interleaved")]
-    path = pipeline.write_chrome_trace(tmp_path / "trace.json", timelines)
+    path = schedules.write_chrome_trace(tmp_path / "trace.json", timelines)
     loaded = json.loads(open(path, encoding="utf-8").read())
-    assert loaded == json.loads(json.dumps(pipeline.chrome_trace(timelines)))
+    assert loaded == json.loads(json.dumps(schedules.chrome_trace(timelines)))
     assert [p.name for p in tmp_path.iterdir()] == ["trace.json"]  # no temporary file left behind
     slices = [event for event in loaded["traceEvents"] if event["ph"] == "X"]
     assert len(slices) == sum(len(timeline.schedule) for timeline in timelines)
@@ -41,17 +41,17 @@ def _drawn_boxes(figure):
 
 def test_figure_draws_one_box_per_action_and_more_micro_batches_draw_more():
     small, large = _timeline(micro_batches=4), _timeline(micro_batches=8)
-    assert _drawn_boxes(pipeline.plot_schedule(small)) == {"pipeline-F": 8, "pipeline-B": 8, "pipeline-WU": 2}
-    assert _drawn_boxes(pipeline.plot_schedule(large)) == {"pipeline-F": 16, "pipeline-B": 16, "pipeline-WU": 2}
-    inference = pipeline.plot_schedule(_timeline(training=False))
+    assert _drawn_boxes(schedules.plot_schedule(small)) == {"pipeline-F": 8, "pipeline-B": 8, "pipeline-WU": 2}
+    assert _drawn_boxes(schedules.plot_schedule(large)) == {"pipeline-F": 16, "pipeline-B": 16, "pipeline-WU": 2}
+    inference = schedules.plot_schedule(_timeline(training=False))
     assert _drawn_boxes(inference) == {"pipeline-F": 8}
 
 
 def test_drawn_boxes_match_the_timeline_and_carry_micro_batch_labels():
     timeline = _timeline("one_f_one_b", stages=2, micro_batches=4)
-    boxes = pipeline.gantt_boxes(timeline)
+    boxes = schedules.gantt_boxes(timeline)
     assert [(box.start, box.start + box.width) for box in boxes] == list(zip(timeline.start, timeline.end))
-    figure = pipeline.plot_schedule(timeline)
+    figure = schedules.plot_schedule(timeline)
     backward = next(c for c in figure.axes[0].collections if c.get_gid() == "pipeline-B")
     drawn = sorted(
         (
@@ -62,29 +62,29 @@ def test_drawn_boxes_match_the_timeline_and_carry_micro_batch_labels():
         for path in backward.get_paths()
     )
     expected = sorted(
-        (box.start, box.start + box.width, box.ipu) for box in boxes if box.kind is pipeline.Kind.BACKWARD
+        (box.start, box.start + box.width, box.ipu) for box in boxes if box.kind is schedules.Kind.BACKWARD
     )
     assert np.allclose(drawn, expected)
     texts = [text.get_text() for text in figure.axes[0].texts]
     assert sorted(t for t in texts if t.startswith("F")) == sorted(f"F{m}" for m in range(4) for _ in range(2))
     assert {"ramp-up", "main", "ramp-down"} <= set(texts)
-    many = pipeline.plot_schedule(timeline, label_limit=5)
+    many = schedules.plot_schedule(timeline, label_limit=5)
     assert not any(t.startswith("F") for t in (text.get_text() for text in many.axes[0].texts))
 
 
 def test_phases_are_shaded_where_the_metrics_put_them():
     timeline = _timeline(stages=2, micro_batches=8)
-    spans = pipeline.phases(timeline)
-    figure = pipeline.plot_schedule(timeline)
+    spans = schedules.phases(timeline)
+    figure = schedules.plot_schedule(timeline)
     shaded = {patch.get_gid(): patch.get_x() for patch in figure.axes[0].patches if patch.get_gid()}
     assert shaded["phase-ramp-up"] == pytest.approx(0.0)
     assert shaded["phase-ramp-down"] == pytest.approx(spans.main_end)
 
 
 def test_the_chrome_trace_is_capped_and_says_so(tmp_path, capsys):
-    schedule = pipeline.make_schedule("Grouped", 2, 4096, training=True)
-    timeline = pipeline.time_schedule(schedule, pipeline.StageCosts.uniform(2, forward=1.0, backward=2.0))
-    path = pipeline.write_chrome_trace(tmp_path / "trace.json", timeline, max_actions=1000)
+    schedule = schedules.make_schedule("Grouped", 2, 4096, training=True)
+    timeline = schedules.time_schedule(schedule, schedules.StageCosts.uniform(2, forward=1.0, backward=2.0))
+    path = schedules.write_chrome_trace(tmp_path / "trace.json", timeline, max_actions=1000)
     trace = json.loads(open(path).read())
     boxes = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     total = len(list(timeline.timed_actions()))
@@ -101,9 +101,9 @@ def test_the_chrome_trace_is_capped_and_says_so(tmp_path, capsys):
 
 def test_the_time_axis_and_title_use_the_unit_given():
     timeline = _timeline()
-    default = pipeline.plot_schedule(timeline).axes[0]
+    default = schedules.plot_schedule(timeline).axes[0]
     assert default.get_xlabel() == "time (simulated s)" and "simulated s," in default.get_title()
-    units = pipeline.plot_schedule(timeline, unit="units").axes[0]
+    units = schedules.plot_schedule(timeline, unit="units").axes[0]
     assert units.get_xlabel() == "time (units)" and f"{timeline.total:.3g} units," in units.get_title()
     assert "simulated" not in units.get_title()
 
@@ -117,10 +117,10 @@ def test_labels_are_drawn_only_in_boxes_wide_enough_for_them():
     from matplotlib.figure import Figure
 
     wide, narrow = (Figure(figsize=(width, 2)).add_subplot() for width in (12, 0.8))
-    assert len(_labels(pipeline.plot_schedule(timeline, ax=wide))) == len(timeline.schedule)
-    assert not _labels(pipeline.plot_schedule(timeline, ax=narrow))  # 0.8 inches: "B0" would spill out
+    assert len(_labels(schedules.plot_schedule(timeline, ax=wide))) == len(timeline.schedule)
+    assert not _labels(schedules.plot_schedule(timeline, ax=narrow))  # 0.8 inches: "B0" would spill out
     many = _timeline("one_f_one_b", stages=2, micro_batches=16)  # "F10" no longer fits a forward box
-    drawn = _labels(pipeline.plot_schedule(many, ax=Figure(figsize=(12, 2)).add_subplot()))
+    drawn = _labels(schedules.plot_schedule(many, ax=Figure(figsize=(12, 2)).add_subplot()))
     assert drawn and all(len(text.get_text()) >= 2 for text in drawn) and len(drawn) < len(many.schedule)
 
 
@@ -129,13 +129,13 @@ def test_a_box_thinner_than_its_white_edge_keeps_its_colour():
 
     timeline = _timeline("sequential", stages=8, micro_batches=64)  # thousands of boxes across a chart
     ax = Figure(figsize=(8, 4)).add_subplot()
-    figure = pipeline.plot_schedule(timeline, ax=ax)
+    figure = schedules.plot_schedule(timeline, ax=ax)
     points_per_second = ax.get_position().width * figure.get_figwidth() * 72 / timeline.total
     for collection in (c for c in ax.collections if (c.get_gid() or "").startswith("pipeline-")):
         widths = np.array([np.ptp(path.vertices[:, 0]) for path in collection.get_paths()]) * points_per_second
         edges = np.broadcast_to(collection.get_linewidths(), widths.shape)
         assert np.all(edges <= 0.2 * widths + 1e-9) and edges.max() <= 0.5
-    wide = pipeline.plot_schedule(_timeline(), ax=Figure(figsize=(12, 2)).add_subplot()).axes[0]
+    wide = schedules.plot_schedule(_timeline(), ax=Figure(figsize=(12, 2)).add_subplot()).axes[0]
     assert {float(w) for c in wide.collections if c.get_gid() == "pipeline-F" for w in c.get_linewidths()} == {0.5}
 
 
@@ -144,38 +144,38 @@ def test_phase_names_too_wide_for_their_phase_stay_above_the_chart():
 
     timeline = _timeline("sequential", stages=8, micro_batches=64)
     ax = Figure(figsize=(8, 4)).add_subplot()
-    pipeline.plot_schedule(timeline, ax=ax)
+    schedules.plot_schedule(timeline, ax=ax)
     names = {text.get_gid(): text for text in ax.texts if (text.get_gid() or "").startswith("phase-name-")}
     ramp_up, main, ramp_down = (names[f"phase-name-{n}"] for n in ("ramp-up", "main", "ramp-down"))
     assert (ramp_up.get_position()[0], ramp_up.get_horizontalalignment()) == (0.0, "left")
     assert (ramp_down.get_position()[0], ramp_down.get_horizontalalignment()) == (timeline.total, "right")
     assert main.get_horizontalalignment() == "center"
-    roomy = pipeline.plot_schedule(_timeline(micro_batches=8), ax=Figure(figsize=(12, 2)).add_subplot()).axes[0]
+    roomy = schedules.plot_schedule(_timeline(micro_batches=8), ax=Figure(figsize=(12, 2)).add_subplot()).axes[0]
     assert {t.get_horizontalalignment() for t in roomy.texts if (t.get_gid() or "").startswith("phase-name-")} == {
         "center"
     }
 
 
 def test_the_title_counts_in_words_and_writes_large_totals_without_an_exponent():
-    one = pipeline.plot_schedule(
-        pipeline.time_schedule(pipeline.make_schedule("sequential", 1, 1), pipeline.StageCosts.uniform(1, 1.0, 2.0)),
+    one = schedules.plot_schedule(
+        schedules.time_schedule(schedules.make_schedule("sequential", 1, 1), schedules.StageCosts.uniform(1, 1.0, 2.0)),
         unit="units",
     )
     assert "1 stage, 1 micro-batch, 3 units" in one.axes[0].get_title()
-    long = pipeline.time_schedule(
-        pipeline.make_schedule("sequential", 8, 64), pipeline.StageCosts.uniform(8, 1.0, 4.0, weight_update=1.0)
+    long = schedules.time_schedule(
+        schedules.make_schedule("sequential", 8, 64), schedules.StageCosts.uniform(8, 1.0, 4.0, weight_update=1.0)
     )
-    assert f"{round(long.total, -1):,.0f} units" in pipeline.plot_schedule(long, unit="units").axes[0].get_title()
+    assert f"{round(long.total, -1):,.0f} units" in schedules.plot_schedule(long, unit="units").axes[0].get_title()
 
 
 def test_a_capped_chrome_trace_costs_memory_for_what_it_traces_not_for_the_whole_run():
     import tracemalloc
 
-    schedule = pipeline.make_schedule("Grouped", 2, 32_768, training=True)  # 131,074 actions
-    timeline = pipeline.time_schedule(schedule, pipeline.StageCosts.uniform(2, forward=1.0, backward=2.0))
+    schedule = schedules.make_schedule("Grouped", 2, 32_768, training=True)  # 131,074 actions
+    timeline = schedules.time_schedule(schedule, schedules.StageCosts.uniform(2, forward=1.0, backward=2.0))
     tracemalloc.start()
     try:
-        trace = pipeline.chrome_trace(timeline, max_actions=100)
+        trace = schedules.chrome_trace(timeline, max_actions=100)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

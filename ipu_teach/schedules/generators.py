@@ -2,7 +2,7 @@
 schedules from the literature for comparison (GPipe, 1F1B, ...).
 
 Each generator takes plain numbers (stages, micro-batches = the gradient accumulation count,
-training or inference) and returns a :class:`~ipu_teach.pipeline.actions.Schedule`. It places
+training or inference) and returns a :class:`~ipu_teach.schedules.actions.Schedule`. It places
 every action in a slot with its registry entry's closed formula on numpy arrays, so large pipelines cost no
 Python loop (the tests check every formula against a step-by-step reference).
 Stage ``s`` runs on IPU ``s`` unless ``device_mapping`` says otherwise. In training each stage ends

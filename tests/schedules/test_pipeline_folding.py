@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ipu_teach import pipeline
-from ipu_teach.pipeline.registry import REGISTRY
+from ipu_teach import schedules
+from ipu_teach.schedules.registry import REGISTRY
 from ipu_teach.widgets.pipeline import draw_pipeline, time_pipeline
 
 # Costs in quarters and link times in whole seconds add up exactly in floats, so "equal" means equal.
@@ -18,7 +18,7 @@ quarters = st.integers(0, 12).map(lambda n: n / 4)
 def configurations(draw):
     spec = draw(st.sampled_from(REGISTRY))
     stages = draw(st.integers(1, 5))
-    costs = pipeline.StageCosts(
+    costs = schedules.StageCosts(
         forward=draw(st.lists(quarters, min_size=stages, max_size=stages)),
         backward=draw(st.lists(quarters, min_size=stages, max_size=stages)),
         weight_update=draw(st.lists(quarters, min_size=stages, max_size=stages)),
@@ -27,19 +27,19 @@ def configurations(draw):
         link_latency_s=float(draw(st.integers(0, 1))),
     )
     mapping = draw(st.none() | st.lists(st.integers(0, stages - 1), min_size=stages, max_size=stages))
-    micro_batches = pipeline.accumulation_multiple(spec.key, stages) * draw(st.integers(1, 40))
+    micro_batches = schedules.accumulation_multiple(spec.key, stages) * draw(st.integers(1, 40))
     return spec.key, micro_batches, costs, mapping, draw(st.booleans())
 
 
 def full_metrics(schedule, micro_batches, costs, mapping=None, recompute=False):
-    plan = pipeline.make_schedule(schedule, costs.stages, micro_batches, device_mapping=mapping)
-    timeline = pipeline.time_schedule(plan, costs, recompute=recompute)
-    return pipeline.summarise(timeline, activation_bytes=[3.0] * costs.stages, input_bytes=[1.0] * costs.stages)
+    plan = schedules.make_schedule(schedule, costs.stages, micro_batches, device_mapping=mapping)
+    timeline = schedules.time_schedule(plan, costs, recompute=recompute)
+    return schedules.summarise(timeline, activation_bytes=[3.0] * costs.stages, input_bytes=[1.0] * costs.stages)
 
 
 def folded_metrics(schedule, micro_batches, costs, mapping=None, recompute=False):
     stash = {"activation_bytes": [3.0] * costs.stages, "input_bytes": [1.0] * costs.stages}
-    return pipeline.summarise_folded(
+    return schedules.summarise_folded(
         schedule, micro_batches, costs, recompute=recompute, device_mapping=mapping, **stash
     )
 
@@ -53,7 +53,7 @@ def test_folded_metrics_equal_the_full_simulation_for_every_schedule(configurati
 
 @pytest.mark.parametrize("spec", [spec for spec in REGISTRY if spec.key != "gpipe"], ids=lambda spec: spec.key)
 def test_a_fold_of_a_thousand_periods_equals_the_full_simulation(spec):
-    costs = pipeline.StageCosts(
+    costs = schedules.StageCosts(
         forward=[1.0, 1.5, 0.75, 1.25],
         backward=[2.0, 2.5, 1.5, 3.0],
         weight_update=[1.0] * 4,
@@ -61,7 +61,7 @@ def test_a_fold_of_a_thousand_periods_equals_the_full_simulation(spec):
         link_bytes_per_s=1.0,
         link_latency_s=1.0,
     )
-    micro_batches = pipeline.accumulation_multiple(spec.key, 4) * 1_100  # beyond EVERY_ACTION_AT_MOST for most
+    micro_batches = schedules.accumulation_multiple(spec.key, 4) * 1_100  # beyond EVERY_ACTION_AT_MOST for most
     assert folded_metrics(spec.key, micro_batches, costs) == full_metrics(spec.key, micro_batches, costs)
 
 
@@ -93,7 +93,7 @@ def test_grouped_of_ten_million_micro_batches_matches_its_closed_form():
 def test_a_schedule_whose_main_phase_does_not_repeat_is_refused_beyond_the_actions_it_times():
     with pytest.raises(ValueError, match=r"GPipe with 1,000,000 micro-batches: its main phase does not repeat .* "):
         time_pipeline("GPipe", stages=4, accumulation=10**6)
-    assert time_pipeline("GPipe", stages=4, accumulation=pipeline.EVERY_ACTION_AT_MOST).metrics.peak_stash[0] == 4_096
+    assert time_pipeline("GPipe", stages=4, accumulation=schedules.EVERY_ACTION_AT_MOST).metrics.peak_stash[0] == 4_096
 
 
 def test_a_pipeline_too_long_to_draw_says_so_and_keeps_its_figures():

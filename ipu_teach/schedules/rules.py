@@ -24,11 +24,11 @@ class PipelineScheduleError(ValueError):
 
     Example:
 
-    >>> from ipu_teach import pipeline
-    >>> pipeline.check_gradient_accumulation("Grouped", 3, 4)
+    >>> from ipu_teach import schedules
+    >>> schedules.check_gradient_accumulation("Grouped", 3, 4)
     Traceback (most recent call last):
     ...
-    ipu_teach.pipeline.rules.PipelineScheduleError: The Grouped pipeline schedule with 3 stages in training needs ...
+    ipu_teach.schedules.rules.PipelineScheduleError: The Grouped pipeline schedule with 3 stages in training needs ...
     """
 
 
@@ -81,11 +81,11 @@ def check_gradient_accumulation(schedule: object, stages: int, accumulation: int
 
     Example:
 
-    >>> from ipu_teach import pipeline
-    >>> pipeline.check_gradient_accumulation("Grouped", 2, 8)          # a multiple of 4: fine
+    >>> from ipu_teach import schedules
+    >>> schedules.check_gradient_accumulation("Grouped", 2, 8)          # a multiple of 4: fine
     >>> try:
-    ...     pipeline.check_gradient_accumulation("Grouped", 2, 6)
-    ... except pipeline.PipelineScheduleError as error:
+    ...     schedules.check_gradient_accumulation("Grouped", 2, 6)
+    ... except schedules.PipelineScheduleError as error:
     ...     print(error)
     The Grouped pipeline schedule with 2 stages in training needs gradient_accumulation_steps_per_replica to be a
     multiple of 4 (2 x 2 stages), but it is 6. Use 4 or 8 or use PipelineSchedule.Interleaved (a multiple of 2) or

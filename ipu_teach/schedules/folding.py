@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from .actions import BACKWARD, FORWARD, WEIGHT_UPDATE
+from .generators import make_schedule
 from .metrics import Phases, PipelineMetrics, metrics_of, peak_stash, phases, stash_of, summarise
 from .rules import accumulation_multiple, check_gradient_accumulation, display_name
-from .schedules import make_schedule
-from .timing import StageCosts, Timeline, time_schedule
+from .timing import ScheduleTiming, StageCosts, time_schedule
 
 EVERY_ACTION_AT_MOST = 4_096
 """The most micro-batches timed (and drawn) action by action; beyond, the metrics are folded from short timings."""
@@ -47,9 +47,9 @@ def summarise_folded(
 
     Example:
 
-    >>> from ipu_teach import pipeline
-    >>> costs = pipeline.StageCosts.uniform(4, forward=1.0, backward=2.0)
-    >>> pipeline.summarise_folded("Grouped", 10**9, costs).total_seconds     # 4 + (10**9 - 1) * 3 + 8
+    >>> from ipu_teach import schedules
+    >>> costs = schedules.StageCosts.uniform(4, forward=1.0, backward=2.0)
+    >>> schedules.summarise_folded("Grouped", 10**9, costs).total_seconds     # 4 + (10**9 - 1) * 3 + 8
     3000000009.0
     """
     check_gradient_accumulation(schedule, costs.stages, micro_batches, training=True)
@@ -79,7 +79,7 @@ def summarise_folded(
     )
 
 
-def _starts(timeline: Timeline) -> tuple:
+def _starts(timeline: ScheduleTiming) -> tuple:
     """Start times of forwards and backwards as (stages, micro-batches) arrays, and of the weight updates."""
     schedule = timeline.schedule
     updates = np.flatnonzero(schedule.kind == WEIGHT_UPDATE)
@@ -87,7 +87,7 @@ def _starts(timeline: Timeline) -> tuple:
     return timeline.start[schedule.rows(FORWARD)], timeline.start[schedule.rows(BACKWARD)], timeline.start[updates]
 
 
-def _period_seconds(short: Timeline, longer: Timeline, period: int) -> float | None:
+def _period_seconds(short: ScheduleTiming, longer: ScheduleTiming, period: int) -> float | None:
     """The seconds one period adds if ``longer`` is ``short`` with ``period`` micro-batches inserted at a cut
     in the middle (and ends one period later); None if it is not."""
     cut = short.schedule.micro_batches // 2 // period * period

@@ -110,7 +110,7 @@ class TimedAction:
 
 
 @dataclass(frozen=True, eq=False)
-class Timeline:
+class ScheduleTiming:
     """A timed schedule: ``start[i]``/``end[i]`` for row i of ``schedule``; for lock-step runs also
     each slot's start and end (empty arrays for event-driven runs)."""
 
@@ -150,7 +150,7 @@ class Timeline:
 
 def time_schedule(
     schedule: Schedule, costs: StageCosts, *, recompute: bool = False, lockstep: bool | None = None
-) -> Timeline:
+) -> ScheduleTiming:
     """Time every action of ``schedule``. ``lockstep`` overrides the schedule's own mode, to ask
     "what if Grouped did not synchronise after every step?"."""
     if costs.stages != schedule.stages:
@@ -163,9 +163,9 @@ def time_schedule(
     sent = _transfer_after(schedule, costs)
     if lockstep:
         start, end, slot_start, slot_end = _lockstep(schedule, durations, sent, costs.slot_sync_s)
-        return Timeline(schedule, costs, recompute, True, start, end, slot_start, slot_end)
+        return ScheduleTiming(schedule, costs, recompute, True, start, end, slot_start, slot_end)
     start, end = _event_driven(schedule, durations, costs)
-    return Timeline(schedule, costs, recompute, False, start, end)
+    return ScheduleTiming(schedule, costs, recompute, False, start, end)
 
 
 def _durations(schedule: Schedule, costs: StageCosts, recompute: bool) -> np.ndarray:

@@ -16,13 +16,13 @@ def text_grid(schedule: Schedule, max_slots: int | None = 48) -> str:
     ``F3/B0`` two in the same slot; ``.`` is an idle slot, the pipeline's bubble.
 
     Args:
-      schedule: A ``pipeline.Schedule`` (from ``pipeline.grouped(...)`` or a compiled model's pipeline).
+      schedule: A ``schedules.Schedule`` (from ``schedules.grouped(...)`` or a compiled model's pipeline).
       max_slots: Integer or None, the most columns shown, then ``...``. Default: 48.
 
     Example:
 
-    >>> from ipu_teach import pipeline
-    >>> print(pipeline.text_grid(pipeline.grouped(stages=2, micro_batches=4)))
+    >>> from ipu_teach import schedules
+    >>> print(schedules.text_grid(schedules.grouped(stages=2, micro_batches=4)))
          |     0     1     2     3     4     5     6     7
     IPU0 |    F0    F1    F2 F3/B0    B1    B2    B3    WU
     IPU1 |     .    F0 F1/B0 F2/B1 F3/B2    B3     .    WU

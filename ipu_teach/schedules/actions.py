@@ -71,7 +71,7 @@ class Schedule:
     Columns (numpy int64 arrays of equal length): ``stage``, ``kind`` (codes of :class:`Kind`),
     ``micro_batch`` (-1 for weight updates) and ``slot`` (the step the action runs in). Actions
     sharing an IPU and a slot run one after the other in row order (Grouped runs a forward then a
-    backward in each step). ``lockstep`` says how :func:`~ipu_teach.pipeline.timing.time_schedule`
+    backward in each step). ``lockstep`` says how :func:`~ipu_teach.schedules.timing.time_schedule`
     times it: all IPUs synchronise after every slot (Graphcore's BSP pipelines) or each action
     starts as soon as its inputs and its IPU are ready. ``device_mapping[s]`` is the IPU of stage s.
     """

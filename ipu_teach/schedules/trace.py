@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from ..atomic import atomic_write
-from .timing import Timeline
+from .timing import ScheduleTiming
 
 _CATEGORY = {"F": "forward", "B": "backward", "WU": "weight update"}
 
@@ -24,11 +24,11 @@ keeps a run of 65,536 micro-batches from writing hundreds of MB. The trace says 
 timeline's own arrays, the work and memory follow the cap: only the actions traced become objects."""
 
 
-def chrome_trace(timelines: Timeline | Sequence[Timeline], max_actions: int = MAX_TRACED_ACTIONS) -> dict:
+def chrome_trace(timelines: ScheduleTiming | Sequence[ScheduleTiming], max_actions: int = MAX_TRACED_ACTIONS) -> dict:
     """The trace as a JSON-ready dict; pipeline i (e.g. replica i) becomes process id i. At most
     ``max_actions`` actions (the first of each pipeline, in time order); when cut, each process name and
     ``otherData`` say how many of how many are shown."""
-    timelines = [timelines] if isinstance(timelines, Timeline) else list(timelines)
+    timelines = [timelines] if isinstance(timelines, ScheduleTiming) else list(timelines)
     if isinstance(max_actions, bool) or not isinstance(max_actions, int) or max_actions < 1:
         raise ValueError(f"chrome_trace: max_actions must be a positive integer, got {max_actions!r}")
     per_pipeline = max(1, max_actions // max(len(timelines), 1))
@@ -73,7 +73,7 @@ def chrome_trace(timelines: Timeline | Sequence[Timeline], max_actions: int = MA
 
 
 def write_chrome_trace(
-    path: str | os.PathLike, timelines: Timeline | Sequence[Timeline], max_actions: int = MAX_TRACED_ACTIONS
+    path: str | os.PathLike, timelines: ScheduleTiming | Sequence[ScheduleTiming], max_actions: int = MAX_TRACED_ACTIONS
 ) -> str:
     """Write the trace to ``path`` atomically (a temporary file in the same folder, then a rename); a cut
     trace is also announced in one printed line, so nobody reads a partial trace as the whole run."""

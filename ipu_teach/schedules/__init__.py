@@ -5,10 +5,10 @@ The schedules Graphcore's pipelining offers (Grouped, Interleaved, Sequential) a
 
 Example:
 
-    >>> from ipu_teach import pipeline
-    >>> schedule = pipeline.grouped(stages=4, micro_batches=16)
-    >>> timeline = pipeline.time_schedule(schedule, pipeline.StageCosts.uniform(4, forward=1.0, backward=2.0))
-    >>> pipeline.summarise(timeline).total_seconds
+    >>> from ipu_teach import schedules
+    >>> schedule = schedules.grouped(stages=4, micro_batches=16)
+    >>> timeline = schedules.time_schedule(schedule, schedules.StageCosts.uniform(4, forward=1.0, backward=2.0))
+    >>> schedules.summarise(timeline).total_seconds
     57.0
 """
 
@@ -36,10 +36,13 @@ from .rules import (
     display_name,
     schedule_key,
 )
-from .schedules import GENERATORS, gpipe, grouped, interleaved, make_schedule, one_f_one_b, sequential
-from .timing import StageCosts, TimedAction, Timeline, time_schedule
+from .generators import GENERATORS, gpipe, grouped, interleaved, make_schedule, one_f_one_b, sequential
+from .timing import ScheduleTiming, StageCosts, TimedAction, time_schedule
 from .trace import chrome_trace, write_chrome_trace
 from .validate import ScheduleError, validate, validate_timeline
+
+Timeline = ScheduleTiming
+"""The name ``ScheduleTiming`` had before 2026-11 (one release; ``bsp.Timeline`` is an engine run's)."""
 
 __all__ = [
     "Action",
@@ -53,6 +56,7 @@ __all__ = [
     "SCHEDULE_NAMES",
     "Schedule",
     "ScheduleError",
+    "ScheduleTiming",
     "StageCosts",
     "TimedAction",
     "Timeline",

@@ -1,4 +1,4 @@
-"""Every schedule's closed slot formula (``pipeline/registry.py``) equals a step-by-step reference: a loop that
+"""Every schedule's closed slot formula (``schedules/registry.py``) equals a step-by-step reference: a loop that
 runs the schedule's rule in words, each action in the first slot its rule allows once its input exists.
 
 The rules, per stage s and slot t (a slot is a lock-step step, or a place in an event-driven IPU's order):
@@ -15,9 +15,9 @@ import itertools
 
 import pytest
 
-from ipu_teach import pipeline
-from ipu_teach.pipeline.actions import BACKWARD, FORWARD, WEIGHT_UPDATE
-from ipu_teach.pipeline.registry import REGISTRY
+from ipu_teach import schedules
+from ipu_teach.schedules.actions import BACKWARD, FORWARD, WEIGHT_UPDATE
+from ipu_teach.schedules.registry import REGISTRY
 
 F, B, WU = "F", "B", "WU"
 KIND = {FORWARD: F, BACKWARD: B, WEIGHT_UPDATE: WU}
@@ -89,9 +89,9 @@ def reference_slots(key, stages, micro_batches, training, lockstep):
 @pytest.mark.parametrize("training", [True, False], ids=["training", "inference"])
 @pytest.mark.parametrize("stages", [1, 2, 3, 5])
 def test_every_slot_formula_equals_the_step_by_step_rule(spec, training, stages):
-    multiple = pipeline.accumulation_multiple(spec.key, stages, training)
+    multiple = schedules.accumulation_multiple(spec.key, stages, training)
     for micro_batches in (multiple, 2 * multiple, 3 * multiple + (multiple == 1)):
-        schedule = pipeline.GENERATORS[spec.key](stages, micro_batches, training=training)
+        schedule = schedules.GENERATORS[spec.key](stages, micro_batches, training=training)
         generated = {
             (action.stage, KIND[action.kind.code], action.micro_batch): action.slot for action in schedule.actions()
         }
@@ -100,7 +100,7 @@ def test_every_slot_formula_equals_the_step_by_step_rule(spec, training, stages)
 
 def test_the_reference_finds_a_wrong_formula():
     """A formula one slot off on one stage is caught: Grouped's backwards as if the last stage waited a step."""
-    schedule = pipeline.grouped(2, 4)
+    schedule = schedules.grouped(2, 4)
     generated = {(a.stage, KIND[a.kind.code], a.micro_batch): a.slot for a in schedule.actions()}
     shifted = {action: slot + (action[:2] == (1, B)) for action, slot in generated.items()}
     assert shifted != reference_slots("grouped", 2, 4, True, lockstep=True) == generated

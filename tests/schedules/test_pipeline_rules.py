@@ -2,7 +2,7 @@
 
 import pytest
 
-from ipu_teach import pipeline
+from ipu_teach import schedules
 
 
 @pytest.mark.parametrize(
@@ -18,13 +18,13 @@ from ipu_teach import pipeline
     ],
 )
 def test_accumulation_multiple_per_schedule(name, stages, training, multiple):
-    assert pipeline.accumulation_multiple(name, stages, training) == multiple
-    pipeline.check_gradient_accumulation(name, stages, 3 * multiple, training)  # a multiple passes
+    assert schedules.accumulation_multiple(name, stages, training) == multiple
+    schedules.check_gradient_accumulation(name, stages, 3 * multiple, training)  # a multiple passes
 
 
 def test_grouped_error_names_the_numbers_and_the_alternatives():
-    with pytest.raises(pipeline.PipelineScheduleError) as error:
-        pipeline.grouped(stages=4, micro_batches=12)
+    with pytest.raises(schedules.PipelineScheduleError) as error:
+        schedules.grouped(stages=4, micro_batches=12)
     message = str(error.value)
     for part in (
         "Grouped",
@@ -39,14 +39,14 @@ def test_grouped_error_names_the_numbers_and_the_alternatives():
 
 
 def test_inference_and_interleaved_errors_give_the_nearest_valid_counts():
-    with pytest.raises(pipeline.PipelineScheduleError, match=r"multiple of 3 \(3 stages\), but it is 7\. Use 6 or 9"):
-        pipeline.interleaved(3, 7)
+    with pytest.raises(schedules.PipelineScheduleError, match=r"multiple of 3 \(3 stages\), but it is 7\. Use 6 or 9"):
+        schedules.interleaved(3, 7)
     with pytest.raises(
-        pipeline.PipelineScheduleError, match=r"steps_per_execution\) to be a multiple of 4 .*Use 4 or 8"
+        schedules.PipelineScheduleError, match=r"steps_per_execution\) to be a multiple of 4 .*Use 4 or 8"
     ):
-        pipeline.grouped(4, 6, training=False)
-    with pytest.raises(pipeline.PipelineScheduleError, match=r"it is 2\. Use 4 or"):  # no zero suggestion
-        pipeline.grouped(2, 2)
+        schedules.grouped(4, 6, training=False)
+    with pytest.raises(schedules.PipelineScheduleError, match=r"it is 2\. Use 4 or"):  # no zero suggestion
+        schedules.grouped(2, 2)
 
 
 @pytest.mark.parametrize(
@@ -54,5 +54,5 @@ def test_inference_and_interleaved_errors_give_the_nearest_valid_counts():
     [(0, 4, "stages"), (2, 0, "micro-batches"), (2.5, 4, "stages"), (2, True, "micro-batches")],
 )
 def test_stages_and_micro_batches_must_be_whole_and_positive(stages, micro_batches, bad):
-    with pytest.raises(pipeline.PipelineScheduleError, match=bad):
-        pipeline.sequential(stages, micro_batches)
+    with pytest.raises(schedules.PipelineScheduleError, match=bad):
+        schedules.sequential(stages, micro_batches)

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from .actions import BACKWARD, FORWARD, WEIGHT_UPDATE, Schedule
-from .timing import Timeline
+from .timing import ScheduleTiming
 
 
 @dataclass(frozen=True)
@@ -45,24 +45,24 @@ class PipelineMetrics:
     stash_bytes: tuple[float, ...] | None
 
 
-def utilisation_per_ipu(timeline: Timeline) -> np.ndarray:
+def utilisation_per_ipu(timeline: ScheduleTiming) -> np.ndarray:
     """Busy seconds of each IPU over the total."""
     total = timeline.total
     busy = timeline.busy_per_ipu()
     return busy / total if total > 0 else np.zeros_like(busy)
 
 
-def utilisation(timeline: Timeline) -> float:
+def utilisation(timeline: ScheduleTiming) -> float:
     """Busy seconds of all IPUs / (IPUs x total seconds)."""
     return float(utilisation_per_ipu(timeline).mean())
 
 
-def bubble_fraction(timeline: Timeline) -> float:
+def bubble_fraction(timeline: ScheduleTiming) -> float:
     """The fraction of IPU time spent idle (waiting for inputs, a sync or a transfer)."""
     return 1.0 - utilisation(timeline)
 
 
-def phases(timeline: Timeline) -> Phases:
+def phases(timeline: ScheduleTiming) -> Phases:
     """Split the run into ramp-up, main phase and ramp-down.
 
     Interpretation: the main phase is the steady state, when every stage has work in both
@@ -149,7 +149,9 @@ def stash_bytes(
 
 
 def summarise(
-    timeline: Timeline, activation_bytes: Sequence[float] | None = None, input_bytes: Sequence[float] | None = None
+    timeline: ScheduleTiming,
+    activation_bytes: Sequence[float] | None = None,
+    input_bytes: Sequence[float] | None = None,
 ) -> PipelineMetrics:
     """All metrics of a timed schedule; stash bytes only when ``activation_bytes`` are given."""
     return metrics_of(

@@ -6,7 +6,7 @@ import pytest
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
-from ipu_teach.pipeline import PipelineScheduleError, peak_stash
+from ipu_teach.schedules import PipelineScheduleError, peak_stash
 
 Schedule = ipu.ops.pipelining_ops.PipelineSchedule
 FEATURES, CLASSES, BATCH = 6, 3, 8

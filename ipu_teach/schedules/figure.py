@@ -13,7 +13,7 @@ import numpy as np
 
 from .actions import NO_MICRO_BATCH, Kind
 from .metrics import phases, utilisation
-from .timing import Timeline
+from .timing import ScheduleTiming
 
 COLOURS = {Kind.FORWARD: "#4C72B0", Kind.BACKWARD: "#DD8452", Kind.WEIGHT_UPDATE: "#55A868"}
 BOX_HEIGHT = 0.8
@@ -41,7 +41,7 @@ class Box:
         return self.kind.value if self.micro_batch is None else f"{self.kind.value}{self.micro_batch}"
 
 
-def gantt_boxes(timeline: Timeline) -> tuple[Box, ...]:
+def gantt_boxes(timeline: ScheduleTiming) -> tuple[Box, ...]:
     """The boxes :func:`plot_schedule` draws, one per action, in execution order."""
     schedule = timeline.schedule
     columns = zip(
@@ -59,16 +59,16 @@ def gantt_boxes(timeline: Timeline) -> tuple[Box, ...]:
 
 
 def plot_schedule(
-    timeline: Timeline, ax=None, *, label_limit: int = 400, show_phases: bool = True, unit: str = "simulated s"
+    timeline: ScheduleTiming, ax=None, *, label_limit: int = 400, show_phases: bool = True, unit: str = "simulated s"
 ):
     """Draws a timed pipeline schedule as a Gantt chart and returns the matplotlib Figure.
 
     Example:
 
-    >>> from ipu_teach import pipeline
-    >>> schedule = pipeline.grouped(stages=2, micro_batches=4)
-    >>> timeline = pipeline.time_schedule(schedule, pipeline.StageCosts.uniform(2, forward=1.0, backward=2.0))
-    >>> figure = pipeline.plot_schedule(timeline, unit="units")
+    >>> from ipu_teach import schedules
+    >>> schedule = schedules.grouped(stages=2, micro_batches=4)
+    >>> timeline = schedules.time_schedule(schedule, schedules.StageCosts.uniform(2, forward=1.0, backward=2.0))
+    >>> figure = schedules.plot_schedule(timeline, unit="units")
     >>> [collection.get_gid() for collection in figure.axes[0].collections]
     ['pipeline-F', 'pipeline-B', 'pipeline-WU']
 
@@ -157,7 +157,7 @@ def _axes_width_points(ax) -> float:
     return ax.get_position().width * ax.figure.get_figwidth() * 72
 
 
-def _rectangles(timeline: Timeline, chosen: np.ndarray) -> np.ndarray:
+def _rectangles(timeline: ScheduleTiming, chosen: np.ndarray) -> np.ndarray:
     """Corners of the chosen actions' boxes, shape (boxes, 4, 2): the same boxes as :func:`gantt_boxes`."""
     left, right = timeline.start[chosen], timeline.end[chosen]
     ipu = timeline.schedule.ipu[chosen].astype(float)
@@ -167,7 +167,7 @@ def _rectangles(timeline: Timeline, chosen: np.ndarray) -> np.ndarray:
     )
 
 
-def _mark_phases(ax, timeline: Timeline) -> None:
+def _mark_phases(ax, timeline: ScheduleTiming) -> None:
     """Shade ramp-up and ramp-down, draw lines at the main phase's ends and name the three phases."""
     spans = phases(timeline)
     edges = (0.0, spans.main_start, spans.main_end, timeline.total)
