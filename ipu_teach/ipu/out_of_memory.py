@@ -9,7 +9,8 @@ from ..bsp import TileOutOfMemoryError
 CURES = (
     "use a smaller micro-batch (batch_size)",
     "split the model over IPUs with pipelining (keras.ipu.PipelineStage)",
-    "recompute activations in the backward pass (IPUConfig.allow_recompute = True, with pipelining)",
+    "recompute activations in the backward pass (IPUConfig.allow_recompute = True, with pipelining or "
+    "RecomputationCheckpoint layers: ipu.pipelining_ops.recomputation_checkpoint)",
     "let convolutions and matmuls use less temporary memory (available_memory_proportion: "
     "config.matmuls.poplar_options / config.convolutions.poplar_options = {'availableMemoryProportion': '0.3'}, "
     "default 0.6), at the price of more serial passes",

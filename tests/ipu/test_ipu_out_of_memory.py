@@ -35,6 +35,10 @@ def test_a_huge_batch_raises_out_of_memory_naming_tile_bytes_categories_variable
     assert [n for _, n in error.categories] == sorted((n for _, n in error.categories), reverse=True)
     for cure in ("smaller micro-batch", "pipelining", "recompute"):
         assert cure in message
+    # recomputation needs no pipeline (issue 24): the cure names the checkpoint a model without one can add
+    assert "ipu.pipelining_ops.recomputation_checkpoint" in message and callable(
+        ipu.pipelining_ops.recomputation_checkpoint
+    )
 
 
 def test_a_smaller_batch_of_the_same_model_fits():
