@@ -47,6 +47,11 @@ def test_sections_start_at_every_level_two_heading_also_inside_a_markdown_cell()
     assert second.exercises == {"solutions/00_exercise_1.py", "solutions/00_exercise_2.py"}
 
 
+def test_a_pointer_that_names_its_siblings_counts_each_solution():
+    text = "`%load solutions/08_exercise_1.py` (and `_2`, `_3`), each in a new cell"
+    assert time_notebooks.exercise_solutions(text) == {f"solutions/08_exercise_{n}.py" for n in (1, 2, 3)}
+
+
 def test_reading_and_exercise_minutes_follow_the_printed_rule():
     section = time_notebooks.Section("s")
     section.add_prose(" ".join(["word"] * 400) + " %load solutions/01_exercise_3.py")

@@ -38,6 +38,18 @@ CODE_LINES_PER_MINUTE = 20
 MINUTES_PER_CODE_CELL = 0.5
 MINUTES_PER_EXERCISE = 5
 EXERCISE_POINTER = re.compile(r"%load\s+(solutions/[\w./-]+\.py)")
+SIBLING_POINTERS = re.compile(r"%load\s+(solutions/[\w./-]+_)\d+\.py`?\s*\(and\s+((?:`_\d+`,?\s*)+)\)")
+"""``%load solutions/08_exercise_1.py` (and `_2`, `_3`)``: one pointer that names its siblings' solutions too."""
+
+
+def exercise_solutions(text: str) -> set:
+    """The solutions ``text`` points to: each ``%load`` path, and the siblings named beside one."""
+    found = set(EXERCISE_POINTER.findall(text))
+    for stem, siblings in SIBLING_POINTERS.findall(text):
+        found |= {f"{stem}{n}.py" for n in re.findall(r"`_(\d+)`", siblings)}
+    return found
+
+
 LEARNER_RULE = (
     f"reading minutes = prose words / {PROSE_WORDS_PER_MINUTE} + code lines / {CODE_LINES_PER_MINUTE}"
     f" + {MINUTES_PER_CODE_CELL} per code cell; exercises {MINUTES_PER_EXERCISE} min each"
@@ -59,12 +71,12 @@ class Section:
 
     def add_prose(self, text):
         self.prose_words += len(text.split())
-        self.exercises.update(EXERCISE_POINTER.findall(text))
+        self.exercises.update(exercise_solutions(text))
 
     def add_code(self, source):
         self.code_lines += sum(1 for line in source.splitlines() if line.strip())
         self.code_cells += 1
-        self.exercises.update(EXERCISE_POINTER.findall(source))
+        self.exercises.update(exercise_solutions(source))
 
     @property
     def reading_minutes(self):
