@@ -107,6 +107,10 @@ class Function:
     """The popops codelet an element-wise op runs as (a name in ``hardware.VECTOR``): "add" for add,
     subtract and multiply; an op whose codelet is slower (exp, divide) names its own."""
 
+    autocast = True
+    """Whether ``apply`` first brings floating inputs to the layer's compute dtype (Keras' autocasting, under a
+    mixed-precision policy); False for ``Cast``, the op autocasting applies."""
+
     @staticmethod
     def forward(ctx, *arrays, **params):
         raise NotImplementedError
@@ -139,7 +143,7 @@ class Function:
     def apply(cls, *inputs, **params) -> Tensor:
         tensors = tuple(as_tensor(x) for x in inputs)
         dtype = precision.compute_dtype()
-        if dtype is not None and cls.__name__ != "Cast":
+        if dtype is not None and cls.autocast:
             tensors = tuple(_autocast(t, x, dtype) for t, x in zip(tensors, inputs))
         arrays = [t.array for t in tensors]
         needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)

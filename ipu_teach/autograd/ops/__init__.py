@@ -1,13 +1,19 @@
-"""The ops the Keras layers are made of, each a :class:`~ipu_teach.autograd.function.Function`.
+"""The ops the Keras layers are made of, each a :class:`~ipu_teach.autograd.function.Function`, and one function
+per op, which is how layers apply it (as Keras' ``Dense.call`` uses ``ops.matmul``): ``ops.relu(x)``, never
+``ops.ReLU.apply(x)``. A new op adds its function here (tests/autograd/test_op_contract.py finds every op file).
 
 Example:
 
 >>> from ipu_teach.autograd import Tensor, ops
 >>> ops.add(Tensor(np.ones(2, np.float32)), Tensor(np.ones(2, np.float32))).data
 array([2., 2.], dtype=float32)
+>>> ops.relu(Tensor(np.array([-1.0, 2.0], np.float32))).data
+array([0., 2.], dtype=float32)
 """
 
+from . import elementwise_losses as _losses
 from .batch_matmul import BatchMatMul
+from .capture import CaptureGradient
 from .einsum import einsum
 from .einsum import parse as einsum_parse
 from .activations import ELU, Exp, Log, ReLU, Sigmoid, Softmax, Softplus, Tanh
@@ -17,6 +23,7 @@ from .depthwise_conv import DepthwiseConv2D
 from .elementwise import Abs, Add, Cast, Div, Mul, Neg, Sub
 from .fused import Conv2DReLU
 from .gather import Gather
+from .gelu import GELU
 from .linalg import MatMul
 from .losses import (
     BinaryCrossentropyProbs,
@@ -35,6 +42,10 @@ from .shape import Mean, Reshape, Sum
 
 def cast(x, dtype):
     return Cast.apply(x, dtype=str(dtype))
+
+
+def absolute(x):
+    return Abs.apply(x)
 
 
 def add(a, b):
@@ -107,3 +118,174 @@ def slice_axis(x, start, stop, axis=-1):
 def strided_slice(x, key):
     """``x[key]`` as TensorFlow indexes a tensor (see ``rearrange.strided_slice_key``)."""
     return StridedSlice.apply(x, key=strided_slice_key(key))
+
+
+def transpose(x, perm=None):
+    return Transpose.apply(x, perm=perm)
+
+
+def pad(x, pads):
+    return Pad.apply(x, pads=pads)
+
+
+def upsample(x, size=(2, 2)):
+    return Upsample.apply(x, size=size)
+
+
+def reverse(x, axis=1):
+    return Reverse.apply(x, axis=axis)
+
+
+def relu(x):
+    return ReLU.apply(x)
+
+
+def general_relu(x, **options):
+    """Keras' ``relu`` with a negative slope, a ceiling or a threshold (``alpha``, ``max_value``, ``threshold``);
+    ``ops.relu`` is the plain one. Options left out keep ``GeneralReLU``'s defaults and are not recorded."""
+    return GeneralReLU.apply(x, **options)
+
+
+def sigmoid(x):
+    return Sigmoid.apply(x)
+
+
+def tanh(x):
+    return Tanh.apply(x)
+
+
+def exp(x):
+    return Exp.apply(x)
+
+
+def log(x):
+    return Log.apply(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+
+
+def elu(x, alpha=1.0):
+    return ELU.apply(x, alpha=alpha)
+
+
+def gelu(x, approximate=False):
+    return GELU.apply(x, approximate=approximate)
+
+
+def softmax(x):
+    return Softmax.apply(x)
+
+
+def batch_matmul(a, b):
+    return BatchMatMul.apply(a, b)
+
+
+def conv2d(x, kernel, bias, **options):
+    """Options (``strides``, ``padding``, ``dilation``) as ``Conv2D`` takes them; those left out are not recorded."""
+    return Conv2D.apply(x, kernel, bias, **options)
+
+
+def conv2d_relu(x, kernel, bias, **options):
+    """``relu(conv2d(...))`` fused on the host, recorded as the two ops (``fused.Conv2DReLU``)."""
+    return Conv2DReLU.apply(x, kernel, bias, **options)
+
+
+def conv2d_transpose(x, kernel, bias, **options):
+    """Options (``strides``, ``padding``, ``dilation``) as ``Conv2DTranspose`` takes them; those left out are not
+    recorded."""
+    return Conv2DTranspose.apply(x, kernel, bias, **options)
+
+
+def depthwise_conv2d(x, kernel, strides=(1, 1), padding="valid", dilation=(1, 1)):
+    return DepthwiseConv2D.apply(x, kernel, strides=strides, padding=padding, dilation=dilation)
+
+
+def max_pool2d(x, pool_size=(2, 2), strides=None, padding="valid"):
+    return MaxPool2D.apply(x, pool_size=pool_size, strides=strides, padding=padding)
+
+
+def avg_pool2d(x, pool_size=(2, 2), strides=None, padding="valid"):
+    return AvgPool2D.apply(x, pool_size=pool_size, strides=strides, padding=padding)
+
+
+def batch_norm(x, gamma, beta, mean, var, epsilon=1e-3, training=False):
+    return BatchNorm.apply(x, gamma, beta, mean, var, epsilon=epsilon, training=training)
+
+
+def layer_norm(x, gamma, beta, epsilon=1e-3):
+    return LayerNorm.apply(x, gamma, beta, epsilon=epsilon)
+
+
+def gather(table, indices):
+    return Gather.apply(table, indices)
+
+
+def capture_gradient(x, store=None, tag=None):
+    """``x`` unchanged; its gradient is added to ``store[tag]`` on the way back (``capture.CaptureGradient``)."""
+    return CaptureGradient.apply(x, store=store, tag=tag)
+
+
+def softmax_cross_entropy(logits, labels):
+    return SoftmaxCrossEntropy.apply(logits, labels)
+
+
+def sparse_softmax_cross_entropy(logits, labels):
+    return SparseSoftmaxCrossEntropy.apply(logits, labels)
+
+
+def categorical_crossentropy_probs(probs, labels):
+    return CategoricalCrossentropyProbs.apply(probs, labels)
+
+
+def sparse_categorical_crossentropy_probs(probs, labels):
+    return SparseCategoricalCrossentropyProbs.apply(probs, labels)
+
+
+def sigmoid_binary_crossentropy(logits, labels):
+    return SigmoidBinaryCrossentropy.apply(logits, labels)
+
+
+def binary_crossentropy_probs(probs, labels):
+    return BinaryCrossentropyProbs.apply(probs, labels)
+
+
+def mean_absolute_percentage_error(y_pred, y_true):
+    return _losses.MeanAbsolutePercentageError.apply(y_pred, y_true)
+
+
+def mean_squared_logarithmic_error(y_pred, y_true):
+    return _losses.MeanSquaredLogarithmicError.apply(y_pred, y_true)
+
+
+def huber(y_pred, y_true, delta=1.0):
+    return _losses.Huber.apply(y_pred, y_true, delta=delta)
+
+
+def log_cosh(y_pred, y_true):
+    return _losses.LogCosh.apply(y_pred, y_true)
+
+
+def poisson(y_pred, y_true):
+    return _losses.Poisson.apply(y_pred, y_true)
+
+
+def kl_divergence(y_pred, y_true):
+    return _losses.KLDivergence.apply(y_pred, y_true)
+
+
+def hinge(y_pred, y_true):
+    return _losses.Hinge.apply(y_pred, y_true)
+
+
+def squared_hinge(y_pred, y_true):
+    return _losses.SquaredHinge.apply(y_pred, y_true)
+
+
+def categorical_hinge(y_pred, y_true):
+    return _losses.CategoricalHinge.apply(y_pred, y_true)
+
+
+def cosine_similarity(y_pred, y_true, axis=-1):
+    return _losses.CosineSimilarity.apply(y_pred, y_true, axis=axis)

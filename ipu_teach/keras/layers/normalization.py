@@ -122,9 +122,7 @@ class BatchNormalization(Layer):
         else:
             mean, var = self.moving_mean.data, self.moving_variance.data
         gamma, beta = scale_and_offset(self, inputs.shape[-1])
-        return ops.BatchNorm.apply(
-            inputs, gamma, beta, Tensor(mean), Tensor(var), epsilon=self.epsilon, training=training
-        )
+        return ops.batch_norm(inputs, gamma, beta, Tensor(mean), Tensor(var), epsilon=self.epsilon, training=training)
 
 
 def scale_and_offset(layer, features) -> tuple:
