@@ -38,10 +38,8 @@ from __future__ import annotations
 import math
 
 from .. import bsp, hardware
+from ..session import runtime
 from . import messages
-
-_input_samples_per_second = [None]
-_overlapped = [True]
 
 
 def simulate_input_pipeline(samples_per_second=None, overlapped=True) -> None:
@@ -70,18 +68,18 @@ def simulate_input_pipeline(samples_per_second=None, overlapped=True) -> None:
         raise ValueError(f"simulate_input_pipeline: samples_per_second must be a positive number or None, got {rate!r}")
     if not isinstance(overlapped, bool):
         raise ValueError(f"simulate_input_pipeline: overlapped must be True or False, got {overlapped!r}")
-    _input_samples_per_second[0] = None if rate is None else float(rate)
-    _overlapped[0] = overlapped
+    runtime.input_samples_per_second = None if rate is None else float(rate)
+    runtime.input_pipeline_overlapped = overlapped
 
 
 def input_pipeline_rate():
     """The simulated input pipeline's samples per second, or None when the host keeps up."""
-    return _input_samples_per_second[0]
+    return runtime.input_samples_per_second
 
 
 def input_pipeline_overlapped() -> bool:
     """Whether the simulated input pipeline works beside the device (True) or in the caller's thread (False)."""
-    return _overlapped[0]
+    return runtime.input_pipeline_overlapped
 
 
 def execution_program(api: str = "keras", loading: tuple = ()) -> bsp.Program:
