@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from .. import bsp, hardware
+from .. import bsp, hardware, validation
 from ..session import runtime
 from . import messages
 
@@ -137,11 +137,9 @@ def asynchronous_epoch_seconds(batches: int, call_seconds: float, batch_seconds:
       ValueError: for a count that is not a positive integer or a time that is negative, naming the argument.
     """
     for name, count in (("batches", batches), ("workers", workers)):
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"asynchronous_epoch_seconds: {name} must be a positive integer, got {count!r}")
-    for name, seconds in (("call_seconds", call_seconds), ("batch_seconds", batch_seconds)):
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
-            raise ValueError(f"asynchronous_epoch_seconds: {name} must be a number of seconds >= 0, got {seconds!r}")
+        validation.positive_count(count, f"asynchronous_epoch_seconds: {name}")
+    for name, value in (("call_seconds", call_seconds), ("batch_seconds", batch_seconds)):
+        validation.seconds(value, f"asynchronous_epoch_seconds: {name}")
     slots, ahead = hardware.HOST.async_loader_buffer_size, hardware.HOST.loader_prefetch_factor * workers
     ends = []  # the end of each call, over the epochs: the loop frees a batch's slot when its call ends
     epoch_ends, start = [], 0.0  # ``start``: when the workers start on an epoch's batches
