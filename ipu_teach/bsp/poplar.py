@@ -439,7 +439,7 @@ class _VertexGroup:
     """Vertices of one codelet whose fields connect the same variables with the same shapes: one call."""
 
     codelet: Codelet
-    variables: dict  # field -> Variable
+    variables: dict  # field -> GraphVariable
     indices: dict  # field -> (vertices, *field shape) element numbers
     tiles: np.ndarray
     vertices: tuple

@@ -222,7 +222,7 @@ def _check_programs(programs, what):
             raise GraphError(f"{what}: expected programs, got {type(child).__name__} ({child!r:.60})")
 
 
-class _Group(Program):
+class _ProgramGroup(Program):
     """Programs given as arguments or as one list, checked and kept in order (a Sequence's or a Parallel's)."""
 
     def __init__(self, programs, label):
@@ -236,7 +236,7 @@ class _Group(Program):
         return f"{type(self).__name__}({', '.join(map(repr, self.programs))})"
 
 
-class Sequence(_Group):
+class Sequence(_ProgramGroup):
     """A program that runs programs one after another: ``Sequence(a, b)`` or ``Sequence([a, b])``.
 
     Args:
@@ -297,7 +297,7 @@ class Repeat(Program):
         return f"Repeat({self.count}, {self.body!r})"
 
 
-class Parallel(_Group):
+class Parallel(_ProgramGroup):
     """A program in which IPU ``i`` runs ``programs[i]`` while the others run theirs, then every IPU waits
     for the slowest at a cross-IPU sync: one slot of a lock-step pipeline, each IPU running its stage.
 

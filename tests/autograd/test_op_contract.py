@@ -20,11 +20,16 @@ PACKAGE = pathlib.Path(ipu_teach.__file__).parent
 
 
 def functional_forms() -> dict:
-    """``{op class name: [names of the functions of ops/__init__ that apply it]}``, read from their source."""
+    """``{op class name: [names in ops/__init__ that apply it]}``: an op's own ``apply`` (``relu = ReLU.apply``)
+    or a function of the module calling it (read from its source)."""
     forms = {}
-    for name, function in inspect.getmembers(ops, inspect.isfunction):
-        if function.__module__ == ops.__name__ and not name.startswith("_"):
-            for applied in re.findall(r"(\w+)\.apply\(", inspect.getsource(function)):
+    for name, value in vars(ops).items():
+        if name.startswith("_"):
+            continue
+        if inspect.ismethod(value) and value.__name__ == "apply":
+            forms.setdefault(value.__self__.__name__, []).append(name)
+        elif inspect.isfunction(value) and value.__module__ == ops.__name__:
+            for applied in re.findall(r"(\w+)\.apply\(", inspect.getsource(value)):
                 forms.setdefault(applied, []).append(name)
     return forms
 

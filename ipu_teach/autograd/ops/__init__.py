@@ -40,32 +40,37 @@ from .rearrange import Concatenate, Pad, Reverse, Slice, StridedSlice, Transpose
 from .shape import Mean, Reshape, Sum
 
 
-def cast(x, dtype):
-    return Cast.apply(x, dtype=str(dtype))
-
-
-def absolute(x):
-    return Abs.apply(x)
-
-
-def add(a, b):
-    return Add.apply(a, b)
-
-
-def sub(a, b):
-    return Sub.apply(a, b)
-
-
-def mul(a, b):
-    return Mul.apply(a, b)
-
-
-def div(a, b):
-    return Div.apply(a, b)
-
-
-def neg(a):
-    return Neg.apply(a)
+# An op whose arguments are its input tensors is applied as it is: its function is its ``apply``.
+absolute = Abs.apply
+add = Add.apply
+sub = Sub.apply
+mul = Mul.apply
+div = Div.apply
+neg = Neg.apply
+relu = ReLU.apply
+sigmoid = Sigmoid.apply
+tanh = Tanh.apply
+exp = Exp.apply
+log = Log.apply
+softplus = Softplus.apply
+softmax = Softmax.apply
+batch_matmul = BatchMatMul.apply
+gather = Gather.apply
+# the cross-entropies of (logits or probabilities, labels) and Keras' other losses of (predictions, labels)
+softmax_cross_entropy = SoftmaxCrossEntropy.apply
+sparse_softmax_cross_entropy = SparseSoftmaxCrossEntropy.apply
+categorical_crossentropy_probs = CategoricalCrossentropyProbs.apply
+sparse_categorical_crossentropy_probs = SparseCategoricalCrossentropyProbs.apply
+sigmoid_binary_crossentropy = SigmoidBinaryCrossentropy.apply
+binary_crossentropy_probs = BinaryCrossentropyProbs.apply
+mean_absolute_percentage_error = _losses.MeanAbsolutePercentageError.apply
+mean_squared_logarithmic_error = _losses.MeanSquaredLogarithmicError.apply
+log_cosh = _losses.LogCosh.apply
+poisson = _losses.Poisson.apply
+kl_divergence = _losses.KLDivergence.apply
+hinge = _losses.Hinge.apply
+squared_hinge = _losses.SquaredHinge.apply
+categorical_hinge = _losses.CategoricalHinge.apply
 
 
 def matmul(a, b):
@@ -95,11 +100,16 @@ def matmul(a, b):
     return MatMul.apply(a, b)
 
 
+def cast(x, dtype):
+    return Cast.apply(x, dtype=str(dtype))
+
+
 def reduce_sum(x, axis=None, keepdims=False):
     return Sum.apply(x, axis=axis, keepdims=keepdims)
 
 
 def reduce_mean(x, axis=None, keepdims=False):
+    """The mean over ``axis`` (all axes: None), as ``reduce_sum`` sums."""
     return Mean.apply(x, axis=axis, keepdims=keepdims)
 
 
@@ -121,6 +131,7 @@ def strided_slice(x, key):
 
 
 def transpose(x, perm=None):
+    """The axes reordered by ``perm`` (None: reversed), as ``np.transpose``."""
     return Transpose.apply(x, perm=perm)
 
 
@@ -129,15 +140,12 @@ def pad(x, pads):
 
 
 def upsample(x, size=(2, 2)):
+    """Each value of NHWC ``x`` repeated ``size`` (rows, columns) times, as ``keras.layers.UpSampling2D``."""
     return Upsample.apply(x, size=size)
 
 
 def reverse(x, axis=1):
     return Reverse.apply(x, axis=axis)
-
-
-def relu(x):
-    return ReLU.apply(x)
 
 
 def general_relu(x, **options):
@@ -146,40 +154,13 @@ def general_relu(x, **options):
     return GeneralReLU.apply(x, **options)
 
 
-def sigmoid(x):
-    return Sigmoid.apply(x)
-
-
-def tanh(x):
-    return Tanh.apply(x)
-
-
-def exp(x):
-    return Exp.apply(x)
-
-
-def log(x):
-    return Log.apply(x)
-
-
-def softplus(x):
-    return Softplus.apply(x)
-
-
 def elu(x, alpha=1.0):
     return ELU.apply(x, alpha=alpha)
 
 
 def gelu(x, approximate=False):
+    """The Gaussian error linear unit, exact or (``approximate``) by its tanh formula."""
     return GELU.apply(x, approximate=approximate)
-
-
-def softmax(x):
-    return Softmax.apply(x)
-
-
-def batch_matmul(a, b):
-    return BatchMatMul.apply(a, b)
 
 
 def conv2d(x, kernel, bias, **options):
@@ -193,8 +174,8 @@ def conv2d_relu(x, kernel, bias, **options):
 
 
 def conv2d_transpose(x, kernel, bias, **options):
-    """Options (``strides``, ``padding``, ``dilation``) as ``Conv2DTranspose`` takes them; those left out are not
-    recorded."""
+    """The transposed convolution; options (``strides``, ``padding``, ``dilation``) as ``Conv2DTranspose`` takes
+    them, those left out not recorded."""
     return Conv2DTranspose.apply(x, kernel, bias, **options)
 
 
@@ -207,6 +188,7 @@ def max_pool2d(x, pool_size=(2, 2), strides=None, padding="valid"):
 
 
 def avg_pool2d(x, pool_size=(2, 2), strides=None, padding="valid"):
+    """The mean of each window (``max_pool2d`` takes the maximum)."""
     return AvgPool2D.apply(x, pool_size=pool_size, strides=strides, padding=padding)
 
 
@@ -218,73 +200,13 @@ def layer_norm(x, gamma, beta, epsilon=1e-3):
     return LayerNorm.apply(x, gamma, beta, epsilon=epsilon)
 
 
-def gather(table, indices):
-    return Gather.apply(table, indices)
-
-
 def capture_gradient(x, store=None, tag=None):
     """``x`` unchanged; its gradient is added to ``store[tag]`` on the way back (``capture.CaptureGradient``)."""
     return CaptureGradient.apply(x, store=store, tag=tag)
 
 
-def softmax_cross_entropy(logits, labels):
-    return SoftmaxCrossEntropy.apply(logits, labels)
-
-
-def sparse_softmax_cross_entropy(logits, labels):
-    return SparseSoftmaxCrossEntropy.apply(logits, labels)
-
-
-def categorical_crossentropy_probs(probs, labels):
-    return CategoricalCrossentropyProbs.apply(probs, labels)
-
-
-def sparse_categorical_crossentropy_probs(probs, labels):
-    return SparseCategoricalCrossentropyProbs.apply(probs, labels)
-
-
-def sigmoid_binary_crossentropy(logits, labels):
-    return SigmoidBinaryCrossentropy.apply(logits, labels)
-
-
-def binary_crossentropy_probs(probs, labels):
-    return BinaryCrossentropyProbs.apply(probs, labels)
-
-
-def mean_absolute_percentage_error(y_pred, y_true):
-    return _losses.MeanAbsolutePercentageError.apply(y_pred, y_true)
-
-
-def mean_squared_logarithmic_error(y_pred, y_true):
-    return _losses.MeanSquaredLogarithmicError.apply(y_pred, y_true)
-
-
 def huber(y_pred, y_true, delta=1.0):
     return _losses.Huber.apply(y_pred, y_true, delta=delta)
-
-
-def log_cosh(y_pred, y_true):
-    return _losses.LogCosh.apply(y_pred, y_true)
-
-
-def poisson(y_pred, y_true):
-    return _losses.Poisson.apply(y_pred, y_true)
-
-
-def kl_divergence(y_pred, y_true):
-    return _losses.KLDivergence.apply(y_pred, y_true)
-
-
-def hinge(y_pred, y_true):
-    return _losses.Hinge.apply(y_pred, y_true)
-
-
-def squared_hinge(y_pred, y_true):
-    return _losses.SquaredHinge.apply(y_pred, y_true)
-
-
-def categorical_hinge(y_pred, y_true):
-    return _losses.CategoricalHinge.apply(y_pred, y_true)
 
 
 def cosine_similarity(y_pred, y_true, axis=-1):
