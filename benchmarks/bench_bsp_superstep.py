@@ -29,7 +29,7 @@ def raw_arrays(ipus, rng):
 def program_for(arrays):
     return bsp.Sequence(
         [
-            bsp.Execute(bsp.CostedComputeSet(f"cs{i}", cycles), exchange=bsp.Exchange(received, sent))
+            bsp.ComputeSuperstep(bsp.CostedComputeSet(f"cs{i}", cycles), exchange=bsp.Exchange(received, sent))
             for i, (cycles, received, sent) in enumerate(arrays)
         ]
     )

@@ -40,18 +40,13 @@ import argparse
 import contextlib
 import io
 import pathlib
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
-import fidelity_cases  # noqa: E402  (beside this file)
-import poptorch_cases  # noqa: E402
-
-import ipu_teach.keras as keras  # noqa: E402
-from ipu_teach import ipu  # noqa: E402
+import ipu_teach.keras as keras
+from benchmarks import fidelity_cases, poptorch_cases
+from ipu_teach import ipu
 
 CLASSES = 10
 SHARED_MNIST = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist.npz"

@@ -18,21 +18,17 @@ import json
 import math
 import os
 import pathlib
-import sys
 
 import numpy as np
 
 import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
+from benchmarks import poptorch_cases
 from ipu_teach import examples, hardware, ipu
 from ipu_teach.ipu import compile_time, memory_layout
 from ipu_teach.ipu.executor import IPUExecutor
 from ipu_teach.keras.engine import polling_thread
 from ipu_teach.keras.progbar import Progbar
-
-if str(pathlib.Path(__file__).resolve().parent) not in sys.path:  # poptorch_cases.py is beside this file
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import poptorch_cases  # noqa: E402
 
 CASES_FILE = pathlib.Path(__file__).with_name("fidelity_cases.json")
 SETS = ("calibration", "validation", "sizing")

@@ -9,23 +9,17 @@ in it, so a compile time is the first epoch's seconds less the epoch's run time 
 an evaluation's run is its step count times the logged step time). Keras rounds to whole seconds, so each figure
 is +-0.5 s. The fit minimises the relative error (least squares weighted by 1 / figure). Run it after any change
 to the lowering that changes the graphs' sizes, and copy the constants it prints into ``hardware.HostSpec``:
-    python benchmarks/fit_compile_time.py
+    PYTHONPATH=. python benchmarks/fit_compile_time.py
 Not a test; takes about a minute.
 """
 
 from __future__ import annotations
 
-import pathlib
-import sys
-
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
-import fidelity_cases  # noqa: E402  (beside this file)
-
-from ipu_teach import hardware  # noqa: E402
-from ipu_teach.ipu import compile_time  # noqa: E402
+from benchmarks import fidelity_cases
+from ipu_teach import hardware
+from ipu_teach.ipu import compile_time
 
 TUTORIAL = dict(model="keras_tutorial_cnn", batch=64, optimizer={"name": "sgd"}, loss="categorical_crossentropy")
 CALIBRATION = [

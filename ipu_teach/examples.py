@@ -184,7 +184,7 @@ def small_timeline():
 
     from . import bsp, hardware
 
-    step = bsp.Execute(
+    step = bsp.ComputeSuperstep(
         bsp.CostedComputeSet("matmul", np.full(4, 2_000)), exchange=bsp.Exchange(received=np.full(4, 1_024))
     )
     return bsp.CostEngine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()

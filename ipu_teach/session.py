@@ -12,10 +12,16 @@ module never imported has nothing to reset). There are two kinds:
 
 The IPU runtime's values live here, in :data:`runtime` (one field each, saying which module changes it), so a
 reader finds every process-wide setting in one place; the modules that own them register what else a reset does
-(detaching the simulated IPUs, say). :func:`reset_session` resets both, as a new Python process starts. This
-module imports nothing of ours: every layer may use it.
+(detaching the simulated IPUs, say). :func:`reset_session` resets both, as a new Python process starts.
+
+A third kind is not a setting: what the ``with`` blocks open now hold (the tapes being recorded, the layer calls
+in progress). Each such stack is an :class:`OpenBlocks` kept beside the context manager that opens its blocks:
+it is empty whenever no block is open, so a session has nothing of it to keep or reset.
+
+This module imports nothing of ours: every layer may use it.
 """
 
+import contextlib
 from dataclasses import dataclass, field, fields
 from typing import Callable
 
@@ -42,6 +48,13 @@ class RuntimeState:
     """``profiling/capture.py``: the profiling options of the open ``auto_report`` blocks, innermost last."""
     reports_written: list = field(default_factory=list)
     """``profiling/capture.py``: the paths of the reports written, oldest first."""
+    input_samples_per_second: object = None
+    """``ipu/host.py``: the simulated input pipeline's rate (``simulate_input_pipeline``), None for a host that keeps
+    up."""
+    input_pipeline_overlapped: bool = True
+    """``ipu/host.py``: whether that pipeline works beside the device (False: in the thread that calls programs)."""
+    marked_losses: list = field(default_factory=list)
+    """``poptorch/annotations.py``: the tensors ``poptorch.identity_loss`` marked in the forward being run."""
 
     def reset(self) -> None:
         """Every field back to its starting value (in place: modules hold this object, never its fields)."""
@@ -51,6 +64,24 @@ class RuntimeState:
 
 
 runtime = RuntimeState()
+
+
+class OpenBlocks(list):
+    """The values of the ``with`` blocks open now, innermost last (a list: ``blocks[-1]`` is the innermost).
+
+    One stack per kind of block (the tapes ``autograd.record`` collects, the layer calls in progress, ...), kept in
+    the module whose context manager opens the blocks. Items given when it is made are its floor (``no_grad``'s
+    stack starts with True: gradients are on outside every block)."""
+
+    @contextlib.contextmanager
+    def pushed(self, value):
+        """A block holding ``value`` on top of the stack while it is open, taken off however the block ends."""
+        depth = len(self)
+        try:  # pushed inside the try: a Ctrl-C right after the push still pops it
+            self.append(value)
+            yield value
+        finally:
+            del self[depth:]
 
 
 def on_reset(reset: Callable[[], None] = None, *, runtime: bool = False):

@@ -4,6 +4,7 @@
   closest one suggested (a misspelling is an error, never silently ignored).
 - :func:`boolean`: a switch given as ``True``/``False`` (or, from an environment variable, the
   words ``"true"``/``"false"``); ``"no"`` or ``"0"`` are errors rather than read as true.
+- :func:`positive_count` and :func:`seconds`: a count (of workers, batches, ...) and a duration.
 - :class:`BadFileError` and :func:`bad_file`: a file that cannot be what it claims, named in the
   message with what to do about it; :func:`few` lists a few of its bad entries, not 20,000.
 - :func:`safe_file_name`: a name from user data (a model name) made safe as one path component.
@@ -14,6 +15,7 @@ Imports nothing of ours, so every layer may use it.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 
@@ -66,6 +68,39 @@ def boolean(what: str, value, words: bool = False) -> bool:
         return _WORDS[value.strip().lower()]
     expected = 'true or false (JSON true/false, or the strings "true"/"false")' if words else "True or False"
     raise ValueError(f"{what} must be {expected}, got {value!r}")
+
+
+def positive_count(count, what: str) -> int:
+    """``count`` if it is a positive integer (a Python int, not a bool), else a ValueError naming ``what``: the
+    settings' twin of ``bsp.mapping.check_positive_count``, whose GraphError is a Poplar graph's.
+
+    Example:
+
+    >>> positive_count(4, "workers")
+    4
+    >>> positive_count(0, "workers")
+    Traceback (most recent call last):
+    ValueError: workers must be a positive integer, got 0
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"{what} must be a positive integer, got {count!r}")
+    return count
+
+
+def seconds(value, what: str):
+    """``value`` if it is a finite number of seconds >= 0 (not a bool), else a ValueError naming ``what``.
+
+    Example:
+
+    >>> seconds(0.5, "call_seconds")
+    0.5
+    >>> seconds(-1, "call_seconds")
+    Traceback (most recent call last):
+    ValueError: call_seconds must be a number of seconds >= 0, got -1
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        raise ValueError(f"{what} must be a number of seconds >= 0, got {value!r}")
+    return value
 
 
 def safe_file_name(name: str) -> str:

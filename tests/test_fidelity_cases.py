@@ -6,19 +6,15 @@ the figures bench_fidelity.py compares. Whether the ratios are good is the bench
 """
 
 import contextlib
-import importlib.util
 import math
-import pathlib
 
 import pytest
+from helpers.scripts import load_script
 
 import ipu_teach.keras as keras
 from ipu_teach import hardware, ipu
 
-BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
-_spec = importlib.util.spec_from_file_location("fidelity_cases", BENCHMARKS / "fidelity_cases.py")
-fidelity_cases = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fidelity_cases)
+fidelity_cases = load_script("benchmarks/fidelity_cases.py")
 
 CASES = fidelity_cases.load()
 EXPRESSIBLE = [case for case in CASES if case.get("expressible")]

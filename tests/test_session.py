@@ -53,3 +53,46 @@ def test_restored_afterwards_puts_the_runtime_back():
         ipu.utils.reset_ipu_seed(3)
         config.configure_ipu_system()
     assert (session.runtime.configured, session.runtime.system_name, session.runtime.rounding_seed) == before
+
+
+def test_the_simulated_host_and_poptorchs_marked_losses_are_runtime_state():
+    """``clear_session`` keeps the input pipeline's rate (an IPU runtime setting); ``reset_session`` starts anew."""
+    from ipu_teach import poptorch, torch
+
+    ipu.host.simulate_input_pipeline(5_000, overlapped=False)
+    loss = poptorch.identity_loss(torch.ones(2), reduction="sum")
+    assert poptorch.annotations.is_marked_loss(loss)
+    keras.backend.clear_session()
+    assert (ipu.host.input_pipeline_rate(), ipu.host.input_pipeline_overlapped()) == (5_000.0, False)
+    ipu_teach.reset_session()
+    assert (ipu.host.input_pipeline_rate(), ipu.host.input_pipeline_overlapped()) == (None, True)
+    assert not poptorch.annotations.is_marked_loss(loss) and session.runtime.marked_losses == []
+
+
+def test_an_open_block_is_taken_off_its_stack_however_it_ends():
+    blocks = session.OpenBlocks(["floor"])
+    with blocks.pushed("outer") as value:
+        assert value == "outer" and blocks == ["floor", "outer"]
+        try:
+            with blocks.pushed("inner"):
+                raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass
+        assert blocks[-1] == "outer"
+        blocks.append("left open by an abandoned inner block")
+    assert blocks == ["floor"]
+
+
+def test_the_stacks_of_open_blocks_are_open_blocks():
+    """What ``with`` blocks hold is one kind of state (``session.OpenBlocks``), emptied as they close."""
+    from ipu_teach.autograd import function, tensor
+    from ipu_teach.keras.engine import call_context, device
+    from ipu_teach.keras.layers import normalization
+    from ipu_teach.poptorch import stages
+
+    stacks = (function._recorders, function._scopes, function._repeating, tensor._grad_enabled, call_context._calls)
+    stacks += (call_context._traces, normalization._pools, stages._traces, device._stack())
+    assert all(isinstance(stack, session.OpenBlocks) for stack in stacks)
+    with function.record() as tape, function.scope("layer"), function.repeated_iteration():
+        assert function._recorders[-1] is tape and function._scopes[-1] == "layer" and function._repeating
+    assert (function._recorders, function._scopes, function._repeating) == ([], [""], [])

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..session import OpenBlocks
 from . import allocation, precision, symbolic
 from .cost import OpCost, elementwise
 from .tensor import Node, Tensor, as_tensor, is_grad_enabled
@@ -51,21 +52,16 @@ class OpRecord:
 
 allocation.keep_freed_memory()  # the ops' arrays reuse freed memory from step to step, as a framework's pool
 
-_recorders: list = []
-_scopes: list = [""]
-_repeating = [0]
+_recorders = OpenBlocks()
+_scopes = OpenBlocks([""])
+_repeating = OpenBlocks()
 
 
 @contextlib.contextmanager
 def record():
     """Collect an :class:`OpRecord` for every op applied inside the block."""
-    tape: list = []
-    depth = len(_recorders)
-    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
-        _recorders.append(tape)
+    with _recorders.pushed([]) as tape:
         yield tape
-    finally:
-        del _recorders[depth:]
 
 
 @contextlib.contextmanager
@@ -84,28 +80,25 @@ def unrecorded():
 @contextlib.contextmanager
 def repeated_iteration():
     """A block that is a loop's iteration after the first (see ``OpRecord.repeats_earlier``)."""
-    _repeating[0] += 1
-    try:
+    with _repeating.pushed(True):
         yield
-    finally:
-        _repeating[0] -= 1
 
 
 @contextlib.contextmanager
 def scope(name: str):
     """Name the ops applied inside (a Keras layer names its ops after itself)."""
-    depth = len(_scopes)
-    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
-        _scopes.append(name)
+    with _scopes.pushed(name):
         yield
-    finally:
-        del _scopes[depth:]
 
 
 class Function:
     codelet = "add"
     """The popops codelet an element-wise op runs as (a name in ``hardware.VECTOR``): "add" for add,
     subtract and multiply; an op whose codelet is slower (exp, divide) names its own."""
+
+    autocast = True
+    """Whether ``apply`` first brings floating inputs to the layer's compute dtype (Keras' autocasting, under a
+    mixed-precision policy); False for ``Cast``, the op autocasting applies."""
 
     @staticmethod
     def forward(ctx, *arrays, **params):
@@ -139,7 +132,7 @@ class Function:
     def apply(cls, *inputs, **params) -> Tensor:
         tensors = tuple(as_tensor(x) for x in inputs)
         dtype = precision.compute_dtype()
-        if dtype is not None and cls.__name__ != "Cast":
+        if dtype is not None and cls.autocast:
             tensors = tuple(_autocast(t, x, dtype) for t, x in zip(tensors, inputs))
         arrays = [t.array for t in tensors]
         needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)
@@ -153,7 +146,7 @@ class Function:
             out.node = Node(cls, ctx, tensors)
         if _recorders:
             records = [
-                OpRecord(name, _scopes[-1], *seen, _repeating[0] > 0) for name, *seen in cls.recorded_as(ctx, params)
+                OpRecord(name, _scopes[-1], *seen, bool(_repeating)) for name, *seen in cls.recorded_as(ctx, params)
             ]
             for tape in _recorders:
                 tape.extend(records)

@@ -6,23 +6,20 @@ import contextlib
 
 import numpy as np
 
+from ..session import OpenBlocks
 from .graph_order import post_order
 from .symbolic import ShapedArray
 
 DEFAULT_FLOAT = np.float32
 
-_grad_enabled = [True]
+_grad_enabled = OpenBlocks([True])
 
 
 @contextlib.contextmanager
 def no_grad():
     """Run ops without recording the graph (inference: evaluate, predict)."""
-    depth = len(_grad_enabled)
-    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
-        _grad_enabled.append(False)
+    with _grad_enabled.pushed(False):
         yield
-    finally:
-        del _grad_enabled[depth:]
 
 
 def is_grad_enabled() -> bool:

@@ -1,14 +1,14 @@
 """The BSP engine of the simulated IPU: tile mapping, compute sets, exchange, sync, programs, timeline.
 
 Low level (for compilers): build ``CostedComputeSet`` cycles and ``Exchange`` bytes as numpy arrays,
-arrange ``Execute``/``Copy``/stream steps with ``Sequence``/``Repeat``, and ``CostEngine(program).run()``
-returns a :class:`Timeline`. The Poplar-like API for the course lives in :mod:`ipu_teach.bsp.poplar`;
-figures in :mod:`.figures` and Chrome traces in :mod:`.trace` (imported on use).
+arrange ``ComputeSuperstep``/``ExchangeSuperstep``/stream steps with ``Sequence``/``Repeat``, and
+``CostEngine(program).run()`` returns a :class:`Timeline`. The Poplar-like API for the course lives in
+:mod:`ipu_teach.bsp.poplar`; figures in :mod:`.figures` and Chrome traces in :mod:`.trace` (imported on use).
 
 Example:
 
 >>> from ipu_teach import bsp, hardware
->>> step = bsp.Execute(bsp.CostedComputeSet("work", np.full(4, 100)))
+>>> step = bsp.ComputeSuperstep(bsp.CostedComputeSet("work", np.full(4, 100)))
 >>> bsp.CostEngine(bsp.Repeat(3, step), hardware.MK2.with_tiles(4)).run().totals()
 {'compute': 300, 'sync': 450, 'exchange': 0}
 """
@@ -20,9 +20,9 @@ from .exchange import Exchange, exchange_from_transfers
 from .mapping import bytes_per_tile, ceil_div, intervals, linear_elements_per_tile, linear_tile_of_element
 from .memory import allocated_per_tile, check_tile_memory
 from .programs import (
-    Copy,
+    ComputeSuperstep,
     DeviceToHost,
-    Execute,
+    ExchangeSuperstep,
     HostCall,
     HostToDevice,
     HostWait,
@@ -39,16 +39,22 @@ ComputeSet = CostedComputeSet
 """The name ``CostedComputeSet`` had before 2026-11 (one release; ``bsp.poplar.ComputeSet`` is Poplar's)."""
 Engine = CostEngine
 """The name ``CostEngine`` had before 2026-11 (one release; ``bsp.poplar.Engine`` is Poplar's)."""
+Execute = ComputeSuperstep
+"""The name ``ComputeSuperstep`` had before 2026-11 (one release; ``bsp.poplar.Execute`` is Poplar's)."""
+Copy = ExchangeSuperstep
+"""The name ``ExchangeSuperstep`` had before 2026-11 (one release; ``bsp.poplar.Copy`` is Poplar's)."""
 
 __all__ = [
     "VERTEX_OVERHEAD_CYCLES",
     "ComputeSet",
+    "ComputeSuperstep",
     "Copy",
     "CostEngine",
     "CostedComputeSet",
     "DeviceToHost",
     "Engine",
     "Exchange",
+    "ExchangeSuperstep",
     "Execute",
     "GraphError",
     "HostCall",

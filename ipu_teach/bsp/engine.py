@@ -15,9 +15,9 @@ from ..hardware import HOST, MK2
 from .errors import GraphError
 from .mapping import ceil_div, check_positive_count
 from .programs import (
-    Copy,
+    ComputeSuperstep,
     DeviceToHost,
-    Execute,
+    ExchangeSuperstep,
     HostCall,
     HostToDevice,
     HostWait,
@@ -40,7 +40,7 @@ class CostEngine:
     so errors name the step at fault.
 
     Args:
-      program: A ``bsp`` program (``Execute``, ``Repeat``, ``Sequence``, ``HostToDevice``, ...).
+      program: A ``bsp`` program (``ComputeSuperstep``, ``Repeat``, ``Sequence``, ``HostToDevice``, ...).
       spec: The ``IPUSpec`` to cost on. Default: ``hardware.MK2``.
       ipus: Integer, the number of IPUs. Default: 1.
 
@@ -52,8 +52,8 @@ class CostEngine:
 
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
-    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    >>> step = bsp.ComputeSuperstep(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
+    ...                             exchange=bsp.Exchange(received=np.full(4, 1_024)))
     >>> program = bsp.Sequence(bsp.HostToDevice(4 * 2**20), bsp.Repeat(1_000_000, step))
     >>> bsp.CostEngine(program, hardware.MK2.with_tiles(4)).run().totals()
     {'compute': 2000000000, 'sync': 150013000, 'exchange': 256452925}
@@ -62,7 +62,7 @@ class CostEngine:
     def __init__(self, program: Program, spec=MK2, ipus: int = 1):
         if not isinstance(program, Program):
             raise GraphError(
-                f"CostEngine needs a program (Sequence, Repeat, Execute, ...), got {type(program).__name__}"
+                f"CostEngine needs a program (Sequence, Repeat, ComputeSuperstep, ...), got {type(program).__name__}"
             )
         self.spec, self.ipus = spec, check_positive_count(ipus, "CostEngine: the number of IPUs")
         self._labels, self._kinds, self._counts, self._costs, self._tile_cycles = [], [], [], [], []
@@ -83,8 +83,8 @@ class CostEngine:
 
         >>> import numpy as np
         >>> from ipu_teach import bsp, hardware
-        >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
-        ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+        >>> step = bsp.ComputeSuperstep(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
+        ...                             exchange=bsp.Exchange(received=np.full(4, 1_024)))
         >>> print(bsp.CostEngine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run().summary())
         superstep                      runs   compute    sync  exchange    cycles
         matmul                           10      2000     150       256      2406
@@ -196,9 +196,9 @@ class CostEngine:
 
     def _cost(self, step):
         spec, zeros = self.spec, np.zeros(self.ipus, dtype=np.int64)
-        if isinstance(step, (Execute, Copy)):
+        if isinstance(step, (ComputeSuperstep, ExchangeSuperstep)):
             exchange = step.exchange
-            if isinstance(step, Execute):
+            if isinstance(step, ComputeSuperstep):
                 tile_cycles = step.compute_set.cycles
                 self._check_per_tile(tile_cycles, f"compute set {step.compute_set.name!r}")
                 compute, kind = self._per_ipu(tile_cycles.max(axis=-1), "compute"), "compute"

@@ -8,7 +8,8 @@ Example:
 >>> import matplotlib.pyplot as plt
 >>> from ipu_teach import bsp, hardware
 >>> from ipu_teach.bsp import figures
->>> timeline = bsp.CostEngine(bsp.Execute(bsp.CostedComputeSet("work", [100, 50])), hardware.MK2.with_tiles(2)).run()
+>>> step = bsp.ComputeSuperstep(bsp.CostedComputeSet("work", [100, 50]))
+>>> timeline = bsp.CostEngine(step, hardware.MK2.with_tiles(2)).run()
 >>> figure = figures.plot_timeline(timeline)
 >>> plt.close(figure)
 """

@@ -16,8 +16,9 @@ from .mapping import UNMAPPED, bytes_per_tile, check_tiles_in_range, intervals, 
 from .memory import check_tile_memory
 
 
-class Variable:
-    """Storage of one graph tensor: dtype, shape, tile of each element, initial values."""
+class GraphVariable:
+    """Storage of one variable of a Poplar graph (``Graph.add_variable``, Poplar's ``addVariable``): dtype, shape,
+    tile of each element, initial values. Its tensors are views of it."""
 
     def __init__(self, graph, name, dtype, shape, initial):
         self.graph, self.name, self.dtype, self.shape = graph, name, np.dtype(dtype), tuple(shape)
@@ -30,7 +31,7 @@ class Variable:
 class Tensor:
     """A view of a variable: ``indices`` holds the flat element numbers this tensor covers."""
 
-    def __init__(self, variable: Variable, indices: np.ndarray):
+    def __init__(self, variable: GraphVariable, indices: np.ndarray):
         self.variable, self.indices = variable, indices
 
     shape = property(lambda self: self.indices.shape)
@@ -203,7 +204,7 @@ class Graph:
         name = name or f"t{len(self.variables)}"
         if any(v.name == name for v in self.variables):
             raise GraphError(f"a tensor named {name!r} already exists in this graph; choose another name")
-        variable = Variable(self, name, dtype, self._check_shape(shape, name), initial)
+        variable = GraphVariable(self, name, dtype, self._check_shape(shape, name), initial)
         self.variables.append(variable)
         return Tensor(variable, np.arange(variable.size, dtype=np.int64).reshape(variable.shape))
 

@@ -368,7 +368,7 @@ class Engine:
         tile_cycles = tile_cycles_from_vertices(tiles, cycles, num_tiles, spec.threads_per_tile)
         _check_writes(compute_set, groups)
         exchange = _input_exchange(self.graph, compute_set.name, groups)
-        costed = bsp_programs.Execute(
+        costed = bsp_programs.ComputeSuperstep(
             CostedComputeSet(compute_set.name, tile_cycles.reshape(self.device.num_ipus, spec.tiles)),
             exchange=_per_ipu(exchange, self.device),
         )
@@ -399,7 +399,7 @@ class Engine:
                 elements=source.indices.ravel(),
             )
             return (
-                bsp_programs.Copy(_per_ipu(transfers, device)),
+                bsp_programs.ExchangeSuperstep(_per_ipu(transfers, device)),
                 lambda: self._store(destination, self._memory[source.variable.name][source.indices]),
             )
         tensor, stream = (destination, source) if isinstance(source, DataStream) else (source, destination)
@@ -439,7 +439,7 @@ class _VertexGroup:
     """Vertices of one codelet whose fields connect the same variables with the same shapes: one call."""
 
     codelet: Codelet
-    variables: dict  # field -> Variable
+    variables: dict  # field -> GraphVariable
     indices: dict  # field -> (vertices, *field shape) element numbers
     tiles: np.ndarray
     vertices: tuple

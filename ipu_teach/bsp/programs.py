@@ -1,7 +1,7 @@
 """Programs: the control flow the Engine runs, a tree of supersteps.
 
-Leaves are supersteps (``Execute`` a compute set, ``Copy`` = exchange only, host streams,
-IPU-Link copies); ``Sequence`` and ``Repeat`` arrange them, and ``Parallel`` gives each IPU its own
+Leaves are supersteps (``ComputeSuperstep``: sync, exchange, compute; ``ExchangeSuperstep``: sync and exchange
+only; host streams, IPU-Link copies); ``Sequence`` and ``Repeat`` arrange them, and ``Parallel`` gives each IPU its own
 program (a pipeline's stages). ``Repeat(n, body)`` is costed once and
 counted n times, so a loop of thousands of identical steps costs the host no more than one.
 """
@@ -31,8 +31,9 @@ def _check_label(label):
 
 
 @dataclass(frozen=True, eq=False)
-class Execute(Program):
-    """A program of one superstep: sync, exchange the compute set's inputs, then compute.
+class ComputeSuperstep(Program):
+    """A program of one superstep: sync, exchange the compute set's inputs, then compute (``bsp.poplar.Execute``,
+    Poplar's name, is lowered to one; this was ``bsp.Execute`` before 2026-11).
 
     The bulk-synchronous step of the IPU: every tile waits at the sync, then data moves between tiles,
     then every tile computes on its own memory. Its cost is the sync plus the busiest tile's exchange
@@ -47,8 +48,8 @@ class Execute(Program):
 
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
-    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    >>> step = bsp.ComputeSuperstep(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
+    ...                             exchange=bsp.Exchange(received=np.full(4, 1_024)))
     >>> bsp.CostEngine(step, hardware.MK2.with_tiles(4)).run().totals()
     {'compute': 2000, 'sync': 150, 'exchange': 256}
     """
@@ -59,9 +60,9 @@ class Execute(Program):
 
     def __post_init__(self):
         if not isinstance(self.compute_set, CostedComputeSet):
-            raise GraphError(f"Execute needs a bsp.CostedComputeSet, got {type(self.compute_set).__name__}")
+            raise GraphError(f"ComputeSuperstep needs a bsp.CostedComputeSet, got {type(self.compute_set).__name__}")
         if self.exchange is not None and not isinstance(self.exchange, Exchange):
-            raise GraphError(f"Execute({self.compute_set.name!r}): exchange must be a bsp.Exchange")
+            raise GraphError(f"ComputeSuperstep({self.compute_set.name!r}): exchange must be a bsp.Exchange")
 
     @property
     def label(self):
@@ -69,15 +70,16 @@ class Execute(Program):
 
 
 @dataclass(frozen=True, eq=False)
-class Copy(Program):
-    """An exchange-only superstep (sync, then move bytes between tiles; no compute)."""
+class ExchangeSuperstep(Program):
+    """An exchange-only superstep (sync, then move bytes between tiles; no compute). ``bsp.poplar.Copy``, Poplar's
+    name, is lowered to one; this was ``bsp.Copy`` before 2026-11."""
 
     exchange: Exchange
     sync: SyncKind = None
 
     def __post_init__(self):
         if not isinstance(self.exchange, Exchange):
-            raise GraphError(f"Copy needs a bsp.Exchange, got {type(self.exchange).__name__}")
+            raise GraphError(f"ExchangeSuperstep needs a bsp.Exchange, got {type(self.exchange).__name__}")
 
     @property
     def label(self):
@@ -220,7 +222,7 @@ def _check_programs(programs, what):
             raise GraphError(f"{what}: expected programs, got {type(child).__name__} ({child!r:.60})")
 
 
-class _Group(Program):
+class _ProgramGroup(Program):
     """Programs given as arguments or as one list, checked and kept in order (a Sequence's or a Parallel's)."""
 
     def __init__(self, programs, label):
@@ -234,7 +236,7 @@ class _Group(Program):
         return f"{type(self).__name__}({', '.join(map(repr, self.programs))})"
 
 
-class Sequence(_Group):
+class Sequence(_ProgramGroup):
     """A program that runs programs one after another: ``Sequence(a, b)`` or ``Sequence([a, b])``.
 
     Args:
@@ -248,8 +250,8 @@ class Sequence(_Group):
 
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
-    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    >>> step = bsp.ComputeSuperstep(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
+    ...                             exchange=bsp.Exchange(received=np.full(4, 1_024)))
     >>> program = bsp.Sequence(bsp.HostToDevice(4096), step, bsp.DeviceToHost(1024))
     >>> bsp.CostEngine(program, hardware.MK2.with_tiles(4)).run().labels
     ('host->device', 'matmul', 'device->host')
@@ -277,8 +279,8 @@ class Repeat(Program):
 
     >>> import numpy as np
     >>> from ipu_teach import bsp, hardware
-    >>> step = bsp.Execute(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
-    ...                    exchange=bsp.Exchange(received=np.full(4, 1_024)))
+    >>> step = bsp.ComputeSuperstep(bsp.CostedComputeSet("matmul", np.full(4, 2_000)),
+    ...                             exchange=bsp.Exchange(received=np.full(4, 1_024)))
     >>> timeline = bsp.CostEngine(bsp.Repeat(10, step), hardware.MK2.with_tiles(4)).run()
     >>> timeline.labels, timeline.counts.tolist(), timeline.totals()["compute"]
     (('matmul',), [10], 20000)
@@ -295,12 +297,12 @@ class Repeat(Program):
         return f"Repeat({self.count}, {self.body!r})"
 
 
-class Parallel(_Group):
+class Parallel(_ProgramGroup):
     """A program in which IPU ``i`` runs ``programs[i]`` while the others run theirs, then every IPU waits
     for the slowest at a cross-IPU sync: one slot of a lock-step pipeline, each IPU running its stage.
 
-    The IPUs' programs hold on-chip supersteps (``Execute``, ``Copy``, nested ``Sequence``/``Repeat``);
-    host streams and IPU-Link copies involve several IPUs and go between ``Parallel`` blocks.
+    The IPUs' programs hold on-chip supersteps (``ComputeSuperstep``, ``ExchangeSuperstep``, nested
+    ``Sequence``/``Repeat``); host streams and IPU-Link copies involve several IPUs and go between ``Parallel`` blocks.
 
     Args:
       *programs: One program per IPU of the Engine, or one list of them.
@@ -315,7 +317,8 @@ class Parallel(_Group):
     >>> from ipu_teach import bsp, hardware
     >>> spec = hardware.MK2.with_tiles(4)
     >>> slow, fast = (
-    ...     bsp.Execute(bsp.CostedComputeSet(name, np.full(4, n))) for name, n in (("slow", 900), ("fast", 100))
+    ...     bsp.ComputeSuperstep(bsp.CostedComputeSet(name, np.full(4, n)))
+    ...     for name, n in (("slow", 900), ("fast", 100))
     ... )
     >>> timeline = bsp.CostEngine(bsp.Parallel(slow, fast), spec, ipus=2).run()
     >>> timeline.labels, timeline.ipu_cycles().tolist()

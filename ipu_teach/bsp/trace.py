@@ -9,7 +9,8 @@ Example:
 
 >>> from ipu_teach import bsp, hardware
 >>> from ipu_teach.bsp import trace
->>> timeline = bsp.CostEngine(bsp.Execute(bsp.CostedComputeSet("work", [100, 50])), hardware.MK2.with_tiles(2)).run()
+>>> step = bsp.ComputeSuperstep(bsp.CostedComputeSet("work", [100, 50]))
+>>> timeline = bsp.CostEngine(step, hardware.MK2.with_tiles(2)).run()
 >>> sorted({event["cat"] for event in trace.chrome_trace_events(timeline) if event["ph"] == "X"})
 ['compute', 'sync']
 """

@@ -37,11 +37,9 @@ from __future__ import annotations
 
 import math
 
-from .. import bsp, hardware
+from .. import bsp, hardware, validation
+from ..session import runtime
 from . import messages
-
-_input_samples_per_second = [None]
-_overlapped = [True]
 
 
 def simulate_input_pipeline(samples_per_second=None, overlapped=True) -> None:
@@ -70,18 +68,18 @@ def simulate_input_pipeline(samples_per_second=None, overlapped=True) -> None:
         raise ValueError(f"simulate_input_pipeline: samples_per_second must be a positive number or None, got {rate!r}")
     if not isinstance(overlapped, bool):
         raise ValueError(f"simulate_input_pipeline: overlapped must be True or False, got {overlapped!r}")
-    _input_samples_per_second[0] = None if rate is None else float(rate)
-    _overlapped[0] = overlapped
+    runtime.input_samples_per_second = None if rate is None else float(rate)
+    runtime.input_pipeline_overlapped = overlapped
 
 
 def input_pipeline_rate():
     """The simulated input pipeline's samples per second, or None when the host keeps up."""
-    return _input_samples_per_second[0]
+    return runtime.input_samples_per_second
 
 
 def input_pipeline_overlapped() -> bool:
     """Whether the simulated input pipeline works beside the device (True) or in the caller's thread (False)."""
-    return _overlapped[0]
+    return runtime.input_pipeline_overlapped
 
 
 def execution_program(api: str = "keras", loading: tuple = ()) -> bsp.Program:
@@ -139,11 +137,9 @@ def asynchronous_epoch_seconds(batches: int, call_seconds: float, batch_seconds:
       ValueError: for a count that is not a positive integer or a time that is negative, naming the argument.
     """
     for name, count in (("batches", batches), ("workers", workers)):
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"asynchronous_epoch_seconds: {name} must be a positive integer, got {count!r}")
-    for name, seconds in (("call_seconds", call_seconds), ("batch_seconds", batch_seconds)):
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
-            raise ValueError(f"asynchronous_epoch_seconds: {name} must be a number of seconds >= 0, got {seconds!r}")
+        validation.positive_count(count, f"asynchronous_epoch_seconds: {name}")
+    for name, value in (("call_seconds", call_seconds), ("batch_seconds", batch_seconds)):
+        validation.seconds(value, f"asynchronous_epoch_seconds: {name}")
     slots, ahead = hardware.HOST.async_loader_buffer_size, hardware.HOST.loader_prefetch_factor * workers
     ends = []  # the end of each call, over the epochs: the loop frees a batch's slot when its call ends
     epoch_ends, start = [], 0.0  # ``start``: when the workers start on an epoch's batches

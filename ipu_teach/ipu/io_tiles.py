@@ -82,8 +82,12 @@ class IOTiles:
         late = max(0, input_bytes + output_bytes - hidden)
         before = [bsp.HostToDevice(late, label="infeed (not hidden by compute)")] if late else []
         if input_bytes:
-            before.append(bsp.Copy(self._copy(input_bytes, spec, "infeed (from I/O tiles)", True)))
-        after = [bsp.Copy(self._copy(output_bytes, spec, "outfeed (to I/O tiles)", False))] if output_bytes else []
+            before.append(bsp.ExchangeSuperstep(self._copy(input_bytes, spec, "infeed (from I/O tiles)", True)))
+        after = (
+            [bsp.ExchangeSuperstep(self._copy(output_bytes, spec, "outfeed (to I/O tiles)", False))]
+            if output_bytes
+            else []
+        )
         return before, after
 
     def _copy(self, nbytes, spec, label, into_compute):

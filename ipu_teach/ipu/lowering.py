@@ -61,7 +61,7 @@ class LoweredStep:
     def program(self):
         """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles."""
         exchange = bsp.Exchange(self.received, name=f"{self.name}/exchange") if self.received.any() else None
-        return bsp.Execute(bsp.CostedComputeSet(self.name, self.cycles), exchange, sync=bsp.SyncKind.ON_CHIP)
+        return bsp.ComputeSuperstep(bsp.CostedComputeSet(self.name, self.cycles), exchange, sync=bsp.SyncKind.ON_CHIP)
 
 
 @dataclass

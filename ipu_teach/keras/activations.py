@@ -1,7 +1,6 @@
 """Activation functions by Keras name, applied to Tensors."""
 
 from ..autograd import ops
-from ..autograd.ops.gelu import GELU
 
 
 def linear(x):
@@ -12,36 +11,36 @@ def relu(x, alpha=0.0, max_value=None, threshold=0.0):
     """Keras' ``relu``: ``max(x, 0)``, or with a slope ``alpha`` below ``threshold`` and a ceiling
     ``max_value`` (tf-keras ``backend.relu``)."""
     if alpha == 0 and max_value is None and threshold == 0:
-        return ops.ReLU.apply(x)
-    return ops.GeneralReLU.apply(x, alpha=float(alpha), max_value=max_value, threshold=float(threshold))
+        return ops.relu(x)
+    return ops.general_relu(x, alpha=float(alpha), max_value=max_value, threshold=float(threshold))
 
 
 def sigmoid(x):
-    return ops.Sigmoid.apply(x)
+    return ops.sigmoid(x)
 
 
 def tanh(x):
-    return ops.Tanh.apply(x)
+    return ops.tanh(x)
 
 
 def softmax(x):
-    return ops.Softmax.apply(x)
+    return ops.softmax(x)
 
 
 def softplus(x):
-    return ops.Softplus.apply(x)
+    return ops.softplus(x)
 
 
 def elu(x, alpha=1.0):
-    return ops.ELU.apply(x, alpha=alpha)
+    return ops.elu(x, alpha=alpha)
 
 
 def exponential(x):
-    return ops.Exp.apply(x)
+    return ops.exp(x)
 
 
 def gelu(x, approximate=False):
-    return GELU.apply(x, approximate=approximate)
+    return ops.gelu(x, approximate=approximate)
 
 
 _BY_NAME = {f.__name__: f for f in (linear, relu, sigmoid, tanh, softmax, softplus, elu, exponential, gelu)}

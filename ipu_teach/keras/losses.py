@@ -15,7 +15,6 @@ Example:
 import numpy as np
 
 from ..autograd import Tensor, ops
-from ..autograd.ops import elementwise_losses
 from .engine import sample_weights
 
 _CHOICES = (
@@ -154,8 +153,8 @@ class CategoricalCrossentropy(_CrossEntropy):
         y_true = _smoothed(y_true.astype(y_pred.dtype, copy=False), self.label_smoothing, y_true.shape[-1])
         logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
         if logits is not None:
-            return ops.SoftmaxCrossEntropy.apply(logits, y_true)
-        return ops.CategoricalCrossentropyProbs.apply(y_pred, y_true)
+            return ops.softmax_cross_entropy(logits, y_true)
+        return ops.categorical_crossentropy_probs(y_pred, y_true)
 
     def hint(self, output_shape):
         return (
@@ -171,8 +170,8 @@ class SparseCategoricalCrossentropy(_CrossEntropy):
         labels = y_true.reshape(y_pred.shape[:-1]).astype(np.int64)
         logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
         if logits is not None:
-            return ops.SparseSoftmaxCrossEntropy.apply(logits, labels)
-        return ops.SparseCategoricalCrossentropyProbs.apply(y_pred, labels)
+            return ops.sparse_softmax_cross_entropy(logits, labels)
+        return ops.sparse_categorical_crossentropy_probs(y_pred, labels)
 
     def label_shape(self, output_shape) -> tuple:
         return tuple(output_shape[:-1])  # one class index per sample
@@ -207,8 +206,8 @@ class BinaryCrossentropy(_CrossEntropy):
         y_true = _smoothed(_labels_as_output(y_true, y_pred), self.label_smoothing, 2)
         logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Sigmoid)
         if logits is not None:
-            return ops.SigmoidBinaryCrossentropy.apply(logits, y_true)
-        return ops.BinaryCrossentropyProbs.apply(y_pred, y_true)
+            return ops.sigmoid_binary_crossentropy(logits, y_true)
+        return ops.binary_crossentropy_probs(y_pred, y_true)
 
 
 class MeanSquaredError(Loss):
@@ -226,12 +225,12 @@ class MeanAbsoluteError(MeanSquaredError):
 
     def per_sample(self, y_true, y_pred):
         diff = ops.sub(y_pred, Tensor(_labels_against_output(y_true, y_pred)))
-        return ops.reduce_mean(ops.Abs.apply(diff), axis=-1)
+        return ops.reduce_mean(ops.absolute(diff), axis=-1)
 
 
 class _OfOp(Loss):
-    """A loss computed by one op of ``autograd.ops.elementwise_losses`` on the predictions and the labels
-    (reshaped to the predictions), with the keyword arguments ``options`` names."""
+    """A loss computed by one op of ``autograd.ops.elementwise_losses`` (its function in ``ops``) on the predictions
+    and the labels (reshaped to the predictions), with the keyword arguments ``options`` names."""
 
     labels_take_output_shape = True
     op = None
@@ -239,21 +238,21 @@ class _OfOp(Loss):
 
     def per_sample(self, y_true, y_pred):
         kwargs = {name: getattr(self, name) for name in self.options}
-        return self.op.apply(y_pred, _labels_as_output(y_true, y_pred), **kwargs)
+        return self.op(y_pred, _labels_as_output(y_true, y_pred), **kwargs)
 
 
 class MeanAbsolutePercentageError(_OfOp):
-    name, op = "mean_absolute_percentage_error", elementwise_losses.MeanAbsolutePercentageError
+    name, op = "mean_absolute_percentage_error", staticmethod(ops.mean_absolute_percentage_error)
 
 
 class MeanSquaredLogarithmicError(_OfOp):
-    name, op = "mean_squared_logarithmic_error", elementwise_losses.MeanSquaredLogarithmicError
+    name, op = "mean_squared_logarithmic_error", staticmethod(ops.mean_squared_logarithmic_error)
 
 
 class Huber(_OfOp):
     """Squared error for errors up to ``delta``, absolute error beyond: less swayed by outliers than MSE."""
 
-    name, op, options = "huber_loss", elementwise_losses.Huber, ("delta",)
+    name, op, options = "huber_loss", staticmethod(ops.huber), ("delta",)
 
     def __init__(self, delta=1.0, **kwargs):
         super().__init__(**kwargs)
@@ -261,34 +260,34 @@ class Huber(_OfOp):
 
 
 class LogCosh(_OfOp):
-    name, op = "log_cosh", elementwise_losses.LogCosh
+    name, op = "log_cosh", staticmethod(ops.log_cosh)
 
 
 class Poisson(_OfOp):
-    name, op = "poisson", elementwise_losses.Poisson
+    name, op = "poisson", staticmethod(ops.poisson)
 
 
 class KLDivergence(_OfOp):
-    name, op = "kl_divergence", elementwise_losses.KLDivergence
+    name, op = "kl_divergence", staticmethod(ops.kl_divergence)
 
 
 class Hinge(_OfOp):
-    name, op = "hinge", elementwise_losses.Hinge
+    name, op = "hinge", staticmethod(ops.hinge)
 
 
 class SquaredHinge(_OfOp):
-    name, op = "squared_hinge", elementwise_losses.SquaredHinge
+    name, op = "squared_hinge", staticmethod(ops.squared_hinge)
 
 
 class CategoricalHinge(_OfOp):
-    name, op = "categorical_hinge", elementwise_losses.CategoricalHinge
+    name, op = "categorical_hinge", staticmethod(ops.categorical_hinge)
 
 
 class CosineSimilarity(_OfOp):
     """Minus the cosine of the angle between labels and predictions along ``axis``: -1 when they point the
     same way, so minimising it aligns them."""
 
-    name, op, options = "cosine_similarity", elementwise_losses.CosineSimilarity, ("axis",)
+    name, op, options = "cosine_similarity", staticmethod(ops.cosine_similarity), ("axis",)
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)

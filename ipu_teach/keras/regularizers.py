@@ -54,7 +54,7 @@ class L1L2(Regularizer):
     def __call__(self, x):
         x = x if isinstance(x, Tensor) else Tensor(np.asarray(x, np.float32))
         total = None
-        for factor, term in ((self.l1, ops.Abs.apply), (self.l2, lambda t: ops.mul(t, t))):
+        for factor, term in ((self.l1, ops.absolute), (self.l2, lambda t: ops.mul(t, t))):
             if factor:
                 value = ops.mul(ops.reduce_sum(term(x)), np.asarray(factor, x.dtype))
                 total = value if total is None else ops.add(total, value)

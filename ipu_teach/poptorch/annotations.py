@@ -19,6 +19,7 @@ Example:
 
 import functools
 
+from ..session import runtime
 from ..torch.nn.module import Module
 from ..torch.tensor import Tensor
 from . import stages
@@ -130,24 +131,21 @@ def BlockFunction(user_id=None, ipu_id=None):  # noqa: N802
     return decorate
 
 
-_marked_losses: list = []
-
-
 def identity_loss(x, reduction):
     """``x`` as the model's loss, reduced by ``reduction`` ("sum", "mean" or "none")."""
     if reduction not in ("sum", "mean", "none"):
         raise ValueError(f'identity_loss: reduction must be "sum", "mean" or "none", got {reduction!r}')
     loss = x.sum() if reduction == "sum" else x.mean() if reduction == "mean" else x
-    _marked_losses.append(loss)
+    runtime.marked_losses.append(loss)
     return loss
 
 
 def is_marked_loss(value) -> bool:
-    return any(value is loss for loss in _marked_losses)
+    return any(value is loss for loss in runtime.marked_losses)
 
 
 def clear_marked_losses() -> None:
-    _marked_losses.clear()
+    runtime.marked_losses.clear()
 
 
 def recomputationCheckpoint(*tensors):  # noqa: N802

@@ -22,16 +22,11 @@ from __future__ import annotations
 
 import copy
 
+from .. import validation
 from ..torch import manual_seed
 from .enums import ConnectionType, OutputMode, ReductionType
 from .stages import PipelinedExecution
 from .tensor_locations import TensorLocationOptions
-
-
-def _positive(name, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
 
 
 class _TrainingOptions:
@@ -41,7 +36,7 @@ class _TrainingOptions:
 
     def gradientAccumulation(self, gradient_accumulation: int):  # noqa: N802 (PopTorch's names)
         """Micro-batches whose gradients are accumulated before each weight update."""
-        self.gradient_accumulation = _positive("gradientAccumulation", gradient_accumulation)
+        self.gradient_accumulation = validation.positive_count(gradient_accumulation, "gradientAccumulation")
         return self
 
     def accumulationAndReplicationReductionType(self, reduction_type):  # noqa: N802
@@ -132,7 +127,7 @@ class Options:
         >>> poptorch.Options().deviceIterations(50).device_iterations
         50
         """
-        self.device_iterations = _positive("deviceIterations", device_iterations)
+        self.device_iterations = validation.positive_count(device_iterations, "deviceIterations")
         return self
 
     def replicationFactor(self, replication_factor: int) -> Options:  # noqa: N802
@@ -145,7 +140,7 @@ class Options:
         >>> poptorch.Options().replicationFactor(4).replication_factor
         4
         """
-        self.replication_factor = _positive("replicationFactor", replication_factor)
+        self.replication_factor = validation.positive_count(replication_factor, "replicationFactor")
         return self
 
     def outputMode(self, output_mode, output_return_period=None) -> Options:  # noqa: N802

@@ -36,6 +36,7 @@ import dataclasses
 
 from ..ipu.ops.pipelining_ops import PipelineSchedule
 from ..ipu.pipelining import PipelinePlan
+from ..session import OpenBlocks
 from .enums import AutoStage
 from .errors import Error
 
@@ -163,19 +164,15 @@ class BlockTrace:
         return self.auto_stages[block_id]
 
 
-_traces: list = []
+_traces = OpenBlocks()
 """The BlockTrace of the step being traced now (none: blocks do nothing, as PopTorch's on the CPU)."""
 
 
 @contextlib.contextmanager
 def tracing(strategy: PipelinedExecution, tape: list):
     """Collect the blocks begun inside (while one step's ops are recorded on ``tape``)."""
-    trace = BlockTrace(strategy, tape)
-    _traces.append(trace)
-    try:
+    with _traces.pushed(BlockTrace(strategy, tape)) as trace:
         yield trace
-    finally:
-        _traces.remove(trace)
 
 
 def begin_block(user_id, ipu_id) -> None:

@@ -71,7 +71,7 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 
 def transpose(a, perm=None, conjugate=False, name=None):
     if _carries_gradient(a):
-        return ops.Transpose.apply(a, perm=None if perm is None else tuple(int(p) for p in perm))
+        return ops.transpose(a, perm=None if perm is None else tuple(int(p) for p in perm))
     return tensor(np.transpose(a, perm))
 
 

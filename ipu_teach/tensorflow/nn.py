@@ -32,13 +32,13 @@ def _last_axis(axis, name):
 
 
 def relu(features, name=None):
-    return _applied(ops.ReLU.apply(features), features)
+    return _applied(ops.relu(features), features)
 
 
 def softmax(logits, axis=None, name=None):
     """Softmax over the last axis."""
     _last_axis(axis, "softmax")
-    return _applied(ops.Softmax.apply(logits), logits)
+    return _applied(ops.softmax(logits), logits)
 
 
 def log_softmax(logits, axis=None, name=None):
@@ -47,7 +47,7 @@ def log_softmax(logits, axis=None, name=None):
     _last_axis(axis, "log_softmax")
     shift = np.max(np.asarray(logits), axis=-1, keepdims=True)
     shifted = ops.sub(logits, shift)
-    result = ops.sub(shifted, ops.Log.apply(ops.reduce_sum(ops.Exp.apply(shifted), axis=-1, keepdims=True)))
+    result = ops.sub(shifted, ops.log(ops.reduce_sum(ops.exp(shifted), axis=-1, keepdims=True)))
     return _applied(result, logits)
 
 
@@ -55,7 +55,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """Each sample's cross-entropy between the distribution ``labels`` and ``softmax(logits)``."""
     _last_axis(axis, "softmax_cross_entropy_with_logits")
     labels = np.asarray(labels, dtype=np.asarray(logits).dtype)
-    return _applied(ops.SoftmaxCrossEntropy.apply(logits, labels), logits)
+    return _applied(ops.softmax_cross_entropy(logits, labels), logits)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
@@ -66,7 +66,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
             f"tf.nn.sparse_softmax_cross_entropy_with_logits: labels of shape {labels.shape} need the shape of "
             f"logits without its last axis, {np.shape(logits)[:-1]}"
         )
-    return _applied(ops.SparseSoftmaxCrossEntropy.apply(logits, labels), logits)
+    return _applied(ops.sparse_softmax_cross_entropy(logits, labels), logits)
 
 
 def l2_loss(t, name=None):

@@ -14,7 +14,7 @@ T = TEACHING_IPU  # 16 tiles
 def random_step(rng, name, shape=(T.tiles,)):
     cycles = rng.integers(0, 1_000, shape)
     exchange = bsp.Exchange(rng.integers(0, 400, shape), rng.integers(0, 400, shape), name=f"{name} in")
-    return bsp.Execute(bsp.CostedComputeSet(name, cycles), exchange), cycles, exchange
+    return bsp.ComputeSuperstep(bsp.CostedComputeSet(name, cycles), exchange), cycles, exchange
 
 
 def test_one_superstep_costs_max_w_plus_l_plus_g_max_h():
@@ -35,12 +35,12 @@ def test_one_superstep_costs_max_w_plus_l_plus_g_max_h():
 
 def test_balanced_work_beats_the_same_work_on_one_tile_by_the_tile_count():
     work = 16_000
-    balanced = bsp.Execute(
+    balanced = bsp.ComputeSuperstep(
         bsp.CostedComputeSet("balanced", np.full(T.tiles, work // T.tiles)), sync=bsp.SyncKind.ON_CHIP
     )
     lopsided = np.zeros(T.tiles, dtype=np.int64)
     lopsided[3] = work
-    imbalanced = bsp.Execute(bsp.CostedComputeSet("imbalanced", lopsided))
+    imbalanced = bsp.ComputeSuperstep(bsp.CostedComputeSet("imbalanced", lopsided))
     fast, slow = (bsp.CostEngine(p, T).run().totals()["compute"] for p in (balanced, imbalanced))
     assert slow / fast == T.tiles
 
@@ -78,19 +78,19 @@ def test_cross_ipu_sync_makes_every_ipu_wait_for_the_slowest():
     cycles = np.zeros((2, T.tiles), dtype=np.int64)
     cycles[0, :] = 100
     cycles[1, 5] = 1_000
-    timeline = bsp.CostEngine(bsp.Execute(bsp.CostedComputeSet("cs", cycles)), T, ipus=2).run()
+    timeline = bsp.CostEngine(bsp.ComputeSuperstep(bsp.CostedComputeSet("cs", cycles)), T, ipus=2).run()
     assert timeline.compute[0].tolist() == [100, 1_000]
     assert timeline.sync[0].tolist() == [T.sync_cycles_cross_ipu + 900, T.sync_cycles_cross_ipu]
     assert timeline.ipu_cycles().tolist() == [1_000 + T.sync_cycles_cross_ipu] * 2
     on_chip = bsp.CostEngine(
-        bsp.Execute(bsp.CostedComputeSet("cs", cycles), sync=bsp.SyncKind.ON_CHIP), T, ipus=2
+        bsp.ComputeSuperstep(bsp.CostedComputeSet("cs", cycles), sync=bsp.SyncKind.ON_CHIP), T, ipus=2
     ).run()
     assert on_chip.ipu_cycles().tolist() == [100 + T.sync_cycles_on_chip, 1_000 + T.sync_cycles_on_chip]
 
 
 def test_per_tile_arrays_of_shape_tiles_apply_to_every_ipu():
     cycles = np.arange(T.tiles)
-    timeline = bsp.CostEngine(bsp.Execute(bsp.CostedComputeSet("cs", cycles)), T, ipus=3).run()
+    timeline = bsp.CostEngine(bsp.ComputeSuperstep(bsp.CostedComputeSet("cs", cycles)), T, ipus=3).run()
     assert timeline.compute[0].tolist() == [T.tiles - 1] * 3
     np.testing.assert_array_equal(timeline.tile_busy, np.tile(cycles, (3, 1)))
 
@@ -159,7 +159,7 @@ def test_ipu_link_copy_uses_the_links_given():
 
 def test_copy_is_an_exchange_only_superstep():
     exchange = bsp.Exchange(np.full(T.tiles, 8), name="halo")
-    timeline = bsp.CostEngine(bsp.Copy(exchange), T).run()
+    timeline = bsp.CostEngine(bsp.ExchangeSuperstep(exchange), T).run()
     assert (timeline.labels, timeline.kinds) == (("halo",), ("exchange",))
     assert timeline.exchange[0, 0] == 2 and timeline.compute[0, 0] == 0
 
@@ -181,16 +181,17 @@ def test_summary_mentions_simulated_totals():
     "make, message",
     [
         (
-            lambda: bsp.CostEngine(bsp.Execute(bsp.CostedComputeSet("mm", np.ones(5))), T),
+            lambda: bsp.CostEngine(bsp.ComputeSuperstep(bsp.CostedComputeSet("mm", np.ones(5))), T),
             r"compute set 'mm': shape \(5,\) does not fit the device; expected \(tiles,\) = \(16,\)",
         ),
         (
-            lambda: bsp.CostEngine(bsp.Execute(bsp.CostedComputeSet("mm", np.ones((3, 16)))), T, ipus=2),
+            lambda: bsp.CostEngine(bsp.ComputeSuperstep(bsp.CostedComputeSet("mm", np.ones((3, 16)))), T, ipus=2),
             r"compute set 'mm': shape \(3, 16\) does not fit",
         ),
         (
             lambda: bsp.CostEngine(
-                bsp.Execute(bsp.CostedComputeSet("mm", np.ones(16)), bsp.Exchange(np.ones(4, int), name="x")), T
+                bsp.ComputeSuperstep(bsp.CostedComputeSet("mm", np.ones(16)), bsp.Exchange(np.ones(4, int), name="x")),
+                T,
             ),
             r"exchange 'x' of step 'mm': shape \(4,\) does not fit",
         ),
@@ -281,7 +282,9 @@ def test_parallel_blocks_that_cannot_run_are_named(program, message):
 def test_summary_never_cuts_a_label_so_rows_stay_distinct():
     """A reduction's stages differ only at the end of their names: the table keeps them whole and aligned."""
     labels = ["loss/SoftmaxCrossEntropy:11/reduction1", "loss/SoftmaxCrossEntropy:11/reduction1/stage1"]
-    program = bsp.Sequence(*(bsp.Execute(bsp.CostedComputeSet(label, np.ones(16, np.int64))) for label in labels))
+    program = bsp.Sequence(
+        *(bsp.ComputeSuperstep(bsp.CostedComputeSet(label, np.ones(16, np.int64))) for label in labels)
+    )
     header, *rows = bsp.CostEngine(program, T).run().summary().splitlines()[:3]
     assert [row.split()[0] for row in rows] == labels
     runs_ends = {re.match(r"\S+\s+\d+", row).end() for row in rows}

@@ -14,7 +14,9 @@ from ipu_teach.hardware import TEACHING_IPU as T
 
 @pytest.fixture
 def timeline():
-    compute = bsp.Execute(bsp.CostedComputeSet("work", np.arange(T.tiles) * 10), bsp.Exchange(np.full(T.tiles, 8)))
+    compute = bsp.ComputeSuperstep(
+        bsp.CostedComputeSet("work", np.arange(T.tiles) * 10), bsp.Exchange(np.full(T.tiles, 8))
+    )
     program = bsp.Sequence(bsp.HostToDevice(1_024), bsp.Repeat(3, compute), bsp.DeviceToHost(64))
     return bsp.CostEngine(program, T, ipus=2).run()
 
@@ -64,7 +66,7 @@ def test_write_chrome_trace_is_valid_json_and_leaves_no_temp_files(timeline, tmp
 
 
 def test_a_trace_of_a_long_loop_shows_its_first_supersteps_and_says_it_is_cut(tmp_path, capsys):
-    step = bsp.Execute(bsp.CostedComputeSet("work", np.full(T.tiles, 10)))
+    step = bsp.ComputeSuperstep(bsp.CostedComputeSet("work", np.full(T.tiles, 10)))
     timeline = bsp.CostEngine(bsp.Sequence(bsp.HostToDevice(64), bsp.Repeat(10**12, step)), T).run()
     events = trace.chrome_trace_events(timeline, max_supersteps=5)
     assert [e["name"] for e in events if e["ph"] == "X" and e["cat"] == "sync"] == ["host->device"] + ["work"] * 4
@@ -94,7 +96,7 @@ def test_loops_that_run_no_superstep_cost_nothing_to_trace(tmp_path):
 from ipu_teach import bsp
 from ipu_teach.bsp import trace
 from ipu_teach.hardware import TEACHING_IPU as T
-step = bsp.Execute(bsp.CostedComputeSet("work", [10] * T.tiles))
+step = bsp.ComputeSuperstep(bsp.CostedComputeSet("work", [10] * T.tiles))
 for program in (bsp.Repeat(10**15, bsp.Sequence()), bsp.Sequence(bsp.Repeat(10**15, bsp.Repeat(0, step)), step)):
     timeline = bsp.CostEngine(program, T).run()
     events = trace.chrome_trace_events(timeline)

@@ -4,12 +4,12 @@ the simulated IPU, from the same seed, so their weights can be compared."""
 import re
 
 import numpy as np
+from helpers.models import LEARNING_RATE, compile_model
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
 
 FEATURES, CLASSES = 6, 3
-LEARNING_RATE = 0.1  # large enough that a different batching would move the weights visibly
 
 
 def data(n=256, seed=1):
@@ -30,16 +30,6 @@ def build(seed=0, hidden=8, new_session=True):
     x = keras.layers.Dense(hidden, activation="relu")(inputs)
     outputs = keras.layers.Dense(CLASSES, activation="softmax")(x)
     return keras.Model(inputs, outputs)
-
-
-def compile_model(model, steps_per_execution=1, learning_rate=LEARNING_RATE):
-    model.compile(
-        keras.optimizers.SGD(learning_rate),
-        "categorical_crossentropy",
-        metrics=["accuracy"],
-        steps_per_execution=steps_per_execution,
-    )
-    return model
 
 
 def configure(num_ipus=1, **ipu_model):

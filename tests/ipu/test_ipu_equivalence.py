@@ -11,18 +11,8 @@ each case to float tolerance, and that the wrong learning rate would be noticed.
 
 import numpy as np
 import pytest
-from ipu_test_helpers import (
-    CLASSES,
-    FEATURES,
-    LEARNING_RATE,
-    assert_same_weights,
-    compile_model,
-    configure,
-    cpu_model,
-    data,
-    fit,
-    ipu_model,
-)
+from helpers.models import LEARNING_RATE, compile_model
+from ipu_test_helpers import CLASSES, FEATURES, assert_same_weights, configure, cpu_model, data, fit, ipu_model
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu

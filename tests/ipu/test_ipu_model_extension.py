@@ -5,7 +5,8 @@ import subprocess
 import sys
 
 import pytest
-from ipu_test_helpers import build, compile_model, configure, data
+from helpers.models import compile_model
+from ipu_test_helpers import build, configure, data
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu

@@ -2,7 +2,8 @@
 the cures; allow_out_of_memory compiles it anyway (as debug.allowOutOfMemory does)."""
 
 import pytest
-from ipu_test_helpers import build, compile_model, configure, data, ipu_model
+from helpers.models import compile_model
+from ipu_test_helpers import build, configure, data, ipu_model
 
 from ipu_teach import bsp, ipu
 

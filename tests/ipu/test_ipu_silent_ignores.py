@@ -2,7 +2,8 @@
 a pipeline leaves idle, and a new configure_ipu_system after the model ran on the old one."""
 
 import pytest
-from ipu_test_helpers import build, compile_model, configure, data, ipu_model
+from helpers.models import compile_model
+from ipu_test_helpers import build, configure, data, ipu_model
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu, profiling

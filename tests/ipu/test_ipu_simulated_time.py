@@ -6,7 +6,8 @@ import os
 import shutil
 
 import pytest
-from ipu_test_helpers import build, compile_model, configure, data, ipu_model, lines_with, progress_lines
+from helpers.models import compile_model
+from ipu_test_helpers import build, configure, data, ipu_model, lines_with, progress_lines
 
 import ipu_teach.keras as keras
 from ipu_teach import hardware, ipu

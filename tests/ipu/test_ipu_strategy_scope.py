@@ -6,7 +6,8 @@ import threading
 
 import numpy as np
 import pytest
-from ipu_test_helpers import build, compile_model, configure, data
+from helpers.models import compile_model
+from ipu_test_helpers import build, configure, data
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu

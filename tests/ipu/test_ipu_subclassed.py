@@ -5,7 +5,8 @@ Keras' errors before it is built (keras/ipu/extensions/model_extensions.py)."""
 
 import numpy as np
 import pytest
-from ipu_test_helpers import CLASSES, FEATURES, build, compile_model, configure, data
+from helpers.models import compile_model
+from ipu_test_helpers import CLASSES, FEATURES, build, configure, data
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu

@@ -3,6 +3,7 @@ options, the rules and their errors, and numerics equal to gradient accumulation
 
 import numpy as np
 import pytest
+from helpers.models import compile_model
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
@@ -44,13 +45,7 @@ def compiled(model, accumulation=8, steps_per_execution=8, schedule=Schedule.Gro
         model.set_pipelining_options(
             gradient_accumulation_steps_per_replica=accumulation, pipeline_schedule=schedule, **options
         )
-    model.compile(
-        keras.optimizers.SGD(learning_rate),
-        "categorical_crossentropy",
-        metrics=["accuracy"],
-        steps_per_execution=steps_per_execution,
-    )
-    return model
+    return compile_model(model, steps_per_execution, learning_rate)
 
 
 def pipelined(**kwargs):

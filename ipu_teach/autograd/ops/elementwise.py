@@ -41,6 +41,7 @@ class Cast(Function):
     input's dtype, so a mixed-precision layer's fp32 variables get fp32 gradients."""
 
     codelet = "cast"
+    autocast = False  # it is what autocasting applies
 
     @staticmethod
     def forward(ctx, x, dtype="float32"):

@@ -16,9 +16,9 @@ import inspect
 from ... import session
 from ...autograd import scope
 
-_calls: list = []
+_calls = session.OpenBlocks()
 """(layer, training) of each layer call in progress, outermost first."""
-_traces: list = []
+_traces = session.OpenBlocks()
 """The names of the graphs being traced, innermost last: calls that build a graph TensorFlow would never run."""
 
 
@@ -27,12 +27,8 @@ def traced(graph_name: str):
     """A block whose layer calls only trace a graph (named as TensorFlow names it) that is never run: Keras'
     ``<layer>_scratch_graph`` where it calls a layer to learn its output shape, the step the IPU compiler traces.
     Side effects that TensorFlow would only put in the graph (an outfeed's enqueue) do not happen here."""
-    depth = len(_traces)
-    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
-        _traces.append(graph_name)
+    with _traces.pushed(graph_name):
         yield
-    finally:
-        del _traces[depth:]
 
 
 def tracing():
@@ -69,18 +65,8 @@ def invoke(layer, inputs, given_training, kwargs):
         kwargs = {**kwargs, "training": default if value is None else bool(value)}
     outer = _calls[-1][0] if _calls else None
     named = outer is None or outer.is_model  # directly in a model (or at the top): a layer of its own
-    with _entered(layer, value), scope(layer.name) if named else contextlib.nullcontext():
+    with _calls.pushed((layer, value)), scope(layer.name) if named else contextlib.nullcontext():
         return layer.call(inputs, **kwargs)
-
-
-@contextlib.contextmanager
-def _entered(layer, value):
-    depth = len(_calls)
-    try:  # pushed inside the try: a Ctrl-C right after the push still pops it
-        _calls.append((layer, value))
-        yield
-    finally:
-        del _calls[depth:]
 
 
 @session.on_reset

@@ -17,12 +17,15 @@ Keeping this a plain stack keeps Keras free of any import of the IPU code.
 import contextlib
 import threading
 
+from ...session import OpenBlocks
+
 _scopes = threading.local()
 
 
-def _stack() -> list:
+def _stack() -> OpenBlocks:
+    """This thread's open strategy scopes, innermost last."""
     if not hasattr(_scopes, "stack"):
-        _scopes.stack = []
+        _scopes.stack = OpenBlocks()
     return _scopes.stack
 
 
@@ -34,13 +37,8 @@ def placement(strategy):
         strategy,
         "A strategy's scope cannot be entered inside another's: leave the first scope, or use the same strategy object",
     )
-    stack = _stack()
-    depth = len(stack)
-    try:  # pushed inside the try: a Ctrl-C right after the push still leaves the scope
-        stack.append(strategy)
+    with _stack().pushed(strategy):
         yield strategy
-    finally:
-        del stack[depth:]
 
 
 def current():

@@ -11,7 +11,7 @@ The wrapper has the wrapped layer's weights; it is the layer instance that is wr
 
 from __future__ import annotations
 
-from ...autograd.ops.capture import CaptureGradient
+from ...autograd import ops
 from .. import activations
 from ..layers.base import Layer
 
@@ -73,7 +73,7 @@ class CaptureUpstreamGradients(_GradientCapture):
         super().__init__(_checked(layer), tag if tag is not None else f"{layer.name}_cug")
 
     def call(self, inputs, training=False):
-        return CaptureGradient.apply(self.layer(inputs, training=training), store=self.captured_gradients, tag=self.tag)
+        return ops.capture_gradient(self.layer(inputs, training=training), store=self.captured_gradients, tag=self.tag)
 
 
 class CaptureActivationGradients(_GradientCapture):
@@ -114,7 +114,7 @@ class CaptureActivationGradients(_GradientCapture):
         store = self.captured_gradients
 
         def captured(x):
-            return activation(CaptureGradient.apply(x, store=store, tag=tag))
+            return activation(ops.capture_gradient(x, store=store, tag=tag))
 
         captured.__name__ = activations.serialize(activation)
         return captured

@@ -91,7 +91,7 @@ class ThresholdedReLU(Layer):
         self.theta = float(theta)
 
     def call(self, inputs, training=False):
-        return ops.GeneralReLU.apply(inputs, threshold=self.theta)
+        return ops.general_relu(inputs, threshold=self.theta)
 
 
 class ELU(Layer):

@@ -265,7 +265,7 @@ class MultiHeadAttention(Layer):
         mask = self._mask(given.get("attention_mask"), scores.shape)
         if mask is not None:
             scores = ops.add(scores, mask)
-        probabilities = ops.Softmax.apply(scores)
+        probabilities = ops.softmax(scores)
         dropped = self._dropout_layer(probabilities, training=training)
         output = self._output_dense(ops.einsum("acbe,aecd->abcd", dropped, value))
         return [output, probabilities] if self._return_scores else output

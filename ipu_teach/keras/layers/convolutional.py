@@ -179,7 +179,7 @@ class Conv2D(_Convolution):
     """
 
     ndim = 4
-    op = ops.Conv2D
+    op = staticmethod(ops.conv2d)
     """The op that convolves (a subclass's own: Conv2DTranspose's)."""
 
     def window(self, kernel_size, strides):
@@ -189,8 +189,8 @@ class Conv2D(_Convolution):
         self.add_kernel_and_bias(self.kernel_size + (input_shape[-1], self.filters))
 
     def call(self, inputs, training=False):
-        fused = self.op is ops.Conv2D and self.activation is activations.relu  # ReLU in the product's pieces
-        y = (ops.Conv2DReLU if fused else self.op).apply(
+        fused = self.op is ops.conv2d and self.activation is activations.relu  # ReLU in the product's pieces
+        y = (ops.conv2d_relu if fused else self.op)(
             inputs,
             self.kernel,
             self.bias_or_zeros(),
@@ -223,9 +223,9 @@ class Conv1D(_Convolution):
         padding = self.padding
         if padding == "causal":
             start = (self.kernel_size - 1) * self.dilation_rate
-            image, padding = ops.Pad.apply(image, pads=((0, 0), (0, 0), (start, 0), (0, 0))), "valid"
+            image, padding = ops.pad(image, pads=((0, 0), (0, 0), (start, 0), (0, 0))), "valid"
         kernel = ops.reshape(self.kernel, (1,) + self.kernel.shape)
-        y = ops.Conv2D.apply(
+        y = ops.conv2d(
             image,
             kernel,
             self.bias_or_zeros(),

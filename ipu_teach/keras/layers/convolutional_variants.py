@@ -22,7 +22,7 @@ class Conv2DTranspose(Conv2D):
     (None, 14, 14, 8)
     """
 
-    op = ops.Conv2DTranspose
+    op = staticmethod(ops.conv2d_transpose)
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, **kwargs):
         super().__init__(filters, kernel_size, strides, padding, **kwargs)
@@ -58,7 +58,7 @@ class _Depthwise(_Convolution):
         return channels * self.depth_multiplier
 
     def depthwise(self, inputs):
-        return ops.DepthwiseConv2D.apply(
+        return ops.depthwise_conv2d(
             inputs, self.depthwise_kernel, strides=self.strides, padding=self.padding, dilation=self.dilation_rate
         )
 
@@ -161,5 +161,5 @@ class SeparableConv2D(_Depthwise):
         self.add_bias()
 
     def call(self, inputs, training=False):
-        y = ops.Conv2D.apply(self.depthwise(inputs), self.pointwise_kernel, self.bias_or_zeros())
+        y = ops.conv2d(self.depthwise(inputs), self.pointwise_kernel, self.bias_or_zeros())
         return self.activation(y)

@@ -42,7 +42,7 @@ class Embedding(Layer):
         return tuple(input_shape) + (self.output_dim,)
 
     def call(self, inputs, training=False):
-        return ops.Gather.apply(self.embeddings, inputs.data)
+        return ops.gather(self.embeddings, inputs.data)
 
     def compute_mask(self, inputs, mask=None):
         """``inputs != 0`` with ``mask_zero`` (True where there is a value), else None."""

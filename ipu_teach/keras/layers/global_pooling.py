@@ -40,7 +40,7 @@ class GlobalMaxPooling2D(_GlobalPooling2D):
 
     def call(self, inputs, training=False):
         window = tuple(inputs.shape[1:3])
-        pooled = ops.MaxPool2D.apply(inputs, pool_size=window, strides=window, padding="valid")
+        pooled = ops.max_pool2d(inputs, pool_size=window, strides=window, padding="valid")
         return pooled if self.keepdims else ops.reshape(pooled, (inputs.shape[0], inputs.shape[-1]))
 
 

@@ -88,14 +88,14 @@ class GroupNormalization(Layer):
         split = shape[:-1] + ((per_group, groups) if self.strided_grouping else (groups, per_group))
         group_axis = len(split) - (1 if self.strided_grouping else 2)
         order = (0, group_axis, *(axis for axis in range(1, len(split)) if axis != group_axis))
-        grouped = ops.Transpose.apply(ops.reshape(inputs, split), perm=order)
+        grouped = ops.transpose(ops.reshape(inputs, split), perm=order)
         row = math.prod(shape[1:]) // groups
-        normalised = ops.LayerNorm.apply(
+        normalised = ops.layer_norm(
             ops.reshape(grouped, (shape[0], groups, row)),
             Tensor(np.ones(row, np.float32)),
             Tensor(np.zeros(row, np.float32)),
             epsilon=self.epsilon,
         )
-        back = ops.Transpose.apply(ops.reshape(normalised, grouped.shape), perm=tuple(np.argsort(order)))
+        back = ops.transpose(ops.reshape(normalised, grouped.shape), perm=tuple(np.argsort(order)))
         gamma, beta = scale_and_offset(self, channels)
         return ops.add(ops.mul(ops.reshape(back, shape), gamma), beta)

@@ -35,4 +35,4 @@ class LayerNormalization(Layer):
 
     def call(self, inputs, training=False):
         gamma, beta = scale_and_offset(self, inputs.shape[-1])
-        return ops.LayerNorm.apply(inputs, gamma, beta, epsilon=self.epsilon)
+        return ops.layer_norm(inputs, gamma, beta, epsilon=self.epsilon)

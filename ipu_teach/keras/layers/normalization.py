@@ -16,12 +16,14 @@ import contextlib
 
 import numpy as np
 
+from ... import session
 from ...autograd import Tensor, ops
 from ...autograd.symbolic import is_symbolic
 from ..engine import atomic_step, global_batch
 from .base import Layer, same_shape
 
-_pools: list = []
+_pools = session.OpenBlocks()
+"""The pools of the ``pooled_moving_statistics`` blocks open now: {layer: [(count, mean, variance), ...]}."""
 
 
 @global_batch.pooled_over_parts
@@ -31,13 +33,8 @@ def pooled_moving_statistics():
     its moving statistics once from the statistics of all the batches seen, pooled (the mean of the
     means, and the variance of the union). Replicas that each see a batch b then end where one
     step with the global batch R*b ends, as a single device would."""
-    pool: dict = {}
-    depth = len(_pools)
-    try:  # pushed inside the try: a Ctrl-C right after the push still removes it
-        _pools.append(pool)
+    with _pools.pushed({}) as pool:
         yield
-    finally:
-        del _pools[depth:]
     for layer, stats in pool.items():
         counts = np.array([n for n, _, _ in stats], dtype=np.float64)
         means = np.array([m for _, m, _ in stats], dtype=np.float64)
@@ -122,9 +119,7 @@ class BatchNormalization(Layer):
         else:
             mean, var = self.moving_mean.data, self.moving_variance.data
         gamma, beta = scale_and_offset(self, inputs.shape[-1])
-        return ops.BatchNorm.apply(
-            inputs, gamma, beta, Tensor(mean), Tensor(var), epsilon=self.epsilon, training=training
-        )
+        return ops.batch_norm(inputs, gamma, beta, Tensor(mean), Tensor(var), epsilon=self.epsilon, training=training)
 
 
 def scale_and_offset(layer, features) -> tuple:

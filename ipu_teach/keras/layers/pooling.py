@@ -23,7 +23,7 @@ class _Pooling2D(Layer):
         return (input_shape[0],) + spatial + (input_shape[-1],)
 
     def call(self, inputs, training=False):
-        return self.op.apply(inputs, pool_size=self.pool_size, strides=self.strides, padding=self.padding)
+        return self.op(inputs, pool_size=self.pool_size, strides=self.strides, padding=self.padding)
 
 
 class MaxPooling2D(_Pooling2D):
@@ -51,11 +51,11 @@ class MaxPooling2D(_Pooling2D):
            [13., 15.]], dtype=float32)
     """
 
-    op = ops.MaxPool2D
+    op = staticmethod(ops.max_pool2d)
 
 
 class AveragePooling2D(_Pooling2D):
-    op = ops.AvgPool2D
+    op = staticmethod(ops.avg_pool2d)
 
 
 MaxPool2D = MaxPooling2D

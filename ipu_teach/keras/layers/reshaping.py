@@ -29,7 +29,7 @@ class Permute(Layer):
         return (input_shape[0],) + tuple(input_shape[d] for d in self.dims)
 
     def call(self, inputs, training=False):
-        return ops.Transpose.apply(inputs, perm=(0,) + self.dims)
+        return ops.transpose(inputs, perm=(0,) + self.dims)
 
 
 class ZeroPadding2D(Layer):
@@ -49,7 +49,7 @@ class ZeroPadding2D(Layer):
         return (batch, _padded(rows, top + bottom), _padded(cols, left + right), channels)
 
     def call(self, inputs, training=False):
-        return ops.Pad.apply(inputs, pads=((0, 0),) + self.padding + ((0, 0),))
+        return ops.pad(inputs, pads=((0, 0),) + self.padding + ((0, 0),))
 
 
 def _padded(size, padding):
@@ -131,4 +131,4 @@ class UpSampling2D(Layer):
         return (batch, *(None if d is None else d * k for d, k in zip((rows, cols), self.size)), channels)
 
     def call(self, inputs, training=False):
-        return ops.Upsample.apply(inputs, size=self.size)
+        return ops.upsample(inputs, size=self.size)

@@ -106,7 +106,7 @@ class Bidirectional(Layer):
         forward = self.forward_layer(inputs, training=training)
         backward = self.backward_layer(inputs, training=training)
         if self.return_sequences:
-            backward = ops.Reverse.apply(backward, axis=1)
+            backward = ops.reverse(backward, axis=1)
         if self.merge_mode is None:
             return [forward, backward]
         if self.merge_mode == "concat":

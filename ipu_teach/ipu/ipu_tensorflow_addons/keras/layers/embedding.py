@@ -83,9 +83,7 @@ class Embedding(layers.Embedding):
         output = None
         for first in range(0, self.input_dim, rows):
             inside = (indices >= first) & (indices < first + rows)
-            part = ops.Gather.apply(
-                ops.slice_axis(self.embeddings, first, first + rows, axis=0), (indices - first) * inside
-            )
+            part = ops.gather(ops.slice_axis(self.embeddings, first, first + rows, axis=0), (indices - first) * inside)
             part = ops.mul(part, inside[..., None].astype(np.float32))
             output = part if output is None else ops.add(output, part)
         return output

@@ -79,7 +79,7 @@ class _PopnnRNN:
     def _batch_major(self, inputs, training):
         """Keras' (batch, time, features) from PopLibs' (time, batch, features) when ``time_major``, with the
         input dropout applied."""
-        inputs = ops.Transpose.apply(inputs, perm=(1, 0, 2)) if self.time_major else inputs
+        inputs = ops.transpose(inputs, perm=(1, 0, 2)) if self.time_major else inputs
         if not training or not self.input_dropout:
             return inputs
         # Graphcore's _apply_dropout: one mask per sequence, the same features dropped at every step
@@ -89,7 +89,7 @@ class _PopnnRNN:
         return ops.mul(inputs, Tensor(keep))
 
     def _time_major_output(self, output):
-        return ops.Transpose.apply(output, perm=(1, 0, 2)) if self.time_major and self.return_sequences else output
+        return ops.transpose(output, perm=(1, 0, 2)) if self.time_major and self.return_sequences else output
 
     def compute_output_shape(self, input_shape):
         if not self.time_major:
