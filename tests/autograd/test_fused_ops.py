@@ -77,3 +77,26 @@ def test_the_product_applies_relu_and_notes_its_mask_piece_by_piece():
     np.maximum(expected, 0, out=expected)
     assert y.tobytes() == expected.tobytes()
     assert np.array_equal(mask, expected > 0) and 0 < mask.sum() < mask.size
+
+
+@pytest.mark.parametrize("bias_dtype", [np.float32, np.float64, None])
+def test_the_products_bias_and_relu_have_the_bits_of_numpys_broadcast_ops_for_any_value(bias_dtype):
+    """``gemm`` adds the bias and applies ReLU through a bias tiled to a block and a block of zeros (faster than
+    broadcasting a row or a scalar): the same bits as ``out += bias`` and ``np.maximum(out, 0)``, a zero's sign, NaN,
+    infinities and a bias of a wider type (summed in it, then rounded) included, over several blocks and a rest."""
+    rng = np.random.default_rng(3)
+    edge = np.array([-0.0, 0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 3.0, -3.0], np.float32)
+    columns = 48
+    rows = 3 * (gemm.FINISH_BLOCK // columns) + 5
+    out = rng.choice(edge, (rows, columns))
+    bias = None if bias_dtype is None else rng.choice(edge, columns).astype(bias_dtype)
+    expected = out.copy()
+    mask = np.zeros(out.shape, bool)
+    with np.errstate(invalid="ignore"):  # inf + -inf
+        if bias is not None:
+            expected += bias
+        expected = np.maximum(expected, 0)
+        got = gemm._finish(out, bias, mask)
+    expected_mask = expected > 0
+    assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()
+    assert np.array_equal(mask, expected_mask) and 0 < mask.sum() < mask.size
