@@ -116,7 +116,7 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, st
     cycles = _vertex_cycles(per_tile, rate, hardware.VECTOR.elementwise_vertex_cycles)
     # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use
     received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
-    return [LoweredStep(name, phase, int(flops), cycles, received, output_bytes)]
+    return [LoweredStep(name, phase, int(flops), cycles, received, output_bytes, first_tile=start)]
 
 
 def _vertex_cycles(elements_per_tile, cycles_per_element, vertex_cycles) -> np.ndarray:
@@ -156,6 +156,8 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
         inputs = memory_layout.spread(remaining, spec.tiles, at) * bsp.ceil_div(partials, remaining)
         steps.append(LoweredStep(f"{name}/stage{stage}", phase, 0, _reduce_cycles(inputs), inputs * PARTIAL_BYTES))
         partials, stage = remaining, stage + 1
+    for step in steps:
+        step.first_tile = start
     return steps
 
 
@@ -240,8 +242,6 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
             output_bytes if first else 0,
             start,
         )
-    for step in steps:
-        step.first_tile = start
     return steps
 
 
