@@ -247,8 +247,9 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
 
 def _output_start(rec, spec, mapper) -> int:
     """The tile an op's output starts on: where poplin starts the plan for an op with a matrix product, else the
-    next tile of the graph's linear mapper (:mod:`.tile_placement`)."""
-    if rec.forward.products:
+    next tile of the graph's linear mapper (:mod:`.tile_placement`); a view (no work, such as Reshape) allocates
+    nothing and leaves the mapper where it was."""
+    if rec.forward.products or rec.forward.flops == 0:
         return tile_placement.PRODUCT_START_TILE
     return mapper.take(memory_layout.mapped_bytes(int(np.prod(rec.output_shape)), rec.itemsize, spec.tiles))
 
