@@ -2,12 +2,21 @@
 array to where Poplar starts it, so amounts (cycles, bytes, totals) never change, only which tiles hold them;
 small tensors and vector work are spread over the chip instead of piling on tile 0."""
 
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
 
 import ipu_teach.keras as keras
 from ipu_teach import ipu
 from ipu_teach.ipu import memory_layout, tile_placement
+
+_spec = importlib.util.spec_from_file_location(
+    "fidelity_cases", pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "fidelity_cases.py"
+)
+fidelity_cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fidelity_cases)
 
 
 def test_placing_a_mapping_moves_it_without_changing_any_tile_s_share():
@@ -36,8 +45,8 @@ def test_reductions_intermediate_results_start_at_a_hash_of_their_shape():
 
 
 def plain_cnn_graph():
-    """The lowered training step of a plain CNN (the PopTorch basics tutorial's ClassificationModel in Keras) on a
-    whole Mk2 IPU, compiled without running."""
+    """The lowered training step of a plain CNN (the PopTorch basics tutorial's ClassificationModel in Keras, as
+    the validation case poptorch-basics-bow-training has it) on a whole Mk2 IPU, compiled without running."""
     keras.backend.clear_session()
     ipu.system.reset()
     config = ipu.config.IPUConfig()
@@ -45,14 +54,7 @@ def plain_cnn_graph():
     config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
     config.configure_ipu_system()
     with ipu.ipu_strategy.IPUStrategy().scope():
-        inputs = keras.Input(shape=(28, 28, 1))
-        x = keras.layers.Conv2D(5, 3, activation="relu")(inputs)
-        x = keras.layers.MaxPooling2D(2)(x)
-        x = keras.layers.Conv2D(12, 5, activation="relu")(x)
-        x = keras.layers.BatchNormalization()(x)
-        x = keras.layers.Flatten()(x)
-        x = keras.layers.Dense(100, activation="relu")(x)
-        model = keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(x))
+        model = fidelity_cases.poptorch_classification()
         model.compile(keras.optimizers.SGD(0.001, momentum=0.9), "sparse_categorical_crossentropy")
         model.fit(np.zeros((16, 28, 28, 1), np.float32), np.zeros(16, np.int64), batch_size=16, verbose=0)
     return model.get_ipu_executable("train").graph
