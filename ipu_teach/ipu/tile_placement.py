@@ -45,7 +45,7 @@ def place(first_tiles, start: int, tiles: int) -> np.ndarray:
     next tile and so on, wrapping past the last tile (poputil's ``remapWithOffset``, ascending).
 
     >>> place(np.array([5, 5, 3]), 3, 4).tolist()
-    [5, 0, 0, 5]
+    [5, 3, 0, 5]
     >>> place(np.array([5, 5, 3]), 3, 4).sum() == 13, place(np.array([5, 5, 3]), 3, 4).max() == 5
     (True, True)
     """
