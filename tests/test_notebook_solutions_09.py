@@ -36,7 +36,9 @@ def test_exercise_1_finds_the_largest_micro_batch_in_mixed_float16_and_what_grew
         for role, a, b in re.findall(r"^  (\w[\w ]*?) +([\d,]+) -> +([\d,]+) B on the fullest tile$", out, re.MULTILINE)
     }
     before, after = grown["variables"]
-    assert after >= 2 * before  # the weights' bytes double, float32 for float16
+    # the weights' bytes double, float32 for float16: exactly over the IPU, about on one tile, as the two
+    # policies' fullest tiles differ and each weight's mapping (grain, tiles used, start tile) with its dtype
+    assert after >= 1.9 * before
 
 
 def test_exercise_2_finds_the_largest_inference_micro_batch_at_each_sequence_length(namespace, capsys):
