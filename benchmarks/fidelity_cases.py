@@ -466,6 +466,8 @@ def size(case) -> ipu.utils.Estimate:
     config.convolutions.poplar_options = spec.get("convolution_options", {})
     config.matmuls.poplar_options = spec.get("matmul_options", {})
     config.optimizations.maximum_cross_replica_sum_buffer_size = spec.get("cross_replica_sum_buffer", 0)
+    config.io_tiles.num_io_tiles = spec.get("io_tiles", 0)  # tiles that only stream data (PopRT's num_io_tiles)
+    config.io_tiles.place_ops_on_io_tiles = bool(config.io_tiles.num_io_tiles)
     with contextlib.redirect_stdout(io.StringIO()):
         config.configure_ipu_system()
     keras.mixed_precision.set_global_policy(spec.get("policy", "float32"))
