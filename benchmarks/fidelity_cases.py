@@ -234,10 +234,22 @@ def bert_pretraining(stages=0, vocabulary=30522, masked_tokens=20, stage_layers=
     return model
 
 
+def bert_question_answering(stages=0, vocabulary=30522):
+    """BERT fine-tuned for SQuAD as Hugging Face's BertForQuestionAnswering is (the model PopRT's BERT-Base
+    benchmark exports): the encoder of ``examples.bert_encoder`` and a Dense of 2 logits (start, end) on every
+    token. Not pipelined (``stages`` 0)."""
+    if stages:
+        raise ValueError("bert_question_answering cases are not pipelined: set pipeline_stages to 0")
+    encoded = examples.bert_encoder(vocabulary=vocabulary)
+    logits = keras.layers.Dense(2, name="qa_outputs")(encoded.outputs[0])
+    return keras.Model(encoded.inputs, logits, name="bert_squad")
+
+
 MODELS = {
     f.__name__: f
     for f in (
         bert_pretraining,
+        bert_question_answering,
         keras_application,
         keras_tutorial_cnn,
         poptorch_classification,
