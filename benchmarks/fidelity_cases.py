@@ -234,10 +234,22 @@ def bert_pretraining(stages=0, vocabulary=30522, masked_tokens=20, stage_layers=
     return model
 
 
+def bert_question_answering(stages=0, vocabulary=30522):
+    """BERT fine-tuned for SQuAD as Hugging Face's BertForQuestionAnswering is (the model PopRT's BERT-Base
+    benchmark exports): the encoder of ``examples.bert_encoder`` and a Dense of 2 logits (start, end) on every
+    token. Not pipelined (``stages`` 0)."""
+    if stages:
+        raise ValueError("bert_question_answering cases are not pipelined: set pipeline_stages to 0")
+    encoded = examples.bert_encoder(vocabulary=vocabulary)
+    logits = keras.layers.Dense(2, name="qa_outputs")(encoded.outputs[0])
+    return keras.Model(encoded.inputs, logits, name="bert_squad")
+
+
 MODELS = {
     f.__name__: f
     for f in (
         bert_pretraining,
+        bert_question_answering,
         keras_application,
         keras_tutorial_cnn,
         poptorch_classification,
@@ -466,6 +478,8 @@ def size(case) -> ipu.utils.Estimate:
     config.convolutions.poplar_options = spec.get("convolution_options", {})
     config.matmuls.poplar_options = spec.get("matmul_options", {})
     config.optimizations.maximum_cross_replica_sum_buffer_size = spec.get("cross_replica_sum_buffer", 0)
+    config.io_tiles.num_io_tiles = spec.get("io_tiles", 0)  # tiles that only stream data (PopRT's num_io_tiles)
+    config.io_tiles.place_ops_on_io_tiles = bool(config.io_tiles.num_io_tiles)
     with contextlib.redirect_stdout(io.StringIO()):
         config.configure_ipu_system()
     keras.mixed_precision.set_global_policy(spec.get("policy", "float32"))

@@ -163,6 +163,9 @@ def test_sizing_cases_are_estimated_at_their_published_configuration(case):
     parameters = fidelity_cases.build(spec).count_params()
     bytes_per_value = 2 if spec["policy"] == "float16" else 4  # 16.16: the weights are float16 too
     assert estimate.memory_by_category["variables"] == bytes_per_value * parameters
+    tiles = ipu.system.VERSIONS[spec["ipu"]].tiles - spec.get("io_tiles", 0)  # I/O tiles only stream data
+    ipus_per_replica = case["hardware"]["ipus"] // estimate.replicas
+    assert [len(per_tile) for per_tile in estimate.tile_bytes] == [tiles] * ipus_per_replica
     assert keras.mixed_precision.global_policy().name == "float32", "the case's policy does not leak"
     for figure in case["figures"]:
         assert (
@@ -176,6 +179,8 @@ def test_sizing_refuses_what_it_cannot_compare_or_build():
         fidelity_cases.sized_figure({"kind": "tile_memory"}, None)
     with pytest.raises(ValueError, match="set pipeline_stages to 0"):
         fidelity_cases.keras_application("ResNet50", stages=2)
+    with pytest.raises(ValueError, match="set pipeline_stages to 0"):
+        fidelity_cases.bert_question_answering(stages=2)
 
 
 def test_the_workshop_slides_basics_run_is_a_front_end_case_with_every_printed_figure():
