@@ -49,6 +49,9 @@ class LoweredStep:
     windows: np.ndarray | None = None
     """Per tile, the tensor windows its convolution vertex connects (a product's main step only:
     ``matrix_plan.vertex_windows``); other vertices connect a few fixed operands each."""
+    messages: np.ndarray | None = None
+    """Per tile, the messages (a region from one sender) its exchange receives, where the plan knows them (a
+    product's rearrangement and reductions); else :mod:`.memory_layout` estimates them from the bytes."""
     compiled_earlier: bool = False
     """A step of a loop iteration after the first (``OpRecord.repeats_earlier``): Poplar compiled its code with
     the first iteration's, so it adds nothing to the compile time."""
@@ -146,8 +149,18 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0) -> list:
             remaining = bsp.ceil_div(partials, group)
         else:
             remaining = work.outputs
-        inputs = memory_layout.spread(remaining, spec.tiles) * bsp.ceil_div(partials, remaining)
-        steps.append(LoweredStep(f"{name}/stage{stage}", phase, 0, _reduce_cycles(inputs), inputs * PARTIAL_BYTES))
+        group = bsp.ceil_div(partials, remaining)  # partials per output, each from another tile
+        inputs = memory_layout.spread(remaining, spec.tiles) * group
+        steps.append(
+            LoweredStep(
+                f"{name}/stage{stage}",
+                phase,
+                0,
+                _reduce_cycles(inputs),
+                inputs * PARTIAL_BYTES,
+                messages=np.where(inputs > 0, group, 0),
+            )
+        )
         partials, stage = remaining, stage + 1
     return steps
 
@@ -174,8 +187,16 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     for k in range(chosen.serial_split):
         label = name if k == 0 else f"{name}/serial{k}"
         received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
+        messages = matrix_plan.per_tile(matrix_plan.transform_messages(product, chosen, itemsize), used, spec)
         steps += [
-            LoweredStep(f"{label}/transform", phase, 0, _transpose_cycles(received, phase, itemsize), received),
+            LoweredStep(
+                f"{label}/transform",
+                phase,
+                0,
+                _transpose_cycles(received, phase, itemsize),
+                received,
+                messages=messages,
+            ),
             LoweredStep(
                 label,
                 phase,
@@ -188,7 +209,10 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 windows=matrix_plan.per_tile(chosen.windows, used, spec),
             ),
         ]
-        for stage, (reducing, reduce_bytes, reduce_cycles) in enumerate(chosen.reduce_stages):
+        stage_messages = matrix_plan.reduce_messages(chosen.depth_split)
+        for stage, ((reducing, reduce_bytes, reduce_cycles), messages) in enumerate(
+            zip(chosen.reduce_stages, stage_messages)
+        ):
             steps.append(
                 LoweredStep(
                     f"{label}/reduce{stage or ''}",
@@ -196,6 +220,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                     0,
                     matrix_plan.per_tile(reduce_cycles, reducing, spec),
                     matrix_plan.per_tile(reduce_bytes, reducing, spec),
+                    messages=matrix_plan.per_tile(messages, reducing, spec),
                 )
             )
     return steps
@@ -282,7 +307,10 @@ def split_by_stage(
                 [p for p in pick if p.phase == "forward"],
                 [p for p in pick if p.phase == "backward"],
                 [p for p in pick if p.phase in ("accumulate", "update")],
-                memory + memory_layout.temporary_memory(pick, graph.spec) + memory_layout.code_memory(pick, graph.spec),
+                memory
+                + memory_layout.temporary_memory(pick, graph.spec)
+                # a stage's host streams: its own variables' (its share of the data streams left out)
+                + memory_layout.code_memory(pick, graph.spec, memory_layout.host_streams(memory)),
             )
         )
     return stages
@@ -496,7 +524,9 @@ def lower(
             tape, forward + backward + update, spec, training=mode == "train", readers=readers
         )
     memory += memory_layout.temporary_memory(forward + backward + update, spec)
-    memory += memory_layout.code_memory(forward + backward + update, spec)
+    data_streams = len(arrays_of(x)) + (len(arrays_of(y)) if y is not None and mode != "predict" else 0) + 1
+    streams = memory_layout.host_streams(memory, data_streams)  # the inputs, the labels, the results
+    memory += memory_layout.code_memory(forward + backward + update, spec, streams)
     batch = batch_size_of(x)
     sample_bytes = sum(int(np.prod(np.shape(a)[1:])) * _host_itemsize(a) for a in arrays_of(x))
     label_bytes = (

@@ -254,6 +254,50 @@ def _price(
     )
 
 
+def reduce_messages(depth_split: int) -> list:
+    """Messages a tile receives in each stage of reducing the partial sums of ``depth_split`` depth slices (what
+    its exchange code grows with): a stage merging p partials per output hears from p tiles, the stages being
+    :func:`reduction_depths`' (poplin's ConvReducePlan.cpp plans them to send the fewest messages).
+
+    Example:
+
+    >>> from ipu_teach.ipu import matrix_plan
+    >>> [matrix_plan.reduce_messages(p) for p in (1, 8, 64, 512)]
+    [[], [8], [8, 8], [8, 8, 8]]
+    """
+    depths = [depth_split, *reduction_depths(depth_split)]
+    return [ceil_div(depth_in, depth_out) for depth_in, depth_out in zip(depths, depths[1:])]
+
+
+def transform_messages(product: MatrixProduct, chosen: ProductPlan, itemsize: int = 4) -> int:
+    """Messages a busy tile receives in one serial pass's rearrangement, one from each tile that sends it a piece
+    of its two operand slices (what its exchange code grows with, ``hardware.CODE``). Poplar lays each operand
+    out for the plan: a slice in the plan's grouped layout, spread over the tiles that use it (lib/poplin/
+    Convolution.cpp, mapActivationsOrWeights: "such that the exchange required during the convolution operation
+    is minimized"), at least 128 bytes a tile "to reduce the amount of exchange code". So a tile hears about its
+    input slice from the tiles of the columns' split and about its weights slice from those of the rows' split,
+    no more than the 128-byte pieces of the slice.
+
+    Example:
+
+    >>> from ipu_teach import hardware
+    >>> from ipu_teach.autograd.cost import MatrixProduct
+    >>> from ipu_teach.ipu import matrix_plan
+    >>> product = MatrixProduct(rows=32, depth=784, cols=128, channels=784)
+    >>> rows_only = matrix_plan._price(product, hardware.MK2, 4, rows_split=32, cols_split=1, depth_split=1)
+    >>> matrix_plan.transform_messages(product, rows_only)  # the whole input row; the weights from all 32 tiles
+    33
+    """
+    rows = ceil_div(product.rows, chosen.rows_split)
+    depth = ceil_div(product.depth, chosen.depth_split)
+    cols = ceil_div(ceil_div(product.cols, chosen.cols_split), chosen.serial_split)
+
+    def senders(elements: int, sharing: int) -> int:
+        return max(1, min(sharing, ceil_div(elements * itemsize, 128)))
+
+    return senders(rows * depth, chosen.cols_split) + senders(depth * cols, chosen.rows_split)
+
+
 def per_tile(cycles: int, tiles: int, spec) -> np.ndarray:
     """A per-tile array with ``cycles`` on the first ``tiles`` tiles (the ones the plan uses)."""
     array = np.zeros(spec.tiles, dtype=np.int64)
