@@ -52,6 +52,13 @@ class LoweredStep:
     messages: np.ndarray | None = None
     """Per tile, the messages (a region from one sender) its exchange receives, where the plan knows them (a
     product's rearrangement and reductions); else :mod:`.memory_layout` estimates them from the bytes."""
+    sends: np.ndarray | None = None
+    """Per tile, the messages its exchange sends where the plan knows them (a product's rearrangement, whose
+    pieces are each broadcast once to the tiles sharing them); else estimated from the messages received."""
+    outlined: tuple | None = None
+    """Which step of which outlined op this is, where Poplar compiles the op as a function that identical ops
+    call (:data:`OUTLINED_OPS`): the op's kind, shapes and dtype, phase, costs and options, and the step's place
+    in it; else None."""
     compiled_earlier: bool = False
     """A step of a loop iteration after the first (``OpRecord.repeats_earlier``): Poplar compiled its code with
     the first iteration's, so it adds nothing to the compile time."""
@@ -101,6 +108,14 @@ class LoweredGraph:
         """Bytes per tile the program needs, what must fit in SRAM: the always-live items plus the peak of the
         not-always-live ones (tensors never live at the same step share memory, as Poplar allocates them)."""
         return memory_layout.allocated(self.memory, len(self.steps), self.spec.tiles)
+
+
+OUTLINED_OPS = ("BatchNorm", "LayerNorm")
+"""Ops besides products (convolutions, matrix multiplies) that Poplar compiles once as a function every identical
+one calls: Graphcore's TensorFlow outlines convolutions, dots, batch and group (layer) norms, their gradients and
+weight updates so (tensorflow/compiler/plugin/poplar/driver/passes/outline_instructions.cc@b2127bb,
+IsInstructionCacheable; the SubcomputationGraphCache compiles each distinct one once), PopART likewise
+(SessionOptions enableOutlining and enableConvolutionGraphCaching, both on by default)."""
 
 
 def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0) -> list:
@@ -188,6 +203,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
         label = name if k == 0 else f"{name}/serial{k}"
         received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
         messages = matrix_plan.per_tile(matrix_plan.transform_messages(product, chosen, itemsize), used, spec)
+        sends = matrix_plan.per_tile(matrix_plan.transform_sends(product, chosen, itemsize), used, spec)
         steps += [
             LoweredStep(
                 f"{label}/transform",
@@ -196,6 +212,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 _transpose_cycles(received, phase, itemsize),
                 received,
                 messages=messages,
+                sends=sends,
             ),
             LoweredStep(
                 label,
@@ -482,6 +499,15 @@ def lower(
                 )
             )
         forward_per_op.append(forward[first_step:])
+        if rec.op in OUTLINED_OPS or rec.forward.products:
+            # the op's function: its kind, shapes, dtype, options and (so the same steps) its costs per phase
+            shapes = repr((rec.op, signature[-1][2:], rec.itemsize))
+            phases = [("forward", rec.forward, forward[first_step:])]
+            phases += [("backward", rec.backward, backward[-1])] if mode == "train" else []
+            for phase, cost, steps_of_op in phases:
+                function = (shapes, phase, repr(cost), repr(options_for(rec.scope, phase, kind)))
+                for k, step in enumerate(steps_of_op):
+                    step.outlined = (*function, k)
         if rec.repeats_earlier:
             for step in forward[first_step:] + (backward[-1] if mode == "train" else []):
                 step.compiled_earlier = True

@@ -120,12 +120,26 @@ def codelet_of(step) -> str:
     return "reduce" if rest and rest[-1] == "reduce" else "/".join([op, *rest])
 
 
+def compiled_steps(steps) -> list:
+    """The steps whose code the program holds: a loop's later iterations (``compiled_earlier``: an RNN's
+    timesteps) run the first's code, and a later call of an outlined op (``LoweredStep.outlined``: a product or
+    normalization with the same shapes and options as one before it) runs the function compiled for that one,
+    vertices, exchanges and syncs included (its call and argument copies left out)."""
+    seen, kept = set(), []
+    for step in steps:
+        if step.compiled_earlier or (step.outlined is not None and step.outlined in seen):
+            continue
+        if step.outlined is not None:
+            seen.add(step.outlined)
+        kept.append(step)
+    return kept
+
+
 def code_memory(steps, spec, host_streams: int = 0) -> list:
-    """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where and the
-    program's ``host_streams``. A loop's later iterations (``compiled_earlier``: an RNN's timesteps) run the
-    first's code and add none."""
+    """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where
+    (:func:`compiled_steps`: code compiled once is held once) and the program's ``host_streams``."""
     c = hardware.CODE
-    steps = [step for step in steps if not step.compiled_earlier]
+    steps = compiled_steps(steps)
     active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
     codelets = {}
     for step, runs in zip(steps, active):
@@ -173,8 +187,8 @@ def exchange_code(steps, spec) -> np.ndarray:
     with their length (:func:`exchange_messages`)."""
     c = hardware.CODE
     instructions = np.zeros(spec.tiles, np.int64)
-    for received, senders, known in _exchanges(steps):
-        incoming, outgoing = exchange_messages(received, senders, known)
+    for received, senders, known, sends in _exchanges(steps):
+        incoming, outgoing = exchange_messages(received, senders, known, sends)
         instructions += np.where(
             incoming > 0,
             c.exchange_instructions_per_exchange + incoming * c.exchange_instructions_per_message_received,
@@ -192,17 +206,20 @@ def _exchanges(steps) -> list:
     """Each exchange of ``steps``: the bytes each tile receives, which tiles send them (the tiles of the last
     compute set before it, which made what it moves: a product's partial sums, the previous op's output; the
     receivers themselves where nothing ran before, the data having come from the host), and the messages each
-    tile receives where the plan knows them (``LoweredStep.messages``, else None)."""
+    tile receives and sends where the plan knows them (``LoweredStep.messages`` and ``sends``, else None)."""
     exchanges, made_by = [], None
     for step in steps:
         if step.received.any():
-            exchanges.append((step.received, step.received > 0 if made_by is None else made_by, step.messages))
+            senders = step.received > 0 if made_by is None else made_by
+            exchanges.append((step.received, senders, step.messages, step.sends))
         if step.cycles.any():
             made_by = step.cycles > 0
     return exchanges
 
 
-def exchange_messages(received: np.ndarray, senders: np.ndarray, incoming: np.ndarray | None = None) -> tuple:
+def exchange_messages(
+    received: np.ndarray, senders: np.ndarray, incoming: np.ndarray | None = None, outgoing: np.ndarray | None = None
+) -> tuple:
     """Messages per tile of one exchange, ``(incoming, outgoing)``: each sender sends its share of the messages
     the receivers get, at most as many as a receiver hears. Unless ``incoming`` is known, the ``received`` bytes
     are taken as spread evenly over the ``senders`` (a tensor mapped linearly), so a tile receiving r of the
@@ -224,6 +241,8 @@ def exchange_messages(received: np.ndarray, senders: np.ndarray, incoming: np.nd
     if incoming is None:
         incoming = np.minimum(-(-received * sending // total), sending)
     incoming = np.where(received > 0, np.maximum(incoming, 1), 0)
+    if outgoing is not None:
+        return incoming, outgoing
     # the exchange is receiver-selected: a piece many tiles hear is sent once, so a sender sends its share of the
     # messages, but no more than the most any receiver hears (a broadcast from one tile is that many messages)
     outgoing = np.where(senders, min(-(-int(incoming.sum()) // sending), int(incoming.max())), 0)

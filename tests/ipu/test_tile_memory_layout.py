@@ -88,7 +88,9 @@ def test_code_does_not_grow_with_the_bytes_the_program_moves_or_computes():
     for item, heavier_item in zip(code, heavier_code, strict=True):
         np.testing.assert_array_equal(item.per_tile, heavier_item.per_tile, err_msg=item.category)
     (exchange_code,) = [m.per_tile for m in graph.memory if m.category == "internal exchange code"]
-    np.testing.assert_array_equal(exchange_code, memory_layout.exchange_code(graph.steps, graph.spec))
+    np.testing.assert_array_equal(
+        exchange_code, memory_layout.exchange_code(memory_layout.compiled_steps(graph.steps), graph.spec)
+    )
     assert exchange_code.max() > 0
 
 
@@ -287,3 +289,58 @@ def test_in_inference_a_skip_connection_keeps_its_tensor_until_the_layer_that_re
     assert names[outputs["skip/ReLU"].live_until].startswith("join/")  # read again by the Add, three layers on
     assert names[outputs["skip/MatMul"].live_until].startswith("skip/Add")  # inside a layer: the next op reads it
     assert names[outputs["inner/ReLU"].live_until].startswith("deeper/MatMul")
+
+
+def test_a_product_s_operand_pieces_follow_poplin_s_least_bytes_a_tile_and_are_each_sent_once():
+    from ipu_teach.autograd.cost import MatrixProduct
+    from ipu_teach.ipu import matrix_plan
+
+    def plan(product, rows_split, cols_split):
+        return matrix_plan._price(product, hardware.MK2, 4, rows_split, cols_split, depth_split=1)
+
+    # weights in pieces of 256 bytes (mapWeights), not 128: a 4 KiB slice shared by 64 tiles comes from 16
+    matmul = MatrixProduct(rows=4096, depth=64, cols=16, channels=64)
+    assert matrix_plan.transform_messages(matmul, plan(matmul, 64, 1)) == 1 + 16
+    # a convolution's input slice is its positions times its input channels, not times its 9 kernel positions:
+    # 64 x 64 floats in 128-byte pieces from 128 of the 256 tiles sharing it
+    conv = MatrixProduct(rows=64, depth=9 * 64, cols=4096, channels=64, planner="conv")
+    assert matrix_plan.transform_messages(conv, plan(conv, 1, 256)) == 128 + 1
+    # each piece is sent once, heard by every tile sharing it: a tile sends one piece of each operand at most
+    assert matrix_plan.transform_sends(conv, plan(conv, 1, 256)) == 1 + 1
+    lowered = compile_chain("train", layers=1, batch=512, tiles=64).graph
+    transforms = [s for s in lowered.steps if s.name.endswith("/transform")]
+    assert transforms and all(s.sends is not None and s.sends.max() <= 2 for s in transforms)
+    assert any(s.messages.max() > s.sends.max() for s in transforms)  # heard from more tiles than it sends to
+
+
+def test_an_exchange_bringing_every_tile_one_message_costs_what_poplar_s_report_shows():
+    # Graphcore's TF docs' Mk1 report: 60,792 B of internal exchange code over 1,216 tiles (50 B a tile) for a
+    # program whose one exchange on every tile brings it the seed its SetSeed vertex reads, from one tile
+    c, spec = hardware.CODE, replace(hardware.MK2, tiles=1216)
+    made = step_on("seed/Op:0", computing=[0], tiles=1216)
+    code = memory_layout.exchange_code([made, step_on("set_seed/Op:1", range(1216), range(1216), 1216)], spec)
+    assert code[1:].tolist() == [code[1]] * 1215 and 45 <= code[1] <= 55
+    assert code[1] == (c.exchange_instructions_per_exchange + c.exchange_instructions_per_message_received) * 4
+
+
+def test_identical_products_and_norms_share_one_compiled_function_s_code():
+    from ipu_teach.ipu.lowering import OUTLINED_OPS
+
+    assert set(OUTLINED_OPS) == {"BatchNorm", "LayerNorm"}  # and every op with a matrix product
+    a, b, c, plain, looped = (
+        bsp_step(name, "forward") for name in ("x/Conv2D:0", "y/Conv2D:1", "z/Conv2D:2", "r", "l")
+    )
+    a.outlined, b.outlined, c.outlined = ("conv 3x3", 0), ("conv 3x3", 0), ("conv 1x1", 0)
+    looped.compiled_earlier = True
+    assert memory_layout.compiled_steps([a, b, c, plain, looped]) == [a, c, plain]
+    # four identical Dense layers: the later three call the first's function; the first layer's backward (it
+    # has no input gradient to make) is its own
+    shallow, deep = (compile_chain("train", layers=layers, batch=64, tiles=16).graph for layers in (2, 4))
+    products = lambda graph: [s for s in memory_layout.compiled_steps(graph.steps) if "MatMul" in s.name]  # noqa: E731
+    assert len(products(deep)) == len(products(shallow)) < len([s for s in deep.steps if "MatMul" in s.name]) / 2
+    assert all(s.outlined is not None for s in deep.steps if "MatMul" in s.name)
+    assert all(s.outlined is None for s in deep.steps if "/ReLU" in s.name)  # element-wise ops are not outlined
+    (deep_exchange, shallow_exchange) = (
+        next(m.per_tile for m in graph.memory if m.category == "internal exchange code") for graph in (deep, shallow)
+    )
+    assert deep_exchange.sum() < 1.5 * shallow_exchange.sum()  # not twice: the products' exchanges are shared
