@@ -24,7 +24,7 @@ from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import call_context, step_overrides
-from . import matrix_plan, memory_layout, recomputation
+from . import matrix_plan, memory_layout, recomputation, tile_placement
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -59,6 +59,9 @@ class LoweredStep:
     """Which step of which outlined op this is, where Poplar compiles the op as a function that identical ops
     call (:data:`OUTLINED_OPS`): the op's kind, shapes and dtype, phase, costs and options, and the step's place
     in it; else None."""
+    first_tile: int = 0
+    """The tile the linear mapping of the op's output starts on (:mod:`.tile_placement`): where its vector work
+    runs and its activation (and gradient) is laid out; 0 for an op with a matrix product, as poplin starts it."""
     compiled_earlier: bool = False
     """A step of a loop iteration after the first (``OpRecord.repeats_earlier``): Poplar compiled its code with
     the first iteration's, so it adds nothing to the compile time."""
@@ -118,19 +121,20 @@ IsInstructionCacheable; the SubcomputationGraphCache compiles each distinct one 
 (SessionOptions enableOutlining and enableConvolutionGraphCaching, both on by default)."""
 
 
-def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0) -> list:
+def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, start=0) -> list:
     """The compute sets of one item of an op's vector work (``autograd.cost``): a VectorPass is one compute set
-    of its codelet, a Reduction several (see :func:`_reduction_steps`). The first is named ``name``."""
+    of its codelet, a Reduction several (see :func:`_reduction_steps`). The first is named ``name``; the work
+    starts on tile ``start``, where the op's output is mapped."""
     if isinstance(work, Reduction):
-        return _reduction_steps(name, phase, work, spec, flops, output_bytes)
+        return _reduction_steps(name, phase, work, spec, flops, output_bytes, start)
     # popops runs an element-wise vertex on each tile its output is mapped to (lib/popops/ElementWise.cpp), and
     # that output is mapped linearly in grains, at least 128 bytes a tile: a small tensor works on few tiles
-    per_tile = memory_layout.mapped_bytes(work.elements, itemsize, spec.tiles) // itemsize
+    per_tile = memory_layout.mapped_bytes(work.elements, itemsize, spec.tiles, start) // itemsize
     rate = hardware.VECTOR.cycles_per_element(work.codelet, itemsize)
     cycles = _vertex_cycles(per_tile, rate, hardware.VECTOR.elementwise_vertex_cycles)
     # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use
     received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
-    return [LoweredStep(name, phase, int(flops), cycles, received, output_bytes)]
+    return [LoweredStep(name, phase, int(flops), cycles, received, output_bytes, first_tile=start)]
 
 
 def _vertex_cycles(elements_per_tile, cycles_per_element, vertex_cycles) -> np.ndarray:
@@ -146,13 +150,15 @@ def _reduce_cycles(inputs_per_tile) -> np.ndarray:
     return _vertex_cycles(inputs_per_tile, hardware.VECTOR.reduce, hardware.VECTOR.reduce_vertex_cycles)
 
 
-def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0) -> list:
+def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) -> list:
     """``popops::reduce`` as poplibs plans it (lib/popops/reduction/ReductionStages.cpp): each tile first
     reduces the values it holds to partials, with no exchange; then, while more than ``reduce_stage_factor``
     partials per output are left, an intermediate stage exchanges them in groups of sqrt(partials per output)
     to reducing tiles; a last stage exchanges what is left to the outputs' tiles and reduces it. Every stage
-    is a compute set, and each after the first an exchange of float partials (4 bytes)."""
-    per_tile = memory_layout.spread(work.elements, spec.tiles)
+    is a compute set, and each after the first an exchange of float partials (4 bytes). The op's tensors are
+    laid out from tile ``start``; an intermediate stage's results start at popops' hashed offset of their
+    shape (:func:`.tile_placement.reduction_offset`)."""
+    per_tile = memory_layout.spread(work.elements, spec.tiles, start)
     steps = [
         LoweredStep(name, phase, int(flops), _reduce_cycles(per_tile), np.zeros(spec.tiles, np.int64), output_bytes)
     ]
@@ -164,8 +170,9 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0) -> list:
             remaining = bsp.ceil_div(partials, group)
         else:
             remaining = work.outputs
+        at = start if remaining == work.outputs else tile_placement.reduction_offset((remaining,), spec.tiles)
         group = bsp.ceil_div(partials, remaining)  # partials per output, each from another tile
-        inputs = memory_layout.spread(remaining, spec.tiles) * group
+        inputs = memory_layout.spread(remaining, spec.tiles, at) * group
         steps.append(
             LoweredStep(
                 f"{name}/stage{stage}",
@@ -177,6 +184,8 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0) -> list:
             )
         )
         partials, stage = remaining, stage + 1
+    for step in steps:
+        step.first_tile = start
     return steps
 
 
@@ -243,9 +252,10 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     return steps
 
 
-def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix_plan.DEFAULT_OPTIONS) -> list:
+def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix_plan.DEFAULT_OPTIONS, start=0) -> list:
     """The compute sets of one op's forward or backward: each matrix product's (the first one's main step
-    carries ``name``), then the vector work; nothing for a view such as Reshape."""
+    carries ``name``), then the vector work, from tile ``start`` (:func:`_output_start`); nothing for a view
+    such as Reshape."""
     if cost.flops == 0:
         return []
     steps = []
@@ -272,8 +282,18 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
             itemsize,
             cost.vector_flops if k == 0 else 0,  # the FLOPs a profile shows, on the op's first vector step
             output_bytes if first else 0,
+            start,
         )
     return steps
+
+
+def _output_start(rec, spec, mapper) -> int:
+    """The tile an op's output starts on: where poplin starts the plan for an op with a matrix product, else the
+    next tile of the graph's linear mapper (:mod:`.tile_placement`); a view (no work, such as Reshape) allocates
+    nothing and leaves the mapper where it was."""
+    if rec.forward.products or rec.forward.flops == 0:
+        return tile_placement.PRODUCT_START_TILE
+    return mapper.take(memory_layout.mapped_bytes(int(np.prod(rec.output_shape)), rec.itemsize, spec.tiles))
 
 
 def split_by_stage(
@@ -369,15 +389,17 @@ def _host_itemsize(array) -> int:
     return dtype.itemsize if dtype.kind == "f" else min(dtype.itemsize, 4) if dtype.kind in "iu" else 4
 
 
-def _per_weight_steps(weights, phase, what, flops_per_weight, spec) -> list:
+def _per_weight_steps(weights, phase, what, flops_per_weight, spec, starts) -> list:
     """One compute set per weight tensor, as each variable's update (or accumulation) is its own op in
     TensorFlow: small tensors leave most tiles idle and pay a sync each. Each value costs one ScaledAdd element
-    per 2 of its FLOPs (a multiply-add), at least one (an accumulation's add)."""
+    per 2 of its FLOPs (a multiply-add), at least one (an accumulation's add). Each runs where its weight is
+    (``starts``, :func:`.memory_layout.weight_starts`)."""
     steps = []
     for w in weights:
         (work,) = elementwise("scaled_add", bsp.ceil_div(flops_per_weight, 2) * int(w.size))
         name = f"{w.name.rsplit(':', 1)[0]}/{what}"
-        steps += _vector_steps(name, phase, work, spec, w.dtype.itemsize, flops_per_weight * int(w.size))
+        flops = flops_per_weight * int(w.size)
+        steps += _vector_steps(name, phase, work, spec, w.dtype.itemsize, flops, start=starts[w.name])
     return steps
 
 
@@ -393,7 +415,7 @@ class RecordedStep:
     """``(metric name, vector work)`` of each metric object the step updates (on the device, as fit's metrics)."""
 
 
-def _metric_steps(model, batch, spec) -> tuple[list, list]:
+def _metric_steps(model, batch, spec, mapper) -> tuple[list, list]:
     """The compiled metrics' work in one step, named ``metrics/<name>`` (so a pipeline runs it in its last stage),
     and its rows of the graph's signature. Graphcore's Keras computes the loss trackers and every metric of
     ``compile`` inside the compiled step, their results being the step's logs that the outfeed brings to the
@@ -401,16 +423,20 @@ def _metric_steps(model, batch, spec) -> tuple[list, list]:
     if not model.compiled or getattr(model, "output_shape", None) is None:
         return [], []
     shapes = model.output_shape if isinstance(model.output_shape, list) else [model.output_shape]
-    return metric_work_steps(model.compiled_outputs.resolve(model).device_work([(batch, *s[1:]) for s in shapes]), spec)
+    work = model.compiled_outputs.resolve(model).device_work([(batch, *s[1:]) for s in shapes])
+    return metric_work_steps(work, spec, mapper)
 
 
-def metric_work_steps(metric_work, spec) -> tuple[list, list]:
+def metric_work_steps(metric_work, spec, mapper) -> tuple[list, list]:
     """The compute sets of ``metric_work`` (``(metric name, vector work)`` pairs: a compiled metric's step, or a
-    metric a custom loop's step updates), and their rows of the graph's signature."""
+    metric a custom loop's step updates), and their rows of the graph's signature; each metric's tensors are
+    laid out by the graph's linear ``mapper``."""
     steps, signature = [], []
     for name, work in metric_work:
         elements = sum(item.elements for item in work)  # one operation per element compared, added or reduced
-        steps += _steps_for(f"metrics/{name}", "forward", OpCost(elements, 0, 0, 1, vector=work), spec, 4, 4)
+        start = mapper.take(memory_layout.mapped_bytes(elements, 4, spec.tiles))
+        cost = OpCost(elements, 0, 0, 1, vector=work)
+        steps += _steps_for(f"metrics/{name}", "forward", cost, spec, 4, 4, start=start)
         signature.append(["metric", repr(work)])  # its work, not its name (auc_1 is the same graph as auc)
     return steps, signature
 
@@ -462,6 +488,8 @@ def lower(
         traced = shape_only_trace.trace_step(model, mode, x, y) if shape_only else None
         tape = _record_step(model, mode, x, y) if traced is None else traced
     forward, backward, signature, forward_per_op = [], [], [], []
+    mapper = tile_placement.LinearMapper(spec.tiles)  # the graph's next-tile offset: weights first, then outputs
+    weight_starts = memory_layout.weight_starts(model.weights, spec, mapper)
     # The graph's identity is its ops and shapes, not the layer names a session hands out: a second,
     # identical model (named dense_1 instead of dense) is the same executable, as in Poplar's cache.
     position = {layer.name: f"layer{i}" for i, layer in enumerate(model.layers)}
@@ -477,6 +505,7 @@ def lower(
             ]
         )
         kind = next((p.planner for p in rec.forward.products), "matmul")
+        start = _output_start(rec, spec, mapper)
         first_step = len(forward)
         forward += _steps_for(
             f"{label}:{i}",
@@ -486,6 +515,7 @@ def lower(
             rec.itemsize,
             int(np.prod(rec.output_shape)) * rec.itemsize,
             options_for(rec.scope, "forward", kind),
+            start,
         )
         if mode == "train":
             backward.append(
@@ -496,6 +526,7 @@ def lower(
                     spec,
                     rec.itemsize,
                     options=options_for(rec.scope, "backward", kind),
+                    start=start,
                 )
             )
         forward_per_op.append(forward[first_step:])
@@ -513,9 +544,9 @@ def lower(
                 step.compiled_earlier = True
     if recorded is not None or mode != "predict":
         metric_steps, metric_signature = (
-            _metric_steps(model, batch_size_of(x), spec)
+            _metric_steps(model, batch_size_of(x), spec, mapper)
             if recorded is None
-            else metric_work_steps(recorded.metric_work, spec)
+            else metric_work_steps(recorded.metric_work, spec, mapper)
         )
         forward, signature = forward + metric_steps, signature + metric_signature
     segment_of_op = (
@@ -526,16 +557,16 @@ def lower(
     else:
         backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
-    update, memory = [], memory_layout.weight_memory(model.weights, spec, 0)
+    update, memory = [], memory_layout.weight_memory(model.weights, spec, weight_starts)
     if mode == "train":
         if accumulation > 1:
-            update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec)
+            update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec, weight_starts)
         flops = model.optimizer.update_flops_per_weight + model.optimizer.clipping_flops_per_weight
-        update += _per_weight_steps(weights, "update", "update", flops, spec)
+        update += _per_weight_steps(weights, "update", "update", flops, spec, weight_starts)
         for s in range(model.optimizer.slots_per_weight):
-            memory += memory_layout.weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
+            memory += memory_layout.weight_memory(weights, spec, weight_starts, f"/slot{s}", "optimizer state")
         if accumulation > 1:
-            memory += memory_layout.weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
+            memory += memory_layout.weight_memory(weights, spec, weight_starts, "/accumulator", "gradient accumulators")
         memory += memory_layout.gradient_memory(tape, forward + backward + update, spec)
     readers = {layer.name: [] for layer in model.layers}
     for layer in model.layers:

@@ -43,7 +43,7 @@ import numpy as np
 from ..autograd.cost import MatrixProduct
 from ..bsp.mapping import ceil_div
 from ..hardware import VECTOR, is_half
-from . import amp_vertex
+from . import amp_vertex, tile_placement
 
 PARTIAL_BYTES = {"float": 4, "half": 2}
 """Bytes of one partial sum by Poplar's partialsType (default "float" for fp32 and fp16 products)."""
@@ -340,8 +340,8 @@ def _operand_pieces(product: MatrixProduct, chosen: ProductPlan, itemsize: int) 
     )
 
 
-def per_tile(cycles: int, tiles: int, spec) -> np.ndarray:
-    """A per-tile array with ``cycles`` on the first ``tiles`` tiles (the ones the plan uses)."""
-    array = np.zeros(spec.tiles, dtype=np.int64)
-    array[: min(tiles, spec.tiles)] = cycles
-    return array
+def per_tile(value: int, tiles: int, spec) -> np.ndarray:
+    """A per-tile array with ``value`` on each of the ``tiles`` tiles the plan uses, placed where poplin starts a
+    plan (:data:`.tile_placement.PRODUCT_START_TILE`)."""
+    used = np.full(min(tiles, spec.tiles), value, dtype=np.int64)
+    return tile_placement.place(used, tile_placement.PRODUCT_START_TILE, spec.tiles)

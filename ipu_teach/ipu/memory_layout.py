@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import bsp, hardware
+from . import tile_placement
 
 TEMPORARY = "temporary memory"
 """The role of the matrix products' temporary memory (not always live, as PopVision shows it)."""
@@ -70,9 +71,9 @@ def ipu_peak(memory, steps: int) -> int:
     return int(bsp.allocated_per_tile(always, live, steps)[0])
 
 
-def spread(count: int, tiles: int) -> np.ndarray:
-    """How many of ``count`` units each tile gets when they are spread linearly over the tiles."""
-    return bsp.linear_elements_per_tile(max(int(count), 0), tiles)
+def spread(count: int, tiles: int, start: int = 0) -> np.ndarray:
+    """How many of ``count`` units each tile gets when they are spread linearly over the tiles from ``start``."""
+    return tile_placement.place(bsp.linear_elements_per_tile(max(int(count), 0), tiles), start, tiles)
 
 
 VECTOR_BYTES = 8
@@ -81,31 +82,32 @@ MIN_BYTES_PER_TILE = 128
 """A linear mapping puts at least 128 bytes on each tile it uses."""
 
 
-def mapped_bytes(elements: int, itemsize: int, tiles: int) -> np.ndarray:
+def mapped_bytes(elements: int, itemsize: int, tiles: int, start: int = 0) -> np.ndarray:
     """Bytes per tile of a tensor mapped as ``poputil::mapTensorLinearly`` maps it by default: grains of one
-    vector, at least 128 bytes on each tile used, from tile 0 (poplibs lib/poputil/TileMapping.cpp,
-    calcLinearTileMapping: grainSize = target.getVectorWidth, minBytesPerTile = 128). A small tensor so
-    sits on a few tiles, which is one reason real tiles are not evenly full."""
-    return (
-        bsp.linear_elements_per_tile(
-            max(int(elements), 0),
-            tiles,
-            grain=max(1, VECTOR_BYTES // itemsize),
-            min_elements_per_tile=-(-MIN_BYTES_PER_TILE // itemsize),
-        )
-        * itemsize
+    vector, at least 128 bytes on each tile used (poplibs lib/poputil/TileMapping.cpp, calcLinearTileMapping:
+    grainSize = target.getVectorWidth, minBytesPerTile = 128), from tile ``start`` (:mod:`.tile_placement`). A
+    small tensor so sits on a few tiles, which is one reason real tiles are not evenly full."""
+    laid = bsp.linear_elements_per_tile(
+        max(int(elements), 0),
+        tiles,
+        grain=max(1, VECTOR_BYTES // itemsize),
+        min_elements_per_tile=-(-MIN_BYTES_PER_TILE // itemsize),
     )
+    return tile_placement.place(laid * itemsize, start, tiles)
 
 
-def weight_memory(weights, spec, offset_tiles, name_suffix="", category="variables") -> list:
-    """Each weight mapped linearly over the tiles, successive weights starting where the last ended."""
-    items, start = [], offset_tiles
-    for w in weights:
-        per = mapped_bytes(w.size, w.dtype.itemsize, spec.tiles)
-        used = int((per > 0).sum())
-        items.append(MemoryItem(w.name + name_suffix, category, np.roll(per, start)))
-        start = (start + used) % spec.tiles
-    return items
+def weight_memory(weights, spec, starts: dict, name_suffix="", category="variables") -> list:
+    """Each weight mapped linearly from its start tile (``starts``: ``{weight name: tile}``, where the graph's
+    linear mapper put it, :func:`weight_starts`); its optimizer slots and accumulator are laid out like it."""
+    return [
+        MemoryItem(w.name + name_suffix, category, mapped_bytes(w.size, w.dtype.itemsize, spec.tiles, starts[w.name]))
+        for w in weights
+    ]
+
+
+def weight_starts(weights, spec, mapper) -> dict:
+    """``{weight name: start tile}``: the weights mapped one after the other by the graph's linear mapper."""
+    return {w.name: mapper.take(mapped_bytes(w.size, w.dtype.itemsize, spec.tiles)) for w in weights}
 
 
 def codelet_of(step) -> str:
@@ -274,7 +276,7 @@ def activation_memory(records, steps, spec, training: bool, readers: dict | None
                 until = spans[later[0][1]][1] if later else last
             else:
                 until = max(read_by)
-        per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
+        per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles, steps[first].first_tile)
         items.append(MemoryItem(f"{name}/output", "activations", per_tile, live=(first, max(until, last))))
     return items
 
@@ -313,7 +315,8 @@ def gradient_memory(records, steps, spec) -> list:
         if first is None or f"{name}/grad" not in spans or nbytes == 0:
             continue
         last = spans[f"{name}/grad"][1]
-        per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles)
+        start = steps[spans[name][0]].first_tile if name in spans else 0  # laid out like the output
+        per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles, start)
         items.append(MemoryItem(f"{name}/output/grad", GRADIENTS, per_tile, live=(first, max(first, last))))
     return items
 
