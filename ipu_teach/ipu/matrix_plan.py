@@ -307,15 +307,15 @@ def transform_sends(product: MatrixProduct, chosen: ProductPlan, itemsize: int =
     slices are spread evenly over the busy tiles. As a slice is in no more pieces than tiles share it, a tile
     sends at most one piece of each operand.
 
-    Example:
+    Example: a 3x3 convolution's output channels split over 256 tiles, each hearing from 128 of them
 
-    >>> from ipu_teach import hardware
     >>> from ipu_teach.autograd.cost import MatrixProduct
-    >>> from ipu_teach.ipu import matrix_plan
-    >>> product = MatrixProduct(rows=32, depth=784, cols=128, channels=784)
-    >>> rows_only = matrix_plan._price(product, hardware.MK2, 4, rows_split=32, cols_split=1, depth_split=1)
-    >>> matrix_plan.transform_messages(product, rows_only), matrix_plan.transform_sends(product, rows_only)
-    (33, 2)
+    >>> from ipu_teach.hardware import MK2
+    >>> from ipu_teach.ipu.matrix_plan import _price, transform_messages, transform_sends
+    >>> conv = MatrixProduct(rows=64, depth=9 * 64, cols=4096, channels=64, planner="conv")
+    >>> plan = _price(conv, MK2, 4, rows_split=1, cols_split=256, depth_split=1)
+    >>> transform_messages(conv, plan), transform_sends(conv, plan)
+    (129, 2)
     """
     input_pieces, weights_pieces = _operand_pieces(product, chosen, itemsize)
     # (rows x depth splits) input slices of input_pieces each, (cols x depth splits) weights slices of
