@@ -592,22 +592,21 @@ def popvision_category(role: str, always_live: bool) -> str:
     return ALWAYS_LIVE_VARIABLES if always_live else NOT_ALWAYS_LIVE_VARIABLES
 
 
-TILE_201 = (
-    "tile 201 of the slides' PopVision capture of the PopTorch basics on a Bow (../shared/seeds/"
-    "ipu-workshop-slides.txt; bench_fidelity's validation leaves this tile out)"
-)
 TF_PROFILE_SUMMARY = (
-    "Graphcore's TensorFlow docs, 'Reading the Poplar textual summary report' (graphcore/tensorflow, "
-    "tensorflow/compiler/plugin/poplar/docs/logging.rst)"
+    "Graphcore's TensorFlow docs, 'Reading the Poplar textual summary report' (graphcore/tensorflow "
+    "tensorflow/compiler/plugin/poplar/docs/logging.rst at da240cc9d1b4, a Mk1 IPU with SDK 1.x)"
 )
+POPLIBS_ASM = "poplibs' assembly codelets (the 201 files of lib/*/codelets/asm at 7eac0f266ced)"
 
 
 @dataclass(frozen=True)
 class CodeSizes:
     """Bytes of code and runtime state per tile, by PopVision's memory categories.
 
-    Each is counted per thing the program has (a codelet a tile runs, an exchange it takes part in, a program
-    step, a vertex), never per byte the program moves: code grows with the program, not with the batch.
+    Each is counted per thing the program has (a codelet a tile runs, an exchange it takes part in and each
+    message it sends or receives there, a program step, a compute set, a host stream, a vertex), mostly in
+    instructions of ``instruction_bytes``, never per byte the program moves: code grows with the program, not
+    with the batch.
     """
 
     vertex_code_bytes: int = _figure(
@@ -618,23 +617,75 @@ class CodeSizes:
         default=2 * KIB,
     )
     vertex_code_bytes_per_codelet: int = _figure(
-        "fitted: each distinct codelet a tile runs is loaded there once, whatever its number of vertices (Poplar "
-        "user guide: a compute set compiles to one function calling its vertices' code); ~400 B, fitted to "
-        + TILE_201
-        + ": 8.8 KiB of vertex code, where ipu-teach's lowering of that model runs ~18 codelets on a tile",
+        "approximate: each distinct codelet a tile runs is loaded there once, whatever its number of vertices (Poplar "
+        "user guide: a compute set compiles to one function calling its vertices' code); ~400 B, about 100 "
+        "instructions of 4 B: in "
+        + POPLIBS_ASM
+        + " a file holds 71 instruction lines at the median and 113 at the upper quartile, and a supervisor vertex "
+        "pairs a supervisor routine with a worker one",
         default=400,
     )
-    control_code_bytes: int = _figure("approximate: ~1 KiB of program control code on every tile", default=KIB)
-    control_code_bytes_per_step: int = _figure("approximate: ~24 B of control code per program step", default=24)
-    exchange_code_bytes_per_exchange: int = _figure(
-        "approximate: ~64 B (8 instructions of 8 bytes: set-up, sync, a send or receive loop per message) per "
-        "exchange a tile takes part in, whatever the bytes it moves (a message of any length is one loop). "
-        "Consistent with " + TILE_201 + ": 7.2 KiB of internal exchange code in a program of at least 313 steps, "
-        "of which about half exchanges",
-        default=64,
+    instruction_bytes: int = _figure(
+        "4 B: an IPU instruction is one 32-bit word (Tile Vertex ISA, docs.graphcore.ai/projects/isa); poplibs' "
+        "own planners charge exchange code at 4 bytes an instruction (lib/popops/DynamicSlice.cpp@7eac0f2, "
+        "exchangeCodeBytes = 4 x the setmux instructions of each exchange)",
+        default=4,
+    )
+    control_code_bytes: int = _figure(
+        "approximate: ~640 B of control code on every tile whatever the program (the engine's start, host syncs, "
+        "program switch): "
+        + TF_PROFILE_SUMMARY
+        + " shows 851,272 B over 1,216 tiles, 700 B a tile, for a program of 3 additions on 2-element tensors "
+        "(4 compute sets), of which its few steps' syncs and calls take ~60 B",
+        default=640,
+    )
+    control_instructions_per_step: int = _figure(
+        "1: every program step (a superstep: compute set, exchange and sync) puts a sync instruction in the control "
+        "code of every tile, working in it or not, as Poplar's internal syncs are IPU-wide barriers (Poplar user "
+        "guide, 'Program control': a tile that has nothing to do in a step still waits at its sync)",
+        default=1,
+    )
+    control_instructions_per_compute_set: int = _figure(
+        "approximate: 3 instructions on each tile that runs a compute set: point at its vertices' state, run the "
+        "supervisor vertex, and wait for its workers (Poplar user guide: a compute set compiles to one call per "
+        "tile of the vertices mapped there)",
+        default=3,
+    )
+    exchange_instructions_per_exchange: int = _figure(
+        "fitted: 10 instructions of set-up, timing and wind-down on each tile taking part in an exchange, sending or "
+        "receiving, whatever its messages. Fitted to "
+        + TF_PROFILE_SUMMARY
+        + ": 60,792 B of internal exchange code over 1,216 tiles, 50 B a tile, where the program's one exchange "
+        "involving every tile brings each the seed its SetSeedSupervisor vertex reads (1,216 of its 1,219 vertices), "
+        "one message from one tile: 12 instructions with the message's 2 (the few additions on 2-element tensors "
+        "exchange on one or two tiles)",
+        default=10,
+    )
+    exchange_instructions_per_message_received: int = _figure(
+        "2 per message a tile receives, one message from each tile it receives from: the switch-control (setmux) "
+        "instruction that listens to that sender (poplibs lib/popops/DynamicSlice.cpp@7eac0f2: 'the indices must be "
+        "received from a set of tiles, so a number of setmux instructions are required', one per source tile) and "
+        "one setting where the message lands (Graphcore's patent US12141092, 'Instruction set', claims 3 and 11: "
+        "the receiver connects to the sender's wires at the compiled time and stores at its memory pointer)",
+        default=2,
+    )
+    exchange_instructions_per_message_sent: int = _figure(
+        "1 per message a tile sends: a send instruction names how many packets it sends from where (patent "
+        "US12141092, claim 5), so a message of any length is one instruction",
+        default=1,
     )
     host_exchange_code_bytes: int = _figure(
-        "640 B per tile for the host streams: the Host Exchange Code of " + TILE_201, default=640
+        "approximate: ~225 B of host exchange code on every tile: "
+        + TF_PROFILE_SUMMARY
+        + " shows 351,328 B over 1,216 tiles (289 B a tile, the same on every tile although its data sits on one) "
+        "for a program of 4 host streams (3 inputs, 1 result), less their 4 x host_exchange_code_bytes_per_stream",
+        default=225,
+    )
+    host_exchange_code_bytes_per_stream: int = _figure(
+        "approximate: 16 B (4 instructions: sync with the host, listen to the link, where and how much) on every "
+        "tile for each host stream of the program: an input, label or result stream, and a variable's copy from and "
+        "to the host (weights and optimizer state are loaded to the device and read back)",
+        default=16,
     )
     vertex_state_bytes: int = _figure(
         "approximate: ~24 B of fields per vertex instance (pointers and counts of its edges and worklists); "

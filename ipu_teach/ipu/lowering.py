@@ -49,6 +49,16 @@ class LoweredStep:
     windows: np.ndarray | None = None
     """Per tile, the tensor windows its convolution vertex connects (a product's main step only:
     ``matrix_plan.vertex_windows``); other vertices connect a few fixed operands each."""
+    messages: np.ndarray | None = None
+    """Per tile, the messages (a region from one sender) its exchange receives, where the plan knows them (a
+    product's rearrangement and reductions); else :mod:`.memory_layout` estimates them from the bytes."""
+    sends: np.ndarray | None = None
+    """Per tile, the messages its exchange sends where the plan knows them (a product's rearrangement, whose
+    pieces are each broadcast once to the tiles sharing them); else estimated from the messages received."""
+    outlined: tuple | None = None
+    """Which step of which outlined op this is, where Poplar compiles the op as a function that identical ops
+    call (:data:`OUTLINED_OPS`): the op's kind, shapes and dtype, phase, costs and options, and the step's place
+    in it; else None."""
     first_tile: int = 0
     """The tile the linear mapping of the op's output starts on (:mod:`.tile_placement`): where its vector work
     runs and its activation (and gradient) is laid out; 0 for an op with a matrix product, as poplin starts it."""
@@ -103,6 +113,14 @@ class LoweredGraph:
         return memory_layout.allocated(self.memory, len(self.steps), self.spec.tiles)
 
 
+OUTLINED_OPS = ("BatchNorm", "LayerNorm")
+"""Ops besides products (convolutions, matrix multiplies) that Poplar compiles once as a function every identical
+one calls: Graphcore's TensorFlow outlines convolutions, dots, batch and group (layer) norms, their gradients and
+weight updates so (tensorflow/compiler/plugin/poplar/driver/passes/outline_instructions.cc@b2127bb,
+IsInstructionCacheable; the SubcomputationGraphCache compiles each distinct one once), PopART likewise
+(SessionOptions enableOutlining and enableConvolutionGraphCaching, both on by default)."""
+
+
 def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, start=0) -> list:
     """The compute sets of one item of an op's vector work (``autograd.cost``): a VectorPass is one compute set
     of its codelet, a Reduction several (see :func:`_reduction_steps`). The first is named ``name``; the work
@@ -153,8 +171,18 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
         else:
             remaining = work.outputs
         at = start if remaining == work.outputs else tile_placement.reduction_offset((remaining,), spec.tiles)
-        inputs = memory_layout.spread(remaining, spec.tiles, at) * bsp.ceil_div(partials, remaining)
-        steps.append(LoweredStep(f"{name}/stage{stage}", phase, 0, _reduce_cycles(inputs), inputs * PARTIAL_BYTES))
+        group = bsp.ceil_div(partials, remaining)  # partials per output, each from another tile
+        inputs = memory_layout.spread(remaining, spec.tiles, at) * group
+        steps.append(
+            LoweredStep(
+                f"{name}/stage{stage}",
+                phase,
+                0,
+                _reduce_cycles(inputs),
+                inputs * PARTIAL_BYTES,
+                messages=np.where(inputs > 0, group, 0),
+            )
+        )
         partials, stage = remaining, stage + 1
     for step in steps:
         step.first_tile = start
@@ -183,8 +211,18 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     for k in range(chosen.serial_split):
         label = name if k == 0 else f"{name}/serial{k}"
         received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
+        messages = matrix_plan.per_tile(matrix_plan.transform_messages(product, chosen, itemsize), used, spec)
+        sends = matrix_plan.per_tile(matrix_plan.transform_sends(product, chosen, itemsize), used, spec)
         steps += [
-            LoweredStep(f"{label}/transform", phase, 0, _transpose_cycles(received, phase, itemsize), received),
+            LoweredStep(
+                f"{label}/transform",
+                phase,
+                0,
+                _transpose_cycles(received, phase, itemsize),
+                received,
+                messages=messages,
+                sends=sends,
+            ),
             LoweredStep(
                 label,
                 phase,
@@ -197,7 +235,10 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 windows=matrix_plan.per_tile(chosen.windows, used, spec),
             ),
         ]
-        for stage, (reducing, reduce_bytes, reduce_cycles) in enumerate(chosen.reduce_stages):
+        stage_messages = matrix_plan.reduce_messages(chosen.depth_split)
+        for stage, ((reducing, reduce_bytes, reduce_cycles), messages) in enumerate(
+            zip(chosen.reduce_stages, stage_messages)
+        ):
             steps.append(
                 LoweredStep(
                     f"{label}/reduce{stage or ''}",
@@ -205,6 +246,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                     0,
                     matrix_plan.per_tile(reduce_cycles, reducing, spec),
                     matrix_plan.per_tile(reduce_bytes, reducing, spec),
+                    messages=matrix_plan.per_tile(messages, reducing, spec),
                 )
             )
     return steps
@@ -302,7 +344,10 @@ def split_by_stage(
                 [p for p in pick if p.phase == "forward"],
                 [p for p in pick if p.phase == "backward"],
                 [p for p in pick if p.phase in ("accumulate", "update")],
-                memory + memory_layout.temporary_memory(pick, graph.spec) + memory_layout.code_memory(pick, graph.spec),
+                memory
+                + memory_layout.temporary_memory(pick, graph.spec)
+                # a stage's host streams: its own variables' (its share of the data streams left out)
+                + memory_layout.code_memory(pick, graph.spec, memory_layout.host_streams(memory)),
             )
         )
     return stages
@@ -485,6 +530,15 @@ def lower(
                 )
             )
         forward_per_op.append(forward[first_step:])
+        if rec.op in OUTLINED_OPS or rec.forward.products:
+            # the op's function: its kind, shapes, dtype, options and (so the same steps) its costs per phase
+            shapes = repr((rec.op, signature[-1][2:], rec.itemsize))
+            phases = [("forward", rec.forward, forward[first_step:])]
+            phases += [("backward", rec.backward, backward[-1])] if mode == "train" else []
+            for phase, cost, steps_of_op in phases:
+                function = (shapes, phase, repr(cost), repr(options_for(rec.scope, phase, kind)))
+                for k, step in enumerate(steps_of_op):
+                    step.outlined = (*function, k)
         if rec.repeats_earlier:
             for step in forward[first_step:] + (backward[-1] if mode == "train" else []):
                 step.compiled_earlier = True
@@ -527,7 +581,9 @@ def lower(
             tape, forward + backward + update, spec, training=mode == "train", readers=readers
         )
     memory += memory_layout.temporary_memory(forward + backward + update, spec)
-    memory += memory_layout.code_memory(forward + backward + update, spec)
+    data_streams = len(arrays_of(x)) + (len(arrays_of(y)) if y is not None and mode != "predict" else 0) + 1
+    streams = memory_layout.host_streams(memory, data_streams)  # the inputs, the labels, the results
+    memory += memory_layout.code_memory(forward + backward + update, spec, streams)
     batch = batch_size_of(x)
     sample_bytes = sum(int(np.prod(np.shape(a)[1:])) * _host_itemsize(a) for a in arrays_of(x))
     label_bytes = (

@@ -254,6 +254,92 @@ def _price(
     )
 
 
+def reduce_messages(depth_split: int) -> list:
+    """Messages a tile receives in each stage of reducing the partial sums of ``depth_split`` depth slices (what
+    its exchange code grows with): a stage merging p partials per output hears from p tiles, the stages being
+    :func:`reduction_depths`' (poplin's ConvReducePlan.cpp plans them to send the fewest messages).
+
+    Example:
+
+    >>> from ipu_teach.ipu import matrix_plan
+    >>> [matrix_plan.reduce_messages(p) for p in (1, 8, 64, 512)]
+    [[], [8], [8, 8], [8, 8, 8]]
+    """
+    depths = [depth_split, *reduction_depths(depth_split)]
+    return [ceil_div(depth_in, depth_out) for depth_in, depth_out in zip(depths, depths[1:])]
+
+
+ACTIVATIONS_BYTES_PER_TILE = 128
+"""The least of a product's input operand Poplar maps on a tile, "to reduce the amount of exchange code"
+(poplibs lib/poplin/Convolution.cpp@7eac0f2, mapActivationsOrWeights: minBytesPerTile 128 for activations)."""
+WEIGHTS_BYTES_PER_TILE = 256
+"""The least of a product's weights operand Poplar maps on a tile (the same line: 256 for weights)."""
+
+
+def transform_messages(product: MatrixProduct, chosen: ProductPlan, itemsize: int = 4) -> int:
+    """Messages a busy tile receives in one serial pass's rearrangement, one from each tile that sends it a piece
+    of its two operand slices (what its exchange code grows with, ``hardware.CODE``). Poplar lays each operand
+    out for the plan: a slice spread over the tiles that use it (lib/poplin/Convolution.cpp@7eac0f2,
+    mapActivationsOrWeights: "such that the exchange required during the convolution operation is minimized"),
+    at least 128 bytes of activations and 256 of weights a tile "to reduce the amount of exchange code". So a
+    tile hears about its input slice from the tiles of the columns' split and about its weights slice from those
+    of the rows' split, no more than the slice's pieces of those sizes. The input slice is the tile's positions
+    times its input channels: a convolution's kernel positions read the same elements (its halo aside), they are
+    not sent again.
+
+    Example:
+
+    >>> from ipu_teach import hardware
+    >>> from ipu_teach.autograd.cost import MatrixProduct
+    >>> from ipu_teach.ipu import matrix_plan
+    >>> product = MatrixProduct(rows=32, depth=784, cols=128, channels=784)
+    >>> rows_only = matrix_plan._price(product, hardware.MK2, 4, rows_split=32, cols_split=1, depth_split=1)
+    >>> matrix_plan.transform_messages(product, rows_only)  # the whole input row; weights in 256-byte pieces
+    33
+    """
+    input_pieces, weights_pieces = _operand_pieces(product, chosen, itemsize)
+    return input_pieces + weights_pieces
+
+
+def transform_sends(product: MatrixProduct, chosen: ProductPlan, itemsize: int = 4) -> int:
+    """Messages a busy tile sends in one serial pass's rearrangement: each piece of an operand slice is sent
+    once and heard by every tile sharing the slice (exchange is receiver-selected), and the pieces of all the
+    slices are spread evenly over the busy tiles. As a slice is in no more pieces than tiles share it, a tile
+    sends at most one piece of each operand.
+
+    Example: a 3x3 convolution's output channels split over 256 tiles, each hearing from 128 of them
+
+    >>> from ipu_teach.autograd.cost import MatrixProduct
+    >>> from ipu_teach.hardware import MK2
+    >>> from ipu_teach.ipu.matrix_plan import _price, transform_messages, transform_sends
+    >>> conv = MatrixProduct(rows=64, depth=9 * 64, cols=4096, channels=64, planner="conv")
+    >>> plan = _price(conv, MK2, 4, rows_split=1, cols_split=256, depth_split=1)
+    >>> transform_messages(conv, plan), transform_sends(conv, plan)
+    (129, 2)
+    """
+    input_pieces, weights_pieces = _operand_pieces(product, chosen, itemsize)
+    # (rows x depth splits) input slices of input_pieces each, (cols x depth splits) weights slices of
+    # weights_pieces each, over rows x cols x depth splits tiles
+    return ceil_div(input_pieces, chosen.cols_split) + ceil_div(weights_pieces, chosen.rows_split)
+
+
+def _operand_pieces(product: MatrixProduct, chosen: ProductPlan, itemsize: int) -> tuple:
+    """``(input, weights)``: the pieces of a busy tile's two operand slices, each on another tile
+    (:func:`transform_messages`)."""
+    rows = ceil_div(product.rows, chosen.rows_split)
+    depth = ceil_div(product.depth, chosen.depth_split)
+    channels = min(product.channels, depth)
+    cols = ceil_div(ceil_div(product.cols, chosen.cols_split), chosen.serial_split)
+
+    def pieces(elements: int, sharing: int, least_bytes: int) -> int:
+        return max(1, min(sharing, ceil_div(elements * itemsize, least_bytes)))
+
+    return (
+        pieces(rows * channels, chosen.cols_split, ACTIVATIONS_BYTES_PER_TILE),
+        pieces(depth * cols, chosen.rows_split, WEIGHTS_BYTES_PER_TILE),
+    )
+
+
 def per_tile(value: int, tiles: int, spec) -> np.ndarray:
     """A per-tile array with ``value`` on each of the ``tiles`` tiles the plan uses, placed where poplin starts a
     plan (:data:`.tile_placement.PRODUCT_START_TILE`)."""

@@ -8,8 +8,9 @@ a product's temporary memory while products run). Poplar gives
 not-always-live tensors that are never live together the same addresses, so a tile needs its always-live
 bytes plus the peak of what is live at once (:func:`~ipu_teach.bsp.allocated_per_tile`). The program's
 code and runtime state (vertex code, control code, exchange code, vertex instance state, stack) are always
-live; their sizes follow ``hardware.CODE``, counted per codelet, exchange, program step and vertex, so
-they grow with the program's length and variety, never with the bytes it moves.
+live; their sizes follow ``hardware.CODE``, counted in instructions per codelet, exchange message, program
+step, compute set, host stream and vertex, so they grow with the program's length, variety and how scattered
+its data is, never with the bytes it moves.
 """
 
 from __future__ import annotations
@@ -121,35 +122,48 @@ def codelet_of(step) -> str:
     return "reduce" if rest and rest[-1] == "reduce" else "/".join([op, *rest])
 
 
-def code_memory(steps, spec) -> list:
-    """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where. A loop's
-    later iterations (``compiled_earlier``: an RNN's timesteps) run the first's code and add none."""
+def compiled_steps(steps) -> list:
+    """The steps whose code the program holds: a loop's later iterations (``compiled_earlier``: an RNN's
+    timesteps) run the first's code, and a later call of an outlined op (``LoweredStep.outlined``: a product or
+    normalization with the same shapes and options as one before it) runs the function compiled for that one,
+    vertices, exchanges and syncs included (its call and argument copies left out)."""
+    seen, kept = set(), []
+    for step in steps:
+        if step.compiled_earlier or (step.outlined is not None and step.outlined in seen):
+            continue
+        if step.outlined is not None:
+            seen.add(step.outlined)
+        kept.append(step)
+    return kept
+
+
+def code_memory(steps, spec, host_streams: int = 0) -> list:
+    """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where
+    (:func:`compiled_steps`: code compiled once is held once) and the program's ``host_streams``."""
     c = hardware.CODE
-    steps = [step for step in steps if not step.compiled_earlier]
+    steps = compiled_steps(steps)
     active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
-    exchanging = np.array([s.received > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
     codelets = {}
     for step, runs in zip(steps, active):
         codelets[codelet_of(step)] = codelets.get(codelet_of(step), np.zeros(spec.tiles, bool)) | runs
     codelets_on_tile = sum((runs.astype(np.int64) for runs in codelets.values()), np.zeros(spec.tiles, np.int64))
     compute_sets_on_tile = active.sum(axis=0).astype(np.int64)
+    control_instructions = len(steps) * c.control_instructions_per_step + compute_sets_on_tile * (
+        c.control_instructions_per_compute_set
+    )
     return [
         MemoryItem(
             "vertexCode",
             "vertex code",
             np.where(codelets_on_tile > 0, c.vertex_code_bytes, 0) + codelets_on_tile * c.vertex_code_bytes_per_codelet,
         ),
+        MemoryItem("controlCode", "control code", c.control_code_bytes + control_instructions * c.instruction_bytes),
+        MemoryItem("internalExchangeCode", "internal exchange code", exchange_code(steps, spec)),
         MemoryItem(
-            "controlCode",
-            "control code",
-            np.full(spec.tiles, c.control_code_bytes + len(steps) * c.control_code_bytes_per_step, np.int64),
+            "hostExchangeCode",
+            "host exchange code",
+            np.full(spec.tiles, c.host_exchange_code_bytes + host_streams * c.host_exchange_code_bytes_per_stream),
         ),
-        MemoryItem(
-            "internalExchangeCode",
-            "internal exchange code",
-            exchanging.sum(axis=0).astype(np.int64) * c.exchange_code_bytes_per_exchange,
-        ),
-        MemoryItem("hostExchangeCode", "host exchange code", np.full(spec.tiles, c.host_exchange_code_bytes, np.int64)),
         MemoryItem(
             "vertexInstanceState",
             "vertex instance state",
@@ -157,6 +171,84 @@ def code_memory(steps, spec) -> list:
         ),
         MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
     ]
+
+
+VARIABLE_ROLES = ("variables", "optimizer state")
+"""The roles of the tensors the host loads onto the device and reads back, a host stream each way."""
+
+
+def host_streams(memory, data_streams: int = 0) -> int:
+    """The host streams of a program: its ``data_streams`` (each input, the labels, the results) and two for
+    each variable among ``memory`` (weights and optimizer state are loaded from the host and read back)."""
+    return data_streams + 2 * sum(1 for item in memory if item.category in VARIABLE_ROLES)
+
+
+def exchange_code(steps, spec) -> np.ndarray:
+    """Internal exchange code bytes per tile: each exchange's code sits on every tile it involves, sending or
+    receiving, and grows with the messages it handles there, one per tile it hears from or sends to, never
+    with their length (:func:`exchange_messages`)."""
+    c = hardware.CODE
+    instructions = np.zeros(spec.tiles, np.int64)
+    for received, senders, known, sends in _exchanges(steps):
+        incoming, outgoing = exchange_messages(received, senders, known, sends)
+        instructions += np.where(
+            incoming > 0,
+            c.exchange_instructions_per_exchange + incoming * c.exchange_instructions_per_message_received,
+            0,
+        )
+        instructions += np.where(
+            outgoing > 0,
+            c.exchange_instructions_per_exchange + outgoing * c.exchange_instructions_per_message_sent,
+            0,
+        )
+    return instructions * c.instruction_bytes
+
+
+def _exchanges(steps) -> list:
+    """Each exchange of ``steps``: the bytes each tile receives, which tiles send them (the tiles of the last
+    compute set before it, which made what it moves: a product's partial sums, the previous op's output; the
+    receivers themselves where nothing ran before, the data having come from the host), and the messages each
+    tile receives and sends where the plan knows them (``LoweredStep.messages`` and ``sends``, else None)."""
+    exchanges, made_by = [], None
+    for step in steps:
+        if step.received.any():
+            senders = step.received > 0 if made_by is None else made_by
+            exchanges.append((step.received, senders, step.messages, step.sends))
+        if step.cycles.any():
+            made_by = step.cycles > 0
+    return exchanges
+
+
+def exchange_messages(
+    received: np.ndarray, senders: np.ndarray, incoming: np.ndarray | None = None, outgoing: np.ndarray | None = None
+) -> tuple:
+    """Messages per tile of one exchange, ``(incoming, outgoing)``: each sender sends its share of the messages
+    the receivers get, at most as many as a receiver hears. Unless ``incoming`` is known, the ``received`` bytes
+    are taken as spread evenly over the ``senders`` (a tensor mapped linearly), so a tile receiving r of the
+    exchange's R bytes hears from about r / (R / senders) of them, at least one. Scaling every tile's bytes (a
+    larger batch) changes no count: the code grows with how scattered the data is, not with its size.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from ipu_teach.ipu import memory_layout
+    >>> senders = np.array([False, False, True, True])
+    >>> incoming, outgoing = memory_layout.exchange_messages(np.array([800, 800, 0, 0]), senders)
+    >>> incoming.tolist(), outgoing.tolist()
+    ([1, 1, 0, 0], [0, 0, 1, 1])
+    """
+    total, sending = int(received.sum()), int(np.count_nonzero(senders))
+    if total == 0 or sending == 0:
+        return np.zeros_like(received), np.zeros_like(received)
+    if incoming is None:
+        incoming = np.minimum(-(-received * sending // total), sending)
+    incoming = np.where(received > 0, np.maximum(incoming, 1), 0)
+    if outgoing is not None:
+        return incoming, outgoing
+    # the exchange is receiver-selected: a piece many tiles hear is sent once, so a sender sends its share of the
+    # messages, but no more than the most any receiver hears (a broadcast from one tile is that many messages)
+    outgoing = np.where(senders, min(-(-int(incoming.sum()) // sending), int(incoming.max())), 0)
+    return incoming, outgoing
 
 
 def activation_memory(records, steps, spec, training: bool, readers: dict | None = None) -> list:

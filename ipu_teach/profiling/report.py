@@ -310,7 +310,7 @@ class Compilation:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.compilation.tile_variables(0, 0)[:2]
-        [('vertexCode', 'vertex code', 3648), ('controlCode', 'control code', 1528)]
+        [('vertexCode', 'vertex code', 3648), ('controlCode', 'control code', 772)]
         """
         self._check_ipu(ipu)
         found = [(v.name, v.category, int(v.perTile[tile])) for v in self.variables if v.ipu == ipu and v.perTile[tile]]
@@ -350,7 +350,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> steps = report.compilation.liveness(0)
         >>> steps[0].index, steps[0].alwaysLiveBytes
-        (0, 89048)
+        (0, 73368)
         """
         self._check_ipu(ipu)
         pick = (lambda v: v.size) if tile is None else (lambda v: int(v.perTile[tile]))
@@ -373,7 +373,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> peak = report.compilation.live_peak(0)
         >>> peak.name, peak.totalBytes
-        ('loss/Mean:4/grad', 89464)
+        ('loss/Mean:4/grad', 73784)
         """
         steps = self.liveness(ipu, tile)
         return max(steps, key=lambda s: s.totalBytes) if steps else None

@@ -5,7 +5,7 @@ once falls, the cycles rise by exactly the recomputed forward steps' cost, and t
 import numpy as np
 import pytest
 
-from ipu_teach import bsp, ipu, keras
+from ipu_teach import bsp, hardware, ipu, keras
 from ipu_teach.examples import configure_ipus
 from ipu_teach.ipu import estimate, memory_layout, recomputation
 from ipu_teach.ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint
@@ -218,7 +218,7 @@ def test_a_pipeline_recomputing_interleaved_recomputes_a_stage_segment_by_segmen
         whole.pipeline.costs.backward[0] + whole.pipeline.costs.forward[0], rel=1e-12
     )
     # one segment's activations live at a time (and the checkpoints): fewer at the stage's fullest step; its
-    # code grows with the recomputed steps (here as much: the total peak stays within 1%)
+    # code grows with the recomputed steps, and the peak by no more than the code grew
     first, second = (run.pipeline.stage_graphs[0] for run in (interleaved, whole))
     live = [estimate.live_categories(graph)["activations"] for graph in (first, second)]
     one = BATCH * 64 * 4  # one micro-batch's output of one op (MatMul, Add, ReLU of each Dense)
@@ -226,7 +226,8 @@ def test_a_pipeline_recomputing_interleaved_recomputes_a_stage_segment_by_segmen
     copies = stashed // one  # micro-batches in flight: the stage's input is stashed for each
     assert live[1] == stashed + 18 * one  # the stage's 18 outputs, recomputed all at once
     assert live[0] == stashed + (6 + 2 * copies) * one  # one segment's 6 and the 2 checkpoints, stashed as the input
-    assert live_peak(first) < 1.01 * live_peak(second)
+    code = [sum(estimate.live_categories(g).get(c, 0) for c in hardware.CODE_CATEGORIES) for g in (first, second)]
+    assert live_peak(first) - live_peak(second) <= code[0] - code[1]
     checkpoints = [m for m in first.memory if m.name.endswith("/checkpoint")]
     assert [int(m.per_tile.sum()) for m in checkpoints] == [copies * one] * 2 and copies > 1
 
