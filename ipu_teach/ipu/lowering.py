@@ -152,14 +152,19 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0) -> list:
     return steps
 
 
-def _transpose_cycles(received, phase, itemsize) -> np.ndarray:
+def _transpose_cycles(product, phase, spec, itemsize) -> np.ndarray:
     """The rearrangement compute set before a backward product: the pass transposes (and, for a convolution's
-    data gradient, flips) an operand it received (poplin's ConvProgramTree: ``weightsTranspose`` "if this is
-    for the backwards pass", ``transposeCSActs``). Forward products receive their operands in the layout they
-    need: the exchange alone."""
+    data gradient, flips) its operands (poplin's ConvProgramTree: ``weightsTranspose`` "if this is for the
+    backwards pass", ``transposeCSActs`` / ``transposeCSWeights``). Poplar transposes a tensor where it lives,
+    before the exchange copies it out: popops' ``addTransposeVertices`` maps each Transpose vertex by the tile
+    mapping of the tensor (lib/popops/Rearrange.cpp), so every element of the operands is moved once, on the
+    tiles a linear mapping gives it, not once per tile that then receives a copy of it, and as stored (a
+    convolution's activations, not their view with every kernel position: ``MatrixProduct.stored_elements``).
+    Forward products receive their operands in the layout they need, as do later serial passes (``phase``
+    ``"serial pass"``) those the first one transposed: the exchange alone."""
     if phase != "backward":
-        return np.zeros_like(received)
-    elements = bsp.ceil_div(received, itemsize)
+        return np.zeros(spec.tiles, dtype=np.int64)
+    elements = memory_layout.mapped_bytes(product.stored_elements, itemsize, spec.tiles) // itemsize
     return _vertex_cycles(elements, hardware.VECTOR.transpose, hardware.VECTOR.transpose_vertex_cycles)
 
 
@@ -174,8 +179,10 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     for k in range(chosen.serial_split):
         label = name if k == 0 else f"{name}/serial{k}"
         received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
+        # poplin transposes before the serial loop (weightsTranspose, transformPreSerial): on the first pass only
+        transpose = _transpose_cycles(product, phase if k == 0 else "serial pass", spec, itemsize)
         steps += [
-            LoweredStep(f"{label}/transform", phase, 0, _transpose_cycles(received, phase, itemsize), received),
+            LoweredStep(f"{label}/transform", phase, 0, transpose, received),
             LoweredStep(
                 label,
                 phase,
