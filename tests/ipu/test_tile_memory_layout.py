@@ -186,3 +186,32 @@ def test_in_inference_a_skip_connection_keeps_its_tensor_until_the_layer_that_re
     assert names[outputs["skip/ReLU"].live_until].startswith("join/")  # read again by the Add, three layers on
     assert names[outputs["skip/MatMul"].live_until].startswith("skip/Add")  # inside a layer: the next op reads it
     assert names[outputs["inner/ReLU"].live_until].startswith("deeper/MatMul")
+
+
+def test_a_gradient_passed_through_an_add_lives_from_where_the_backward_makes_it():
+    """An Add has no backward compute set: the gradient of what it adds is its own output's gradient, made by
+    the backward of the layer after it, late in the backward pass; not live from the Add's forward step."""
+    keras.backend.clear_session()
+    ipu.system.reset()
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.ipu_model.tiles_per_ipu = 16
+    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(WIDTH,))
+        skip = keras.layers.Dense(WIDTH, activation="relu", name="skip")(inputs)
+        x = keras.layers.Dense(WIDTH, activation="relu", name="inner")(skip)
+        x = keras.layers.Add(name="join")([skip, x])
+        model = keras.Model(inputs, keras.layers.Dense(WIDTH, name="head")(x))
+        model.compile("sgd", "mse")
+        data = np.zeros((64, WIDTH), np.float32)
+        model.fit(data, data, batch_size=64, verbose=0)
+    graph = model.get_ipu_executable("train").graph
+    names = [s.name for s in graph.steps]
+    assert not any(name.startswith("join/") and name.endswith("/grad") for name in names)  # no backward compute
+    gradients = {m.name: m for m in graph.memory if m.category == "gradients"}
+    relu = next(m for name, m in gradients.items() if name.startswith("inner/ReLU"))
+    assert names[relu.live_from] == next(n for n in names if n.startswith("head/MatMul") and "/grad" in n)
+    assert names[relu.live_until].startswith("inner/ReLU") and names[relu.live_until].endswith("/grad")
+    assert relu.live_from > names.index(next(n for n in names if n.startswith("join/")))  # not from the forward
