@@ -488,6 +488,7 @@ def size(case) -> ipu.utils.Estimate:
                     recomputation_mode=getattr(
                         ipu.ops.pipelining_ops.RecomputationMode, pipelining.get("recomputation_mode", "Auto")
                     ),
+                    offload_weight_update_variables=pipelining.get("offload_weight_update_variables"),
                 )
             elif spec.get("accumulation", 1) > 1:
                 model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])

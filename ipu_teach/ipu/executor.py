@@ -33,6 +33,7 @@ from . import (
     executable_cache,
     host,
     messages,
+    offloading,
     out_of_memory,
     pipelining,
     poplar_log,
@@ -313,6 +314,9 @@ def compile_executable(
         recorded=setup.recorded,
         shape_only=lowers_shape_only(model, configuration, options) if shape_only is None else shape_only,
         recompute_segments=recompute_segments,
+        offload_optimizer_state=offloading.optimizer_state_offloaded(
+            options_of(model), configuration, accumulation, plan is not None
+        ),
     )
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes

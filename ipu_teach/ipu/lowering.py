@@ -24,7 +24,7 @@ from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import call_context, step_overrides
-from . import matrix_plan, memory_layout, recomputation
+from . import matrix_plan, memory_layout, offloading, recomputation
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -52,6 +52,9 @@ class LoweredStep:
     compiled_earlier: bool = False
     """A step of a loop iteration after the first (``OpRecord.repeats_earlier``): Poplar compiled its code with
     the first iteration's, so it adds nothing to the compile time."""
+    streamed_bytes: int = 0
+    """Bytes a weight update copies from Streaming Memory before it and back after it (its optimizer state,
+    offloaded: :mod:`.offloading`)."""
 
     @property
     def scope(self) -> str:
@@ -59,9 +62,15 @@ class LoweredStep:
         return self.name.split("/", 1)[0]
 
     def program(self):
-        """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles."""
+        """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles; between copies
+        from and to Streaming Memory if it streams its operands (``streamed_bytes``)."""
         exchange = bsp.Exchange(self.received, name=f"{self.name}/exchange") if self.received.any() else None
-        return bsp.Execute(bsp.CostedComputeSet(self.name, self.cycles), exchange, sync=bsp.SyncKind.ON_CHIP)
+        step = bsp.Execute(bsp.CostedComputeSet(self.name, self.cycles), exchange, sync=bsp.SyncKind.ON_CHIP)
+        if not self.streamed_bytes:
+            return step
+        load = bsp.StreamingMemoryCopy(self.streamed_bytes, label=f"{self.name}/load")
+        store = bsp.StreamingMemoryCopy(self.streamed_bytes, label=f"{self.name}/store")
+        return bsp.Sequence([load, step, store], label=self.name)
 
 
 @dataclass
@@ -410,13 +419,15 @@ def lower(
     recorded=None,
     shape_only=False,
     recompute_segments=None,
+    offload_optimizer_state=False,
 ) -> LoweredGraph:
     """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after; with
     ``shape_only``, traced from its shapes without numerics where it can be, :mod:`.shape_only`: the same graph),
     or the ops of a custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
     ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options.
     ``recompute_segments`` (``{layer name: segment}``, :func:`.recomputation.segments_of`) recomputes each
-    segment's forward before its backward in training, as :mod:`.recomputation` says."""
+    segment's forward before its backward in training, as :mod:`.recomputation` says.
+    ``offload_optimizer_state`` keeps the optimizer state in Streaming Memory (:mod:`.offloading`)."""
     options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
     if recorded is not None:
         tape = list(recorded.ops)
@@ -484,9 +495,16 @@ def lower(
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec)
         flops = model.optimizer.update_flops_per_weight + model.optimizer.clipping_flops_per_weight
-        update += _per_weight_steps(weights, "update", "update", flops, spec)
-        for s in range(model.optimizer.slots_per_weight):
-            memory += memory_layout.weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
+        updates = _per_weight_steps(weights, "update", "update", flops, spec)
+        slots = [
+            memory_layout.weight_memory(weights, spec, 0, f"/slot{s}", "optimizer state")
+            for s in range(model.optimizer.slots_per_weight)
+        ]
+        if offload_optimizer_state and slots:
+            first = len(forward) + len(backward) + len(update)
+            updates, slots = offloading.streamed(updates, slots, first)
+        update += updates
+        memory += [item for per_slot in slots for item in per_slot]
         if accumulation > 1:
             memory += memory_layout.weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
         memory += memory_layout.gradient_memory(tape, forward + backward + update, spec)
