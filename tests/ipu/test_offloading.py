@@ -3,7 +3,7 @@ its weight's update, copied in and out over the IPU's link at that update; numer
 
 import numpy as np
 import pytest
-from ipu_test_helpers import assert_same_weights, build, configure, data, fit
+from ipu_test_helpers import assert_same_weights, build, data, fit
 
 import ipu_teach.keras as keras
 from ipu_teach import bsp, hardware, ipu
