@@ -7,7 +7,7 @@ import pytest
 
 from ipu_teach import bsp, ipu, keras
 from ipu_teach.examples import configure_ipus
-from ipu_teach.ipu import estimate, memory_layout, recomputation
+from ipu_teach.ipu import estimate, memory_layout, out_of_memory, recomputation
 from ipu_teach.ipu.ipu_tensorflow_addons.keras.layers import RecomputationCheckpoint
 
 BATCH = 4096
@@ -237,3 +237,22 @@ def test_a_pipeline_without_checkpoints_or_interleaving_recomputes_whole_stages_
     assert not [s for s in unmarked.graph.backward if s.phase == "recompute"]
     whole = pipelined(modes.RecomputeThenBackpropagate)
     assert not [m for m in whole.pipeline.stage_graphs[0].memory if m.name.endswith("/checkpoint")]
+
+
+def test_a_pipeline_stages_steps_hold_its_recomputed_steps_so_every_live_span_is_within_them():
+    """A stage's backward pass runs its recomputed forward steps (programs.stage_programs): its graph lists them
+    too, so the live spans (indices into the stage's steps, lowering.split_by_stage) point at the steps they
+    name, and what the fullest tile holds at its peak adds up to its memory (out_of_memory.breakdown)."""
+    modes = ipu.pipelining_ops.RecomputationMode
+    executable = pipelined(modes.RecomputeAndBackpropagateInterleaved)
+    stage = executable.pipeline.stage_graphs[0]
+    names = [step.name for step in stage.steps]
+    assert any(step.phase == "recompute" for step in stage.backward)
+    for item in stage.memory:
+        if not item.always_live:
+            assert 0 <= item.live_from <= item.live_until < len(names), item.name
+    recomputed = next(m for m in stage.memory if m.name.endswith("/recomputed output"))
+    assert names[recomputed.live_from].split("/")[2] == recomputation.RECOMPUTE
+    tile = int(np.argmax(stage.tile_memory()))
+    categories, _ = out_of_memory.breakdown(stage, tile)
+    assert sum(n for _, n in categories) == stage.tile_memory()[tile]
