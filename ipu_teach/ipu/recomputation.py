@@ -115,7 +115,8 @@ def backward_with_recomputation(forward_per_op: list, backward_per_op: list, seg
 
 
 def activation_memory(records, steps, spec, segment_of_op: list, readers: dict, segments: dict) -> list:
-    """The forward pass's outputs under recomputation. A checkpoint (an op's output a later segment reads) and
+    """The forward pass's outputs under recomputation. A checkpoint (an op's output a later segment with ops reads:
+    a stage's last checkpoint, whose segment there holds only the checkpoint layer, is not kept) and
     every output of the last segment live from the forward step until its gradient is made, as without
     recomputation; the other outputs of a recomputed segment live in the forward pass until their last reader
     (as in inference), then again from their recomputation until their backward has read them."""
@@ -127,12 +128,16 @@ def activation_memory(records, steps, spec, segment_of_op: list, readers: dict, 
     for index, (record, s) in enumerate(zip(records, segment_of_op)):
         segment_of_layer.setdefault(record.scope, s)
         last_op_of_layer[record.scope] = index
-    items = []
+    items, computing = [], set(segment_of_op)  # a segment of checkpoint layers alone computes nothing
+
+    def recomputes_from(reader, s) -> bool:  # a later segment of the same stage that has ops to run again
+        later = segment_of_layer.get(reader, last)
+        return later > s and later[0] == s[0] and later in computing
+
     for item, index, s in _by_op(kept, segment_of_op):
         op, scope = item.name.rsplit("/output", 1)[0], records[index].scope
         read_later = last_op_of_layer[scope] == index and any(  # the layer's output, read by a later segment
-            segment_of_layer.get(reader, last) > s and segment_of_layer.get(reader, last)[0] == s[0]  # of its stage
-            for reader in readers.get(scope, ())
+            recomputes_from(reader, s) for reader in readers.get(scope, ())
         )
         if read_later:  # a checkpoint: a pipeline stashes it as it stashes the stage's input
             items.append(replace(item, name=f"{op}/{CHECKPOINT}"))

@@ -183,8 +183,8 @@ def test_pipeline_stages_sharing_an_ipu_are_sized_together_on_it():
     np.testing.assert_array_equal(sizing.tile_bytes[1], stages[1])
 
 
-def pipelined(mode, checkpoint=RecomputationCheckpoint):
-    """Two stages on two IPUs, stage 0 six Dense layers with a checkpoint after every second."""
+def pipelined(mode, checkpoint=RecomputationCheckpoint, after=(1, 3)):
+    """Two stages on two IPUs, stage 0 six Dense layers with a checkpoint after every second (``after``)."""
     config = configure_ipus(2)
     config.allow_recompute = True
     config.configure_ipu_system()
@@ -194,7 +194,7 @@ def pipelined(mode, checkpoint=RecomputationCheckpoint):
         with keras.ipu.PipelineStage(0):
             for i in range(6):
                 x = keras.layers.Dense(64, activation="relu", name=f"dense{i}")(x)
-                if i in (1, 3):
+                if i in after:
                     x = checkpoint()(x)
         with keras.ipu.PipelineStage(1):
             outputs = keras.layers.Dense(10, activation="softmax", name="head")(x)
@@ -256,3 +256,16 @@ def test_a_pipeline_stages_steps_hold_its_recomputed_steps_so_every_live_span_is
     tile = int(np.argmax(stage.tile_memory()))
     categories, _ = out_of_memory.breakdown(stage, tile)
     assert sum(n for _, n in categories) == stage.tile_memory()[tile]
+
+
+def test_a_checkpoint_ending_a_stage_is_not_stashed_for_a_segment_with_nothing_to_recompute():
+    """A checkpoint after a stage's last layer starts a segment that holds only the checkpoint layer there: no
+    op of the stage recomputes from it, so, as Poplar, the stage does not keep it for every micro-batch in flight;
+    its output is recomputed with its segment as any other."""
+    modes = ipu.pipelining_ops.RecomputationMode
+    ending = pipelined(modes.RecomputeAndBackpropagateInterleaved, after=(1, 3, 5)).pipeline.stage_graphs[0]
+    inner = pipelined(modes.RecomputeAndBackpropagateInterleaved).pipeline.stage_graphs[0]
+    kept = [[m.name for m in graph.memory if m.name.endswith("/checkpoint")] for graph in (ending, inner)]
+    assert kept[0] == kept[1] and len(kept[0]) == 2 and not any(name.startswith("dense5/") for name in kept[0])
+    assert any(m.name.startswith("dense5/ReLU") and m.name.endswith("/recomputed output") for m in ending.memory)
+    assert live_peak(ending) == live_peak(inner)
