@@ -83,7 +83,8 @@ class Executable:
         uses, how many times it runs in one execution, its cycles there (superstep by superstep, as the BSP
         Engine costs it: compute, sync and exchange), the bytes its tiles receive by exchange and its
         temporary memory. Then the execution's time on its busiest IPU, split into compute, exchange and
-        syncs of the compute sets, host streams, waits for a late host, IPU-Link copies and pipeline waits, plus
+        syncs of the compute sets, host streams, waits for a late host, IPU-Link copies, Streaming Memory copies
+        (an offloaded optimizer state) and pipeline waits, plus
         the host's call of the execution from its front end: they add up to ``seconds_per_execution``.
 
         Example:
