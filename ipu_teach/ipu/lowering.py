@@ -485,8 +485,13 @@ def lower(
     segment_of_op = (
         recomputation.segment_of_ops(tape, recompute_segments) if recompute_segments and mode == "train" else None
     )
+    readers = {layer.name: [] for layer in model.layers}
+    for layer in model.layers:
+        for source in model.inbound_layers(layer):
+            readers.setdefault(source.name, []).append(layer.name)
     if segment_of_op:
-        backward = recomputation.backward_with_recomputation(forward_per_op, backward, segment_of_op)
+        kept = recomputation.checkpoint_ops(tape, segment_of_op, readers, recompute_segments)
+        backward = recomputation.backward_with_recomputation(forward_per_op, backward, segment_of_op, kept)
     else:
         backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
@@ -508,14 +513,8 @@ def lower(
         if accumulation > 1:
             memory += memory_layout.weight_memory(weights, spec, 0, "/accumulator", "gradient accumulators")
         memory += memory_layout.gradient_memory(tape, forward + backward + update, spec)
-    readers = {layer.name: [] for layer in model.layers}
-    for layer in model.layers:
-        for source in model.inbound_layers(layer):
-            readers.setdefault(source.name, []).append(layer.name)
     if segment_of_op:
-        memory += recomputation.activation_memory(
-            tape, forward + backward + update, spec, segment_of_op, readers, recompute_segments
-        )
+        memory += recomputation.activation_memory(tape, forward + backward + update, spec, segment_of_op, readers, kept)
     else:
         memory += memory_layout.activation_memory(
             tape, forward + backward + update, spec, training=mode == "train", readers=readers
