@@ -14,9 +14,8 @@ from ipu_teach.ipu import memory_layout, out_of_memory
 WIDTH = 64
 
 
-def compile_chain(mode, layers, batch, tiles, width=WIDTH):
-    """The executable of a chain of ``layers`` Dense(width, relu) layers, compiled for ``mode`` on ``tiles``
-    tiles without running (PRE_COMPILE)."""
+def pre_compiled_system(tiles):
+    """A fresh session and one IPU of ``tiles`` tiles that compiles without running (PRE_COMPILE)."""
     keras.backend.clear_session()
     ipu.system.reset()
     config = ipu.config.IPUConfig()
@@ -24,6 +23,12 @@ def compile_chain(mode, layers, batch, tiles, width=WIDTH):
     config.ipu_model.tiles_per_ipu = tiles
     config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
     config.configure_ipu_system()
+
+
+def compile_chain(mode, layers, batch, tiles, width=WIDTH):
+    """The executable of a chain of ``layers`` Dense(width, relu) layers, compiled for ``mode`` on ``tiles``
+    tiles without running (PRE_COMPILE)."""
+    pre_compiled_system(tiles)
     with ipu.ipu_strategy.IPUStrategy().scope():
         inputs = keras.Input(shape=(width,))
         x = inputs
@@ -165,13 +170,7 @@ def test_the_out_of_memory_breakdown_is_what_the_tile_holds_at_its_peak():
 
 
 def test_in_inference_a_skip_connection_keeps_its_tensor_until_the_layer_that_reads_it():
-    keras.backend.clear_session()
-    ipu.system.reset()
-    config = ipu.config.IPUConfig()
-    config.auto_select_ipus = 1
-    config.ipu_model.tiles_per_ipu = 16
-    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
-    config.configure_ipu_system()
+    pre_compiled_system(16)
     with ipu.ipu_strategy.IPUStrategy().scope():
         inputs = keras.Input(shape=(WIDTH,))
         skip = keras.layers.Dense(WIDTH, activation="relu", name="skip")(inputs)
@@ -191,13 +190,7 @@ def test_in_inference_a_skip_connection_keeps_its_tensor_until_the_layer_that_re
 def test_a_gradient_passed_through_an_add_lives_from_where_the_backward_makes_it():
     """An Add has no backward compute set: the gradient of what it adds is its own output's gradient, made by
     the backward of the layer after it, late in the backward pass; not live from the Add's forward step."""
-    keras.backend.clear_session()
-    ipu.system.reset()
-    config = ipu.config.IPUConfig()
-    config.auto_select_ipus = 1
-    config.ipu_model.tiles_per_ipu = 16
-    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
-    config.configure_ipu_system()
+    pre_compiled_system(16)
     with ipu.ipu_strategy.IPUStrategy().scope():
         inputs = keras.Input(shape=(WIDTH,))
         skip = keras.layers.Dense(WIDTH, activation="relu", name="skip")(inputs)
