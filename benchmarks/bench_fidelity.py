@@ -24,10 +24,10 @@ ratios within 1.5x with a geometric-mean error factor exp(mean |log ratio|) of a
 
 A third table, sizing (issue 24): published throughputs of real models (``keras.applications.ResNet50`` with
 Graphcore's recomputation checkpoints and 8-bit input, a BERT-Base built from Keras layers) at their published
-configurations (replicas, pipeline, accumulation, precision, recomputation, Poplar options, Bow or Mk2) against
-``ipu.utils.estimate``, traced from shapes only, and whether the program fits in memory (on the real system it
-does). Target: within 1.5x. Inference rows (``mode`` "predict": ``model.predict``'s program) are Graphcore's PopRT
-benchmarks of ResNet-50 and BERT-Base on one IPU, with their I/O tiles (``io_tiles``).
+configurations (replicas, pipeline, accumulation, precision, recomputation, Poplar options, the optimizer state
+off chip, Bow or Mk2) against ``ipu.utils.estimate``, traced from shapes only, and whether the program fits in
+memory (on the real system it does). Target: within 1.5x. Inference rows (``mode`` "predict": ``model.predict``'s
+program) are Graphcore's PopRT benchmarks of ResNet-50 and BERT-Base on one IPU, with their I/O tiles (``io_tiles``).
 
 Uses ``../shared/data/mnist.npz`` (or ``--data``); without it the bundled subset (accuracies then are not
 comparable). The calibration trains for a few minutes on 2 cores; the validation table takes seconds.

@@ -470,7 +470,8 @@ def size(case) -> ipu.utils.Estimate:
     """``ipu.utils.estimate`` of a sizing case at its published configuration: its model built under the case's
     dtype policy (``"float16"`` for Graphcore's 16.16) with shape-only weights, its replicas on the case's IPU
     version, its recomputation, Poplar options, pipeline (``pipelining``: device mapping, schedule, reduction),
-    gradient accumulation and ``steps_per_execution``; traced from shapes only, so a ResNet-50 takes seconds."""
+    gradient accumulation, the optimizer state's offloading and ``steps_per_execution``; traced from shapes only,
+    so a ResNet-50 takes seconds."""
     spec = case["ipu_teach"]
     config = fresh_config(spec)
     config.ipu_model.version = spec.get("ipu", "ipu2")
@@ -498,9 +499,13 @@ def size(case) -> ipu.utils.Estimate:
                     recomputation_mode=getattr(
                         ipu.ops.pipelining_ops.RecomputationMode, pipelining.get("recomputation_mode", "Auto")
                     ),
+                    offload_weight_update_variables=spec.get("offload_weight_update_variables"),
                 )
             elif spec.get("accumulation", 1) > 1:
-                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
+                model.set_gradient_accumulation_options(
+                    gradient_accumulation_steps_per_replica=spec["accumulation"],
+                    offload_weight_update_variables=spec.get("offload_weight_update_variables"),
+                )
             if spec["mode"] != "predict":
                 model.compile(
                     optimizer(spec["optimizer"]), spec["loss"], steps_per_execution=spec["steps_per_execution"]

@@ -25,7 +25,9 @@ class MatrixProduct:
     channels; the remaining ``depth / channels`` kernel positions are looped over). For a plain
     matrix multiply it is the whole depth. ``planner`` is the poplibs planner that lowers it,
     ``"conv"`` or ``"matmul"``: it decides which of ``IPUConfig.convolutions`` and ``IPUConfig.matmuls``
-    options (``availableMemoryProportion``, ``partialsType``) apply.
+    options (``availableMemoryProportion``, ``partialsType``) apply. ``kernel_positions`` is how many times
+    the left operand's ``rows x depth`` view repeats each element it stores (a convolution's windows over its
+    activations or gradients: the kernel's positions; 1 for a plain matrix multiply).
     """
 
     rows: int
@@ -33,6 +35,12 @@ class MatrixProduct:
     cols: int
     channels: int
     planner: str = "matmul"
+    kernel_positions: int = 1
+
+    @property
+    def stored_elements(self) -> int:
+        """Elements of both operands as they are stored (the left one without its repeats)."""
+        return self.rows * self.depth // self.kernel_positions + self.depth * self.cols
 
     @property
     def flops(self) -> int:

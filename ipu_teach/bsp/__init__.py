@@ -31,6 +31,7 @@ from .programs import (
     Program,
     Repeat,
     Sequence,
+    StreamingMemoryCopy,
 )
 from .sync import SyncKind
 from .timeline import Timeline
@@ -65,6 +66,7 @@ __all__ = [
     "Program",
     "Repeat",
     "Sequence",
+    "StreamingMemoryCopy",
     "SyncKind",
     "TileOutOfMemoryError",
     "Timeline",

@@ -26,9 +26,13 @@ from .programs import (
     Program,
     Repeat,
     Sequence,
+    StreamingMemoryCopy,
 )
 from .sync import SyncKind
 from .timeline import CYCLE_LIMIT, Timeline
+
+STREAMING_MEMORY = "streaming memory"
+"""The kind of a Streaming Memory copy's row: each IPU's own link, so it may run inside a ``Parallel`` block."""
 
 
 class CostEngine:
@@ -150,7 +154,7 @@ class CostEngine:
             compute, sync, exchange, kind, tile_cycles = self._cost(step)
             moved = self._per_ipu(step.nbytes, step.label) if hasattr(step, "nbytes") else self._zeros
             if self._only_ipu is not None:  # the step runs on one IPU of a Parallel block: the others idle
-                if kind not in ("compute", "exchange"):
+                if kind not in ("compute", "exchange", STREAMING_MEMORY):
                     raise GraphError(
                         f"{step.label!r} ({kind}) is inside a Parallel block, which holds on-chip supersteps: "
                         "put host streams and IPU-Link copies between Parallel blocks"
@@ -226,6 +230,10 @@ class CostEngine:
             return zeros, call, zeros, "host call", None
         if isinstance(step, HostWait):
             return zeros, self._zeros + spec.seconds_to_cycles(step.seconds), zeros, "host wait", None
+        if isinstance(step, StreamingMemoryCopy):
+            nbytes = self._per_ipu(step.nbytes, f"Streaming Memory copy {step.label!r}")
+            link = self._transfer_cycles(nbytes, spec.host_link_bytes_per_s, spec.host_link_latency_s)
+            return zeros, self._sync(link, SyncKind.ON_CHIP), link, STREAMING_MEMORY, None
         if isinstance(step, IPULinkCopy):
             nbytes = self._per_ipu(step.nbytes, f"IPU-Link copy {step.label!r}")
             links = step.links or spec.ipu_links

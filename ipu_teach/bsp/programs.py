@@ -202,6 +202,29 @@ class HostWait(Program):
 
 
 @dataclass(frozen=True, eq=False)
+class StreamingMemoryCopy(Program):
+    """Each IPU copies ``nbytes`` (a number, or one per IPU) between its tiles and its Streaming Memory.
+
+    Streaming Memory (Poplar's remote buffers) is the DRAM of the IPU-Machine's gateway, which each IPU reaches
+    over its own PCIe link (the workshop slides' machine diagram: x8 PCIe G4, 128 GB Streaming Memory DRAM):
+    no host sync and no shared host link, so IPUs copy at the same time, inside a ``Parallel`` block too.
+
+    Example:
+
+    >>> from ipu_teach import bsp, hardware
+    >>> bsp.CostEngine(bsp.StreamingMemoryCopy(4096), hardware.MK2.with_tiles(4)).run().totals()
+    {'compute': 0, 'sync': 150, 'exchange': 6992}
+    """
+
+    nbytes: object
+    label: str = "streaming memory copy"
+
+    def __post_init__(self):
+        _check_label(self.label)
+        object.__setattr__(self, "nbytes", _as_link_bytes(self.nbytes, f"Streaming Memory copy {self.label!r}"))
+
+
+@dataclass(frozen=True, eq=False)
 class IPULinkCopy(Program):
     """Each IPU sends ``nbytes`` (a number, or one per IPU) over ``links`` of its IPU-Links (None: all)."""
 

@@ -33,6 +33,7 @@ from . import (
     executable_cache,
     host,
     messages,
+    offloading,
     out_of_memory,
     pipelining,
     poplar_log,
@@ -82,7 +83,8 @@ class Executable:
         uses, how many times it runs in one execution, its cycles there (superstep by superstep, as the BSP
         Engine costs it: compute, sync and exchange), the bytes its tiles receive by exchange and its
         temporary memory. Then the execution's time on its busiest IPU, split into compute, exchange and
-        syncs of the compute sets, host streams, waits for a late host, IPU-Link copies and pipeline waits, plus
+        syncs of the compute sets, host streams, waits for a late host, IPU-Link copies, Streaming Memory copies
+        (an offloaded optimizer state) and pipeline waits, plus
         the host's call of the execution from its front end: they add up to ``seconds_per_execution``.
 
         Example:
@@ -313,6 +315,9 @@ def compile_executable(
         recorded=setup.recorded,
         shape_only=lowers_shape_only(model, configuration, options) if shape_only is None else shape_only,
         recompute_segments=recompute_segments,
+        offload_optimizer_state=offloading.optimizer_state_offloaded(
+            options_of(model), configuration, accumulation, plan is not None
+        ),
     )
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes

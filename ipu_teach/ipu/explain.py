@@ -31,6 +31,7 @@ PARTS = (
     ("host streams", "host streams (infeed, outfeed): host syncs and PCIe"),
     ("host wait", "waiting for a late host's input pipeline (StreamCopyBegin)"),
     ("ipu-link", "IPU-Link copies (all-reduce, pipeline stage transfers) and their syncs"),
+    ("streaming memory", "Streaming Memory copies (offloaded optimizer state) and their syncs"),
     ("waiting", "pipeline slots: syncs and waiting for the slowest IPU"),
 )
 """The parts of one execution's device time, as :func:`time_parts` splits it."""
@@ -86,8 +87,8 @@ def time_parts(timeline) -> dict:
             parts["host streams"] += compute + sync + exchange
         elif kind == "host wait":
             parts["host wait"] += compute + sync + exchange
-        elif kind == "ipu-link":
-            parts["ipu-link"] += compute + sync + exchange
+        elif kind in ("ipu-link", "streaming memory"):
+            parts[kind] += compute + sync + exchange
         else:
             parts["waiting"] += compute + sync + exchange
     return parts

@@ -327,6 +327,7 @@ class ModelExtension:
             "device_mapping": device_mapping,
             "pipeline_schedule": pipeline_schedule or PipelineSchedule.Grouped,
             "recomputation_mode": recomputation_mode or RecomputationMode.Auto,
+            "offload_weight_update_variables": pipelining_kwargs.get("offload_weight_update_variables"),
             **_stage_poplar_options(pipelining_kwargs),
         }
 

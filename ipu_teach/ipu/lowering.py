@@ -24,7 +24,7 @@ from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import call_context, step_overrides
-from . import matrix_plan, memory_layout, recomputation, tile_placement
+from . import matrix_plan, memory_layout, offloading, recomputation, tile_placement
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -65,6 +65,9 @@ class LoweredStep:
     compiled_earlier: bool = False
     """A step of a loop iteration after the first (``OpRecord.repeats_earlier``): Poplar compiled its code with
     the first iteration's, so it adds nothing to the compile time."""
+    streamed_bytes: int = 0
+    """Bytes a weight update copies from Streaming Memory before it and back after it (its optimizer state,
+    offloaded: :mod:`.offloading`)."""
 
     @property
     def scope(self) -> str:
@@ -72,9 +75,15 @@ class LoweredStep:
         return self.name.split("/", 1)[0]
 
     def program(self):
-        """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles."""
+        """An on-chip superstep: replicas run the same program, each IPU syncing its own tiles; between copies
+        from and to Streaming Memory if it streams its operands (``streamed_bytes``)."""
         exchange = bsp.Exchange(self.received, name=f"{self.name}/exchange") if self.received.any() else None
-        return bsp.ComputeSuperstep(bsp.CostedComputeSet(self.name, self.cycles), exchange, sync=bsp.SyncKind.ON_CHIP)
+        step = bsp.ComputeSuperstep(bsp.CostedComputeSet(self.name, self.cycles), exchange, sync=bsp.SyncKind.ON_CHIP)
+        if not self.streamed_bytes:
+            return step
+        load = bsp.StreamingMemoryCopy(self.streamed_bytes, label=f"{self.name}/load")
+        store = bsp.StreamingMemoryCopy(self.streamed_bytes, label=f"{self.name}/store")
+        return bsp.Sequence([load, step, store], label=self.name)
 
 
 @dataclass
@@ -189,14 +198,19 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
     return steps
 
 
-def _transpose_cycles(received, phase, itemsize) -> np.ndarray:
+def _transpose_cycles(product, phase, spec, itemsize) -> np.ndarray:
     """The rearrangement compute set before a backward product: the pass transposes (and, for a convolution's
-    data gradient, flips) an operand it received (poplin's ConvProgramTree: ``weightsTranspose`` "if this is
-    for the backwards pass", ``transposeCSActs``). Forward products receive their operands in the layout they
-    need: the exchange alone."""
+    data gradient, flips) its operands (poplin's ConvProgramTree: ``weightsTranspose`` "if this is for the
+    backwards pass", ``transposeCSActs`` / ``transposeCSWeights``). Poplar transposes a tensor where it lives,
+    before the exchange copies it out: popops' ``addTransposeVertices`` maps each Transpose vertex by the tile
+    mapping of the tensor (lib/popops/Rearrange.cpp), so every element of the operands is moved once, on the
+    tiles a linear mapping gives it, not once per tile that then receives a copy of it, and as stored (a
+    convolution's activations, not their view with every kernel position: ``MatrixProduct.stored_elements``).
+    Forward products receive their operands in the layout they need, as do later serial passes (``phase``
+    ``"serial pass"``) those the first one transposed: the exchange alone."""
     if phase != "backward":
-        return np.zeros_like(received)
-    elements = bsp.ceil_div(received, itemsize)
+        return np.zeros(spec.tiles, dtype=np.int64)
+    elements = memory_layout.mapped_bytes(product.stored_elements, itemsize, spec.tiles) // itemsize
     return _vertex_cycles(elements, hardware.VECTOR.transpose, hardware.VECTOR.transpose_vertex_cycles)
 
 
@@ -213,16 +227,10 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
         received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
         messages = matrix_plan.per_tile(matrix_plan.transform_messages(product, chosen, itemsize), used, spec)
         sends = matrix_plan.per_tile(matrix_plan.transform_sends(product, chosen, itemsize), used, spec)
+        # poplin transposes before the serial loop (weightsTranspose, transformPreSerial): on the first pass only
+        transpose = _transpose_cycles(product, phase if k == 0 else "serial pass", spec, itemsize)
         steps += [
-            LoweredStep(
-                f"{label}/transform",
-                phase,
-                0,
-                _transpose_cycles(received, phase, itemsize),
-                received,
-                messages=messages,
-                sends=sends,
-            ),
+            LoweredStep(f"{label}/transform", phase, 0, transpose, received, messages=messages, sends=sends),
             LoweredStep(
                 label,
                 phase,
@@ -342,7 +350,7 @@ def split_by_stage(
                 graph.spec,
                 graph.micro_batch,
                 [p for p in pick if p.phase == "forward"],
-                [p for p in pick if p.phase == "backward"],
+                [p for p in pick if p.phase in ("backward", "recompute")],  # recomputation runs within it
                 [p for p in pick if p.phase in ("accumulate", "update")],
                 memory
                 + memory_layout.temporary_memory(pick, graph.spec)
@@ -474,13 +482,15 @@ def lower(
     recorded=None,
     shape_only=False,
     recompute_segments=None,
+    offload_optimizer_state=False,
 ) -> LoweredGraph:
     """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after; with
     ``shape_only``, traced from its shapes without numerics where it can be, :mod:`.shape_only`: the same graph),
     or the ops of a custom loop's step ``recorded`` (a :class:`RecordedStep`) with ``model`` its stand-in.
     ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options.
     ``recompute_segments`` (``{layer name: segment}``, :func:`.recomputation.segments_of`) recomputes each
-    segment's forward before its backward in training, as :mod:`.recomputation` says."""
+    segment's forward before its backward in training, as :mod:`.recomputation` says.
+    ``offload_optimizer_state`` keeps the optimizer state in Streaming Memory (:mod:`.offloading`)."""
     options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
     if recorded is not None:
         tape = list(recorded.ops)
@@ -552,8 +562,13 @@ def lower(
     segment_of_op = (
         recomputation.segment_of_ops(tape, recompute_segments) if recompute_segments and mode == "train" else None
     )
+    readers = {layer.name: [] for layer in model.layers}
+    for layer in model.layers:
+        for source in model.inbound_layers(layer):
+            readers.setdefault(source.name, []).append(layer.name)
     if segment_of_op:
-        backward = recomputation.backward_with_recomputation(forward_per_op, backward, segment_of_op)
+        kept = recomputation.checkpoint_ops(tape, segment_of_op, readers, recompute_segments)
+        backward = recomputation.backward_with_recomputation(forward_per_op, backward, segment_of_op, kept)
     else:
         backward = [step for op_steps in reversed(backward) for step in op_steps]
     weights = model.trainable_weights
@@ -562,20 +577,21 @@ def lower(
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec, weight_starts)
         flops = model.optimizer.update_flops_per_weight + model.optimizer.clipping_flops_per_weight
-        update += _per_weight_steps(weights, "update", "update", flops, spec, weight_starts)
-        for s in range(model.optimizer.slots_per_weight):
-            memory += memory_layout.weight_memory(weights, spec, weight_starts, f"/slot{s}", "optimizer state")
+        updates = _per_weight_steps(weights, "update", "update", flops, spec, weight_starts)
+        slots = [
+            memory_layout.weight_memory(weights, spec, weight_starts, f"/slot{s}", "optimizer state")
+            for s in range(model.optimizer.slots_per_weight)
+        ]
+        if offload_optimizer_state and slots:
+            first = len(forward) + len(backward) + len(update)
+            updates, slots = offloading.streamed(updates, slots, first)
+        update += updates
+        memory += [item for per_slot in slots for item in per_slot]
         if accumulation > 1:
             memory += memory_layout.weight_memory(weights, spec, weight_starts, "/accumulator", "gradient accumulators")
         memory += memory_layout.gradient_memory(tape, forward + backward + update, spec)
-    readers = {layer.name: [] for layer in model.layers}
-    for layer in model.layers:
-        for source in model.inbound_layers(layer):
-            readers.setdefault(source.name, []).append(layer.name)
     if segment_of_op:
-        memory += recomputation.activation_memory(
-            tape, forward + backward + update, spec, segment_of_op, readers, recompute_segments
-        )
+        memory += recomputation.activation_memory(tape, forward + backward + update, spec, segment_of_op, readers, kept)
     else:
         memory += memory_layout.activation_memory(
             tape, forward + backward + update, spec, training=mode == "train", readers=readers

@@ -300,25 +300,30 @@ def _op_names(records) -> list:
 
 def gradient_memory(records, steps, spec) -> list:
     """The backward pass's gradients of activations (role ``gradients``, not always live): the gradient of an
-    op's output is made by the next op's backward and read by the op's own; an op with no backward compute set
-    made it in its forward (as TensorFlow's fused softmax cross-entropy computes its gradient with the loss).
+    op's output is made by the next op's backward and read by the op's own. A next op with no backward compute
+    set either passes its gradient through (an Add or a Reshape: the gradient is its own output's, made later
+    in the backward pass by the first op after it that has a backward) or, with no such op after it, made it in
+    its forward (as TensorFlow's fused softmax cross-entropy computes its gradient with the loss).
     (A weight's gradient is not
     counted: Graphcore's schedulers apply each update as soon as its gradient exists, while ipu-teach's
     program lists every update after the backward pass, which would keep all of them live at once.)"""
     spans = op_spans(steps)
     names = _op_names(records)
-    items = []
-    for rec, name, consumer in zip(records, names, names[1:]):
-        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
+    items, made = [], None  # made: where the backward makes the gradient the next op receives
+    for rec, name, consumer in reversed(list(zip(records, names, names[1:]))):
         backward = spans.get(f"{consumer}/grad")
-        first = backward[0] if backward else spans.get(consumer, (None, None))[1]
-        if first is None or f"{name}/grad" not in spans or nbytes == 0:
+        if backward:
+            made = backward[0]
+        elif made is None:  # no op after it has a backward: the consumer made the gradient in its forward
+            made = spans.get(consumer, (None, None))[1]
+        nbytes = int(np.prod(rec.output_shape)) * rec.itemsize
+        if made is None or f"{name}/grad" not in spans or nbytes == 0:
             continue
         last = spans[f"{name}/grad"][1]
         start = steps[spans[name][0]].first_tile if name in spans else 0  # laid out like the output
         per_tile = mapped_bytes(nbytes // rec.itemsize, rec.itemsize, spec.tiles, start)
-        items.append(MemoryItem(f"{name}/output/grad", GRADIENTS, per_tile, live=(first, max(first, last))))
-    return items
+        items.append(MemoryItem(f"{name}/output/grad", GRADIENTS, per_tile, live=(made, max(made, last))))
+    return items[::-1]
 
 
 def op_spans(steps) -> dict:

@@ -97,10 +97,34 @@ def recomputed_step(step):
     return replace(step, name="/".join(parts[:2] + [RECOMPUTE] + parts[2:]), phase=RECOMPUTE)
 
 
-def backward_with_recomputation(forward_per_op: list, backward_per_op: list, segment_of_op: list) -> list:
+def checkpoint_ops(records, segment_of_op: list, readers: dict, segments: dict) -> set:
+    """The indices of the ops whose output is a checkpoint: a layer's last op, read by a later segment of its stage
+    that has ops to run again (a stage's last checkpoint, whose segment there holds only the checkpoint layer, is
+    not one). Kept from the forward pass for the backward, they are not recomputed."""
+    last = max(segment_of_op, default=(0, 0))
+    computing = set(segment_of_op)  # a segment of checkpoint layers alone computes nothing
+    segment_of_layer, last_op_of_layer = dict(segments), {}  # ``segments``: every layer's, those without ops too
+    for index, (record, s) in enumerate(zip(records, segment_of_op)):
+        segment_of_layer.setdefault(record.scope, s)
+        last_op_of_layer[record.scope] = index
+
+    def recomputes_from(reader, s) -> bool:  # a later segment of the same stage that has ops to run again
+        later = segment_of_layer.get(reader, last)
+        return later > s and later[0] == s[0] and later in computing
+
+    return {
+        index
+        for index, (record, s) in enumerate(zip(records, segment_of_op))
+        if last_op_of_layer[record.scope] == index
+        and any(recomputes_from(reader, s) for reader in readers.get(record.scope, ()))
+    }
+
+
+def backward_with_recomputation(forward_per_op: list, backward_per_op: list, segment_of_op: list, kept=()) -> list:
     """The backward pass's steps, ops in reverse order, with each segment's forward steps recomputed just before the
     first of its ops' backward steps: every segment of a pipeline, the last one excepted in a model that is not
-    pipelined (its backward follows its forward at once)."""
+    pipelined (its backward follows its forward at once). The ops in ``kept`` (:func:`checkpoint_ops`: their
+    outputs were kept) are not run again, as Poplar leaves out recomputed ops nothing reads."""
     last = max(segment_of_op, default=(0, 0))
     every = last[0] > 0  # pipelined: no stage keeps its forward pass's activations
     steps, recomputed = [], set()
@@ -108,33 +132,24 @@ def backward_with_recomputation(forward_per_op: list, backward_per_op: list, seg
         s = segment_of_op[i]
         if (every or s < last) and s not in recomputed:
             recomputed.add(s)
-            ops = [k for k, segment in enumerate(segment_of_op) if segment == s]
+            ops = [k for k, segment in enumerate(segment_of_op) if segment == s and k not in kept]
             steps += [recomputed_step(step) for k in ops for step in forward_per_op[k]]
         steps += backward_per_op[i]
     return steps
 
 
-def activation_memory(records, steps, spec, segment_of_op: list, readers: dict, segments: dict) -> list:
-    """The forward pass's outputs under recomputation. A checkpoint (an op's output a later segment reads) and
-    every output of the last segment live from the forward step until its gradient is made, as without
-    recomputation; the other outputs of a recomputed segment live in the forward pass until their last reader
-    (as in inference), then again from their recomputation until their backward has read them."""
-    kept = memory_layout.activation_memory(records, steps, spec, training=True, readers=readers)
+def activation_memory(records, steps, spec, segment_of_op: list, readers: dict, kept: set) -> list:
+    """The forward pass's outputs under recomputation. A checkpoint (an output of ``kept``, from
+    :func:`checkpoint_ops`) and every output of the last segment live from the forward step until its gradient is
+    made, as without recomputation; the other outputs of a recomputed segment live in the forward pass until
+    their last reader (as in inference), then again from their recomputation until their backward has read them."""
+    training = memory_layout.activation_memory(records, steps, spec, training=True, readers=readers)
     passing = {m.name: m for m in memory_layout.activation_memory(records, steps, spec, False, readers)}
     spans = memory_layout.op_spans(steps)
-    last = max(segment_of_op, default=(0, 0))
-    segment_of_layer, last_op_of_layer = dict(segments), {}  # ``segments``: every layer's, those without ops too
-    for index, (record, s) in enumerate(zip(records, segment_of_op)):
-        segment_of_layer.setdefault(record.scope, s)
-        last_op_of_layer[record.scope] = index
     items = []
-    for item, index, s in _by_op(kept, segment_of_op):
-        op, scope = item.name.rsplit("/output", 1)[0], records[index].scope
-        read_later = last_op_of_layer[scope] == index and any(  # the layer's output, read by a later segment
-            segment_of_layer.get(reader, last) > s and segment_of_layer.get(reader, last)[0] == s[0]  # of its stage
-            for reader in readers.get(scope, ())
-        )
-        if read_later:  # a checkpoint: a pipeline stashes it as it stashes the stage's input
+    for item, index, _ in _by_op(training, segment_of_op):
+        op = item.name.rsplit("/output", 1)[0]
+        if index in kept:  # a pipeline stashes it as it stashes the stage's input
             items.append(replace(item, name=f"{op}/{CHECKPOINT}"))
             continue
         if f"{op}/{RECOMPUTE}" not in spans:

@@ -65,6 +65,9 @@ class SystemConfiguration:
     rounding_rng: np.random.Generator = field(default=None, compare=False, repr=False)
     """The generator of stochastic rounding, seeded (``ipu.utils.reset_ipu_seed``) so runs repeat."""
     io_tiles: IOTiles = IOTiles()
+    remote_buffers: bool = True
+    """Whether the program may use Poplar remote buffers (Streaming Memory): a real device says so; a compile-only
+    one (PRE_COMPILE / NEVER) has them with ``IPUConfig.device_connection.enable_remote_buffers``."""
 
     @property
     def total_ipus(self) -> int:
@@ -217,6 +220,8 @@ def configure(config: IPUConfig) -> SystemConfiguration:
         _stochastic_rounding(config.floating_point_behaviour),
         np.random.default_rng(runtime.rounding_seed),
         IOTiles.from_config(config.io_tiles, spec),
+        bool(config.device_connection.enable_remote_buffers)
+        or config.device_connection.type in (DeviceConnectionType.ALWAYS, DeviceConnectionType.ON_DEMAND),
     )
     runtime.configured = configuration
     if configuration.runs:  # PRE_COMPILE and NEVER compile without attaching, as on a real system

@@ -50,6 +50,7 @@ _GROUPS = {
     "host->device": "StreamCopy host->device",
     "device->host": "StreamCopy device->host",
     "ipu-link": "IPU-Link copies",
+    "streaming memory": "Streaming Memory copies",
     "sync": "waiting for the slowest IPU",
 }
 

@@ -16,6 +16,7 @@ PROGRAM_TYPES = {
     "host->device": "StreamCopy",
     "device->host": "StreamCopy",
     "ipu-link": "IPULinkCopy",
+    "streaming memory": "StreamCopy",
     "host wait": "StreamCopyBegin",
 }
 

@@ -100,9 +100,9 @@ def compare_reports(source: Report, target: Report) -> str:
     >>> print(profiling.compare_reports(report, report))
                                                          source          target      difference
                                                 sequential_trai sequential_trai
-    memory: total (bytes)                                73,852          73,852               0
+    memory: total (bytes)                                72,472          72,472               0
     ...
-    execution: tile utilisation (%)                         2.2             2.2             0.0
+    execution: tile utilisation (%)                         2.1             2.1             0.0
     """
     rows = comparison_rows(source, target)
     width = max(len(r.name) for r in rows) + 2

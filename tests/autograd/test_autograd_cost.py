@@ -61,7 +61,7 @@ def test_conv2d_cost_is_2_n_ho_wo_cout_kh_kw_cin(strides, padding, out_hw):
     ho, wo = out_hw
     assert rec.output_shape == (n, ho, wo, cout)
     outputs = n * ho * wo * cout
-    product = MatrixProduct(n * ho * wo, kh * kw * cin, cout, cin, "conv")
+    product = MatrixProduct(n * ho * wo, kh * kw * cin, cout, cin, "conv", kh * kw)
     assert rec.forward == OpCost(
         flops=2 * n * ho * wo * cout * kh * kw * cin + outputs,
         bytes_in=(x.size + kernel.size + bias.size) * F32,
@@ -82,7 +82,7 @@ def test_conv2d_backward_of_a_first_layer_has_no_input_gradient():
     )
     rec = _one_record(ops.Conv2D.apply, *args)
     positions = n * 4 * 4
-    assert rec.backward.products == (MatrixProduct(k * k * cin, positions, cout, positions, "conv"),)
+    assert rec.backward.products == (MatrixProduct(k * k * cin, positions, cout, positions, "conv", k * k),)
     assert rec.backward.vector_flops == positions * cout  # the bias gradient's reduction
     assert rec.backward.vector == (Reduction(positions * cout, cout),)
 

@@ -14,9 +14,8 @@ from ipu_teach.ipu import memory_layout, out_of_memory
 WIDTH = 64
 
 
-def compile_chain(mode, layers, batch, tiles, width=WIDTH):
-    """The executable of a chain of ``layers`` Dense(width, relu) layers, compiled for ``mode`` on ``tiles``
-    tiles without running (PRE_COMPILE)."""
+def pre_compiled_system(tiles):
+    """A fresh session and one IPU of ``tiles`` tiles that compiles without running (PRE_COMPILE)."""
     keras.backend.clear_session()
     ipu.system.reset()
     config = ipu.config.IPUConfig()
@@ -24,6 +23,12 @@ def compile_chain(mode, layers, batch, tiles, width=WIDTH):
     config.ipu_model.tiles_per_ipu = tiles
     config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
     config.configure_ipu_system()
+
+
+def compile_chain(mode, layers, batch, tiles, width=WIDTH):
+    """The executable of a chain of ``layers`` Dense(width, relu) layers, compiled for ``mode`` on ``tiles``
+    tiles without running (PRE_COMPILE)."""
+    pre_compiled_system(tiles)
     with ipu.ipu_strategy.IPUStrategy().scope():
         inputs = keras.Input(shape=(width,))
         x = inputs
@@ -268,13 +273,7 @@ def test_the_out_of_memory_breakdown_is_what_the_tile_holds_at_its_peak():
 
 
 def test_in_inference_a_skip_connection_keeps_its_tensor_until_the_layer_that_reads_it():
-    keras.backend.clear_session()
-    ipu.system.reset()
-    config = ipu.config.IPUConfig()
-    config.auto_select_ipus = 1
-    config.ipu_model.tiles_per_ipu = 16
-    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
-    config.configure_ipu_system()
+    pre_compiled_system(16)
     with ipu.ipu_strategy.IPUStrategy().scope():
         inputs = keras.Input(shape=(WIDTH,))
         skip = keras.layers.Dense(WIDTH, activation="relu", name="skip")(inputs)
@@ -344,3 +343,26 @@ def test_identical_products_and_norms_share_one_compiled_function_s_code():
         next(m.per_tile for m in graph.memory if m.category == "internal exchange code") for graph in (deep, shallow)
     )
     assert deep_exchange.sum() < 1.5 * shallow_exchange.sum()  # not twice: the products' exchanges are shared
+
+
+def test_a_gradient_passed_through_an_add_lives_from_where_the_backward_makes_it():
+    """An Add has no backward compute set: the gradient of what it adds is its own output's gradient, made by
+    the backward of the layer after it, late in the backward pass; not live from the Add's forward step."""
+    pre_compiled_system(16)
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(WIDTH,))
+        skip = keras.layers.Dense(WIDTH, activation="relu", name="skip")(inputs)
+        x = keras.layers.Dense(WIDTH, activation="relu", name="inner")(skip)
+        x = keras.layers.Add(name="join")([skip, x])
+        model = keras.Model(inputs, keras.layers.Dense(WIDTH, name="head")(x))
+        model.compile("sgd", "mse")
+        data = np.zeros((64, WIDTH), np.float32)
+        model.fit(data, data, batch_size=64, verbose=0)
+    graph = model.get_ipu_executable("train").graph
+    names = [s.name for s in graph.steps]
+    assert not any(name.startswith("join/") and name.endswith("/grad") for name in names)  # no backward compute
+    gradients = {m.name: m for m in graph.memory if m.category == "gradients"}
+    relu = next(m for name, m in gradients.items() if name.startswith("inner/ReLU"))
+    assert names[relu.live_from] == next(n for n in names if n.startswith("head/MatMul") and "/grad" in n)
+    assert names[relu.live_until].startswith("inner/ReLU") and names[relu.live_until].endswith("/grad")
+    assert relu.live_from > names.index(next(n for n in names if n.startswith("join/")))  # not from the forward

@@ -218,7 +218,7 @@ class Conv2D(Function):
         xs, ks, bs = ctx.input_shapes
         outputs = int(np.prod(ctx.output_shape))
         kh, kw, channels, filters = ks
-        product = MatrixProduct(outputs // filters, kh * kw * channels, filters, channels, "conv")
+        product = MatrixProduct(outputs // filters, kh * kw * channels, filters, channels, "conv", kh * kw)
         bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + int(np.prod(bs))) * ctx.itemsize
         bias_add = elementwise("add", outputs, filters)  # poplin's addBias: an AddToChannel compute set
         return OpCost(product.flops + outputs, bytes_in, outputs * ctx.itemsize, outputs, (product,), bias_add)
@@ -234,9 +234,11 @@ class Conv2D(Function):
         positions = outputs // filters
         products = []
         if ctx.needs_input_grad[1]:
-            products.append(MatrixProduct(kh * kw * channels, positions, filters, positions, "conv"))
+            products.append(MatrixProduct(kh * kw * channels, positions, filters, positions, "conv", kh * kw))
         if ctx.needs_input_grad[0]:
-            products.append(MatrixProduct(int(np.prod(xs)) // channels, kh * kw * filters, channels, filters, "conv"))
+            products.append(
+                MatrixProduct(int(np.prod(xs)) // channels, kh * kw * filters, channels, filters, "conv", kh * kw)
+            )
         bias_flops = outputs if ctx.needs_input_grad[2] else 0
         return OpCost(
             sum(p.flops for p in products) + bias_flops,

@@ -92,9 +92,9 @@ class Conv2DTranspose(Function):
         positions, outputs = int(np.prod(xs)) // channels, int(np.prod(ctx.output_shape))
         products = []
         if ctx.needs_input_grad[0]:
-            products.append(MatrixProduct(positions, kh * kw * filters, channels, filters, "conv"))
+            products.append(MatrixProduct(positions, kh * kw * filters, channels, filters, "conv", kh * kw))
         if ctx.needs_input_grad[1]:
-            products.append(MatrixProduct(kh * kw * filters, positions, channels, positions, "conv"))
+            products.append(MatrixProduct(kh * kw * filters, positions, channels, positions, "conv", kh * kw))
         vector = reduction(outputs, filters) if ctx.needs_input_grad[2] else ()
         flops = sum(p.flops for p in products) + (outputs if ctx.needs_input_grad[2] else 0)
         return OpCost(

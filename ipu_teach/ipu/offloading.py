@@ -1,0 +1,48 @@
+"""The optimizer state in Streaming Memory: Graphcore's ``offload_weight_update_variables``.
+
+Graphcore's TensorFlow (perf_training.rst, "Optimizer state offloading"): an optimizer's state (momentum, Adam's
+moments) "is only accessed and modified during the weight update", so with gradient accumulation (a pipeline,
+or ``set_gradient_accumulation_options``' GradientAccumulationOptimizerV2) it need not stay in tile memory
+through the forward and backward passes: "they are streamed onto the device during the weight update and then
+streamed back to remote memory after they have been updated". It "requires the machine to be configured with
+support for Poplar remote buffers" (a compile-only ``DeviceConnectionType.PRE_COMPILE`` or ``NEVER`` has them
+with ``IPUConfig.device_connection.enable_remote_buffers``), and "can reduce maximum memory liveness, but it
+can also increase the computation time of the weight update".
+
+ipu-teach offloads when it is asked to (``offload_weight_update_variables=True``): each weight's optimizer state
+is live only at its own weight update, which first copies it from Streaming Memory and afterwards back
+(``bsp.StreamingMemoryCopy``: the DRAM on the IPU-Machine's gateway, reached over the IPU's own PCIe link, so
+``IPUSpec.host_link_bytes_per_s`` each way and ``host_link_latency_s`` a copy). Graphcore's default, None,
+"placed automatically based on the current best placement", keeps it in tile memory here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+
+def optimizer_state_offloaded(options, configuration, accumulation: int, pipelined: bool) -> bool:
+    """Whether the optimizer state lives in Streaming Memory: ``offload_weight_update_variables=True`` given to
+    ``set_pipelining_options`` (a pipeline) or ``set_gradient_accumulation_options`` (``options``: the model's
+    recorded extension options), with gradient accumulation, on a system with remote buffers."""
+    asked = (
+        options.pipelining.get("offload_weight_update_variables")
+        if pipelined
+        else options.gradient_accumulation_optimizer_kwargs.get("offload_weight_update_variables")
+    )
+    return asked is True and accumulation > 1 and configuration.remote_buffers
+
+
+def streamed(updates: list, slots: list, first_update: int) -> tuple[list, list]:
+    """The weight updates (one step per weight, the program's steps from ``first_update`` on) and the optimizer
+    state (``slots``: per slot, one memory item per weight) with the state offloaded: each update copies its
+    weight's slots in and out, and they are live at that update only."""
+    updates = [
+        replace(step, streamed_bytes=sum(int(per_slot[i].per_tile.sum()) for per_slot in slots))
+        for i, step in enumerate(updates)
+    ]
+    slots = [
+        [replace(item, live=(first_update + i, first_update + i)) for i, item in enumerate(per_slot)]
+        for per_slot in slots
+    ]
+    return updates, slots
