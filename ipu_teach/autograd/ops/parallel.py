@@ -22,10 +22,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
 MAX_THREADS = 4  # beyond a laptop's cores the passes are bound by memory bandwidth, not by cores
-SPLIT_ABOVE = 2**17
-"""Values a pass must touch to be split: handing a piece to a thread and waiting for it costs about 30-60 us (a
-queue, a wake-up, a lock); a pass over 2**17 float32 values takes about 50-150 us here, so smaller ones would spend
-what they gain on the hand-over (see benchmarks/README.md, sixth round)."""
+SPLIT_ABOVE = 2**18
+"""Values a pass must touch to be split. Handing pieces to the pool and waiting for them costs about 30 us (measured:
+a split pass over 2**13-2**15 values took 27-33 us more than the whole one); a pass over 2**18 float32 values (ReLU's
+gradient, a product with a mask) takes about 100 us on one core, so a second idle core saves about 50 us there and
+less than the hand-over below 2**17 (benchmarks/README.md, sixth round)."""
 
 
 def threads_from_environment(environ=os.environ) -> int:
