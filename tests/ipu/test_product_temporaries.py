@@ -68,3 +68,37 @@ def test_the_categories_at_the_peak_add_up_to_it():
     categories, variables = out_of_memory.breakdown(graph, 1)  # tile 1 is fullest at step 4
     assert categories == [("variables", 1000), ("temporary memory", 70), ("activations", 20)]
     assert variables == [("weights", 1000), ("c/MatMul:2/temporaries", 70), ("a/MatMul:0/output", 20)]
+
+
+def test_a_pipeline_stage_holds_each_products_temporaries_at_its_own_steps():
+    from ipu_teach import ipu, keras
+
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 2
+    config.allow_recompute = True  # the recomputed forward is not among a stage's steps: no index may count it
+    config.device_connection.type = ipu.config.DeviceConnectionType.PRE_COMPILE
+    config.configure_ipu_system()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        inputs = keras.Input(shape=(28, 28, 1))
+        with keras.ipu.PipelineStage(0):
+            h = keras.layers.Conv2D(8, 3, activation="relu")(inputs)
+            h = ipu.pipelining_ops.recomputation_checkpoint(h)  # stage 0 recomputes the next convolution
+            h = keras.layers.Conv2D(16, 3, activation="relu")(h)
+        with keras.ipu.PipelineStage(1):
+            h = keras.layers.Dense(4, activation="softmax")(keras.layers.Flatten()(h))
+        model = keras.Model(inputs, h)
+        model.set_pipelining_options(
+            gradient_accumulation_steps_per_replica=4,
+            recomputation_mode=ipu.ops.pipelining_ops.RecomputationMode.RecomputeAndBackpropagateInterleaved,
+        )
+        model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
+    model.fit(np.zeros((32, 28, 28, 1), np.float32), np.eye(4, dtype=np.float32)[np.zeros(32, int)], batch_size=8)
+    stages = model.get_ipu_executable("train").pipeline.stage_graphs
+    for stage in stages:
+        temporaries = [m for m in stage.memory if m.category == memory_layout.TEMPORARY]
+        products = [s for s in stage.steps if s.temporary is not None]
+        assert [m.name for m in temporaries] == [f"{s.name}/temporaries" for s in products]
+        assert any(s.phase == "recompute" for s in model.get_ipu_executable("train").graph.steps)
+        for item, product in zip(temporaries, products):
+            own = [s.name for s in stage.steps[item.live_from : item.live_until + 1]]
+            assert product.name in own and all(name.startswith(product.name) for name in own)
