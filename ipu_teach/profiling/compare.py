@@ -100,7 +100,7 @@ def compare_reports(source: Report, target: Report) -> str:
     >>> print(profiling.compare_reports(report, report))
                                                          source          target      difference
                                                 sequential_trai sequential_trai
-    memory: total (bytes)                                73,852          73,852               0
+    memory: total (bytes)                                73,764          73,764               0
     ...
     execution: tile utilisation (%)                         2.2             2.2             0.0
     """
