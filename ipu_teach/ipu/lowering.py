@@ -350,7 +350,7 @@ def split_by_stage(
                 graph.spec,
                 graph.micro_batch,
                 [p for p in pick if p.phase == "forward"],
-                [p for p in pick if p.phase in ("backward", "recompute")],  # recomputation runs within it
+                [p for p in pick if p.phase in ("backward", recomputation.RECOMPUTE)],  # as graph.backward
                 [p for p in pick if p.phase in ("accumulate", "update")],
                 memory
                 + memory_layout.temporary_memory(pick, graph.spec)

@@ -4,7 +4,7 @@ Every tensor is mapped linearly over the tiles and has a role (weights, optimize
 accumulators, activations, temporary memory). PopVision files it as an always-live variable (weights and
 optimizer state, there from load to exit) or a not-always-live one (an activation, from the step that makes
 it to the last step that reads it; a gradient from the backward step that makes it to the one that reads it;
-a product's temporary memory while products run). Poplar gives
+a product's temporary memory while that product runs). Poplar gives
 not-always-live tensors that are never live together the same addresses, so a tile needs its always-live
 bytes plus the peak of what is live at once (:func:`~ipu_teach.bsp.allocated_per_tile`). The program's
 code and runtime state (vertex code, control code, exchange code, vertex instance state, stack) are always
@@ -345,10 +345,28 @@ def op_spans(steps) -> dict:
 
 
 def temporary_memory(steps, spec) -> list:
-    """The matrix products' temporary memory: not always live, and one region serves them all in turn (no two
-    products run at once), so a tile needs the largest product's share, from the first product to the last."""
-    marked = [k for k, step in enumerate(steps) if step.temporary is not None]
-    if not marked:
-        return []
-    largest = np.max([steps[k].temporary for k in marked], axis=0)
-    return [MemoryItem("matrixProductTemporaries", TEMPORARY, largest, live=(marked[0], marked[-1]))]
+    """Each matrix product's temporary memory (its rearranged operand slices and partial sums), a not-always-live
+    variable of its own, live from the product's rearrangement to its partials' last reduction stage (a serial
+    pass reuses the first's): poplin adds them as graph variables of the product's program (``graph.addVariable``
+    of the rearranged operands and of the ``partials`` in lib/poplin/Convolution.cpp), and Poplar's liveness-based
+    allocator lets variables never live together share addresses. A step so holds its own product's temporaries
+    and no other's; a step that runs no product, none."""
+    items = []
+    for k, step in enumerate(steps):
+        if step.temporary is not None:
+            first, last = _product_span(steps, k)
+            items.append(MemoryItem(f"{step.name}/temporaries", TEMPORARY, step.temporary, live=(first, last)))
+    return items
+
+
+def _product_span(steps, main: int) -> tuple:
+    """The first and last step of the product whose main step is ``steps[main]`` (``name``): its rearrangement
+    ``name/transform`` before it, its reduction stages ``name/reduce``, ``name/reduce1``, ... and its later serial
+    passes ``name/serialK/...`` after it (:func:`.lowering._product_steps` lowers them in that order)."""
+    name = steps[main].name
+    first = main - 1 if main > 0 and steps[main - 1].name == f"{name}/transform" else main
+    own = re.compile(re.escape(name) + r"/(reduce\d*|serial\d+(/transform|/reduce\d*)?)")
+    last = main
+    while last + 1 < len(steps) and own.fullmatch(steps[last + 1].name):
+        last += 1
+    return first, last

@@ -373,7 +373,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> peak = report.compilation.live_peak(0)
         >>> peak.name, peak.totalBytes
-        ('loss/Mean:4/grad', 72372)
+        ('dense/MatMul:0/grad/transform', 72276)
         """
         steps = self.liveness(ipu, tile)
         return max(steps, key=lambda s: s.totalBytes) if steps else None

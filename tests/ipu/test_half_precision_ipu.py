@@ -154,8 +154,11 @@ def test_the_out_of_memory_cure_of_available_memory_proportion_works():
     graph = fitted.graph
     assert graph.tile_memory().max() <= graph.spec.sram_per_tile
     temporary = [m for m in graph.memory if m.category == "temporary memory"]
-    assert len(temporary) == 1 and not temporary[0].always_live
-    assert any("/serial1" in step.name for step in graph.steps)
+    products = [step.name for step in graph.steps if step.temporary is not None]
+    assert [m.name for m in temporary] == [f"{name}/temporaries" for name in products]
+    assert not any(m.always_live for m in temporary)
+    serial = [k for k, step in enumerate(graph.steps) if "/serial1" in step.name]
+    assert serial and all(any(m.live_from < k <= m.live_until for m in temporary) for k in serial)
 
 
 def test_poplar_options_are_checked_as_strings_graphcore_takes():
