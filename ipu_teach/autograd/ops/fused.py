@@ -9,11 +9,11 @@ before.
 """
 
 from ..function import Context, Function
-from .activations import ReLU
-from .conv import Conv2D, convolve
+from .activations import ReLUOp
+from .conv import Conv2DOp, convolve
 
 
-class Conv2DReLU(Function):
+class Conv2DReLUOp(Function):
     """``ReLU(Conv2D(x, kernel, bias))``: a Conv2D layer with ``activation="relu"``. ReLU is applied to each piece
     of the product as BLAS finishes it (``gemm.matmul``'s ``relu_mask``), in cache, instead of in a pass of its own
     over the whole output, and notes there where the output is positive: its gradient is ReLU's, ``grad * (y >
@@ -28,17 +28,17 @@ class Conv2DReLU(Function):
 
     @classmethod
     def infer(cls, ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
-        y = Conv2D.infer(ctx, x, kernel, bias, strides, padding, dilation)
+        y = Conv2DOp.infer(ctx, x, kernel, bias, strides, padding, dilation)
         ctx.output_itemsize = y.itemsize
         return y
 
     @staticmethod
     def backward(ctx, grad):
-        return Conv2D.backward(ctx, grad * ctx.relu_mask.reshape(grad.shape))
+        return Conv2DOp.backward(ctx, grad * ctx.relu_mask.reshape(grad.shape))
 
     @classmethod
     def recorded_as(cls, ctx, params) -> list:
-        """Conv2D's record, then ReLU's on the convolution's output, as ``ReLU.apply`` would have made it."""
+        """Conv2D's record, then ReLU's on the convolution's output, as ``ReLUOp.apply`` would have made it."""
         relu = Context((any(ctx.needs_input_grad),), (ctx.output_shape,), ctx.output_itemsize)
         relu.output_shape = ctx.output_shape
-        return Conv2D.recorded_as(ctx, params) + ReLU.recorded_as(relu, {})
+        return Conv2DOp.recorded_as(ctx, params) + ReLUOp.recorded_as(relu, {})
