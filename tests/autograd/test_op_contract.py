@@ -133,15 +133,22 @@ EXPECTED_BACKWARD = {
         (MatrixProduct(20, 3, 4, 3), MatrixProduct(16, 5, 3, 5)),
         (),
     ),
-    # the kernel's gradient (depth: the 30 output positions), the input's (a transposed convolution), the bias'
+    # the kernel's gradient (depth: the 30 output positions), the input's (a transposed convolution), the bias';
+    # each operand stored once, not once per kernel position (6: a 2 x 3 kernel; MatrixProduct.kernel_positions)
     "Conv2D": (
         2 * 18 * 30 * 4 + 2 * 50 * 24 * 3 + 120,
-        (MatrixProduct(18, 30, 4, 30, "conv"), MatrixProduct(50, 24, 3, 4, "conv")),
+        (
+            MatrixProduct(18, 30, 4, 30, "conv", kernel_positions=6),
+            MatrixProduct(50, 24, 3, 4, "conv", kernel_positions=6),
+        ),
         (Reduction(120, 4),),
     ),
     "Conv2DTranspose": (
         2 * 50 * 24 * 3 + 2 * 24 * 50 * 3 + 400,
-        (MatrixProduct(50, 24, 3, 4, "conv"), MatrixProduct(24, 50, 3, 50, "conv")),
+        (
+            MatrixProduct(50, 24, 3, 4, "conv", kernel_positions=6),
+            MatrixProduct(24, 50, 3, 50, "conv", kernel_positions=6),
+        ),
         (Reduction(400, 4),),
     ),
     # a multiply-add per tap (6) and output (300) for each of the two gradients; the kernel's reduced
@@ -188,7 +195,10 @@ FUSED = {
         (
             "Conv2D",
             2 * 18 * 50 * 4 + 2 * 50 * 24 * 3 + 200,
-            (MatrixProduct(18, 50, 4, 50, "conv"), MatrixProduct(50, 24, 3, 4, "conv")),
+            (
+                MatrixProduct(18, 50, 4, 50, "conv", kernel_positions=6),
+                MatrixProduct(50, 24, 3, 4, "conv", kernel_positions=6),
+            ),
             (Reduction(200, 4),),
         ),
         ("ReLU", 200, (), (VectorPass("nonlinearity_grad", 200),)),

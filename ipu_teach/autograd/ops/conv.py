@@ -11,7 +11,7 @@ from ...integers import ceil_div
 from ..cost import MatrixProduct, OpCost, elementwise, reduction
 from ..function import Function
 from ..symbolic import like
-from . import portable
+from . import parallel, portable
 from .gemm import matmul
 
 
@@ -125,7 +125,8 @@ def im2col(x, window, strides, padding, dilation=(1, 1), op="Conv2D", any_layout
     xp = pad_nhwc(x, pads)
     wide = portable.compute_type(x.dtype)
     cols = empty_patches((n, outs[0], outs[1]) + tuple(window) + (c,), wide, any_layout and wide != x.dtype)
-    copy_windows(cols, windows(xp, window, strides, outs, dilation))  # the one cast to the compute type
+    view = windows(xp, window, strides, outs, dilation)
+    parallel.for_samples(lambda s: copy_windows(cols[s], view[s]), n, cols.size)  # the one cast to the compute type
     return cols, (xp.shape, pads, outs, strides, dilation)
 
 
@@ -134,7 +135,7 @@ def col2im(dcols, geometry, dtype):
     positions of the input they were taken from: the transpose of ``im2col``."""
     padded_shape, pads, outs, strides, dilation = geometry
     dxp = np.zeros(padded_shape, dtype=dtype)
-    scatter_windows(dxp, dcols, strides, dilation)
+    scatter_windows(dxp, dcols, strides, dilation)  # not split by samples: see ``parallel``
     return crop_nhwc(dxp, pads)
 
 

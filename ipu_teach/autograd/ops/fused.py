@@ -8,7 +8,10 @@ that the simulated IPU, whose Poplar program runs them as separate compute sets,
 before.
 """
 
+import numpy as np
+
 from ..function import Context, Function
+from . import parallel
 from .activations import ReLUOp
 from .conv import Conv2DOp, convolve
 
@@ -34,7 +37,10 @@ class Conv2DReLUOp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return Conv2DOp.backward(ctx, grad * ctx.relu_mask.reshape(grad.shape))
+        mask = ctx.relu_mask.reshape(grad.shape)
+        masked = np.empty(grad.shape, np.result_type(grad, mask))
+        parallel.for_samples(lambda s: np.multiply(grad[s], mask[s], out=masked[s]), len(grad), grad.size)
+        return Conv2DOp.backward(ctx, masked)
 
     @classmethod
     def recorded_as(cls, ctx, params) -> list:

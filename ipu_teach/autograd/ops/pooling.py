@@ -5,6 +5,7 @@ import numpy as np
 from ..cost import OpCost
 from ..function import Function
 from ..symbolic import like
+from . import parallel
 from .conv import crop_nhwc, pad_nhwc, window_geometry, window_slices
 
 
@@ -51,16 +52,14 @@ class MaxPool2DOp(_Pool):
         first = (
             np.zeros(windows[0].shape, np.min_scalar_type(len(offsets))) if tiled and ctx.needs_input_grad[0] else None
         )
-        out, previous = windows[0].copy(), None
-        for index, window in enumerate(windows[1:], 1):
-            if first is None:
-                np.maximum(out, window, out=out)
-                continue
-            previous, out = out, (np.empty_like(out) if previous is None else previous)
-            np.maximum(previous, window, out=out)  # changed (!=) where the window is greater: one strided read
-            np.maximum(first, _numbered(np.not_equal(out, previous), index, first.dtype), out=first)
-        if first is not None:
-            np.maximum(first, _numbered(np.isnan(out), len(offsets), first.dtype), out=first)
+        out = np.empty(windows[0].shape, xp.dtype)
+        spare = None if first is None else np.empty_like(out)
+
+        def pool(s):
+            noted = () if first is None else (spare[s], first[s])
+            _max_of_windows([window[s] for window in windows], out[s], *noted)
+
+        parallel.for_samples(pool, len(out), xp.size)
         ctx.save_for_backward(*((first,) if tiled else (xp, out)))
         ctx.geometry = (pool_size, strides, pads, outs)
         ctx.padded_shape = xp.shape
@@ -74,10 +73,14 @@ class MaxPool2DOp(_Pool):
             (first,) = ctx.saved
             (ph, pw), (ho, wo) = pool_size, outs
             dxp = np.empty(ctx.padded_shape, dtype=grad.dtype)
-            dxp[:, ho * ph :] = 0  # the rows and columns no window covers (11 = 2 * 5 + 1): only they are zeroed
-            dxp[:, : ho * ph, wo * pw :] = 0
-            for index, (i, j) in enumerate(offsets):
-                np.multiply(grad, first == index, out=dxp[window_slices(i, j, outs, strides)])
+
+            def route(s):
+                dxp[s, ho * ph :] = 0  # the rows and columns no window covers (11 = 2 * 5 + 1): only they are zeroed
+                dxp[s, : ho * ph, wo * pw :] = 0
+                for index, (i, j) in enumerate(offsets):
+                    np.multiply(grad[s], first[s] == index, out=dxp[s][window_slices(i, j, outs, strides)])
+
+            parallel.for_samples(route, len(dxp), dxp.size)
             return crop_nhwc(dxp, pads)
         xp, out = ctx.saved
         dxp = np.zeros(xp.shape, dtype=grad.dtype)
@@ -88,6 +91,24 @@ class MaxPool2DOp(_Pool):
             taken |= first
             dxp[where] += grad * first
         return crop_nhwc(dxp, pads)
+
+
+def _max_of_windows(windows, out, spare=None, first=None):
+    """``out`` = the maximum of ``windows`` (views of the same shape); given ``first`` (zeros) and ``spare`` (room of
+    ``out``'s shape), ``first`` notes which window holds each first maximum (``MaxPool2D``). The maxima so far go back
+    and forth between ``out`` and ``spare``, starting where the last lands in ``out``."""
+    if first is None:
+        np.copyto(out, windows[0])
+        for window in windows[1:]:
+            np.maximum(out, window, out=out)
+        return
+    previous, current = (spare, out) if len(windows) % 2 else (out, spare)
+    np.copyto(current, windows[0])
+    for index, window in enumerate(windows[1:], 1):
+        previous, current = current, previous
+        np.maximum(previous, window, out=current)  # changed (!=) where the window is greater: one strided read
+        np.maximum(first, _numbered(np.not_equal(current, previous), index, first.dtype), out=first)
+    np.maximum(first, _numbered(np.isnan(current), len(windows), first.dtype), out=first)
 
 
 def _numbered(mask, number, dtype):
