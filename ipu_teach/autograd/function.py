@@ -92,13 +92,24 @@ def scope(name: str):
 
 
 class Function:
+    op_name: str = "Function"
+    """The op's name as TensorFlow and PopVision show it ("ReLU", "Conv2D"): what the op is recorded, lowered,
+    profiled and explained under. Its class is that name with ``Op`` appended (``ReLUOp``), so that the class does
+    not share its name with the Keras layer or loss, or the torch.nn module, of the same name; a subclass takes
+    its name from its class name that way unless it declares its own."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "op_name" not in vars(cls):
+            cls.op_name = cls.__name__.removesuffix("Op")
+
     codelet = "add"
     """The popops codelet an element-wise op runs as (a name in ``hardware.VECTOR``): "add" for add,
     subtract and multiply; an op whose codelet is slower (exp, divide) names its own."""
 
     autocast = True
     """Whether ``apply`` first brings floating inputs to the layer's compute dtype (Keras' autocasting, under a
-    mixed-precision policy); False for ``Cast``, the op autocasting applies."""
+    mixed-precision policy); False for ``CastOp``, the op autocasting applies."""
 
     @staticmethod
     def forward(ctx, *arrays, **params):
@@ -159,7 +170,7 @@ class Function:
         the host (``fused``) states each, so that the simulator places and costs them as if applied one by one."""
         return [
             (
-                cls.__name__,
+                cls.op_name,
                 ctx.input_shapes,
                 ctx.output_shape,
                 ctx.itemsize,

@@ -151,7 +151,7 @@ class CategoricalCrossentropy(_CrossEntropy):
 
     def per_sample(self, y_true, y_pred):
         y_true = _smoothed(y_true.astype(y_pred.dtype, copy=False), self.label_smoothing, y_true.shape[-1])
-        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
+        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.SoftmaxOp)
         if logits is not None:
             return ops.softmax_cross_entropy(logits, y_true)
         return ops.categorical_crossentropy_probs(y_pred, y_true)
@@ -168,7 +168,7 @@ class SparseCategoricalCrossentropy(_CrossEntropy):
 
     def per_sample(self, y_true, y_pred):
         labels = y_true.reshape(y_pred.shape[:-1]).astype(np.int64)
-        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Softmax)
+        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.SoftmaxOp)
         if logits is not None:
             return ops.sparse_softmax_cross_entropy(logits, labels)
         return ops.sparse_categorical_crossentropy_probs(y_pred, labels)
@@ -204,7 +204,7 @@ class BinaryCrossentropy(_CrossEntropy):
 
     def per_sample(self, y_true, y_pred):
         y_true = _smoothed(_labels_as_output(y_true, y_pred), self.label_smoothing, 2)
-        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.Sigmoid)
+        logits = y_pred if self.from_logits else _logits_under(y_pred, ops.SigmoidOp)
         if logits is not None:
             return ops.sigmoid_binary_crossentropy(logits, y_true)
         return ops.binary_crossentropy_probs(y_pred, y_true)

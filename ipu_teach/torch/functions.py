@@ -102,7 +102,7 @@ class MaxAlong(Function):
         return OpCost(n, n * ctx.itemsize, out * ctx.itemsize, out, (), reduction(n, out))
 
 
-class Transpose(rearrange.Transpose):
+class Transpose(rearrange.TransposeOp):
     """The autograd's Transpose (same name, same cost: a copy on the IPU), computed as a numpy view: NCHW layers
     run on the NHWC ops by permuting back and forth, and a view permuted back is contiguous again, so the host
     copies only where an op needs it (the IPU pays for each transpose all the same)."""

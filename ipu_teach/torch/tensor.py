@@ -29,7 +29,7 @@ import numpy as np
 
 from ..autograd import Tensor as AutogradTensor
 from ..autograd import is_grad_enabled, ops
-from ..autograd.ops import Abs, Exp, Log, ReLU, Sigmoid, Softmax, Tanh
+from ..autograd.ops import AbsOp, ExpOp, LogOp, ReLUOp, SigmoidOp, SoftmaxOp, TanhOp
 from . import dtype as dtypes
 from . import functions
 from .random import numpy_generator
@@ -172,7 +172,7 @@ class Tensor(AutogradTensor):
         if self.array.dtype not in (np.float32, np.int64, np.bool_) or self.array.size == 0:
             extras += f", dtype={self.dtype}"
         if self.node is not None:
-            extras += f", grad_fn=<{self.node.function.__name__}Backward>"
+            extras += f", grad_fn=<{self.node.function.op_name}Backward>"
         elif self.requires_grad:
             extras += ", requires_grad=True"
         return f"tensor({body}{extras})"
@@ -383,25 +383,25 @@ class Tensor(AutogradTensor):
         return self / other
 
     def exp(self):
-        return apply(Exp, self)
+        return apply(ExpOp, self)
 
     def log(self):
-        return apply(Log, self)
+        return apply(LogOp, self)
 
     def sqrt(self):
         return apply(functions.Power, self, exponent=0.5)
 
     def abs(self):
-        return apply(Abs, self)
+        return apply(AbsOp, self)
 
     def relu(self):
-        return apply(ReLU, self)
+        return apply(ReLUOp, self)
 
     def sigmoid(self):
-        return apply(Sigmoid, self)
+        return apply(SigmoidOp, self)
 
     def tanh(self):
-        return apply(Tanh, self)
+        return apply(TanhOp, self)
 
     def clamp(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
         return apply(functions.Clamp, self, low=min, high=max)
@@ -409,7 +409,7 @@ class Tensor(AutogradTensor):
     clip = clamp
 
     def softmax(self, dim):
-        return _along_last(self, dim, lambda t: apply(Softmax, t))
+        return _along_last(self, dim, lambda t: apply(SoftmaxOp, t))
 
     def log_softmax(self, dim):
         return _along_last(self, dim, _log_softmax_last)

@@ -131,13 +131,14 @@ CASE_IDS = [case[0] for case in CASES]
 
 
 def every_op() -> dict:
-    """The Functions defined in the modules of ``autograd/ops`` by name (an op is one file there, listed in
-    ``ops/__init__`` or not), without the private bases and the two of ``pointwise`` that ops derive from."""
+    """The Functions defined in the modules of ``autograd/ops`` by the name they are recorded under (an op is one
+    file there, listed in ``ops/__init__`` or not), without the private bases and the two of ``pointwise`` that ops
+    derive from."""
     found = {}
     for module_info in pkgutil.iter_modules(ops.__path__):
         module = importlib.import_module(f"{ops.__name__}.{module_info.name}")
         found |= {
-            name: value
+            value.op_name: value
             for name, value in inspect.getmembers(module, inspect.isclass)
             if issubclass(value, Function)
             and value.__module__ == module.__name__

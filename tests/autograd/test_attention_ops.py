@@ -21,8 +21,8 @@ ATTENTION_EQUATIONS = [
 def test_batch_matmul_values_and_gradients():
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(2, 3, 4, 5)), rng.normal(size=(2, 3, 5, 2))
-    np.testing.assert_allclose(ops.BatchMatMul.apply(Tensor(a), Tensor(b)).data, a @ b, rtol=1e-12)
-    check_gradients(ops.BatchMatMul.apply, [a[0], b[0]], seed=1)
+    np.testing.assert_allclose(ops.BatchMatMulOp.apply(Tensor(a), Tensor(b)).data, a @ b, rtol=1e-12)
+    check_gradients(ops.BatchMatMulOp.apply, [a[0], b[0]], seed=1)
 
 
 def test_batch_matmul_costs_one_grouped_product_and_its_two_gradients():
@@ -30,7 +30,7 @@ def test_batch_matmul_costs_one_grouped_product_and_its_two_gradients():
     a = Tensor(np.ones((2, 3, m, k), np.float32), requires_grad=True)
     b = Tensor(np.ones((2, 3, k, n), np.float32), requires_grad=True)
     with record() as tape:
-        ops.BatchMatMul.apply(a, b)
+        ops.BatchMatMulOp.apply(a, b)
     (rec,) = tape
     assert rec.forward.products == (MatrixProduct(groups * m, k, n, k),)
     assert rec.forward.flops == 2 * groups * m * k * n and rec.forward.vector_flops == 0
@@ -39,7 +39,7 @@ def test_batch_matmul_costs_one_grouped_product_and_its_two_gradients():
 
 def test_batch_matmul_refuses_mismatched_batches():
     with pytest.raises(ValueError, match=r"cannot multiply shapes \(2, 3, 4\) and \(3, 4, 5\): both need the same"):
-        ops.BatchMatMul.apply(np.ones((2, 3, 4)), np.ones((3, 4, 5)))
+        ops.BatchMatMulOp.apply(np.ones((2, 3, 4)), np.ones((3, 4, 5)))
 
 
 @pytest.mark.parametrize("equation, a_shape, b_shape", ATTENTION_EQUATIONS, ids=[e[0] for e in ATTENTION_EQUATIONS])

@@ -45,7 +45,7 @@ def test_conv2d_matches_a_direct_loop(g, seed):
     x = rng.normal(size=(g["n"], g["h"], g["w"], g["c"]))
     kernel = rng.normal(size=(g["kh"], g["kw"], g["c"], g["filters"]))
     bias = rng.normal(size=g["filters"])
-    got = ops.Conv2D.apply(x, kernel, bias, strides=g["strides"], padding=g["padding"]).data
+    got = ops.Conv2DOp.apply(x, kernel, bias, strides=g["strides"], padding=g["padding"]).data
     np.testing.assert_allclose(
         got, reference.conv2d(x, kernel, bias, g["strides"], g["padding"]), rtol=1e-12, atol=1e-12
     )
@@ -53,15 +53,15 @@ def test_conv2d_matches_a_direct_loop(g, seed):
 
 def test_conv2d_rejects_a_kernel_larger_than_a_valid_input():
     with pytest.raises(ValueError, match="3x3 kernel does not fit an input of 2x5"):
-        ops.Conv2D.apply(np.zeros((1, 2, 5, 1)), np.zeros((3, 3, 1, 1)), np.zeros(1))
+        ops.Conv2DOp.apply(np.zeros((1, 2, 5, 1)), np.zeros((3, 3, 1, 1)), np.zeros(1))
 
 
 def test_conv2d_rejects_a_kernel_for_other_channels():
     with pytest.raises(ValueError, match="3 channels but the kernel expects 2"):
-        ops.Conv2D.apply(np.zeros((1, 4, 4, 3)), np.zeros((3, 3, 2, 1)), np.zeros(1))
+        ops.Conv2DOp.apply(np.zeros((1, 4, 4, 3)), np.zeros((3, 3, 2, 1)), np.zeros(1))
 
 
-@pytest.mark.parametrize("op, kind", [(ops.MaxPool2D, "max"), (ops.AvgPool2D, "mean")])
+@pytest.mark.parametrize("op, kind", [(ops.MaxPool2DOp, "max"), (ops.AvgPool2DOp, "mean")])
 @SETTINGS
 @given(geometry=pool_geometry(), seed=seeds)
 def test_pooling_matches_a_loop_over_real_values(op, kind, geometry, seed):
@@ -75,14 +75,14 @@ def test_pooling_matches_a_loop_over_real_values(op, kind, geometry, seed):
 def test_average_pool_same_padding_averages_real_values_only():
     """A 3x3 input, 2x2 windows of stride 2 with 'same': the last row and column windows are part padding."""
     x = np.arange(9.0).reshape(1, 3, 3, 1)
-    y = ops.AvgPool2D.apply(x, pool_size=(2, 2), strides=(2, 2), padding="same").data[0, :, :, 0]
+    y = ops.AvgPool2DOp.apply(x, pool_size=(2, 2), strides=(2, 2), padding="same").data[0, :, :, 0]
     np.testing.assert_allclose(y, [[(0 + 1 + 3 + 4) / 4, (2 + 5) / 2], [(6 + 7) / 2, 8]])
 
 
 def test_max_pool_routes_a_flat_window_to_its_first_cell():
     """MNIST's backgrounds are flat: every window ties, and only its top-left cell gets the gradient."""
     x = Tensor(np.zeros((1, 4, 4, 1), dtype=np.float32), requires_grad=True)
-    ops.MaxPool2D.apply(x, pool_size=(2, 2)).backward(np.arange(1.0, 5.0, dtype=np.float32).reshape(1, 2, 2, 1))
+    ops.MaxPool2DOp.apply(x, pool_size=(2, 2)).backward(np.arange(1.0, 5.0, dtype=np.float32).reshape(1, 2, 2, 1))
     expected = np.zeros((4, 4))
     expected[::2, ::2] = [[1, 2], [3, 4]]
     np.testing.assert_array_equal(x.grad[0, :, :, 0], expected)
@@ -91,7 +91,7 @@ def test_max_pool_routes_a_flat_window_to_its_first_cell():
 def test_max_pool_routes_ties_to_the_first_maximum_in_row_major_order():
     x = np.array([[1, 5], [5, 5]], dtype=np.float32).reshape(1, 2, 2, 1)
     t = Tensor(x, requires_grad=True)
-    ops.MaxPool2D.apply(t, pool_size=(2, 2)).backward(np.ones((1, 1, 1, 1), dtype=np.float32))
+    ops.MaxPool2DOp.apply(t, pool_size=(2, 2)).backward(np.ones((1, 1, 1, 1), dtype=np.float32))
     np.testing.assert_array_equal(t.grad[0, :, :, 0], [[0, 1], [0, 0]])
 
 
@@ -115,7 +115,7 @@ def test_tiled_max_pool_gradient_is_the_first_maximum_compare_bit_for_bit(shape,
     x[x == -1] = -0.0
     x[0, 0, 0, 0] = np.nan
     t = Tensor(x, requires_grad=True)
-    y = ops.MaxPool2D.apply(t, pool_size=pool, padding=padding)
+    y = ops.MaxPool2DOp.apply(t, pool_size=pool, padding=padding)
     grad = rng.normal(size=y.shape).astype(np.float32)
     y.backward(grad)
     pads, outs = window_geometry(shape, pool, pool, padding)
@@ -144,7 +144,7 @@ def test_max_pool_backward_with_ties_matches_first_maximum_routing(geometry, dat
     shape, params = geometry
     x = data.draw(tied_values(shape))
     t = Tensor(x, requires_grad=True)
-    y = ops.MaxPool2D.apply(t, **params)
+    y = ops.MaxPool2DOp.apply(t, **params)
     grad = np.random.default_rng(0).uniform(1, 2, size=y.shape)
     y.backward(grad)
     strides = params["strides"] or params["pool_size"]
@@ -159,7 +159,7 @@ def test_max_pool_gradient_sums_to_the_incoming_gradient(geometry, seed):
     """Each window sends its whole gradient to exactly one cell, however windows overlap."""
     shape, params = geometry
     t = Tensor(distinct(np.random.default_rng(seed), shape), requires_grad=True)
-    y = ops.MaxPool2D.apply(t, **params)
+    y = ops.MaxPool2DOp.apply(t, **params)
     grad = np.random.default_rng(seed).uniform(1, 2, size=y.shape)
     y.backward(grad)
     np.testing.assert_allclose(t.grad.sum(axis=(1, 2)), grad.sum(axis=(1, 2)))
@@ -174,19 +174,21 @@ def test_softmax_cross_entropy_equals_minus_log_probability_of_the_label(n, k, s
     probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     expected = -np.log(probs[np.arange(n), labels])
     close = dict(rtol=1e-9, atol=1e-12)  # -log(p) for p near 1 magnifies p's rounding
-    np.testing.assert_allclose(ops.SparseSoftmaxCrossEntropy.apply(logits, labels).data, expected, **close)
-    np.testing.assert_allclose(ops.SoftmaxCrossEntropy.apply(logits, np.eye(k)[labels]).data, expected, **close)
-    np.testing.assert_allclose(ops.CategoricalCrossentropyProbs.apply(probs, np.eye(k)[labels]).data, expected, **close)
-    np.testing.assert_allclose(ops.Softmax.apply(logits).data, probs, rtol=1e-12)
+    np.testing.assert_allclose(ops.SparseSoftmaxCrossEntropyOp.apply(logits, labels).data, expected, **close)
+    np.testing.assert_allclose(ops.SoftmaxCrossEntropyOp.apply(logits, np.eye(k)[labels]).data, expected, **close)
+    np.testing.assert_allclose(
+        ops.CategoricalCrossentropyProbsOp.apply(probs, np.eye(k)[labels]).data, expected, **close
+    )
+    np.testing.assert_allclose(ops.SoftmaxOp.apply(logits).data, probs, rtol=1e-12)
 
 
 def test_probability_losses_clip_like_keras():
     """Keras clips probabilities to [1e-7, 1 - 1e-7] before the log."""
     probs, labels = np.array([[0.0, 1.0]]), np.array([[1.0, 0.0]])
-    np.testing.assert_allclose(ops.CategoricalCrossentropyProbs.apply(probs, labels).data, [-np.log(1e-7)])
+    np.testing.assert_allclose(ops.CategoricalCrossentropyProbsOp.apply(probs, labels).data, [-np.log(1e-7)])
     bce = -(np.log(1e-7 + 1e-7) + np.log(1 - (1 - 1e-7) + 1e-7)) / 2
-    np.testing.assert_allclose(ops.BinaryCrossentropyProbs.apply(probs, labels).data, [bce])
-    sparse = ops.SparseCategoricalCrossentropyProbs.apply(probs, np.array([0])).data  # log(clipped) as logits
+    np.testing.assert_allclose(ops.BinaryCrossentropyProbsOp.apply(probs, labels).data, [bce])
+    sparse = ops.SparseCategoricalCrossentropyProbsOp.apply(probs, np.array([0])).data  # log(clipped) as logits
     np.testing.assert_allclose(sparse, [-np.log(1e-7) + np.log(1e-7 + 1 - 1e-7)])
 
 
@@ -197,14 +199,14 @@ def test_sigmoid_binary_crossentropy_equals_the_logistic_formula(shape, seed):
     logits, labels = rng.normal(scale=3, size=shape), rng.uniform(0, 1, size=shape)
     p = 1 / (1 + np.exp(-logits))
     expected = -(labels * np.log(p) + (1 - labels) * np.log(1 - p)).mean(axis=-1)
-    np.testing.assert_allclose(ops.SigmoidBinaryCrossentropy.apply(logits, labels).data, expected, rtol=1e-10)
-    np.testing.assert_allclose(ops.Sigmoid.apply(logits).data, p, rtol=1e-12)
+    np.testing.assert_allclose(ops.SigmoidBinaryCrossentropyOp.apply(logits, labels).data, expected, rtol=1e-10)
+    np.testing.assert_allclose(ops.SigmoidOp.apply(logits).data, p, rtol=1e-12)
 
 
 def test_batch_norm_in_training_normalises_each_channel():
     x = np.random.default_rng(0).normal(3.0, 2.0, size=(8, 5, 3))
     axes = (0, 1)
-    y = ops.BatchNorm.apply(
+    y = ops.BatchNormOp.apply(
         x, np.ones(3), np.zeros(3), x.mean(axis=axes), x.var(axis=axes), epsilon=0.0, training=True
     ).data
     np.testing.assert_allclose(y.mean(axis=axes), 0, atol=1e-12)

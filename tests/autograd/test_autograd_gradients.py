@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 from ipu_teach.autograd import Tensor, ops
-from ipu_teach.autograd.ops.gelu import GELU
+from ipu_teach.autograd.ops.gelu import GELUOp
 
 SETTINGS = settings(max_examples=15, deadline=None)
 
@@ -24,7 +24,7 @@ def rng_for(seed):
 pairs = mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3)
 
 
-@pytest.mark.parametrize("op", [ops.Add, ops.Sub, ops.Mul, ops.Div])
+@pytest.mark.parametrize("op", [ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp])
 @SETTINGS
 @given(pair=pairs, seed=seeds)
 def test_binary_elementwise_gradients_with_broadcasting(op, pair, seed):
@@ -37,17 +37,17 @@ def test_binary_elementwise_gradients_with_broadcasting(op, pair, seed):
 @pytest.mark.parametrize(
     "op, values",
     [
-        (ops.Neg, "normal"),
-        (ops.Abs, "away"),
-        (ops.ReLU, "away"),
-        (ops.Sigmoid, "normal"),
-        (ops.Tanh, "normal"),
-        (ops.Exp, "normal"),
-        (ops.Log, "positive"),
-        (ops.Softplus, "normal"),
-        (ops.ELU, "away"),
-        (ops.Softmax, "normal"),
-        (GELU, "normal"),
+        (ops.NegOp, "normal"),
+        (ops.AbsOp, "away"),
+        (ops.ReLUOp, "away"),
+        (ops.SigmoidOp, "normal"),
+        (ops.TanhOp, "normal"),
+        (ops.ExpOp, "normal"),
+        (ops.LogOp, "positive"),
+        (ops.SoftplusOp, "normal"),
+        (ops.ELUOp, "away"),
+        (ops.SoftmaxOp, "normal"),
+        (GELUOp, "normal"),
     ],
 )
 @SETTINGS
@@ -66,14 +66,14 @@ def test_unary_gradients(op, values, shape, seed):
 @given(shape=shapes, alpha=st.floats(0.1, 2.0), seed=seeds)
 def test_elu_gradient_with_alpha(shape, alpha, seed):
     x = away_from_zero(rng_for(seed), shape)
-    check_gradients(lambda t: ops.ELU.apply(t, alpha=alpha), [x], seed=seed)
+    check_gradients(lambda t: ops.ELUOp.apply(t, alpha=alpha), [x], seed=seed)
 
 
 @SETTINGS
 @given(shape=shapes, seed=seeds)
 def test_approximate_gelu_gradient(shape, seed):
     x = rng_for(seed).normal(scale=2.0, size=shape)
-    check_gradients(lambda t: GELU.apply(t, approximate=True), [x], seed=seed)
+    check_gradients(lambda t: GELUOp.apply(t, approximate=True), [x], seed=seed)
 
 
 # ----- matmul, reductions, reshape -------------------------------------------------------------------
@@ -83,10 +83,10 @@ def test_approximate_gelu_gradient(shape, seed):
 @given(batch=st.lists(st.integers(1, 3), min_size=1, max_size=2), k=st.integers(1, 4), n=st.integers(1, 4), seed=seeds)
 def test_matmul_gradients(batch, k, n, seed):
     rng = rng_for(seed)
-    check_gradients(ops.MatMul.apply, [rng.normal(size=tuple(batch) + (k,)), rng.normal(size=(k, n))], seed=seed)
+    check_gradients(ops.MatMulOp.apply, [rng.normal(size=tuple(batch) + (k,)), rng.normal(size=(k, n))], seed=seed)
 
 
-@pytest.mark.parametrize("op", [ops.Sum, ops.Mean])
+@pytest.mark.parametrize("op", [ops.SumOp, ops.MeanOp])
 @SETTINGS
 @given(shape=shapes, data=st.data(), keepdims=st.booleans(), seed=seeds)
 def test_reduction_gradients(op, shape, data, keepdims, seed):
@@ -106,7 +106,7 @@ def test_reduction_gradients(op, shape, data, keepdims, seed):
 @given(shape=shapes, seed=seeds)
 def test_reshape_gradient(shape, seed):
     x = rng_for(seed).normal(size=shape)
-    check_gradients(lambda t: ops.Reshape.apply(t, shape=(-1,) + shape[:1]), [x], seed=seed)
+    check_gradients(lambda t: ops.ReshapeOp.apply(t, shape=(-1,) + shape[:1]), [x], seed=seed)
 
 
 # ----- convolution and pooling -----------------------------------------------------------------------
@@ -120,11 +120,11 @@ def test_conv2d_gradients_for_input_kernel_and_bias(g, seed):
     kernel = rng.normal(size=(g["kh"], g["kw"], g["c"], g["filters"]))
     bias = rng.normal(size=(g["filters"],))
     check_gradients(
-        lambda *t: ops.Conv2D.apply(*t, strides=g["strides"], padding=g["padding"]), [x, kernel, bias], seed=seed
+        lambda *t: ops.Conv2DOp.apply(*t, strides=g["strides"], padding=g["padding"]), [x, kernel, bias], seed=seed
     )
 
 
-@pytest.mark.parametrize("op", [ops.MaxPool2D, ops.AvgPool2D])
+@pytest.mark.parametrize("op", [ops.MaxPool2DOp, ops.AvgPool2DOp])
 @SETTINGS
 @given(geometry=pool_geometry(), seed=seeds)
 def test_pool_gradients(op, geometry, seed):
@@ -147,7 +147,7 @@ def test_softmax_cross_entropy_gradient(bc, soft, seed):
     rng = rng_for(seed)
     n, k = bc
     labels = rng.dirichlet(np.ones(k), size=n) if soft else np.eye(k)[rng.integers(0, k, n)]
-    check_gradients(ops.SoftmaxCrossEntropy.apply, [rng.normal(scale=3, size=(n, k)), labels], wrt=[0], seed=seed)
+    check_gradients(ops.SoftmaxCrossEntropyOp.apply, [rng.normal(scale=3, size=(n, k)), labels], wrt=[0], seed=seed)
 
 
 @SETTINGS
@@ -156,7 +156,7 @@ def test_sparse_softmax_cross_entropy_gradient(bc, seed):
     rng = rng_for(seed)
     n, k = bc
     check_gradients(
-        ops.SparseSoftmaxCrossEntropy.apply,
+        ops.SparseSoftmaxCrossEntropyOp.apply,
         [rng.normal(scale=3, size=(n, k)), rng.integers(0, k, n)],
         wrt=[0],
         seed=seed,
@@ -170,9 +170,9 @@ def test_categorical_crossentropy_on_probabilities_gradient(bc, seed):
     n, k = bc
     probs = rng.uniform(0.1, 1.0, size=(n, k))  # unnormalised on purpose: the op normalises
     labels = rng.dirichlet(np.ones(k), size=n)
-    check_gradients(ops.CategoricalCrossentropyProbs.apply, [probs, labels], wrt=[0], seed=seed)
+    check_gradients(ops.CategoricalCrossentropyProbsOp.apply, [probs, labels], wrt=[0], seed=seed)
     sparse = rng.integers(0, k, size=n)
-    check_gradients(ops.SparseCategoricalCrossentropyProbs.apply, [probs, sparse], wrt=[0], seed=seed)
+    check_gradients(ops.SparseCategoricalCrossentropyProbsOp.apply, [probs, sparse], wrt=[0], seed=seed)
 
 
 @SETTINGS
@@ -180,9 +180,11 @@ def test_categorical_crossentropy_on_probabilities_gradient(bc, seed):
 def test_binary_crossentropy_gradients(shape, seed):
     rng = rng_for(seed)
     labels = rng.uniform(0, 1, size=shape)
-    check_gradients(ops.SigmoidBinaryCrossentropy.apply, [rng.normal(scale=3, size=shape), labels], wrt=[0], seed=seed)
     check_gradients(
-        ops.BinaryCrossentropyProbs.apply, [rng.uniform(0.05, 0.95, size=shape), labels], wrt=[0], seed=seed
+        ops.SigmoidBinaryCrossentropyOp.apply, [rng.normal(scale=3, size=shape), labels], wrt=[0], seed=seed
+    )
+    check_gradients(
+        ops.BinaryCrossentropyProbsOp.apply, [rng.uniform(0.05, 0.95, size=shape), labels], wrt=[0], seed=seed
     )
 
 
@@ -200,7 +202,7 @@ def test_batch_norm_gradients(shape, training, seed):
 
     def batch_norm(x, gamma, beta):
         mean, var = (x.data.mean(axis=axes), x.data.var(axis=axes)) if training else (moving_mean, moving_var)
-        return ops.BatchNorm.apply(x, gamma, beta, Tensor(mean), Tensor(var), training=training)
+        return ops.BatchNormOp.apply(x, gamma, beta, Tensor(mean), Tensor(var), training=training)
 
     check_gradients(
         batch_norm, [rng.normal(size=shape), rng.normal(size=channels), rng.normal(size=channels)], seed=seed
@@ -216,7 +218,7 @@ def test_gradients_accumulate_through_a_graph(n, k, m, seed):
     rng = rng_for(seed)
 
     def net(x, w, b):
-        h = ops.Tanh.apply(x @ w + b)
+        h = ops.TanhOp.apply(x @ w + b)
         return (h * h - h / 2.0).sum(axis=1) + x.mean()
 
     check_gradients(net, [rng.normal(size=(n, k)), rng.normal(size=(k, m)), rng.normal(size=(m,))], seed=seed)

@@ -21,7 +21,7 @@ def test_slice_gradient(shape, data, seed):
     start = data.draw(st.integers(0, shape[axis] - 1))
     stop = data.draw(st.integers(start + 1, shape[axis]))
     x = np.random.default_rng(seed).normal(size=shape)
-    check_gradients(lambda t: ops.Slice.apply(t, axis=axis, start=start, stop=stop), [x], seed=seed)
+    check_gradients(lambda t: ops.SliceOp.apply(t, axis=axis, start=start, stop=stop), [x], seed=seed)
 
 
 @SETTINGS
@@ -30,7 +30,7 @@ def test_concatenate_gradient_splits_back_to_each_input(shape, sizes, data, seed
     axis = data.draw(st.integers(0, len(shape) - 1))
     rng = np.random.default_rng(seed)
     arrays = [rng.normal(size=shape[:axis] + (n,) + shape[axis + 1 :]) for n in sizes]
-    check_gradients(lambda *t: ops.Concatenate.apply(*t, axis=axis), arrays, seed=seed)
+    check_gradients(lambda *t: ops.ConcatenateOp.apply(*t, axis=axis), arrays, seed=seed)
 
 
 @SETTINGS
@@ -38,7 +38,7 @@ def test_concatenate_gradient_splits_back_to_each_input(shape, sizes, data, seed
 def test_transpose_gradient(shape, data, seed):
     perm = data.draw(st.permutations(range(len(shape))))
     x = np.random.default_rng(seed).normal(size=shape)
-    check_gradients(lambda t: ops.Transpose.apply(t, perm=tuple(perm)), [x], seed=seed)
+    check_gradients(lambda t: ops.TransposeOp.apply(t, perm=tuple(perm)), [x], seed=seed)
 
 
 @SETTINGS
@@ -46,7 +46,7 @@ def test_transpose_gradient(shape, data, seed):
 def test_pad_gradient(shape, data, seed):
     pads = tuple(data.draw(st.tuples(st.integers(0, 2), st.integers(0, 2))) for _ in shape)
     x = np.random.default_rng(seed).normal(size=shape)
-    check_gradients(lambda t: ops.Pad.apply(t, pads=pads), [x], seed=seed)
+    check_gradients(lambda t: ops.PadOp.apply(t, pads=pads), [x], seed=seed)
 
 
 @SETTINGS
@@ -54,7 +54,7 @@ def test_pad_gradient(shape, data, seed):
 def test_gather_gradient_adds_repeated_indices(rows, width, index_shape, seed):
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, rows, size=index_shape)  # repeats are likely: their gradients must add
-    check_gradients(ops.Gather.apply, [rng.normal(size=(rows, width)), indices], wrt=[0], seed=seed)
+    check_gradients(ops.GatherOp.apply, [rng.normal(size=(rows, width)), indices], wrt=[0], seed=seed)
 
 
 @SETTINGS
@@ -63,7 +63,7 @@ def test_layer_norm_gradients(shape, seed):
     rng = np.random.default_rng(seed)
     features = shape[-1]
     check_gradients(
-        lambda x, g, b: ops.LayerNorm.apply(x, g, b),
+        lambda x, g, b: ops.LayerNormOp.apply(x, g, b),
         [rng.normal(size=shape), rng.normal(size=features), rng.normal(size=features)],
         seed=seed,
     )
@@ -73,7 +73,7 @@ def test_gather_rejects_indices_outside_the_table():
     import pytest
 
     with pytest.raises(ValueError, match=r"Gather: indices must be in \[0, 3\), got values from 0 to 3"):
-        ops.Gather.apply(np.ones((3, 2)), np.array([0, 3]))
+        ops.GatherOp.apply(np.ones((3, 2)), np.array([0, 3]))
 
 
 @SETTINGS

@@ -88,7 +88,7 @@ def test_no_grad_builds_no_graph_and_restores_the_mode():
     x = Tensor(np.ones((2, 2), dtype=np.float32), requires_grad=True)
     with no_grad():
         assert not is_grad_enabled()
-        y = ops.ReLU.apply(x @ x) * 2.0
+        y = ops.ReLUOp.apply(x @ x) * 2.0
     assert is_grad_enabled()
     assert y.node is None and not y.requires_grad
     with pytest.raises(RuntimeError):
@@ -113,13 +113,13 @@ def test_a_long_chain_backpropagates_without_recursion():
 
 def test_matmul_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match=r"cannot multiply shapes \(2, 3\) and \(4, 5\)"):
-        ops.MatMul.apply(np.ones((2, 3)), np.ones((4, 5)))
+        ops.MatMulOp.apply(np.ones((2, 3)), np.ones((4, 5)))
 
 
 @pytest.mark.parametrize("padding", ["full", "SAME"])
 def test_unknown_padding_is_rejected(padding):
     with pytest.raises(ValueError, match="padding must be 'valid' or 'same'"):
-        ops.MaxPool2D.apply(np.ones((1, 4, 4, 1)), padding=padding)
+        ops.MaxPool2DOp.apply(np.ones((1, 4, 4, 1)), padding=padding)
 
 
 # ----- extreme values ----------------------------------------------------------------------------------
@@ -131,12 +131,12 @@ ONE_HOT = np.eye(3, dtype=np.float32)[[1, 0, 2]]
 @pytest.mark.parametrize(
     "op, labels",
     [
-        (ops.SoftmaxCrossEntropy, ONE_HOT),
-        (ops.SparseSoftmaxCrossEntropy, np.array([1, 0, 2])),
-        (ops.SigmoidBinaryCrossentropy, ONE_HOT),
-        (ops.Softmax, None),
-        (ops.Sigmoid, None),
-        (ops.Softplus, None),
+        (ops.SoftmaxCrossEntropyOp, ONE_HOT),
+        (ops.SparseSoftmaxCrossEntropyOp, np.array([1, 0, 2])),
+        (ops.SigmoidBinaryCrossentropyOp, ONE_HOT),
+        (ops.SoftmaxOp, None),
+        (ops.SigmoidOp, None),
+        (ops.SoftplusOp, None),
     ],
 )
 def test_extreme_logits_give_finite_values_and_gradients(op, labels):
@@ -149,11 +149,11 @@ def test_extreme_logits_give_finite_values_and_gradients(op, labels):
 
 def test_extreme_logits_give_the_exact_loss():
     """A label on a logit 2e4 below the largest costs 2e4 nats; ties cost log(3)."""
-    loss = ops.SparseSoftmaxCrossEntropy.apply(EXTREME[:2].astype(np.float64), np.array([1, 0])).data
+    loss = ops.SparseSoftmaxCrossEntropyOp.apply(EXTREME[:2].astype(np.float64), np.array([1, 0])).data
     np.testing.assert_allclose(loss, [2e4, np.log(3)])
 
 
-@pytest.mark.parametrize("op", [ops.CategoricalCrossentropyProbs, ops.BinaryCrossentropyProbs])
+@pytest.mark.parametrize("op", [ops.CategoricalCrossentropyProbsOp, ops.BinaryCrossentropyProbsOp])
 def test_probability_losses_at_zero_and_one_are_finite(op):
     probs = Tensor(np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]], dtype=np.float32), requires_grad=True)
     with np.errstate(over="raise", invalid="raise", divide="raise"):

@@ -22,7 +22,11 @@ def _apply(fused, arrays, grad, params, requires_grad=True):
     """The output, the three gradients and the records of ReLU(Conv2D(...)) applied one way or the other."""
     tensors = [Tensor(a.copy(), requires_grad=requires_grad) for a in arrays]
     with record() as tape:
-        y = ops.Conv2DReLU.apply(*tensors, **params) if fused else ops.ReLU.apply(ops.Conv2D.apply(*tensors, **params))
+        y = (
+            ops.Conv2DReLUOp.apply(*tensors, **params)
+            if fused
+            else ops.ReLUOp.apply(ops.Conv2DOp.apply(*tensors, **params))
+        )
     if requires_grad:
         y.backward(grad)
     return [y.array] + [t.grad for t in tensors], [repr(dataclasses.asdict(r)) for r in tape]
@@ -43,7 +47,7 @@ def test_conv2d_relu_gives_the_bits_and_records_of_conv2d_then_relu(portable, dt
     arrays = [rng.normal(size=x_shape), 0.3 * rng.normal(size=k_shape), 0.1 * rng.normal(size=k_shape[3])]
     arrays = [a.astype(dtype) for a in arrays]
     arrays[0][0, :2] = -0.0  # a zero's sign counts too
-    out_shape = ops.Conv2D.apply(*arrays, **params).shape
+    out_shape = ops.Conv2DOp.apply(*arrays, **params).shape
     grad = rng.normal(size=out_shape).astype(dtype)
     (separate, separate_tape), (fused, fused_tape) = (_apply(f, arrays, grad, params) for f in (False, True))
     for one, other in zip(separate, fused):
@@ -60,10 +64,10 @@ def test_conv2d_relu_records_as_the_two_ops_without_gradients_and_from_shapes_al
     assert fused == separate
     shaped = [ShapedArray(a.shape, a.dtype) for a in (x, kernel, bias)]
     with record() as tape:
-        out = ops.Conv2DReLU.apply(*shaped)
+        out = ops.Conv2DReLUOp.apply(*shaped)
     assert out.shape == (2, 4, 4, 4) and [r.op for r in tape] == ["Conv2D", "ReLU"]
     with record() as real:
-        ops.Conv2DReLU.apply(x, kernel, bias)
+        ops.Conv2DReLUOp.apply(x, kernel, bias)
     assert [dataclasses.asdict(r) for r in tape] == [dataclasses.asdict(r) for r in real]
 
 

@@ -30,7 +30,7 @@ def test_dilated_conv2d_gradients(g, dilation, seed):
     x = rng.normal(size=(g["n"], g["h"], g["w"], g["c"]))
     kernel, bias = rng.normal(size=(g["kh"], g["kw"], g["c"], g["filters"])), rng.normal(size=(g["filters"],))
     check_gradients(
-        lambda *t: ops.Conv2D.apply(*t, padding=g["padding"], dilation=dilation), [x, kernel, bias], seed=seed
+        lambda *t: ops.Conv2DOp.apply(*t, padding=g["padding"], dilation=dilation), [x, kernel, bias], seed=seed
     )
 
 
@@ -44,7 +44,7 @@ def test_conv2d_transpose_gradients(g, dilation, use_dilation, seed):
     x = rng.normal(size=(g["n"], g["h"] // 2 + 1, g["w"] // 2 + 1, g["c"]))
     kernel, bias = rng.normal(size=(g["kh"], g["kw"], g["filters"], g["c"])), rng.normal(size=(g["filters"],))
     options = dict(strides=g["strides"], padding=g["padding"], dilation=dilation if use_dilation else (1, 1))
-    check_gradients(lambda *t: ops.Conv2DTranspose.apply(*t, **options), [x, kernel, bias], seed=seed)
+    check_gradients(lambda *t: ops.Conv2DTransposeOp.apply(*t, **options), [x, kernel, bias], seed=seed)
 
 
 @SETTINGS
@@ -56,7 +56,7 @@ def test_depthwise_conv2d_gradients(g, dilation, use_dilation, seed):
     x = rng.normal(size=(g["n"], g["h"], g["w"], g["c"]))
     kernel = rng.normal(size=(g["kh"], g["kw"], g["c"], g["filters"]))
     options = dict(strides=g["strides"], padding=g["padding"], dilation=dilation if use_dilation else (1, 1))
-    check_gradients(lambda *t: ops.DepthwiseConv2D.apply(*t, **options), [x, kernel], seed=seed)
+    check_gradients(lambda *t: ops.DepthwiseConv2DOp.apply(*t, **options), [x, kernel], seed=seed)
 
 
 @pytest.mark.parametrize(
@@ -79,11 +79,11 @@ def test_general_relu_gradient(options, seed):
     kinks = [0.0, options.get("threshold", 0.0), options.get("max_value") or 0.0]
     for kink in kinks:
         x = np.where(np.abs(x - kink) < 0.05, kink + 0.1, x)
-    check_gradients(lambda t: ops.GeneralReLU.apply(t, **options), [x], seed=seed)
+    check_gradients(lambda t: ops.GeneralReLUOp.apply(t, **options), [x], seed=seed)
 
 
 @SETTINGS
 @given(size=st.tuples(st.integers(1, 3), st.integers(1, 3)), seed=seeds)
 def test_upsample_gradient(size, seed):
     x = np.random.default_rng(seed).normal(size=(2, 3, 2, 2))
-    check_gradients(lambda t: ops.Upsample.apply(t, size=size), [x], seed=seed)
+    check_gradients(lambda t: ops.UpsampleOp.apply(t, size=size), [x], seed=seed)

@@ -20,17 +20,18 @@ PACKAGE = pathlib.Path(ipu_teach.__file__).parent
 
 
 def functional_forms() -> dict:
-    """``{op class name: [names in ops/__init__ that apply it]}``: an op's own ``apply`` (``relu = ReLU.apply``)
+    """``{op name: [names in ops/__init__ that apply it]}``: an op's own ``apply`` (``relu = ReLUOp.apply``)
     or a function of the module calling it (read from its source)."""
     forms = {}
     for name, value in vars(ops).items():
         if name.startswith("_"):
             continue
         if inspect.ismethod(value) and value.__name__ == "apply":
-            forms.setdefault(value.__self__.__name__, []).append(name)
+            forms.setdefault(value.__self__.op_name, []).append(name)
         elif inspect.isfunction(value) and value.__module__ == ops.__name__:
             for applied in re.findall(r"(\w+)\.apply\(", inspect.getsource(value)):
-                forms.setdefault(applied, []).append(name)
+                op = getattr(ops, applied, None) or getattr(ops._losses, applied)
+                forms.setdefault(op.op_name, []).append(name)
     return forms
 
 
@@ -49,7 +50,7 @@ def test_the_cases_apply_every_op_through_its_function():
 
 
 def test_layers_and_front_ends_never_apply_an_op_class():
-    """Outside ``autograd/ops`` an op runs through its function (``ops.relu(x)``, not ``ops.ReLU.apply(x)``).
+    """Outside ``autograd/ops`` an op runs through its function (``ops.relu(x)``, not ``ops.ReLUOp.apply(x)``).
     torch/ keeps its own Functions (``torch/functions.py``), applied by its generic wrapper."""
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -64,7 +65,7 @@ def test_layers_and_front_ends_never_apply_an_op_class():
 
 def test_autocasting_follows_the_ops_declared_property_not_its_class_name():
     """Under a compute dtype an op's floating inputs are cast first unless the op says ``autocast = False``
-    (``Cast`` does: it is what autocasting applies). A class merely named Cast gets no exemption."""
+    (``CastOp`` does: it is what autocasting applies). A class merely named Cast gets no exemption."""
 
     class Cast(Function):  # the name alone must not matter
         @staticmethod
@@ -83,7 +84,7 @@ def test_autocasting_follows_the_ops_declared_property_not_its_class_name():
         assert Cast.apply(x).dtype == np.float16
         assert Uncast.apply(x).dtype == np.float32
         assert ops.cast(x, "float32").dtype == np.float32
-    assert ops.Cast.autocast is False
+    assert ops.CastOp.autocast is False
     assert [name for name, op in every_op().items() if not op.autocast] == ["Cast"]
 
 

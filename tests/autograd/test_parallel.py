@@ -113,7 +113,7 @@ def _special_values(shape, seed):
 
 def _max_pool(x, grad, params):
     tensor = Tensor(x.copy(), requires_grad=True)
-    y = ops.MaxPool2D.apply(tensor, **params)
+    y = ops.MaxPool2DOp.apply(tensor, **params)
     with np.errstate(invalid="ignore"):  # an infinite gradient times a window's zero
         y.backward(grad)
     return y.array, tensor.grad
@@ -145,7 +145,7 @@ def _whole_and_split(monkeypatch, run):
 )
 def test_max_pooling_split_by_samples_gives_the_bits_of_one_pass(monkeypatch, shape, params):
     x = _special_values(shape, seed=sum(shape))
-    grad = _special_values(ops.MaxPool2D.apply(Tensor(x), **params).array.shape, seed=1)
+    grad = _special_values(ops.MaxPool2DOp.apply(Tensor(x), **params).array.shape, seed=1)
     pieces = _whole_and_split(monkeypatch, lambda: _max_pool(x, grad, params))
     tiled = params.get("strides", params["pool_size"]) == params["pool_size"]
     assert len(pieces) == (6 if tiled else 3)  # three pieces each for the forward and (windows that tile) backward
@@ -167,7 +167,7 @@ def test_a_convolution_and_relu_split_by_samples_give_the_bits_of_one_pass(monke
     def run():
         tensors = [Tensor(a.copy(), requires_grad=True) for a in (x, kernel, bias)]
         with np.errstate(invalid="ignore", over="ignore"):  # infinities times zeros
-            y = ops.Conv2DReLU.apply(*tensors, **params)
+            y = ops.Conv2DReLUOp.apply(*tensors, **params)
             y.backward(_special_values(y.array.shape, seed=5))
         return [y.array] + [t.grad for t in tensors]
 

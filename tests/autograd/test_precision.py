@@ -40,9 +40,9 @@ def test_convolutions_follow_their_own_partials_type():
     k = rng.uniform(0, 1, size=(3, 3, 64, 8)).astype(np.float16)
     bias = np.zeros(8, np.float16)
     with precision.ipu_numerics(matmul_partials="half", conv_partials="float"):
-        as_float = ops.Conv2D.apply(x, k, bias).data
+        as_float = ops.Conv2DOp.apply(x, k, bias).data
     with precision.ipu_numerics(conv_partials="half"):
-        as_half = ops.Conv2D.apply(x, k, bias).data
+        as_half = ops.Conv2DOp.apply(x, k, bias).data
     assert not np.array_equal(as_float, as_half)
 
 

@@ -12,7 +12,7 @@ from ipu_test_helpers import build, configure, data, ipu_model
 import ipu_teach.keras as keras
 from ipu_teach import bsp, hardware, ipu
 from ipu_teach.autograd.cost import MatrixProduct, Reduction, VectorPass
-from ipu_teach.autograd.ops.gelu import GELU
+from ipu_teach.autograd.ops.gelu import GELUOp
 from ipu_teach.ipu import amp_vertex, lowering, matrix_plan, memory_layout, programs
 from ipu_teach.keras.progbar import Progbar
 
@@ -246,7 +246,7 @@ def test_a_new_vector_op_is_costed_from_what_it_declares():
     with ipu.ipu_strategy.IPUStrategy().scope():
         keras.backend.clear_session()
         inputs = keras.Input(shape=(6,))
-        model = keras.Model(inputs, keras.layers.Dense(3000, activation=lambda t: GELU.apply(t))(inputs))
+        model = keras.Model(inputs, keras.layers.Dense(3000, activation=lambda t: GELUOp.apply(t))(inputs))
         model.compile("sgd", "mse", steps_per_execution=4)
     model.predict(x, batch_size=16, verbose=0)
     (step,) = [s for s in model.get_ipu_executable("predict").graph.forward if "/GELU:" in s.name]

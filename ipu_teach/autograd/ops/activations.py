@@ -18,43 +18,43 @@ def _sigmoid(x):
     return y
 
 
-class ReLU(SavesOutput):
+class ReLUOp(SavesOutput):
     codelet = "relu"
     function = staticmethod(lambda x: np.maximum(x, 0))
     gradient = staticmethod(lambda grad, y: grad * (y > 0))
 
 
-class Sigmoid(SavesOutput):
+class SigmoidOp(SavesOutput):
     codelet = "tanh"
     function = staticmethod(_sigmoid)
     gradient = staticmethod(lambda grad, y: grad * y * (1 - y))
 
 
-class Tanh(SavesOutput):
+class TanhOp(SavesOutput):
     codelet = "tanh"
     function = staticmethod(portable.tanh)
     gradient = staticmethod(lambda grad, y: grad * (1 - y * y))
 
 
-class Exp(SavesOutput):
+class ExpOp(SavesOutput):
     codelet = "exp"
     function = staticmethod(portable.exp)
     gradient = staticmethod(lambda grad, y: grad * y)
 
 
-class Log(SavesInput):
+class LogOp(SavesInput):
     codelet = "log"
     function = staticmethod(portable.log)
     gradient = staticmethod(lambda grad, x: grad / x)
 
 
-class Softplus(SavesInput):
+class SoftplusOp(SavesInput):
     codelet = "log"
     function = staticmethod(portable.softplus)
     gradient = staticmethod(lambda grad, x: grad * (0.5 * (1 + portable.tanh(0.5 * x))))  # the sigmoid, no overflow
 
 
-class ELU(Function):
+class ELUOp(Function):
     codelet = "exp"
 
     @staticmethod
@@ -71,7 +71,7 @@ class ELU(Function):
         return grad * np.where(x > 0, 1, neg + ctx.alpha)
 
 
-class Softmax(Function):
+class SoftmaxOp(Function):
     """Softmax along the last axis. Losses look for it to use the logits (as Keras does)."""
 
     @staticmethod

@@ -17,7 +17,7 @@ from ..symbolic import like, result_dtype
 from .gemm import matmul
 
 
-class BatchMatMul(Function):
+class BatchMatMulOp(Function):
     @staticmethod
     def forward(ctx, a, b):
         _check_shapes(a, b)

@@ -11,7 +11,7 @@ from ..cost import OpCost
 from ..function import Function
 
 
-class CaptureGradient(Function):
+class CaptureGradientOp(Function):
     @staticmethod
     def forward(ctx, x, store=None, tag=None):
         ctx.store, ctx.tag = store, tag

@@ -172,7 +172,7 @@ def scatter_windows(dxp, dcols, strides, dilation=(1, 1)):
 def convolve(ctx, x, kernel, bias, strides, padding, dilation, relu=False):
     """Conv2D's forward, noting on ``ctx`` what its backward needs; with ``relu``, ReLU applied to each piece of the
     product as it is finished, in cache, and where the output is positive noted as ``ctx.relu_mask``
-    (``fused.Conv2DReLU``)."""
+    (``fused.Conv2DReLUOp``)."""
     kh, kw, kc, filters = kernel.shape
     check_channels("Conv2D", x.shape, kc)
     cols, ctx.geometry = im2col(x, (kh, kw), strides, padding, dilation)
@@ -186,7 +186,7 @@ def convolve(ctx, x, kernel, bias, strides, padding, dilation, relu=False):
     return y.reshape((x.shape[0],) + outs + (filters,))
 
 
-class Conv2D(Function):
+class Conv2DOp(Function):
     @staticmethod
     def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
         return convolve(ctx, x, kernel, bias, strides, padding, dilation)

@@ -33,7 +33,7 @@ def _output_size(x_shape, kernel_shape, strides, padding, dilation) -> list:
     ]
 
 
-class Conv2DTranspose(Function):
+class Conv2DTransposeOp(Function):
     @staticmethod
     def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
         n, h, w, channels = x.shape

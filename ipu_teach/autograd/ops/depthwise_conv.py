@@ -15,7 +15,7 @@ from ..symbolic import like
 from .conv import check_channels, col2im, fitted_geometry, im2col
 
 
-class DepthwiseConv2D(Function):
+class DepthwiseConv2DOp(Function):
     @staticmethod
     def forward(ctx, x, kernel, strides=(1, 1), padding="valid", dilation=(1, 1)):
         kh, kw, channels, multiplier = kernel.shape

@@ -8,10 +8,10 @@ indices). That covers Keras' ``EinsumDense`` projections (``"abc,cd->abd"``, ``"
 ``"acbe,aecd->abcd"``).
 """
 
-from .batch_matmul import BatchMatMul
-from .linalg import MatMul
-from .rearrange import Transpose
-from .shape import Reshape
+from .batch_matmul import BatchMatMulOp
+from .linalg import MatMulOp
+from .rearrange import TransposeOp
+from .shape import ReshapeOp
 
 EXAMPLES = '"abc,cd->abd", "abc,cde->abde", "abcd,cde->abe", "aecd,abcd->acbe", "acbe,aecd->abcd"'
 
@@ -34,9 +34,9 @@ def einsum(equation: str, a, b):
     )
     if batch:
         groups = _size(sizes, batch)
-        product = BatchMatMul.apply(_reshaped(a, (groups, *a.shape[-2:])), _reshaped(b, (groups, *b.shape[-2:])))
+        product = BatchMatMulOp.apply(_reshaped(a, (groups, *a.shape[-2:])), _reshaped(b, (groups, *b.shape[-2:])))
     else:
-        product = MatMul.apply(a, b)
+        product = MatMulOp.apply(a, b)
     result = batch + left + right
     product = _reshaped(product, tuple(sizes[c] for c in result))
     return _transposed(product, tuple(result.index(c) for c in out))
@@ -90,8 +90,8 @@ def _arranged(x, indices, order, shape):
 
 
 def _transposed(x, perm):
-    return x if perm == tuple(range(len(perm))) else Transpose.apply(x, perm=perm)
+    return x if perm == tuple(range(len(perm))) else TransposeOp.apply(x, perm=perm)
 
 
 def _reshaped(x, shape):
-    return x if tuple(x.shape) == tuple(shape) else Reshape.apply(x, shape=tuple(shape))
+    return x if tuple(x.shape) == tuple(shape) else ReshapeOp.apply(x, shape=tuple(shape))

@@ -36,7 +36,7 @@ class _Broadcasting(Function):
         return OpCost(flops, forward.bytes_in, forward.bytes_out, forward.grains, (), vector)
 
 
-class Cast(Function):
+class CastOp(Function):
     """A change of dtype (Keras' autocast of a layer's inputs and variables); the gradient goes back in the
     input's dtype, so a mixed-precision layer's fp32 variables get fp32 gradients."""
 
@@ -58,7 +58,7 @@ class Cast(Function):
         return grad.astype(ctx.input_dtype)
 
 
-class Add(_Broadcasting):
+class AddOp(_Broadcasting):
     gradient_codelets = (None, None)
 
     @staticmethod
@@ -71,7 +71,7 @@ class Add(_Broadcasting):
         return unbroadcast(grad, sa), unbroadcast(grad, sb)
 
 
-class Sub(_Broadcasting):
+class SubOp(_Broadcasting):
     gradient_codelets = (None, "add")
 
     @staticmethod
@@ -84,7 +84,7 @@ class Sub(_Broadcasting):
         return unbroadcast(grad, sa), unbroadcast(-grad, sb)
 
 
-class Mul(_Broadcasting):
+class MulOp(_Broadcasting):
     gradient_codelets = ("add", "add")
 
     @staticmethod
@@ -100,7 +100,7 @@ class Mul(_Broadcasting):
         return ga, gb
 
 
-class Div(_Broadcasting):
+class DivOp(_Broadcasting):
     codelet = "divide"
     gradient_codelets = ("divide", "divide")
 
@@ -117,7 +117,7 @@ class Div(_Broadcasting):
         return ga, gb
 
 
-class Neg(Function):
+class NegOp(Function):
     @staticmethod
     def forward(ctx, a):
         return -a
@@ -127,6 +127,6 @@ class Neg(Function):
         return -grad
 
 
-class Abs(SavesInput):
+class AbsOp(SavesInput):
     function = staticmethod(np.abs)
     gradient = staticmethod(lambda grad, x: grad * np.sign(x))

@@ -7,7 +7,7 @@ first argument on a tie, and ``clip_by_value`` at its bounds, so do these).
 Example:
 
 >>> from ipu_teach.autograd import Tensor
->>> Huber.apply(Tensor(np.array([[0.5, 3.0]], np.float32)), np.zeros((1, 2), np.float32), delta=1.0).data
+>>> HuberOp.apply(Tensor(np.array([[0.5, 3.0]], np.float32)), np.zeros((1, 2), np.float32), delta=1.0).data
 array([1.3125], dtype=float32)
 """
 
@@ -68,7 +68,7 @@ class _ElementwiseLoss(Function):
         return cls._passes_cost(ctx, cls.backward_passes, int(np.prod(ctx.input_shapes[0])), False)
 
 
-class MeanAbsolutePercentageError(_ElementwiseLoss):
+class MeanAbsolutePercentageErrorOp(_ElementwiseLoss):
     """``100 * |(t - p) / max(|t|, eps)|``."""
 
     forward_passes = ("add", "add", "add", "divide", "add")  # t - p, |t|, max, /, |.|
@@ -81,7 +81,7 @@ class MeanAbsolutePercentageError(_ElementwiseLoss):
         return 100 * np.abs(ratio), -100 * np.sign(ratio) / scale
 
 
-class MeanSquaredLogarithmicError(_ElementwiseLoss):
+class MeanSquaredLogarithmicErrorOp(_ElementwiseLoss):
     """``(log(max(p, eps) + 1) - log(max(t, eps) + 1)) ** 2``."""
 
     forward_passes = ("add", "add", "log", "add", "add", "log", "add", "add")
@@ -95,7 +95,7 @@ class MeanSquaredLogarithmicError(_ElementwiseLoss):
         return difference * difference, 2 * difference / shifted * (y_pred >= eps)
 
 
-class Huber(_ElementwiseLoss):
+class HuberOp(_ElementwiseLoss):
     """``e * e / 2`` where ``|e| <= delta``, else ``delta * |e| - delta * delta / 2`` (``e = p - t``)."""
 
     forward_passes = ("add",) * 6  # -, |.|, <=, square, the linear part, select
@@ -110,7 +110,7 @@ class Huber(_ElementwiseLoss):
         return values, np.where(small, error, kind(delta) * np.sign(error))
 
 
-class LogCosh(_ElementwiseLoss):
+class LogCoshOp(_ElementwiseLoss):
     """``log(cosh(e))`` as Keras writes it without overflow: ``e + softplus(-2 e) - log 2``."""
 
     forward_passes = ("add", "add", "exp", "log", "add", "add")
@@ -123,7 +123,7 @@ class LogCosh(_ElementwiseLoss):
         return values, portable.tanh(error)
 
 
-class Poisson(_ElementwiseLoss):
+class PoissonOp(_ElementwiseLoss):
     """``p - t * log(p + eps)``."""
 
     forward_passes = ("add", "log", "add", "add")
@@ -135,7 +135,7 @@ class Poisson(_ElementwiseLoss):
         return y_pred - y_true * portable.log(shifted), 1 - y_true / shifted
 
 
-class KLDivergence(_ElementwiseLoss):
+class KLDivergenceOp(_ElementwiseLoss):
     """``t * log(t / p)`` with both clipped to [eps, 1], summed over the last axis."""
 
     summed = True
@@ -156,7 +156,7 @@ def hinge_labels(y_true):
     return y_true
 
 
-class Hinge(_ElementwiseLoss):
+class HingeOp(_ElementwiseLoss):
     """``max(1 - t * p, 0)`` with labels in {-1, 1} (0/1 labels converted)."""
 
     forward_passes = ("add", "add", "add")
@@ -169,7 +169,7 @@ class Hinge(_ElementwiseLoss):
         return np.maximum(margin, 0), -t * (margin >= 0)
 
 
-class SquaredHinge(_ElementwiseLoss):
+class SquaredHingeOp(_ElementwiseLoss):
     """``max(1 - t * p, 0) ** 2`` with labels in {-1, 1} (0/1 labels converted)."""
 
     forward_passes = ("add",) * 4
@@ -182,7 +182,7 @@ class SquaredHinge(_ElementwiseLoss):
         return positive * positive, -2 * t * positive
 
 
-class CategoricalHinge(_ElementwiseLoss):
+class CategoricalHingeOp(_ElementwiseLoss):
     """``max(max((1 - t) * p) - sum(t * p) + 1, 0)`` per sample; the maximum's gradient is shared between ties,
     as TensorFlow's ``reduce_max``'s."""
 
@@ -203,7 +203,7 @@ class CategoricalHinge(_ElementwiseLoss):
     backward_passes = ("add",)
 
 
-class CosineSimilarity(Function):
+class CosineSimilarityOp(Function):
     """``-sum(l2_normalize(t) * l2_normalize(p))`` over ``axis``, as Keras (``l2_normalize`` divides by
     ``sqrt(max(sum(x * x), 1e-12))``); a value per sample from -1 (same direction) to 1."""
 

@@ -12,11 +12,11 @@ import numpy as np
 
 from ..function import Context, Function
 from . import parallel
-from .activations import ReLU
-from .conv import Conv2D, convolve
+from .activations import ReLUOp
+from .conv import Conv2DOp, convolve
 
 
-class Conv2DReLU(Function):
+class Conv2DReLUOp(Function):
     """``ReLU(Conv2D(x, kernel, bias))``: a Conv2D layer with ``activation="relu"``. ReLU is applied to each piece
     of the product as BLAS finishes it (``gemm.matmul``'s ``relu_mask``), in cache, instead of in a pass of its own
     over the whole output, and notes there where the output is positive: its gradient is ReLU's, ``grad * (y >
@@ -31,7 +31,7 @@ class Conv2DReLU(Function):
 
     @classmethod
     def infer(cls, ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
-        y = Conv2D.infer(ctx, x, kernel, bias, strides, padding, dilation)
+        y = Conv2DOp.infer(ctx, x, kernel, bias, strides, padding, dilation)
         ctx.output_itemsize = y.itemsize
         return y
 
@@ -40,11 +40,11 @@ class Conv2DReLU(Function):
         mask = ctx.relu_mask.reshape(grad.shape)
         masked = np.empty(grad.shape, np.result_type(grad, mask))
         parallel.for_samples(lambda s: np.multiply(grad[s], mask[s], out=masked[s]), len(grad), grad.size)
-        return Conv2D.backward(ctx, masked)
+        return Conv2DOp.backward(ctx, masked)
 
     @classmethod
     def recorded_as(cls, ctx, params) -> list:
-        """Conv2D's record, then ReLU's on the convolution's output, as ``ReLU.apply`` would have made it."""
+        """Conv2D's record, then ReLU's on the convolution's output, as ``ReLUOp.apply`` would have made it."""
         relu = Context((any(ctx.needs_input_grad),), (ctx.output_shape,), ctx.output_itemsize)
         relu.output_shape = ctx.output_shape
-        return Conv2D.recorded_as(ctx, params) + ReLU.recorded_as(relu, {})
+        return Conv2DOp.recorded_as(ctx, params) + ReLUOp.recorded_as(relu, {})

@@ -11,7 +11,7 @@ from ..function import Function
 from ..symbolic import like
 
 
-class Gather(Function):
+class GatherOp(Function):
     @staticmethod
     def forward(ctx, table, indices):
         ctx.indices = indices.astype(np.int64)

@@ -32,7 +32,7 @@ def _phi(x):
     return 0.5 * (1 + _erf(x.astype(np.float64) / math.sqrt(2)).astype(np.float64))
 
 
-class GELU(Function):
+class GELUOp(Function):
     @classmethod
     def infer(cls, ctx, x, approximate=False):
         ctx.approximate = bool(approximate)

@@ -8,7 +8,7 @@ from ..symbolic import like, result_dtype
 from .gemm import matmul
 
 
-class MatMul(Function):
+class MatMulOp(Function):
     @staticmethod
     def forward(ctx, x, w):
         _check_shapes(x, w)

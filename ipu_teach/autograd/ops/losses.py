@@ -56,7 +56,7 @@ def _log_softmax(logits):
     return shifted - portable.log(portable.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-class SoftmaxCrossEntropy(_PerSampleLoss):
+class SoftmaxCrossEntropyOp(_PerSampleLoss):
     """-sum(y * log softmax(logits)) over the last axis; y may be one-hot or soft labels.
 
     The gradient is TensorFlow's (``softmax_cross_entropy_with_logits``' kernel): softmax - y. It is the
@@ -74,7 +74,7 @@ class SoftmaxCrossEntropy(_PerSampleLoss):
         return grad[..., None] * (_softmax(logits) - labels), None
 
 
-class SparseSoftmaxCrossEntropy(_PerSampleLoss):
+class SparseSoftmaxCrossEntropyOp(_PerSampleLoss):
     """-log softmax(logits)[label] with integer labels."""
 
     @staticmethod
@@ -91,7 +91,7 @@ class SparseSoftmaxCrossEntropy(_PerSampleLoss):
         return grad[..., None] * g, None
 
 
-class CategoricalCrossentropyProbs(_PerSampleLoss):
+class CategoricalCrossentropyProbsOp(_PerSampleLoss):
     """Keras' formula for probabilities: normalise, clip to [eps, 1 - eps], -sum(y * log p)."""
 
     @staticmethod
@@ -110,7 +110,7 @@ class CategoricalCrossentropyProbs(_PerSampleLoss):
         return grad[..., None] * dp, None
 
 
-class SparseCategoricalCrossentropyProbs(_PerSampleLoss):
+class SparseCategoricalCrossentropyProbsOp(_PerSampleLoss):
     """Keras' formula for probabilities and integer labels (keras/backend.py
     ``sparse_categorical_crossentropy``): clip to [eps, 1 - eps], take the log, and use the result as
     logits of a softmax cross-entropy: ``-log c[label] + log sum(c)``. Unlike the categorical
@@ -133,7 +133,7 @@ class SparseCategoricalCrossentropyProbs(_PerSampleLoss):
         return grad[..., None] * d_logits / clipped * inside, None
 
 
-class SigmoidBinaryCrossentropy(_PerSampleLoss):
+class SigmoidBinaryCrossentropyOp(_PerSampleLoss):
     """Mean over the last axis of the logistic loss on logits, in its overflow-free form."""
 
     @staticmethod
@@ -149,7 +149,7 @@ class SigmoidBinaryCrossentropy(_PerSampleLoss):
         return grad[..., None] * (sig - labels) / logits.shape[-1], None
 
 
-class BinaryCrossentropyProbs(_PerSampleLoss):
+class BinaryCrossentropyProbsOp(_PerSampleLoss):
     """Keras' formula for probabilities: clip to [eps, 1 - eps], then -(y log(p + eps) + (1 - y) log(1 - p + eps))."""
 
     @staticmethod

@@ -25,7 +25,7 @@ def _scale_and_shift_gradients(ctx, grad, xhat):
     return ggamma, gbeta
 
 
-class BatchNorm(Function):
+class BatchNormOp(Function):
     @staticmethod
     def forward(ctx, x, gamma, beta, mean, var, epsilon=1e-3, training=False):
         ctx.training = training
@@ -68,7 +68,7 @@ class BatchNorm(Function):
         return OpCost(18 * n, 2 * n * ctx.itemsize, n * ctx.itemsize, n, (), vector)
 
 
-class LayerNorm(Function):
+class LayerNormOp(Function):
     """Normalisation of each sample over its last axis, then ``gamma`` and ``beta`` (per feature).
     The statistics always come from ``x`` itself, in training and inference alike."""
 

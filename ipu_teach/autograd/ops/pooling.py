@@ -29,7 +29,7 @@ class _Pool(Function):
         return [(i, j) for i in range(pool[0]) for j in range(pool[1])]
 
 
-class MaxPool2D(_Pool):
+class MaxPool2DOp(_Pool):
     """Backward routes each window's gradient to its *first* maximum (row-major), as TensorFlow does;
     MNIST's flat backgrounds make ties common, and splitting among ties would differ from Keras.
 
@@ -46,7 +46,7 @@ class MaxPool2D(_Pool):
         strides = strides or pool_size
         pads, outs = window_geometry(x.shape, pool_size, strides, padding)
         xp = pad_nhwc(x, pads, value=-np.inf)
-        offsets = MaxPool2D._offsets(pool_size)
+        offsets = MaxPool2DOp._offsets(pool_size)
         windows = [xp[window_slices(i, j, outs, strides)] for i, j in offsets]
         tiled = tuple(strides) == tuple(pool_size)
         first = (
@@ -68,7 +68,7 @@ class MaxPool2D(_Pool):
     @staticmethod
     def backward(ctx, grad):
         pool_size, strides, pads, outs = ctx.geometry
-        offsets = MaxPool2D._offsets(pool_size)
+        offsets = MaxPool2DOp._offsets(pool_size)
         if tuple(strides) == tuple(pool_size):
             (first,) = ctx.saved
             (ph, pw), (ho, wo) = pool_size, outs
@@ -121,7 +121,7 @@ def _numbered(mask, number, dtype):
     return numbered
 
 
-class AvgPool2D(_Pool):
+class AvgPool2DOp(_Pool):
     """With 'same' padding the average is over the real (unpadded) values only, as TensorFlow does."""
 
     @staticmethod
@@ -131,7 +131,7 @@ class AvgPool2D(_Pool):
         xp = pad_nhwc(x, pads)
         ones = pad_nhwc(np.ones((1,) + x.shape[1:3] + (1,), dtype=x.dtype), pads)
         total, count = 0, 0
-        for i, j in AvgPool2D._offsets(pool_size):
+        for i, j in AvgPool2DOp._offsets(pool_size):
             where = window_slices(i, j, outs, strides)
             total = total + xp[where]
             count = count + ones[where]
@@ -144,6 +144,6 @@ class AvgPool2D(_Pool):
         pool_size, strides, pads, outs = ctx.geometry
         share = grad / ctx.count
         dxp = np.zeros(ctx.padded_shape, dtype=grad.dtype)
-        for i, j in AvgPool2D._offsets(pool_size):
+        for i, j in AvgPool2DOp._offsets(pool_size):
             dxp[window_slices(i, j, outs, strides)] += share
         return crop_nhwc(dxp, pads)

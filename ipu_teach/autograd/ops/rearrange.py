@@ -12,7 +12,7 @@ from ..function import Function
 from ..symbolic import like, result_dtype
 
 
-class Slice(Function):
+class SliceOp(Function):
     """``x[..., start:stop]`` along ``axis``: how an LSTM splits one product into its gates."""
 
     @staticmethod
@@ -36,7 +36,7 @@ class Slice(Function):
         return OpCost(0, 0, 0, 1)  # a view
 
 
-class StridedSlice(Slice):
+class StridedSliceOp(SliceOp):
     """``x[key]`` with TensorFlow's indices (``Tensor.__getitem__``, TF's strided slice): integers, slices with
     steps, ``...`` and ``tf.newaxis``; its gradient is zero outside the values taken. A view, as Slice."""
 
@@ -73,7 +73,7 @@ def strided_slice_key(key) -> tuple:
     return tuple(checked)
 
 
-class Concatenate(Function):
+class ConcatenateOp(Function):
     """Joins its inputs along ``axis`` (all other axes equal), as ``keras.layers.Concatenate``."""
 
     @staticmethod
@@ -104,7 +104,7 @@ class Concatenate(Function):
         return OpCost(0, 0, 0, 1)  # a view
 
 
-class Transpose(Function):
+class TransposeOp(Function):
     """Reorders the axes (``perm``), as ``keras.layers.Permute`` and ``np.transpose``."""
 
     codelet = "transpose"
@@ -124,7 +124,7 @@ class Transpose(Function):
         return np.transpose(grad, np.argsort(ctx.perm))
 
 
-class Pad(Function):
+class PadOp(Function):
     """Zero padding: ``pads`` holds (before, after) for every axis."""
 
     @staticmethod
@@ -142,7 +142,7 @@ class Pad(Function):
         return grad[tuple(slice(before, grad.shape[a] - after) for a, (before, after) in enumerate(ctx.pads))]
 
 
-class Upsample(Function):
+class UpsampleOp(Function):
     """Nearest-neighbour upsampling of NHWC ``x``: each value repeated ``size`` (rows, cols) times, as
     ``keras.layers.UpSampling2D``; the gradient sums each block back. A copy (the default cost)."""
 
@@ -163,7 +163,7 @@ class Upsample(Function):
         return grad.reshape(n, h, sh, w, sw, c).sum(axis=(2, 4))
 
 
-class Reverse(Function):
+class ReverseOp(Function):
     """``x`` reversed along ``axis`` (a backward RNN's outputs put back in time order). A view in Poplar
     (``Tensor::reverse``), so it costs no superstep, as Slice."""
 

@@ -13,7 +13,7 @@ from ..function import Function
 from .pointwise import SavesOutput
 
 
-class GeneralReLU(Function):
+class GeneralReLUOp(Function):
     codelet = "relu"
 
     @staticmethod

@@ -14,7 +14,7 @@ def _normalise_axis(axis, ndim):
     return tuple(a % ndim for a in axes)
 
 
-class Sum(Function):
+class SumOp(Function):
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
         ctx.axes = _normalise_axis(axis, x.ndim)
@@ -46,7 +46,7 @@ class Sum(Function):
         return OpCost(n, out * ctx.itemsize, n * ctx.itemsize, n, (), elementwise("add", n, out))
 
 
-class Mean(Sum):
+class MeanOp(SumOp):
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
         ctx.axes = _normalise_axis(axis, x.ndim)
@@ -61,10 +61,10 @@ class Mean(Sum):
 
     @staticmethod
     def backward(ctx, grad):
-        return Sum.backward(ctx, grad / ctx.count)
+        return SumOp.backward(ctx, grad / ctx.count)
 
 
-class Reshape(Function):
+class ReshapeOp(Function):
     @staticmethod
     def forward(ctx, x, shape=None):
         return x.reshape(shape)

@@ -1,8 +1,8 @@
 """The other 2-D convolutions of Keras: Conv2DTranspose, DepthwiseConv2D and SeparableConv2D, with
 Keras' arguments, weights (names, shapes, order) and output sizes.
 
-Each is Conv2D's base with its own op: a transposed convolution (``ops.Conv2DTranspose``), a depthwise
-one (``ops.DepthwiseConv2D``), and the depthwise op followed by a 1x1 ``ops.Conv2D`` for the separable
+Each is Conv2D's base with its own op: a transposed convolution (``ops.Conv2DTransposeOp``), a depthwise
+one (``ops.DepthwiseConv2DOp``), and the depthwise op followed by a 1x1 ``ops.Conv2DOp`` for the separable
 one, as ``tf.nn.separable_conv2d`` computes it, so each costs what its ops cost on the IPU.
 """
 

@@ -21,18 +21,18 @@ import numpy as np
 
 from ...autograd import ops
 from ...autograd.ops import (
-    AvgPool2D,
-    BatchNorm,
-    Conv2D,
-    Gather,
-    LayerNorm,
-    MaxPool2D,
-    Pad,
-    SigmoidBinaryCrossentropy,
-    SoftmaxCrossEntropy,
-    SparseSoftmaxCrossEntropy,
+    AvgPool2DOp,
+    BatchNormOp,
+    Conv2DOp,
+    GatherOp,
+    LayerNormOp,
+    MaxPool2DOp,
+    PadOp,
+    SigmoidBinaryCrossentropyOp,
+    SoftmaxCrossEntropyOp,
+    SparseSoftmaxCrossEntropyOp,
 )
-from ...autograd.ops.gelu import GELU
+from ...autograd.ops.gelu import GELUOp
 from ..random import numpy_generator
 from ..tensor import Tensor, apply, wrap
 
@@ -62,7 +62,7 @@ def _zero_pad(x_nhwc, padding):
     ph, pw = padding
     if not (ph or pw):
         return x_nhwc
-    return apply(Pad, x_nhwc, pads=((0, 0), (ph, ph), (pw, pw), (0, 0)))
+    return apply(PadOp, x_nhwc, pads=((0, 0), (ph, ph), (pw, pw), (0, 0)))
 
 
 # ---- layers ------------------------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         x, mode = _zero_pad(x, _pair(padding, "padding")), "valid"
     kernel = weight.permute(2, 3, 1, 0)  # OIHW -> HWIO
     bias = bias if bias is not None else Tensor(np.zeros(weight.shape[0], weight.array.dtype))
-    y = apply(Conv2D, x, kernel, bias, strides=_pair(stride, "stride"), padding=mode)
+    y = apply(Conv2DOp, x, kernel, bias, strides=_pair(stride, "stride"), padding=mode)
     return _to_nchw(y)
 
 
@@ -116,7 +116,7 @@ def _pool(op, input, kernel_size, stride, padding, pad_value_ok=True):  # noqa: 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):  # noqa: A002
     if dilation != 1 or ceil_mode or return_indices:
         raise NotImplementedError("max_pool2d with dilation, ceil_mode or return_indices is not simulated by ipu-teach")
-    return _pool(MaxPool2D, input, kernel_size, stride, padding, pad_value_ok=False)
+    return _pool(MaxPool2DOp, input, kernel_size, stride, padding, pad_value_ok=False)
 
 
 def avg_pool2d(
@@ -127,7 +127,7 @@ def avg_pool2d(
         raise NotImplementedError(
             "avg_pool2d with ceil_mode, count_include_pad=False or divisor_override is not simulated by ipu-teach"
         )
-    return _pool(AvgPool2D, input, kernel_size, stride, padding)
+    return _pool(AvgPool2DOp, input, kernel_size, stride, padding)
 
 
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
@@ -162,7 +162,7 @@ def tanh(input):  # noqa: A002
 def gelu(input, approximate="none"):  # noqa: A002
     if approximate not in ("none", "tanh"):
         raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
-    return apply(GELU, input, approximate=approximate == "tanh")
+    return apply(GELUOp, input, approximate=approximate == "tanh")
 
 
 def _implicit_dim(ndim: int) -> int:
@@ -235,7 +235,14 @@ def batch_norm(
     else:
         mean, var = running_mean.array, running_var.array
     y = apply(
-        BatchNorm, x, gamma, beta, mean.astype(x.array.dtype), var.astype(x.array.dtype), epsilon=eps, training=training
+        BatchNormOp,
+        x,
+        gamma,
+        beta,
+        mean.astype(x.array.dtype),
+        var.astype(x.array.dtype),
+        epsilon=eps,
+        training=training,
     )
     return _channels_first(y, input.ndim)
 
@@ -252,7 +259,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     x = input.reshape(*input.shape[: input.ndim - len(shape)], features)
     gamma = weight.reshape(features) if weight is not None else Tensor(np.ones(features, x.array.dtype))
     beta = bias.reshape(features) if bias is not None else Tensor(np.zeros(features, x.array.dtype))
-    return apply(LayerNorm, x, gamma, beta, epsilon=eps).reshape(input.shape)
+    return apply(LayerNormOp, x, gamma, beta, epsilon=eps).reshape(input.shape)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
@@ -265,7 +272,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A0
     grouped = input.reshape(n, num_groups, -1)
     features = grouped.shape[-1]
     ones, zeros = Tensor(np.ones(features, input.array.dtype)), Tensor(np.zeros(features, input.array.dtype))
-    y = apply(LayerNorm, grouped, ones, zeros, epsilon=eps).reshape(input.shape)
+    y = apply(LayerNormOp, grouped, ones, zeros, epsilon=eps).reshape(input.shape)
     per_channel = (1, channels) + (1,) * (input.ndim - 2)
     if weight is not None:
         y = y * weight.reshape(per_channel)
@@ -278,7 +285,7 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
             f"{input.type()} instead"
         )
-    out = apply(Gather, weight, input.array)
+    out = apply(GatherOp, weight, input.array)
     if padding_idx is None:
         return out
     # PyTorch's padding_idx: the row's value is looked up as any other, but no gradient flows into it
@@ -331,7 +338,7 @@ def cross_entropy(
             probs = probs * (1 - label_smoothing) + label_smoothing / classes
         if weight is not None:
             raise NotImplementedError("cross_entropy with probability targets and class weights is not simulated")
-        per = apply(SoftmaxCrossEntropy, logits, probs.astype(logits.array.dtype))
+        per = apply(SoftmaxCrossEntropyOp, logits, probs.astype(logits.array.dtype))
         return _reduce(per.reshape(input.shape[:1] + input.shape[2:]), reduction)
     labels = target.array.reshape(-1)
     if labels.size != logits.shape[0]:
@@ -346,9 +353,9 @@ def cross_entropy(
             )
         smoothed = np.full(logits.shape, label_smoothing / classes, logits.array.dtype)
         smoothed[np.arange(len(safe)), safe] += 1 - label_smoothing
-        per = apply(SoftmaxCrossEntropy, logits, smoothed)
+        per = apply(SoftmaxCrossEntropyOp, logits, smoothed)
     else:
-        per = apply(SparseSoftmaxCrossEntropy, logits, safe)
+        per = apply(SparseSoftmaxCrossEntropyOp, logits, safe)
     if reduction == "none":
         per = per.reshape(target.shape)
         return per if weights is None else per * Tensor(weights.reshape(target.shape).astype(per.array.dtype))
@@ -408,5 +415,5 @@ def binary_cross_entropy_with_logits(
     if pos_weight is not None:
         raise NotImplementedError("binary_cross_entropy_with_logits with pos_weight is not simulated by ipu-teach")
     labels = target.array.astype(input.array.dtype).reshape(input.array.shape + (1,))
-    per = apply(SigmoidBinaryCrossentropy, input.reshape(*input.shape, 1), labels)
+    per = apply(SigmoidBinaryCrossentropyOp, input.reshape(*input.shape, 1), labels)
     return _reduce(per if weight is None else per * weight, reduction)
