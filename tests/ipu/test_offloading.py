@@ -137,7 +137,7 @@ def test_streaming_memory_copies_run_on_each_ipus_own_link_inside_parallel_block
     both = bsp.Parallel(
         [
             bsp.Sequence([bsp.StreamingMemoryCopy([1 << 20, 0])]),
-            bsp.Sequence([bsp.Execute(bsp.CostedComputeSet("work", np.full(4, 10, np.int64)))]),
+            bsp.Sequence([bsp.ComputeSuperstep(bsp.CostedComputeSet("work", np.full(4, 10, np.int64)))]),
         ]
     )
     bsp.CostEngine(both, spec, ipus=2).run()  # no "put host streams ... between Parallel blocks"
