@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 import os
 import re
 
@@ -71,8 +72,9 @@ def boolean(what: str, value, words: bool = False) -> bool:
 
 
 def positive_count(count, what: str) -> int:
-    """``count`` if it is a positive integer (a Python int, not a bool), else a ValueError naming ``what``: the
-    settings' twin of ``bsp.mapping.check_positive_count``, whose GraphError is a Poplar graph's.
+    """``count`` as an int if it is a positive integer (a Python or numpy integer, not a bool), else a ValueError
+    naming ``what``: the settings' twin of ``bsp.mapping.check_positive_count``, whose GraphError is a Poplar
+    graph's.
 
     Example:
 
@@ -82,9 +84,9 @@ def positive_count(count, what: str) -> int:
     Traceback (most recent call last):
     ValueError: workers must be a positive integer, got 0
     """
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
         raise ValueError(f"{what} must be a positive integer, got {count!r}")
-    return count
+    return int(count)
 
 
 def seconds(value, what: str):

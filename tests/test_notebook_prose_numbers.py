@@ -261,8 +261,9 @@ CLAIMS = [
     Claim(N09, r"the first IPU's fullest tile needs ([\d,]+) bytes", r"^cut only +([\d,]+) "),
     Claim(N09, r"the fullest needing ([\d,]+) bytes", r"^\+ recomputation +[\d,]+ +[\d,]+ +([\d,]+) +[\d,]+ +yes"),
     Claim(N09, r"leaves room to spare \(([\d,]+) B\)", r"^\+ recomputation, proportion 0\.15 +([\d,]+) "),
-    Claim(N09, r"The price is time: ([\d,.]+) images/s", r"^\+ recomputation, proportion 0\.15 .* yes +([\d,.]+)$"),
-    Claim(N09, r"images/s against ([\d,.]+) for the pipeline", r"^cut only .* no +([\d,.]+)$"),
+    Claim(N09, r"The price is time: ([\d,.]+) images/s", r"^\+ recomputation +[\d,]+ .* yes +([\d,.]+)$"),
+    Claim(N09, r"\(([\d,.]+) at the proportion of 0\.15\)", r"^\+ recomputation, proportion 0\.15 .* yes +([\d,.]+)$"),
+    Claim(N09, r"\) against ([\d,.]+) for the pipeline", r"^cut only .* no +([\d,.]+)$"),
     Claim(
         N09,
         r"the last IPU needs ([\d,]+) bytes",

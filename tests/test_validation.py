@@ -10,11 +10,13 @@ import pytest
 from ipu_teach import ipu, poptorch, validation
 
 
-@pytest.mark.parametrize("bad", [0, -3, 2.0, True, "4", None, np.int64(2)])
-def test_a_count_must_be_a_positive_python_integer(bad):
+@pytest.mark.parametrize("bad", [0, -3, 2.0, True, np.bool_(True), "4", None, np.int64(0)])
+def test_a_count_must_be_a_positive_integer(bad):
     with pytest.raises(ValueError, match=rf"^workers must be a positive integer, got {re.escape(repr(bad))}$"):
         validation.positive_count(bad, "workers")
     assert validation.positive_count(7, "workers") == 7
+    # a numpy integer (a shape's entry, an array's length) is a count as bsp.mapping.check_positive_count takes it
+    assert type(validation.positive_count(np.int64(2), "workers")) is int
 
 
 @pytest.mark.parametrize("bad", [-0.5, float("inf"), float("nan"), False, "1"])

@@ -20,17 +20,28 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+REMOTE_MEMORY_UNSUPPORTED = (
+    "Current configuration of the IPU devices does not support remote memory and therefore weight update only "
+    "variables cannot be offloaded to remote memory. Consider configuring the IPU system with "
+    "'IPUConfig.device_connection.enable_remote_buffers' set to True if remote memory is supported."
+)
+"""Graphcore TensorFlow's FailedPrecondition when ``offload_weight_update_variables=True`` meets a system without
+remote buffers (driver/passes/variables_offload_and_partition.cc @b2127bb); with None it keeps the state on chip."""
+
 
 def optimizer_state_offloaded(options, configuration, accumulation: int, pipelined: bool) -> bool:
     """Whether the optimizer state lives in Streaming Memory: ``offload_weight_update_variables=True`` given to
     ``set_pipelining_options`` (a pipeline) or ``set_gradient_accumulation_options`` (``options``: the model's
-    recorded extension options), with gradient accumulation, on a system with remote buffers."""
+    recorded extension options), with gradient accumulation; asked on a system without remote buffers, Graphcore's
+    error (:data:`REMOTE_MEMORY_UNSUPPORTED`)."""
     asked = (
         options.pipelining.get("offload_weight_update_variables")
         if pipelined
         else options.gradient_accumulation_optimizer_kwargs.get("offload_weight_update_variables")
     )
-    return asked is True and accumulation > 1 and configuration.remote_buffers
+    if asked is True and not configuration.remote_buffers:
+        raise RuntimeError(REMOTE_MEMORY_UNSUPPORTED)
+    return asked is True and accumulation > 1
 
 
 def streamed(updates: list, slots: list, first_update: int) -> tuple[list, list]:

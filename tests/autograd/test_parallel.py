@@ -2,6 +2,7 @@
 
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -60,6 +61,8 @@ def test_a_pieces_error_is_raised_after_every_piece_is_done(monkeypatch):
     def step(s):
         if s.start == 4:
             raise ValueError("bad piece")
+        if s.start == 8:
+            time.sleep(0.2)  # still working when the bad piece has raised: the error must wait for it
         done.append(s.start)
 
     with pytest.raises(ValueError, match="bad piece"):
@@ -96,7 +99,11 @@ def test_a_forked_child_makes_its_own_pool(monkeypatch):
     assert len(_calls(4, parallel.SPLIT_ABOVE + 1)) == 2  # the parent's pool exists
     child = os.fork()
     if child == 0:  # the child: its parent's threads are not copied; a split must still finish
-        os._exit(0 if len(_calls(4, parallel.SPLIT_ABOVE + 1)) == 2 and parallel._pool[1] is not None else 1)
+        ok = False
+        try:
+            ok = len(_calls(4, parallel.SPLIT_ABOVE + 1)) == 2 and parallel._pool[1] is not None
+        finally:
+            os._exit(0 if ok else 1)  # never back into the parent's pytest session
     _, status = os.waitpid(child, 0)
     assert os.WEXITSTATUS(status) == 0
 
@@ -125,7 +132,9 @@ def _whole_and_split(monkeypatch, run):
     whole = run()
     pieces = []
     run_piece = parallel._run_piece
-    monkeypatch.setattr(parallel, "_run_piece", lambda step, piece: (pieces.append(piece), run_piece(step, piece)))
+    monkeypatch.setattr(
+        parallel, "_run_piece", lambda step, piece, errors: (pieces.append(piece), run_piece(step, piece, errors))
+    )
     monkeypatch.setattr(parallel, "THREADS", 3)
     monkeypatch.setattr(parallel, "SPLIT_ABOVE", 0)
     split = run()

@@ -110,8 +110,8 @@ def test_a_pipeline_offloads_each_stages_state_in_its_weight_update():
         ("not asked (None: Graphcore's automatic placement)", {"offload": None}),
         ("no gradient accumulation", {"offload": True, "accumulation": 1}),
         (
-            "a compile-only device without remote buffers",
-            {"offload": True, "connection": ipu.config.DeviceConnectionType.PRE_COMPILE},
+            "a compile-only device without remote buffers, not asked",
+            {"offload": None, "connection": ipu.config.DeviceConnectionType.PRE_COMPILE},
         ),
     ],
 )
@@ -120,6 +120,11 @@ def test_the_state_stays_on_chip_unless_offloading_can_apply(why, settings):
     executable = model.get_ipu_executable("train")
     assert all(item.always_live for item in slot_items(executable.graph)), why
     assert not streaming_rows(executable.timeline), why
+
+
+def test_offloading_asked_without_remote_buffers_is_graphcores_error():
+    with pytest.raises(RuntimeError, match=r"does not support remote memory .*enable_remote_buffers' set to True"):
+        trained(offload=True, connection=ipu.config.DeviceConnectionType.PRE_COMPILE)
 
 
 def test_a_compile_only_device_with_remote_buffers_offloads():

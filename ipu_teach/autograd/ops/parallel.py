@@ -21,6 +21,8 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
+import numpy as np
+
 MAX_THREADS = 4  # beyond a laptop's cores the passes are bound by memory bandwidth, not by cores
 SPLIT_ABOVE = 2**18
 """Values a pass must touch to be split. Handing pieces to the pool and waiting for them costs about 30 us (measured:
@@ -82,19 +84,24 @@ def for_samples(step, samples: int, values: int) -> None:
         step(slice(0, samples))
         return
     first, *rest = sample_pieces(samples, threads)
-    # each piece runs in a copy of this thread's context: numpy's error state (np.errstate) is a context variable
-    futures = [_executor(threads).submit(contextvars.copy_context().run, _run_piece, step, piece) for piece in rest]
+    # each piece runs in a copy of this thread's context with this thread's error handling: numpy 2 keeps
+    # np.errstate in a context variable, numpy 1 per thread (so it is also set in the piece's thread)
+    errors = np.geterr()
+    futures = [
+        _executor(threads).submit(contextvars.copy_context().run, _run_piece, step, piece, errors) for piece in rest
+    ]
     try:
-        _run_piece(step, first)
+        _run_piece(step, first, errors)
     finally:
         wait(futures)
     for future in futures:
         future.result()
 
 
-def _run_piece(step, piece):
+def _run_piece(step, piece, errors):
     _splitting.active = True
     try:
-        step(piece)
+        with np.errstate(**errors):
+            step(piece)
     finally:
         _splitting.active = False
