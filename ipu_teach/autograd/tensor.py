@@ -49,11 +49,11 @@ class Node:
         self.function, self.ctx, self.inputs = function, ctx, inputs
 
 
-def _operator(op_name: str, reflected: bool = False):
-    """A Tensor operator method that applies ``ops.<op_name>`` (to ``other, self`` when ``reflected``)."""
+def _operator(function_name: str, reflected: bool = False):
+    """A Tensor operator method that applies ``ops.<function_name>`` (to ``other, self`` when ``reflected``)."""
 
     def method(self, other):
-        op = getattr(_ops(), op_name)
+        op = getattr(_ops(), function_name)
         return op(other, self) if reflected else op(self, other)
 
     return method

@@ -89,7 +89,8 @@ class LinearMapper:
 def hash_combine(seed: int, value: int) -> int:
     """``boost::hash_combine`` on a 64-bit ``size_t`` as Boost defined it before 1.81 (an integer hashes to itself);
     Poplar SDKs built against another Boost would pick other, equally spread, offsets."""
-    return (seed ^ ((int(value) + 0x9E3779B9 + (seed << 6) + (seed >> 2)) & _SIZE_T)) & _SIZE_T
+    # boost::hash_combine adds the same 2^32/phi constant that poplibs seeds its hashes with
+    return (seed ^ ((int(value) + GOLDEN_RATIO_SEED + (seed << 6) + (seed >> 2)) & _SIZE_T)) & _SIZE_T
 
 
 def reduction_offset(shape, tiles: int, index: int = 0) -> int:

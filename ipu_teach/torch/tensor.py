@@ -80,11 +80,11 @@ def _operand(value, like: np.ndarray):
     return value
 
 
-def _binary(op_name, reflected=False):
+def _binary(function_name, reflected=False):
     def method(self, other):
         if isinstance(other, (list, tuple)):  # as PyTorch: so that ``a_list += tensor`` extends the list
             return NotImplemented
-        op = getattr(ops, op_name)
+        op = getattr(ops, function_name)
         other = _operand(other, self.array)
         return wrap(op(other, self) if reflected else op(self, other))
 
