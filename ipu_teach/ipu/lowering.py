@@ -169,7 +169,15 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
     shape (:func:`.tile_placement.reduction_offset`)."""
     per_tile = memory_layout.spread(work.elements, spec.tiles, start)
     steps = [
-        LoweredStep(name, phase, int(flops), _reduce_cycles(per_tile), np.zeros(spec.tiles, np.int64), output_bytes)
+        LoweredStep(
+            name,
+            phase,
+            int(flops),
+            _reduce_cycles(per_tile),
+            np.zeros(spec.tiles, np.int64),
+            output_bytes,
+            first_tile=start,
+        )
     ]
     partials = int(np.minimum(per_tile, work.outputs).sum())  # each tile's values touch at most every output
     stage = 1
@@ -180,8 +188,8 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
         else:
             remaining = work.outputs
         at = start if remaining == work.outputs else tile_placement.reduction_offset((remaining,), spec.tiles)
-        group = bsp.ceil_div(partials, remaining)  # partials per output, each from another tile
-        inputs = memory_layout.spread(remaining, spec.tiles, at) * group
+        partials_per_output = bsp.ceil_div(partials, remaining)  # each from another tile
+        inputs = memory_layout.spread(remaining, spec.tiles, at) * partials_per_output
         steps.append(
             LoweredStep(
                 f"{name}/stage{stage}",
@@ -189,12 +197,11 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
                 0,
                 _reduce_cycles(inputs),
                 inputs * PARTIAL_BYTES,
-                messages=np.where(inputs > 0, group, 0),
+                messages=np.where(inputs > 0, partials_per_output, 0),
+                first_tile=start,
             )
         )
         partials, stage = remaining, stage + 1
-    for step in steps:
-        step.first_tile = start
     return steps
 
 
