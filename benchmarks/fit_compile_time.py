@@ -1,8 +1,9 @@
 """Fits the compile-time constants of ``hardware.HostSpec`` to the Keras tutorial's compile times, and only to them.
 
-The model (``ipu_teach.ipu.compile_time``): seconds = base + a x (working tile-steps + tensor windows)
-+ b x program tile-steps. A tensor window is costed as a vertex (a working tile-step) is: the tutorial's compiles
-are one model, whose windows grow with its vertices, so they cannot tell the two rates apart.
+The model (``ipu_teach.ipu.compile_time``): seconds = base + a x (working tile-steps + tensor windows + tensor
+regions) + b x program tile-steps. A tensor window and a tensor region are costed as a vertex (a working
+tile-step) is: the tutorial's compiles are one model, whose windows and tensors grow with its vertices, so they
+cannot tell the three rates apart.
 The calibration figures are the tutorial's eight compilations (``../shared/seeds/keras-tutorial-how-to-run-on-ipu.txt``,
 the same logs bench_fidelity's calibration table uses): Keras prints each first epoch's time with the compilation
 in it, so a compile time is the first epoch's seconds less the epoch's run time (the next epoch's logged time;
@@ -77,9 +78,14 @@ def sizes():
         yield name, seconds, derivation, compile_time.graph_size(executable.graph, stages)
 
 
+def graph_elements(size) -> int:
+    """The counts charged at a vertex's rate: working tile-steps, tensor windows and tensor regions."""
+    return size.working_tile_steps + size.tensor_windows + size.tensor_regions
+
+
 def main():
     rows = list(sizes())
-    features = np.array([[1.0, s.working_tile_steps + s.tensor_windows, s.program_tile_steps] for *_, s in rows])
+    features = np.array([[1.0, graph_elements(s), s.program_tile_steps] for *_, s in rows])
     real = np.array([seconds for _, seconds, _, _ in rows])
     weights = 1 / real
     constants, *_ = np.linalg.lstsq(features * weights[:, None], real * weights, rcond=None)
@@ -89,16 +95,17 @@ def main():
     print(f"compile_base_s = {base:.2f}")
     print(f"compile_s_per_working_tile_step = {per_working:.3g}")
     print(f"compile_s_per_tensor_window = {per_working:.3g}")
+    print(f"compile_s_per_tensor_region = {per_working:.3g}")
     print(f"compile_s_per_program_tile_step = {per_program:.3g}")
     host = hardware.HOST
     print(
-        f"\n{'calibration compile':<34} {'working':>8} {'windows':>8} {'program':>8} {'real':>6} {'fit':>6} "
-        f"{'current':>8}"
+        f"\n{'calibration compile':<34} {'working':>8} {'windows':>8} {'regions':>8} {'program':>8} {'real':>6} "
+        f"{'fit':>6} {'current':>8}"
     )
     for (name, seconds, derivation, size), row in zip(rows, features):
         print(
-            f"{name:<34} {size.working_tile_steps:>8,} {size.tensor_windows:>8,} {size.program_tile_steps:>8,} "
-            f"{seconds:>5.1f}s "
+            f"{name:<34} {size.working_tile_steps:>8,} {size.tensor_windows:>8,} {size.tensor_regions:>8,} "
+            f"{size.program_tile_steps:>8,} {seconds:>5.1f}s "
             f"{row @ constants:>5.1f}s {host.compile_seconds(size):>7.1f}s  ({derivation})"
         )
 

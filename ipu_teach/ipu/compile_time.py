@@ -12,11 +12,27 @@ What a Poplar compilation does, and what each part grows with:
   layer's weights enter the size: a wider layer has more channel groups per tile (the Poplar graph profile
   counts a graph's size in vertices, edges, variables and compute sets: "Poplar Profile Data", "Graph
   information");
+- every tensor of the graph (weights, optimizer state, activations, gradients, a product's temporary memory) is a
+  Poplar variable laid out tile by tile: its elements mapped, its intervals allocated among the tile's other
+  variables, the vertices' edges pointed into it: a cost per *tensor region* (tensor x tile holding part of it),
+  costed as a vertex is (the graph profile's variables, beside its vertices and edges);
 - every tile of every IPU of a replica holds the control code of the whole program and takes part in each of
   its syncs, working or not: a cost per *program tile-step* (superstep x tile x IPU).
 
-A loop the IPU runs as one program (an RNN's timesteps: Poplar's ``Repeat``) is compiled once: the steps of its
-later iterations (``LoweredStep.compiled_earlier``) cost time to run, not to compile.
+Code Poplar compiles once is charged once (``memory_layout.compiled_steps``): a loop the IPU runs as one program
+(an RNN's timesteps: Poplar's ``Repeat``) compiles its first iteration, the steps of its later iterations
+(``LoweredStep.compiled_earlier``) cost time to run, not to compile; an op outlined as a function (a product or
+normalization with the same shapes and options as one before it: ``LoweredStep.outlined``, as Graphcore
+TensorFlow's ``outline_instructions.cc`` and PopART's outlining make one Poplar function that identical ops
+call) compiles its vertices, exchanges and syncs once, and its later calls add a call each to the control code,
+which is left out here as it is from the code's size.
+
+A PopTorch program is compiled the same way: PopTorch's "Graph compilation" bar is PopART's progress logger
+(graphcore/popart ``willow/src/popx/irlowering.cpp`` @d2f20d78d, ``ProgressLogger``): 0-3 % PopART's passes over its
+IR, 4-6 % poplibs' planning of the convolutions and products, 7-40 % building the Poplar graph op by op, 41-100 %
+Poplar's ``compileGraph``; the executable is loaded after the bar ends (``Session::prepareDevice``,
+``willow/src/session.cpp``). What PopART adds to a compilation is the graph it builds (its compute sets and
+tensors), so it enters through the same counts, not a constant of its own.
 
 Replicas share one compiled graph (Poplar compiles a replicated graph once), so they add nothing; a pipeline
 puts each stage on its own IPU, so its IPUs each hold the whole program's control code. The constants are in
@@ -27,10 +43,13 @@ Example:
 >>> from ipu_teach import hardware
 >>> from ipu_teach.ipu.compile_time import GraphSize
 >>> round(hardware.HOST.compile_seconds(GraphSize(working_tile_steps=70_000, program_tile_steps=115_000)), 1)
-18.6
+17.1
 >>> wider = GraphSize(working_tile_steps=70_000, program_tile_steps=115_000, tensor_windows=50_000)
 >>> round(hardware.HOST.compile_seconds(wider), 1)
-23.3
+21.3
+>>> with_tensors = GraphSize(70_000, 115_000, tensor_windows=50_000, tensor_regions=30_000)
+>>> round(hardware.HOST.compile_seconds(with_tensors), 1)
+23.8
 """
 
 from __future__ import annotations
@@ -38,6 +57,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import hardware
+from . import memory_layout
 
 
 @dataclass(frozen=True)
@@ -50,6 +70,8 @@ class GraphSize:
     """Supersteps of the program x tiles per IPU x IPUs of one replica."""
     tensor_windows: int = 0
     """Over every product of the replica's IPUs, the tensor windows its vertices connect, tile by tile."""
+    tensor_regions: int = 0
+    """Over every tensor of the replica's IPUs, the tiles holding part of it."""
 
 
 def graph_size(graph, stage_graphs=None) -> GraphSize:
@@ -74,11 +96,13 @@ def graph_size(graph, stage_graphs=None) -> GraphSize:
     True
     """
     per_ipu = list(stage_graphs) if stage_graphs else [graph]
-    steps = [step for g in per_ipu for step in g.steps if not step.compiled_earlier]
+    steps = [step for g in per_ipu for step in memory_layout.compiled_steps(g.steps)]
     working = sum(int(((step.cycles > 0) | (step.received > 0)).sum()) for step in steps)
     windows = sum(int(step.windows.sum()) for step in steps if step.windows is not None)
-    compiled = sum(not step.compiled_earlier for step in graph.steps)
-    return GraphSize(working, compiled * graph.spec.tiles * len(per_ipu), windows)
+    tensors = [item for g in per_ipu for item in g.memory if item.category not in hardware.CODE_CATEGORIES]
+    regions = sum(int((item.per_tile > 0).sum()) for item in tensors)
+    compiled = len(memory_layout.compiled_steps(graph.steps))
+    return GraphSize(working, compiled * graph.spec.tiles * len(per_ipu), windows, regions)
 
 
 def compile_seconds(graph, stage_graphs=None, host: hardware.HostSpec = hardware.HOST) -> float:

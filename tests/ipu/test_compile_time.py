@@ -1,6 +1,7 @@
 """Compile time grows with the graph Poplar compiles: the tiles working in each compute set, the tensor windows
-its convolution vertices connect (so a layer's weights), every IPU's control code for the whole program and
-each IPU's share of the graph; replicas share one compilation; the tutorial's compile times come back."""
+its convolution vertices connect (so a layer's weights), the tiles each tensor is laid out on, every IPU's control
+code for the whole program and each IPU's share of the graph; code compiled once (an outlined op's later calls) is
+charged once; replicas share one compilation; the tutorial's compile times come back."""
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ from ipu_test_helpers import configure, data, ipu_model
 
 from ipu_teach import hardware, keras
 from ipu_teach.autograd.cost import MatrixProduct
-from ipu_teach.ipu import compile_time, ipu_strategy, matrix_plan
+from ipu_teach.ipu import compile_time, ipu_strategy, matrix_plan, memory_layout
 
 fit_compile_time = load_script("benchmarks/fit_compile_time.py")  # the calibration figures and how they were derived
 compile_case, graph_elements = (
@@ -36,13 +37,68 @@ def test_the_compile_time_is_the_graph_size_at_the_fitted_rates():
     assert 0 < size.working_tile_steps <= size.program_tile_steps
     assert size.tensor_windows == sum(int(step.windows.sum()) for step in graph.steps if step.windows is not None)
     assert size.tensor_windows > 0
+    tensors = [item for item in graph.memory if item.category not in hardware.CODE_CATEGORIES]
+    assert {item.category for item in tensors} >= {"variables", "activations", "gradients"}
+    assert size.tensor_regions == sum(int((item.per_tile > 0).sum()) for item in tensors) > 0
     expected = (
         HOST.compile_base_s
         + HOST.compile_s_per_working_tile_step * size.working_tile_steps
         + HOST.compile_s_per_tensor_window * size.tensor_windows
+        + HOST.compile_s_per_tensor_region * size.tensor_regions
         + HOST.compile_s_per_program_tile_step * size.program_tile_steps
     )
     assert executable.compile_seconds == pytest.approx(expected)
+
+
+def dense_chain(layers, width=64):
+    """The training executable of ``layers`` identical Dense(width, relu) layers after a first Dense layer."""
+    configure(1)
+    x = np.zeros((64, width), np.float32)
+    with ipu_strategy.IPUStrategy().scope():
+        model = keras.Sequential(
+            [keras.layers.Dense(width, input_shape=(width,))]
+            + [keras.layers.Dense(width, activation="relu") for _ in range(layers)]
+        )
+        model.compile("sgd", "mse", steps_per_execution=4)
+        model.fit(x, x, batch_size=16, epochs=1, verbose=0)
+    return model.get_ipu_executable("train")
+
+
+def test_an_outlined_op_is_compiled_once_and_its_later_calls_add_no_vertices():
+    """Poplar compiles identical products once as a function (Graphcore TF's outline_instructions.cc): the
+    counts are over ``memory_layout.compiled_steps``, so a third identical layer adds only its own element-wise
+    steps (its bias, its ReLU), not its product's vertices, windows and syncs again."""
+    two, three = dense_chain(2), dense_chain(3)
+    graph = three.graph
+    compiled = memory_layout.compiled_steps(graph.steps)
+    called_again = [step for step in graph.steps if step not in compiled]
+    assert called_again and all(step.outlined is not None and "MatMul" in step.name for step in called_again)
+    size = compile_time.graph_size(graph)
+    assert size.program_tile_steps == len(compiled) * graph.spec.tiles < graph.compute_sets * graph.spec.tiles
+    assert size.working_tile_steps == sum(int(((s.cycles > 0) | (s.received > 0)).sum()) for s in compiled)
+    assert size.tensor_windows == sum(int(s.windows.sum()) for s in compiled if s.windows is not None)
+    sizes = [compile_time.graph_size(e.graph) for e in (two, three)]
+    assert sizes[1].tensor_windows == sizes[0].tensor_windows  # the third product's windows are the function's
+    # its own tensors (weights, activation, gradients) are new variables all the same
+    assert sizes[1].tensor_regions > sizes[0].tensor_regions
+    # the third layer adds 15 steps to the program, of which its product's 8 (forward: rearrangement, product,
+    # reduction; backward: two products and their rearrangements and reduction) are calls of the function
+    own = [step for step in graph.steps if step.scope == called_again[0].scope]
+    assert len(graph.steps) - len(two.graph.steps) == len(own) == 15
+    assert sum(step.outlined is None for step in own) == 7  # bias add, ReLU, their gradients, the two updates
+    assert sizes[1].program_tile_steps - sizes[0].program_tile_steps == 7 * graph.spec.tiles
+
+
+def test_a_tensor_is_charged_on_every_tile_it_is_laid_out_on():
+    """A wider layer's weights (and their gradients, and the input's activations) span more tiles: more variable
+    regions for Poplar to lay out, whatever the compute sets."""
+    small, wide = dense_executable(64), dense_executable(65_536)
+    sizes = [compile_time.graph_size(e.graph) for e in (small, wide)]
+    weights = [next(i for i in e.graph.memory if i.category == "variables") for e in (small, wide)]
+    spread = [int((w.per_tile > 0).sum()) for w in weights]
+    assert spread[0] == 64 * 10 * 4 // 128  # 128 B per tile at least (memory_layout.MIN_BYTES_PER_TILE)
+    assert spread[1] > 0.99 * wide.graph.spec.tiles
+    assert sizes[1].tensor_regions > 3 * sizes[0].tensor_regions
 
 
 def test_a_convolution_vertex_connects_a_window_per_channel_group_and_weights_pair():
@@ -125,4 +181,7 @@ def test_the_graph_size_a_profile_summary_counts_is_what_compile_time_is_charged
     charged = (
         piped.compile_seconds - HOST.compile_base_s - HOST.compile_s_per_program_tile_step * size.program_tile_steps
     )
-    assert charged == pytest.approx(HOST.compile_s_per_working_tile_step * graph_elements(piped))
+    # vertices, edges and variables, at one rate (the tutorial's compiles cannot tell them apart)
+    rate = HOST.compile_s_per_working_tile_step
+    assert HOST.compile_s_per_tensor_window == HOST.compile_s_per_tensor_region == rate
+    assert charged == pytest.approx(rate * (graph_elements(piped) + size.tensor_regions))
