@@ -52,10 +52,15 @@ def all_subclasses(cls):
         yield from all_subclasses(sub)
 
 
-ROWS = {"forward": "forward", "backward": "backward", "backward_through": "backward", "backward_of_masked": "backward"}
+ROWS = {
+    "forward": "forward",
+    "backward": "backward",
+    "backward_through": "backward",
+    "backward_before_relu": "backward",
+}
 """The op methods timed, and the pass each counts as: ``backward_through`` (a consumer running its producer's
 backward with its own, ``Function.backward_through``) as the consumer's backward, the producer's part of it
-(``backward_of_masked``) as the producer's."""
+(``backward_before_relu``) as the producer's."""
 
 
 @contextlib.contextmanager
@@ -79,7 +84,7 @@ def op_timers(seconds):
 
 _open_timers = []
 """The processor time spent in timed calls inside each timed op method running, innermost last: a fused op's call to
-another op's method is timed as the fused op's, except a producer's ``backward_of_masked``, which is its own (and not
+another op's method is timed as the fused op's, except a producer's ``backward_before_relu``, which is its own (and not
 the caller's)."""
 
 
@@ -88,7 +93,7 @@ def _timed(raw, owner, method, seconds):
     is_classmethod = isinstance(raw, classmethod)
 
     def timed(*args, **kwargs):
-        if _open_timers and method != "backward_of_masked":
+        if _open_timers and method != "backward_before_relu":
             return function(*args, **kwargs)
         name = args[0].__name__ if is_classmethod else owner
         began = time.process_time()

@@ -127,8 +127,8 @@ def _special(shape, rng, rate=0.03):
 
 def _conv_relu_pool(fused, arrays, grad, conv_params, pool_params, also_relu_output=False):
     """The pooled output, the three gradients and the records of MaxPool2D(ReLU(Conv2D(...))): with ``fused`` the
-    Conv2DReLU op (whose gradient the pooling's backward may take through), else Conv2D and ReLU one by one; with
-    ``also_relu_output``, the sum of the ReLU's output is added to what is differentiated (a second use of it)."""
+    Conv2DReLU op, else Conv2D and ReLU one by one; with ``also_relu_output``, the sum of the ReLU's output is added
+    to what is differentiated (a second use of it)."""
     tensors = [Tensor(a.copy(), requires_grad=True) for a in arrays]
     with record() as tape, np.errstate(invalid="ignore", over="ignore"):  # infinities times zeros
         conv = ops.Conv2DReLUOp.apply if fused else lambda *t, **p: ops.ReLUOp.apply(ops.Conv2DOp.apply(*t, **p))
@@ -138,6 +138,13 @@ def _conv_relu_pool(fused, arrays, grad, conv_params, pool_params, also_relu_out
         target = ops.add(ops.reduce_sum(target), ops.reduce_sum(y)) if also_relu_output else ops.reduce_sum(target)
         target.backward()
     return [z.array] + [t.grad for t in tensors], [repr(dataclasses.asdict(r)) for r in tape]
+
+
+def _one_by_one(monkeypatch, *args, **kwargs):
+    """``_conv_relu_pool`` with every backward run by the tape one op after the other, as before fusing them."""
+    with monkeypatch.context() as patch:
+        patch.setattr(ops.MaxPool2DOp, "backward_through", classmethod(lambda *_: None))
+        return _conv_relu_pool(*args, **kwargs)
 
 
 def _pooled_case(dtype, x_shape, k_shape, conv_params, pool_params, seed=5):
@@ -151,32 +158,33 @@ def _pooled_case(dtype, x_shape, k_shape, conv_params, pool_params, seed=5):
 
 
 def _refuse(*_):
-    raise AssertionError("the tape ran Conv2DReLU's own backward: the pooling did not take the gradient through it")
+    raise AssertionError("the tape ran ReLU's gradient on its own: the pooling did not take the gradient through it")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("x_shape, k_shape, conv_params, pool_params", POOLED)
-def test_max_pooling_takes_its_gradient_through_conv2d_relu_with_the_bits_of_the_ops_one_by_one(
+def test_max_pooling_takes_its_gradient_through_relu_with_the_bits_of_the_backwards_one_by_one(
     monkeypatch, portable, dtype, x_shape, k_shape, conv_params, pool_params
 ):
     arrays, grad = _pooled_case(dtype, x_shape, k_shape, conv_params, pool_params)
-    separate, separate_tape = _conv_relu_pool(False, arrays, grad, conv_params, pool_params)
+    separate, separate_tape = _one_by_one(monkeypatch, False, arrays, grad, conv_params, pool_params)
     monkeypatch.setattr(ops.Conv2DReLUOp, "backward", staticmethod(_refuse))
-    fused, fused_tape = _conv_relu_pool(True, arrays, grad, conv_params, pool_params)
-    for one, other in zip(separate, fused, strict=True):
-        assert one.dtype == other.dtype and one.tobytes() == other.tobytes()
-    assert [r.split("'scope'")[0] for r in fused_tape] == [r.split("'scope'")[0] for r in separate_tape]
-    assert [eval(r)["op"] for r in fused_tape][:3] == ["Conv2D", "ReLU", "MaxPool2D"]  # the three ops, as before
-    assert np.isnan(fused[0]).any() and np.isfinite(fused[0]).any()  # windows with NaN, and without
+    monkeypatch.setattr(ops.ReLUOp, "backward", classmethod(_refuse))
+    for fused in (True, False):  # after Conv2DReLU, and after Conv2D then ReLU
+        through, tape = _conv_relu_pool(fused, arrays, grad, conv_params, pool_params)
+        for one, other in zip(separate, through, strict=True):
+            assert one.dtype == other.dtype and one.tobytes() == other.tobytes()
+        assert tape == separate_tape and [eval(r)["op"] for r in tape][:3] == ["Conv2D", "ReLU", "MaxPool2D"]
+    assert np.isnan(through[0]).any() and np.isfinite(through[0]).any()  # windows with NaN, and without
 
 
 @pytest.mark.parametrize("threads, block_samples", [(1, 3), (3, 1), (3, 2)])
-def test_the_gradient_through_conv2d_relu_is_the_same_in_any_blocks_and_pieces(monkeypatch, threads, block_samples):
+def test_the_gradient_through_relu_is_the_same_in_any_blocks_and_pieces(monkeypatch, threads, block_samples):
     from ipu_teach.autograd.ops import parallel, pooling
 
     x_shape, k_shape, conv_params, pool_params = POOLED[0]
     arrays, grad = _pooled_case(np.float32, x_shape, k_shape, conv_params, pool_params)
-    whole, _ = _conv_relu_pool(True, arrays, grad, conv_params, pool_params)
+    whole, _ = _one_by_one(monkeypatch, True, arrays, grad, conv_params, pool_params)
     monkeypatch.setattr(pooling, "CACHE_BLOCK", block_samples * 26 * 26 * 32)  # 8 samples: blocks of 3, 3, 2 ...
     monkeypatch.setattr(parallel, "THREADS", threads)
     monkeypatch.setattr(parallel, "SPLIT_ABOVE", 0)
@@ -186,11 +194,11 @@ def test_the_gradient_through_conv2d_relu_is_the_same_in_any_blocks_and_pieces(m
         assert one.tobytes() == other.tobytes()
 
 
-def test_a_relu_output_used_twice_sends_both_gradients_through_conv2d_relus_own_backward(monkeypatch):
+def test_a_relu_output_used_twice_sends_both_gradients_through_relus_own_backward(monkeypatch):
     """The pooling takes the gradient through only where it is the ReLU output's one use: with a second use, the
-    convolution's gradient is the sum of both, which its own backward must see."""
+    convolution's gradient is the sum of both, which ReLU's own gradient must see."""
     arrays, grad = _pooled_case(np.float32, *POOLED[1])
-    separate, _ = _conv_relu_pool(False, arrays, grad, {}, {"pool_size": (2, 2)}, also_relu_output=True)
+    separate, _ = _one_by_one(monkeypatch, True, arrays, grad, {}, {"pool_size": (2, 2)}, also_relu_output=True)
     calls = []
     backward = ops.Conv2DReLUOp.backward
     monkeypatch.setattr(ops.Conv2DReLUOp, "backward", staticmethod(lambda ctx, g: calls.append(1) or backward(ctx, g)))
@@ -200,13 +208,14 @@ def test_a_relu_output_used_twice_sends_both_gradients_through_conv2d_relus_own_
         assert one.tobytes() == other.tobytes()
 
 
-def test_overlapping_pooling_or_a_plain_relu_before_it_run_their_own_backwards():
-    """Only windows that tile have the notes to route by block, and only an op with a gradient mask offers one."""
+def test_overlapping_pooling_or_another_activation_before_it_run_their_own_backwards():
+    """Only windows that tile have the notes to route by, and only an op that ends in ReLU passes the gradient where
+    its output is positive."""
     rng = np.random.default_rng(1)
     x, kernel, bias = rng.normal(size=(2, 9, 9, 2)), rng.normal(size=(3, 3, 2, 3)), rng.normal(size=3)
     y = ops.Conv2DReLUOp.apply(Tensor(x, requires_grad=True), kernel, bias)
     overlapping = ops.MaxPool2DOp.apply(y, pool_size=(3, 3), strides=(2, 2))
     assert ops.MaxPool2DOp.backward_through(overlapping.node.ctx, np.ones(overlapping.shape), y.node) is None
-    plain = ops.ReLUOp.apply(ops.Conv2DOp.apply(Tensor(x, requires_grad=True), kernel, bias))
-    tiled = ops.MaxPool2DOp.apply(plain, pool_size=(2, 2))
-    assert ops.MaxPool2DOp.backward_through(tiled.node.ctx, np.ones(tiled.shape), plain.node) is None
+    tanh = ops.TanhOp.apply(ops.Conv2DOp.apply(Tensor(x, requires_grad=True), kernel, bias))
+    tiled = ops.MaxPool2DOp.apply(tanh, pool_size=(2, 2))
+    assert ops.MaxPool2DOp.backward_through(tiled.node.ctx, np.ones(tiled.shape), tanh.node) is None

@@ -8,8 +8,8 @@ that the simulated IPU, whose Poplar program runs them as separate compute sets,
 before.
 
 Across ops, only backward passes are fused, and by the tape, which alone knows for certain that an op's output has
-no other use (``Tensor.backward``): a max pooling after ``Conv2DReLUOp`` multiplies each block of its routed
-gradient by the ReLU's mask while it is in cache (``MaxPool2DOp.backward_through``). The forward passes stay two
+no other use (``Tensor.backward``): a max pooling after ``Conv2DReLUOp`` (or after ReLU) routes each window's
+gradient only where ReLU passes it (``MaxPool2DOp.backward_through``), in the same pass. The forward passes stay two
 ops, each with its own output (a feature-extraction model may ask for the ReLU's), as each already works in cache:
 the product's pieces are given their bias and ReLU as BLAS finishes them, and the pooling takes a block of samples
 at a time (pooling the product's output block by block as it is finished saved no more, benchmarks/README.md).
@@ -42,24 +42,19 @@ class Conv2DReLUOp(Function):
         ctx.output_itemsize = y.itemsize
         return y
 
+    ends_in_relu = True
+
     @staticmethod
     def backward(ctx, grad):
-        mask = Conv2DReLUOp.gradient_mask(ctx)
+        mask = ctx.relu_mask.reshape(grad.shape)
         masked = np.empty(grad.shape, np.result_type(grad, mask))
         parallel.for_samples(lambda s: np.multiply(grad[s], mask[s], out=masked[s]), len(grad), grad.size)
-        return Conv2DReLUOp.backward_of_masked(ctx, masked)
+        return Conv2DReLUOp.backward_before_relu(ctx, masked)
 
     @staticmethod
-    def gradient_mask(ctx):
-        """Where the output is positive: ReLU's gradient is ``grad`` times it (a max pooling after this op applies
-        it while its own gradient is in cache: ``MaxPool2DOp.backward_through``)."""
-        return ctx.relu_mask.reshape(ctx.output_shape)
-
-    @staticmethod
-    def backward_of_masked(ctx, masked):
-        """The gradients of the input, the kernel and the bias from the output's gradient times ``gradient_mask``:
-        Conv2D's."""
-        return Conv2DOp.backward(ctx, masked)
+    def backward_before_relu(ctx, grad):
+        """The gradients of the input, the kernel and the bias from the gradient before ReLU: Conv2D's."""
+        return Conv2DOp.backward(ctx, grad)
 
     @classmethod
     def recorded_as(cls, ctx, params) -> list:

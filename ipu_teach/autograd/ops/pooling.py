@@ -76,7 +76,7 @@ class MaxPool2DOp(_Pool):
                 _max_of_windows([window[s] for window in windows], out[s], *noted)
 
         parallel.for_samples(pool, len(out), xp.size)
-        ctx.save_for_backward(*((first,) if tiled else (xp, out)))
+        ctx.save_for_backward(*((first, out) if tiled else (xp, out)))  # out: the next op's input, kept anyway
         ctx.geometry = (pool_size, strides, pads, outs)
         ctx.padded_shape = xp.shape
         return out
@@ -85,7 +85,7 @@ class MaxPool2DOp(_Pool):
     def backward(ctx, grad):
         pool_size, strides, pads, outs = ctx.geometry
         if tuple(strides) == tuple(pool_size):
-            (first,) = ctx.saved
+            first, _ = ctx.saved
             dxp = np.empty(ctx.padded_shape, dtype=grad.dtype)
 
             def route(samples):
@@ -106,28 +106,26 @@ class MaxPool2DOp(_Pool):
 
     @classmethod
     def backward_through(cls, ctx, grad, producer):
-        """Through an op whose gradient starts with a mask (``Function.gradient_mask``: a Conv2D with ReLU), for
-        windows that tile the input: each block of samples' routed gradient is multiplied by the mask while it is in
-        cache, instead of the whole routed gradient being written to memory and read back by the producer's backward
-        (the same two products per value, the same bits). None (the tape runs the two backwards) otherwise."""
-        mask = producer.function.gradient_mask(producer.ctx)
+        """Through an op that ends in ReLU (``Function.ends_in_relu``: a Conv2D with ReLU), for windows that tile the
+        input: ReLU's gradient, ``grad * (y > 0)``, is that of the routing with the windows whose maximum is not
+        positive routing nothing (a window's gradient goes to its first maximum, where ``y > 0`` is its maximum's
+        ``> 0``; every other value gets ``grad * 0`` either way, the same signed zero or NaN). So the producer's
+        gradient before ReLU is routed in one pass, a block of samples at a time, without a pass of ReLU's own over
+        the whole: the same bits. None (the tape runs the two backwards) otherwise."""
         pool_size, strides, pads, outs = ctx.geometry
-        if mask is None or tuple(strides) != tuple(pool_size):
+        if not producer.function.ends_in_relu or tuple(strides) != tuple(pool_size):
             return None
-        (first,) = ctx.saved
-        masked = np.empty(mask.shape, np.result_type(grad, mask))
-        sample_values = int(np.prod(ctx.padded_shape[1:]))
+        first, out = ctx.saved
+        routed = np.empty(ctx.padded_shape, grad.dtype)
+        nothing = len(MaxPool2DOp._offsets(pool_size))  # as a window with NaN
 
-        def route_and_mask(samples):
-            blocks = cache_blocks(samples, sample_values)
-            room = np.empty((blocks[0].stop - blocks[0].start,) + ctx.padded_shape[1:], grad.dtype)
-            for s in blocks:
-                routed = room[: s.stop - s.start]
-                _route(grad[s], first[s], routed, pool_size, outs)
-                np.multiply(crop_nhwc(routed, pads), mask[s], out=masked[s])
+        def route_where_positive(samples):
+            for s in cache_blocks(samples, routed[0].size):
+                not_positive = _numbered(np.less_equal(out[s], 0), nothing, first.dtype)  # NaN: already routes nothing
+                _route(grad[s], np.maximum(first[s], not_positive, out=not_positive), routed[s], pool_size, outs)
 
-        parallel.for_samples(route_and_mask, len(masked), masked.size)
-        return producer.function.backward_of_masked(producer.ctx, masked)
+        parallel.for_samples(route_where_positive, len(routed), routed.size)
+        return producer.function.backward_before_relu(producer.ctx, crop_nhwc(routed, pads))
 
 
 def _route(grad, first, dxp, pool_size, outs):
