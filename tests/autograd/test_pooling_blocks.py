@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from test_parallel import _max_pool, _special_values
 
 from ipu_teach.autograd import Tensor, ops
 from ipu_teach.autograd.ops import pooling
@@ -18,24 +19,6 @@ from ipu_teach.autograd.ops import pooling
 def test_blocks_cover_the_samples_in_order_within_the_block_size(monkeypatch, samples, sample_values, block, expected):
     monkeypatch.setattr(pooling, "CACHE_BLOCK", block)
     assert [(s.start, s.stop) for s in pooling.cache_blocks(samples, sample_values)] == expected
-
-
-def _special_values(shape, seed):
-    """Values with many ties, NaN of either sign, infinities, signed zeros and subnormals."""
-    rng = np.random.default_rng(seed)
-    x = rng.integers(-3, 4, size=shape).astype(np.float32)
-    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45], np.float32)
-    where = rng.random(shape) < 0.05
-    x[where] = rng.choice(specials, size=int(where.sum()))
-    return x
-
-
-def _max_pool(x, grad, params):
-    tensor = Tensor(x.copy(), requires_grad=True)
-    y = ops.MaxPool2DOp.apply(tensor, **params)
-    with np.errstate(invalid="ignore"):  # an infinite gradient times a window's zero
-        y.backward(grad)
-    return y.array, tensor.grad
 
 
 @pytest.mark.parametrize(
