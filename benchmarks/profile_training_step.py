@@ -52,13 +52,24 @@ def all_subclasses(cls):
         yield from all_subclasses(sub)
 
 
+ROWS = {
+    "forward": "forward",
+    "backward": "backward",
+    "backward_through": "backward",
+    "backward_before_relu": "backward",
+}
+"""The op methods timed, and the pass each counts as: ``backward_through`` (a consumer running its producer's
+backward with its own, ``Function.backward_through``) as the consumer's backward, the producer's part of it
+(``backward_before_relu``) as the producer's."""
+
+
 @contextlib.contextmanager
 def op_timers(seconds):
     """Every op's ``forward`` and ``backward`` timed into ``seconds[(op, "forward" | "backward")]``, in
     processor time (the load of other processes on a shared machine does not count)."""
     patched = []
     for cls in [Function, *all_subclasses(Function)]:
-        for method in ("forward", "backward"):
+        for method in ROWS:
             raw = cls.__dict__.get(method)
             if raw is None or getattr(raw.__func__, "__isabstractmethod__", False):
                 continue
@@ -71,7 +82,10 @@ def op_timers(seconds):
             setattr(cls, method, raw)
 
 
-_open_timers = [0]  # op methods running: a fused op's call to another op's method is timed as the fused op's
+_open_timers = []
+"""The processor time spent in timed calls inside each timed op method running, innermost last: a fused op's call to
+another op's method is timed as the fused op's, except a producer's ``backward_before_relu``, which is its own (and not
+the caller's)."""
 
 
 def _timed(raw, owner, method, seconds):
@@ -79,16 +93,18 @@ def _timed(raw, owner, method, seconds):
     is_classmethod = isinstance(raw, classmethod)
 
     def timed(*args, **kwargs):
-        if _open_timers[0]:
+        if _open_timers and method != "backward_before_relu":
             return function(*args, **kwargs)
         name = args[0].__name__ if is_classmethod else owner
         began = time.process_time()
-        _open_timers[0] += 1
+        _open_timers.append(0.0)
         try:
             return function(*args, **kwargs)
         finally:
-            _open_timers[0] -= 1
-            seconds[(name, method)] += time.process_time() - began
+            elapsed, inner = time.process_time() - began, _open_timers.pop()
+            seconds[(name, ROWS[method])] += elapsed - inner
+            if _open_timers:
+                _open_timers[-1] += elapsed
 
     return classmethod(timed) if is_classmethod else staticmethod(timed)
 

@@ -119,6 +119,19 @@ class Function:
     def backward(ctx, grad):
         raise NotImplementedError
 
+    ends_in_relu = False
+    """Whether the op's last step is a plain ReLU, so that its backward is ReLU's gradient, ``grad * (output > 0)``,
+    then ``backward_before_relu(ctx, that)``: a consumer that knows where its input is positive can apply the first
+    while its own gradient is in cache (``backward_through``)."""
+
+    @classmethod
+    def backward_through(cls, ctx, grad, producer: Node):
+        """The gradients of ``producer``'s inputs from this op's output gradient ``grad``, the two backwards run as
+        one where that saves passes over memory; None (the default) where this op has no such pass. The tape asks
+        only where ``producer`` made this op's one input and no other op of the backward pass uses it, so that
+        this op's input gradient is the producer's whole output gradient (``Tensor.backward``)."""
+        return None
+
     @classmethod
     def infer(cls, ctx, *arrays, **params) -> symbolic.ShapedArray:
         """The output's shape and dtype, without computing it: what ``apply`` uses when an input is a

@@ -128,6 +128,7 @@ class Tensor:
                 raise ValueError(f"backward() without a gradient needs a scalar tensor, got shape {self.shape}")
             grad = np.ones_like(self.array)
         order = _topological_order(self)
+        consumers = _consumers(order)
         grads = {id(self): np.asarray(grad, dtype=self.array.dtype)}
         for tensor in reversed(order):
             g = grads.pop(id(tensor), None)
@@ -137,7 +138,7 @@ class Tensor:
             if node is None:
                 tensor.grad = g if tensor.grad is None else tensor.grad + g
                 continue
-            input_grads = node.function.backward(node.ctx, g)
+            node, input_grads = _node_backward(node, g, consumers)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
             for parent, parent_grad in zip(node.inputs, input_grads):
@@ -182,6 +183,30 @@ tensor, so ``ipu_teach.torch.Tensor`` redefines ``data``); the autograd and the 
 def _topological_order(root: Tensor) -> list:
     """Tensors that require gradients, each after all of its inputs."""
     return post_order([root], lambda t: [p for p in t.node.inputs if p.requires_grad] if t.node is not None else [])
+
+
+def _consumers(order) -> dict:
+    """How many times the ops that made the tensors of ``order`` take each tensor (by id) as an input: the uses
+    that send it gradients in this backward pass."""
+    counts = {}
+    for tensor in order:
+        for parent in tensor.node.inputs if tensor.node is not None else ():
+            counts[id(parent)] = counts.get(id(parent), 0) + 1
+    return counts
+
+
+def _node_backward(node, grad, consumers) -> tuple:
+    """(the node whose inputs the gradients are for, the gradients): ``node``'s backward, or, where its one input was
+    made by another op for it alone, both backwards at once if ``node``'s op fuses them (``Function.backward_through``).
+    That input comes just before ``node``'s output in the topological order (it is reached only through it), so the
+    producer's backward runs where it would have run: every gradient is summed in the same order."""
+    if len(node.inputs) == 1:
+        (made,) = node.inputs
+        if made.node is not None and consumers.get(id(made)) == 1:
+            through = node.function.backward_through(node.ctx, grad, made.node)
+            if through is not None:
+                return made.node, through
+    return node, node.function.backward(node.ctx, grad)
 
 
 def as_tensor(value) -> Tensor:

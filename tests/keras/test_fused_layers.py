@@ -48,3 +48,59 @@ def test_conv2d_with_an_activation_computes_and_records_as_the_conv_then_the_act
     x.grad = None
     expected.backward(np.ones(y.shape, np.float32))
     assert fused_grad.tobytes() == x.grad.tobytes()
+
+
+def _trained_weights(model_fn, monkeypatch, through):
+    """The weights after two steps of ``fit`` on random data, and how many times max pooling took its gradient through
+    a Conv2D with ReLU (``through``: whether it may)."""
+    from ipu_teach.autograd.ops import MaxPool2DOp
+
+    taken = []
+    backward_through = MaxPool2DOp.backward_through.__func__
+
+    def counted(cls, ctx, grad, producer):
+        result = backward_through(cls, ctx, grad, producer) if through else None
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(MaxPool2DOp, "backward_through", classmethod(counted))
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)
+    model = model_fn()
+    model.compile(keras.optimizers.SGD(0.01), "categorical_crossentropy")
+    rng = np.random.default_rng(0)
+    x = rng.random((32, 28, 28, 1)).astype(np.float32)
+    y = keras.utils.to_categorical(rng.integers(0, 10, 32), 10)
+    model.fit(x, [y] * len(model.outputs) if len(model.outputs) > 1 else y, batch_size=16, epochs=1, verbose=0)
+    return model.get_weights(), taken
+
+
+def _tutorial_cnn():
+    from ipu_teach.examples import tutorial_model_fn
+
+    return keras.Model(*tutorial_model_fn())
+
+
+def _cnn_also_giving_its_first_features():
+    """A model whose first ReLU'd features are an output too (trained to a loss of their own): used twice."""
+    inputs = keras.Input((28, 28, 1))
+    features = keras.layers.Conv2D(4, 3, activation="relu")(inputs)
+    x = keras.layers.MaxPooling2D()(features)
+    x = keras.layers.MaxPooling2D()(keras.layers.Conv2D(8, 3, activation="relu")(x))
+    classes = keras.layers.Dense(10, activation="softmax")(keras.layers.Flatten()(x))
+    flat = keras.layers.Dense(10, activation="softmax")(keras.layers.Flatten()(features))
+    return keras.Model(inputs, [classes, flat])
+
+
+@pytest.mark.parametrize(
+    "model_fn, taken",
+    [(_tutorial_cnn, [True, True]), (_cnn_also_giving_its_first_features, [True])],  # the first features: not asked
+)
+def test_max_pooling_takes_its_gradient_through_a_relu_conv_only_as_its_one_use_and_changes_no_number(
+    monkeypatch, model_fn, taken
+):
+    fused, fused_taken = _trained_weights(model_fn, monkeypatch, through=True)
+    separate, separate_taken = _trained_weights(model_fn, monkeypatch, through=False)
+    assert fused_taken == taken * 2 and len(separate_taken) == len(fused_taken)  # two steps, the last pooling first
+    for one, other in zip(fused, separate, strict=True):
+        assert one.tobytes() == other.tobytes()

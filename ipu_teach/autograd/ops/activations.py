@@ -22,6 +22,8 @@ class ReLUOp(SavesOutput):
     codelet = "relu"
     function = staticmethod(lambda x: np.maximum(x, 0))
     gradient = staticmethod(lambda grad, y: grad * (y > 0))
+    ends_in_relu = True
+    backward_before_relu = staticmethod(lambda ctx, grad: grad)  # ReLU alone: its input's gradient
 
 
 class SigmoidOp(SavesOutput):

@@ -6,6 +6,13 @@ cache. A fused op here computes the same numbers in the same order (the same bit
 with fewer passes over memory, and records each op it fuses with its own shapes and costs (``recorded_as``), so
 that the simulated IPU, whose Poplar program runs them as separate compute sets, costs and places them exactly as
 before.
+
+Across ops, only backward passes are fused, and by the tape, which alone knows for certain that an op's output has
+no other use (``Tensor.backward``): a max pooling after ``Conv2DReLUOp`` (or after ReLU) routes each window's
+gradient only where ReLU passes it (``MaxPool2DOp.backward_through``), in the same pass. The forward passes stay two
+ops, each with its own output (a feature-extraction model may ask for the ReLU's), as each already works in cache:
+the product's pieces are given their bias and ReLU as BLAS finishes them, and the pooling takes a block of samples
+at a time (pooling the product's output block by block as it is finished saved no more, benchmarks/README.md).
 """
 
 import numpy as np
@@ -35,12 +42,19 @@ class Conv2DReLUOp(Function):
         ctx.output_itemsize = y.itemsize
         return y
 
+    ends_in_relu = True
+
     @staticmethod
     def backward(ctx, grad):
         mask = ctx.relu_mask.reshape(grad.shape)
         masked = np.empty(grad.shape, np.result_type(grad, mask))
         parallel.for_samples(lambda s: np.multiply(grad[s], mask[s], out=masked[s]), len(grad), grad.size)
-        return Conv2DOp.backward(ctx, masked)
+        return Conv2DReLUOp.backward_before_relu(ctx, masked)
+
+    @staticmethod
+    def backward_before_relu(ctx, grad):
+        """The gradients of the input, the kernel and the bias from the gradient before ReLU: Conv2D's."""
+        return Conv2DOp.backward(ctx, grad)
 
     @classmethod
     def recorded_as(cls, ctx, params) -> list:

@@ -156,7 +156,9 @@ class Conv2D(_Convolution):
       dilation_rate: An integer or a pair, the spacing of the kernel's taps (an atrous convolution); not
         with ``strides`` > 1, as Keras. Default: ``(1, 1)``.
       activation: Activation function to use. Default: None, no activation. ``"relu"`` runs fused with the
-        convolution on the host (``autograd.ops.fused``: the same numbers, and the same two ops on the IPU).
+        convolution on the host (``autograd.ops.fused``: the same numbers, and the same two ops on the IPU), and
+        a ``MaxPooling2D`` with the default strides that is the output's only use applies ReLU's gradient with
+        its own, in cache.
       use_bias: Boolean, whether the layer uses a bias vector. Default: True.
       kernel_initializer: Initializer for the ``kernel``. Default: ``"glorot_uniform"``.
       bias_initializer: Initializer for the bias vector. Default: ``"zeros"``.
