@@ -620,12 +620,18 @@ class CodeSizes:
         "approximate: ~2 KiB of Poplar's runtime codelets on a tile that runs any vertex (the poplar_rt copy "
         "vertices, DstStridedCopy* and StridedCopy*, listed beside every model's codelets in "
         + TF_PROFILE_SUMMARY
-        + ")",
+        + "; its adder program, which copies nothing, holds only its seed codelet: 170,788 B over 1,216 tiles, "
+        "140 B a tile). Checked, not fitted: with each tile's codelets counted by vertex type at "
+        "vertex_code_bytes_per_codelet, the two Mk2 PopVision captures of the IPU workshop slides leave 1.95 KiB a "
+        "tile (TF2 infeed tutorial: 6.0 MiB over 1,472 tiles, 5.8 codelets a tile) and 2.1 KiB (PopTorch basics: "
+        "11.8 MiB, 15.7 codelets a tile)",
         default=2 * KIB,
     )
     vertex_code_bytes_per_codelet: int = _figure(
-        "approximate: each distinct codelet a tile runs is loaded there once, whatever its number of vertices (Poplar "
-        "user guide: a compute set compiles to one function calling its vertices' code); ~400 B, about 100 "
+        "approximate: each distinct codelet (vertex type) a tile runs is loaded there once, whatever its number of "
+        "vertices and whichever ops run it (Poplar user guide: a compute set compiles to one function calling its "
+        "vertices' code; ipu.memory_layout.SHARED_CODELETS: every op's reductions run popops' Reduce, every ADD pass "
+        "one BinaryOp vertex); ~400 B, about 100 "
         "instructions of 4 B: in "
         + POPLIBS_ASM
         + " a file holds 71 instruction lines at the median and 113 at the upper quartile, and a supervisor vertex "
@@ -682,17 +688,20 @@ class CodeSizes:
         default=1,
     )
     host_exchange_code_bytes: int = _figure(
-        "approximate: ~225 B of host exchange code on every tile: "
+        "approximate: ~289 B of host exchange code on every tile whatever its data (the sync with the host and the "
+        "exchange's set-up): "
         + TF_PROFILE_SUMMARY
-        + " shows 351,328 B over 1,216 tiles (289 B a tile, the same on every tile although its data sits on one) "
-        "for a program of 4 host streams (3 inputs, 1 result), less their 4 x host_exchange_code_bytes_per_stream",
-        default=225,
+        + " shows 351,328 B over 1,216 tiles, 289 B a tile, for a program whose 4 host streams (3 inputs, 1 result) "
+        "of 8 bytes each sit on one tile",
+        default=289,
     )
     host_exchange_code_bytes_per_stream: int = _figure(
-        "approximate: 16 B (4 instructions: sync with the host, listen to the link, where and how much) on every "
-        "tile for each host stream of the program: an input, label or result stream, and a variable's copy from and "
-        "to the host (weights and optimizer state are loaded to the device and read back)",
-        default=16,
+        "fitted: 70 B (about 18 instructions: request, receive and where) on each tile a host stream's data is mapped "
+        "to, for each stream: an input, label or result stream, and a variable's copy from and to the host (weights "
+        "and optimizer state are loaded to the device and read back). Fitted to tile 201 of the PopTorch basics "
+        "capture (IPU workshop slides, a Bow, SDK 3.3: 640 B with 5 streams' data there, (640 - 289) / 5); "
+        "validated on the all-tile figures of that capture (924 KiB) and of the TF2 infeed tutorial's (595 KiB)",
+        default=70,
     )
     vertex_state_bytes: int = _figure(
         "approximate: ~24 B of fields per vertex instance (pointers and counts of its edges and worklists); "

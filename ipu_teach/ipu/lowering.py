@@ -362,7 +362,7 @@ def split_by_stage(
                 memory
                 + memory_layout.temporary_memory(pick, graph.spec)
                 # a stage's host streams: its own variables' (its share of the data streams left out)
-                + memory_layout.code_memory(pick, graph.spec, memory_layout.host_streams(memory)),
+                + memory_layout.code_memory(pick, graph.spec, memory_layout.host_streams(memory, graph.spec)),
             )
         )
     return stages
@@ -604,14 +604,10 @@ def lower(
             tape, forward + backward + update, spec, training=mode == "train", readers=readers
         )
     memory += memory_layout.temporary_memory(forward + backward + update, spec)
-    data_streams = len(arrays_of(x)) + (len(arrays_of(y)) if y is not None and mode != "predict" else 0) + 1
-    streams = memory_layout.host_streams(memory, data_streams)  # the inputs, the labels, the results
-    memory += memory_layout.code_memory(forward + backward + update, spec, streams)
     batch = batch_size_of(x)
-    sample_bytes = sum(int(np.prod(np.shape(a)[1:])) * _host_itemsize(a) for a in arrays_of(x))
-    label_bytes = (
-        sum(int(np.prod(np.shape(a)[1:])) * 4 for a in arrays_of(y)) if y is not None and mode != "predict" else 0
-    )
+    per_sample = [int(np.prod(np.shape(a)[1:])) * _host_itemsize(a) for a in arrays_of(x)]  # a stream each
+    per_label = [int(np.prod(np.shape(a)[1:])) * 4 for a in arrays_of(y)] if y is not None and mode != "predict" else []
+    sample_bytes, label_bytes = sum(per_sample), sum(per_label)
     if recorded is not None:
         results = recorded.output_bytes
     elif mode == "predict":
@@ -619,6 +615,9 @@ def lower(
         results = sum(int(np.prod(shape[1:])) for shape in shapes) * 4 * batch
     else:
         results = 4 * len(model.metrics)
+    data_streams = [batch * size for size in per_sample + per_label] + [results]  # the inputs, labels, results
+    streams = memory_layout.host_streams(memory, spec, data_streams)
+    memory += memory_layout.code_memory(forward + backward + update, spec, streams)
     return LoweredGraph(
         mode,
         spec,

@@ -110,16 +110,33 @@ def weight_starts(weights, spec, mapper) -> dict:
     return {w.name: mapper.take(mapped_bytes(w.size, w.dtype.itemsize, spec.tiles)) for w in weights}
 
 
+SHARED_CODELETS = {
+    "reduce": "reduce",
+    "reduction": "reduce",
+    "stage": "reduce",
+    "transform": "transpose",
+    **{name: name for name in hardware.VECTOR_CODELETS},
+}
+"""The parts of an op (the last part of a step's name) that run a vertex every op shares, by that vertex: a
+reduction's every stage (``reduce``, ``reduction``, ``stageN``: popops' Reduce vertices, lib/popops/reduction),
+a backward product's rearrangement (``transform``: popops' Transpose vertices, lib/popops/Rearrange.cpp) and an
+element-wise pass named by its popops codelet (``add``, ``exp``, ...: ``BinaryOp1DSupervisor<ADD, float>`` is
+one vertex type whichever op adds)."""
+
+
 def codelet_of(step) -> str:
-    """The codelet a step's vertices run, named from the step: its op and what part of the op it is
-    (``Conv2D/grad``, ``MatMul/reduce`` is the one ``reduce``), without the indices that tell instances apart;
-    a weight's update or accumulation is one codelet for every weight."""
+    """The codelet a step's vertices run, named from the step: a part every op shares by its vertex
+    (:data:`SHARED_CODELETS`: ``MatMul/reduce``, ``Softmax/reduction/stage1`` and ``BatchNorm/grad/reduction``
+    are all ``reduce``), else its op and what part of the op it is (``Conv2D/grad``), without the indices that
+    tell instances apart; a weight's update or accumulation is one codelet for every weight. Poplar loads a
+    vertex type's code once on a tile whichever compute sets run it there, so counting by vertex, not by op,
+    is what the tile holds."""
     if step.phase in ("update", "accumulate"):
         return step.phase
     parts = [re.sub(r"\d+$", "", part) for part in step.name.split("/")[1:]]
     op = parts[0].split(":")[0] if parts else step.name
     rest = [part for part in parts[1:] if part not in ("serial", "recompute")]  # a recomputed op runs its own code
-    return "reduce" if rest and rest[-1] == "reduce" else "/".join([op, *rest])
+    return SHARED_CODELETS[rest[-1]] if rest and rest[-1] in SHARED_CODELETS else "/".join([op, *rest])
 
 
 def compiled_steps(steps) -> list:
@@ -137,9 +154,10 @@ def compiled_steps(steps) -> list:
     return kept
 
 
-def code_memory(steps, spec, host_streams: int = 0) -> list:
+def code_memory(steps, spec, host_streams: np.ndarray | None = None) -> list:
     """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where
-    (:func:`compiled_steps`: code compiled once is held once) and the program's ``host_streams``."""
+    (:func:`compiled_steps`: code compiled once is held once) and the program's ``host_streams`` on each tile
+    (:func:`host_streams`; none if None)."""
     c = hardware.CODE
     steps = compiled_steps(steps)
     active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
@@ -162,7 +180,9 @@ def code_memory(steps, spec, host_streams: int = 0) -> list:
         MemoryItem(
             "hostExchangeCode",
             "host exchange code",
-            np.full(spec.tiles, c.host_exchange_code_bytes + host_streams * c.host_exchange_code_bytes_per_stream),
+            c.host_exchange_code_bytes
+            + (np.zeros(spec.tiles, np.int64) if host_streams is None else host_streams)
+            * c.host_exchange_code_bytes_per_stream,
         ),
         MemoryItem(
             "vertexInstanceState",
@@ -177,10 +197,18 @@ VARIABLE_ROLES = ("variables", "optimizer state")
 """The roles of the tensors the host loads onto the device and reads back, a host stream each way."""
 
 
-def host_streams(memory, data_streams: int = 0) -> int:
-    """The host streams of a program: its ``data_streams`` (each input, the labels, the results) and two for
-    each variable among ``memory`` (weights and optimizer state are loaded from the host and read back)."""
-    return data_streams + 2 * sum(1 for item in memory if item.category in VARIABLE_ROLES)
+def host_streams(memory, spec, data_stream_bytes=()) -> np.ndarray:
+    """Per tile, the host streams whose data is mapped there: two for each variable among ``memory`` on the tiles
+    it is mapped to (weights and optimizer state are loaded from the host and read back), and one for each data
+    stream of ``data_stream_bytes`` (each input, the labels, the results of one step) on the tiles a linear
+    mapping gives it (:func:`mapped_bytes`)."""
+    per_tile = np.zeros(spec.tiles, np.int64)
+    for item in memory:
+        if item.category in VARIABLE_ROLES:
+            per_tile += 2 * (item.per_tile > 0)
+    for size in data_stream_bytes:
+        per_tile += mapped_bytes(size, 1, spec.tiles) > 0
+    return per_tile
 
 
 def exchange_code(steps, spec) -> np.ndarray:

@@ -187,19 +187,38 @@ def test_control_code_is_a_sync_per_step_on_every_tile_and_a_call_per_compute_se
     np.testing.assert_array_equal(longer - control, np.full(8, sync))
 
 
-def test_host_exchange_code_grows_with_the_program_s_host_streams():
+def test_host_exchange_code_sits_on_the_tiles_each_host_stream_s_data_is_mapped_to():
     c = hardware.CODE
     one, three = (compile_chain("train", layers=layers, batch=64, tiles=16).graph for layers in (1, 3))
 
-    def host_code(graph):
+    def streams_on_each_tile(graph):
         (item,) = [m.per_tile for m in graph.memory if m.category == "host exchange code"]
-        assert (item == item[0]).all()  # on every tile, its data there or not
-        return int(item[0])
+        assert ((item - c.host_exchange_code_bytes) % c.host_exchange_code_bytes_per_stream == 0).all()
+        return ((item - c.host_exchange_code_bytes) // c.host_exchange_code_bytes_per_stream).tolist()
 
-    # two more Dense layers: 4 more variables, each loaded from the host and read back (SGD keeps no state)
-    assert host_code(three) - host_code(one) == 2 * 4 * c.host_exchange_code_bytes_per_stream
-    # the input, labels and results streams and the kernel and bias of one layer
-    assert host_code(one) == c.host_exchange_code_bytes + (3 + 2 * 2) * c.host_exchange_code_bytes_per_stream
+    # every tile: the 64 x 64 kernel's load and read-back and the inputs' and labels' streams (16 KiB each, on
+    # all 16 tiles); the bias (256 B) on tiles 0 and 1 adds its two, the loss result (4 B) one on tile 0
+    assert streams_on_each_tile(one) == [4 + 2 + 1, 4 + 2] + [4] * 14
+    # two more Dense layers: two more kernels on every tile, and their biases on tiles 2-3 and 4-5
+    assert streams_on_each_tile(three) == [8 + 2 + 1, 8 + 2, 8 + 2, 8 + 2, 8 + 2, 8 + 2] + [8] * 10
+
+
+def test_host_streams_count_each_variable_twice_and_each_data_stream_once_where_they_are_mapped():
+    spec = replace(hardware.MK2, tiles=4)
+    memory = [
+        memory_layout.MemoryItem("w", "variables", np.array([128, 128, 0, 0])),
+        memory_layout.MemoryItem("w/slot0", "optimizer state", np.array([0, 0, 0, 8])),
+        memory_layout.MemoryItem("a", "activations", np.array([64, 64, 64, 64]), live=(0, 1)),  # never streamed
+    ]
+    # 300 bytes of input: 128 B at least on each tile a linear mapping uses, so tiles 0-2
+    streams = memory_layout.host_streams(memory, spec, [300])
+    assert streams.tolist() == [3, 3, 1, 2]
+    (code,) = [m.per_tile for m in memory_layout.code_memory([], spec, streams) if m.category == "host exchange code"]
+    c = hardware.CODE
+    assert code.tolist() == [c.host_exchange_code_bytes + n * c.host_exchange_code_bytes_per_stream for n in streams]
+    # a program without host streams still holds the host sync's code on every tile
+    (bare,) = [m.per_tile for m in memory_layout.code_memory([], spec) if m.category == "host exchange code"]
+    assert bare.tolist() == [c.host_exchange_code_bytes] * 4
 
 
 def test_vertex_code_is_per_codelet_so_more_identical_layers_add_none():
@@ -226,6 +245,26 @@ def test_the_codelet_of_a_step_names_its_op_and_part_without_instance_numbers():
     assert memory_layout.codelet_of(step("conv2d_1/Conv2D:3/serial2")) == "Conv2D"
     assert memory_layout.codelet_of(step("dense/MatMul:7/grad/reduce", "backward")) == "reduce"
     assert memory_layout.codelet_of(step("dense/kernel/update", "update")) == "update"
+    # the parts every op shares run one vertex type, named by it: reductions' stages, transposes, popops passes
+    assert memory_layout.codelet_of(step("batch_normalization/BatchNorm:5/grad/reduction", "backward")) == "reduce"
+    assert memory_layout.codelet_of(step("dense_1/Softmax:12/reduction/stage1")) == "reduce"
+    assert memory_layout.codelet_of(step("conv2d/Conv2D:0/grad/product1/transform", "backward")) == "transpose"
+    assert memory_layout.codelet_of(step("dense_1/Softmax:12/exp")) == "exp"
+    assert memory_layout.codelet_of(step("conv2d/Conv2D:0/add2")) == "add"
+    assert memory_layout.codelet_of(step("dense/Add:8")) == "Add"  # an op's own first pass keeps its op's name
+
+
+def test_vertex_code_holds_a_shared_vertex_once_on_a_tile_whichever_ops_run_it():
+    c, spec = hardware.CODE, replace(hardware.MK2, tiles=4)
+    steps = [
+        step_on("a/Softmax:0/add", computing=[0, 1], tiles=4),
+        step_on("b/BatchNorm:1/add2", computing=[1, 2], tiles=4),  # the same popops ADD vertex: loaded once on tile 1
+        step_on("b/BatchNorm:1/grad/reduction/stage1", computing=[1], tiles=4),
+        step_on("c/MatMul:2/reduce1", computing=[1], tiles=4),  # every reduction stage runs popops' Reduce vertices
+    ]
+    (vertex,) = [m.per_tile for m in memory_layout.code_memory(steps, spec) if m.category == "vertex code"]
+    one, two = (c.vertex_code_bytes + n * c.vertex_code_bytes_per_codelet for n in (1, 2))
+    assert vertex.tolist() == [one, two, one, 0]
 
 
 def bsp_step(name, phase):
