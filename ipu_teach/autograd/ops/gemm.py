@@ -17,11 +17,12 @@ the pieces split is fixed by the shapes alone, never by the machine.
 import numpy as np
 
 from ..precision import half_product
-from . import portable
+from . import parallel, portable
 
 SINGLE_THREAD_SIZE = 2**18  # OpenBLAS' default: products up to this many multiply-adds run on one thread
 SPLIT_UP_TO = 2**25  # larger products are left whole: they have enough work for every thread
 WIDE_PIECE = 2**23  # except that one summed in float64 is rounded a piece of rows at a time (a megabyte or so)
+PARTIALS_UP_TO = 2**20  # values of a split sum's pieces' results kept to add in order (4 MiB of float32)
 FINISH_BLOCK = 2**15  # values of a result given its bias and ReLU together, in cache (128 KiB of float32)
 
 
@@ -88,25 +89,54 @@ def _product(a: np.ndarray, b: np.ndarray, wide, dtype, bias, relu_mask=None) ->
         return _finish(out, bias, relu_mask)
     if m >= k:  # split the rows of the result
         return _by_rows(a, b, max(1, piece // (k * n)), wide, dtype, bias, relu_mask)
-    depth = max(1, piece // (m * n))  # split the sum
-    out = a[:, :depth].astype(wide, copy=False) @ b[:depth].astype(wide, copy=False)
-    for start in range(depth, k, depth):
-        out += a[:, start : start + depth].astype(wide, copy=False) @ b[start : start + depth].astype(wide, copy=False)
-    return _finish(out.astype(dtype, copy=False), bias, relu_mask)
+    return _finish(_by_depth(a, b, max(1, piece // (m * n)), wide).astype(dtype, copy=False), bias, relu_mask)
+
+
+def _by_depth(a, b, depth, wide):
+    """``a @ b`` summed in ``wide`` as products of ``depth`` columns of ``a`` (rows of ``b``) each, added in order.
+    The pieces' products are independent: where their results are small (``PARTIALS_UP_TO``), they are kept, computed
+    at once on more than one thread (``parallel``), then added one after another as one thread adds them: the same
+    additions in the same order, so the same bits on any thread count."""
+    (m, k), n = a.shape, b.shape[1]
+    starts = range(0, k, depth)
+
+    def product(index, out=None):
+        columns = slice(starts[index], starts[index] + depth)
+        return np.matmul(a[:, columns].astype(wide, copy=False), b[columns].astype(wide, copy=False), out=out)
+
+    if len(starts) * m * n > PARTIALS_UP_TO:
+        out = product(0)
+        for index in range(1, len(starts)):
+            out += product(index)
+        return out
+    partials = np.empty((len(starts), m, n), wide)
+    parallel.for_samples(
+        lambda pieces: [product(i, partials[i]) for i in range(len(starts))[pieces]], len(starts), m * k * n
+    )
+    out = partials[0].copy()
+    for partial in partials[1:]:
+        out += partial
+    return out
 
 
 def _by_rows(a, b, rows, wide, dtype, bias, relu_mask):
-    """``a @ b (+ bias, ReLU)`` computed ``rows`` rows of the result at a time."""
+    """``a @ b (+ bias, ReLU)`` computed ``rows`` rows of the result at a time; with more than one thread, the pieces
+    at once (``parallel``: each piece is the same product, so the bits are those of one thread)."""
     out = np.empty((a.shape[0], b.shape[1]), dtype=dtype)
     b = b.astype(wide, copy=False)
-    scratch = None if wide == dtype else np.empty((rows, b.shape[1]), dtype=wide)
     finisher = _Finisher(bias, relu_mask is not None, b.shape[1], rows, dtype)
-    for start in range(0, a.shape[0], rows):
-        piece = out[start : start + rows]
-        rows_of_a = a[start : start + rows].astype(wide, copy=False)
-        if scratch is None:
-            np.matmul(rows_of_a, b, out=piece)
-        else:
-            np.copyto(piece, np.matmul(rows_of_a, b, out=scratch[: len(piece)]), casting="same_kind")
-        _finish(piece, bias, None if relu_mask is None else relu_mask[start : start + rows], finisher)
+    starts = range(0, a.shape[0], rows)
+
+    def multiply(pieces):
+        scratch = None if wide == dtype else np.empty((rows, b.shape[1]), dtype=wide)
+        for start in starts[pieces]:
+            piece = out[start : start + rows]
+            rows_of_a = a[start : start + rows].astype(wide, copy=False)
+            if scratch is None:
+                np.matmul(rows_of_a, b, out=piece)
+            else:
+                np.copyto(piece, np.matmul(rows_of_a, b, out=scratch[: len(piece)]), casting="same_kind")
+            _finish(piece, bias, None if relu_mask is None else relu_mask[start : start + rows], finisher)
+
+    parallel.for_samples(multiply, len(starts), a.size * b.shape[1])
     return out
