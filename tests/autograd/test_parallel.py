@@ -188,20 +188,31 @@ def test_a_convolution_and_relu_split_by_samples_give_the_bits_of_one_pass(
     assert len(_whole_and_split(monkeypatch, run)) == pieces  # the patches and ReLU's gradient: three pieces each
 
 
+THIRDS_OF_5 = [(0, 1), (1, 3), (3, 5)]  # 5 pieces of work shared by 3 threads
+
+
 @pytest.mark.parametrize("portable", [False, True], ids=["float32", "portable"])
 @pytest.mark.parametrize(
-    "a_shape, b_shape, pieces",
+    "a_shape, b_shape, float32_pieces, portable_pieces",
     [
-        ((4000, 9), (9, 32), 5),  # a first convolution's product, 910 rows a piece: 5 pieces over 3 threads
-        ((9, 4000), (4000, 32), 5),  # its kernel gradient: 910 of the sum's terms a piece, then added in order
-        ((16, 200), (200, 8192), 1),  # 100 pieces whose results would exceed PARTIALS_UP_TO: summed as they come
+        # a first convolution's product: 910 rows a piece, each finished (bias, ReLU) as it is computed
+        ((4000, 9), (9, 32), THIRDS_OF_5, THIRDS_OF_5),
+        ((9, 4000), (4000, 32), THIRDS_OF_5, THIRDS_OF_5),  # its kernel gradient: 910 terms a piece, added in order
+        # 100 pieces of the sum whose results would exceed PARTIALS_UP_TO: summed as they come; then finished in 4
+        # blocks of 4 rows (128 KiB)
+        ((16, 200), (200, 8192), [(0, 1), (1, 2), (2, 4)], [(0, 1), (1, 2), (2, 4)]),
+        # a second convolution's product: whole, then finished in 16 blocks of 512 rows; summed in float64, 18
+        # pieces of 455 rows (2**23 multiply-adds), each finished as it is computed
+        ((7744, 288), (288, 64), [(0, 5), (5, 10), (10, 16)], [(0, 6), (6, 12), (12, 18)]),
     ],
 )
 def test_a_split_products_pieces_run_on_the_threads_with_the_bits_of_one(
-    monkeypatch, portable, a_shape, b_shape, pieces
+    monkeypatch, portable, a_shape, b_shape, float32_pieces, portable_pieces
 ):
-    """A product cut into pieces (``gemm``) computes them at once on the threads: each piece is the same BLAS call, and
-    a split sum's pieces are added in the same order, so every bit is one thread's (NaN, infinities, signed zeros)."""
+    """A product cut into pieces (``gemm``) computes them at once on the threads, and a product's bias and ReLU are
+    applied a block of rows at a time on the threads: each piece is the same BLAS call, a split sum's pieces are added
+    in the same order, and each block gets the same operations, so every bit is one thread's (NaN, infinities, signed
+    zeros)."""
     from ipu_teach import autograd
     from ipu_teach.autograd.ops import gemm
 
@@ -216,12 +227,10 @@ def test_a_split_products_pieces_run_on_the_threads_with_the_bits_of_one(
             with np.errstate(invalid="ignore", over="ignore"):
                 return gemm.matmul(a, b, "conv", dtype=np.float32, bias=bias, relu_mask=mask), mask
 
-        split_into = _whole_and_split(monkeypatch, run)
+        pieces = _whole_and_split(monkeypatch, run)
     finally:
         autograd.set_portable_numerics(was)
-    assert len(split_into) == (3 if pieces > 1 else 0)
-    if pieces > 1:  # the pieces the threads took: contiguous ranges of the product's pieces
-        assert [(s.start, s.stop) for s in split_into] == [(0, 1), (1, 3), (3, 5)]
+    assert [(s.start, s.stop) for s in pieces] == (portable_pieces if portable else float32_pieces)
 
 
 @pytest.mark.parametrize("channels", [1, 5, 32])  # one and five channels: NaN's sign flipped by a split by samples

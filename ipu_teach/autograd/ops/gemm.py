@@ -43,13 +43,19 @@ def matmul(a: np.ndarray, b: np.ndarray, kind: str = "matmul", dtype=None, bias=
 def _finish(out, bias, relu_mask, finisher=None):
     """``out += bias`` (if given), then, given ``relu_mask``, ``np.maximum(out, 0, out=out)`` and ``relu_mask[...] =
     out > 0``, a block of rows at a time: each block is read from memory once for all three, as a fused kernel
-    would. ``finisher``: the ``_Finisher`` of a product finished piece by piece (made once for all its pieces)."""
+    would. The blocks are independent: with more than one thread they run at once (``parallel``). ``finisher``: the
+    ``_Finisher`` of a product finished piece by piece (made once for all its pieces)."""
     if bias is None and relu_mask is None:
         return out
     finisher = finisher or _Finisher(bias, relu_mask is not None, out.shape[1], len(out), out.dtype)
-    for start in range(0, len(out), finisher.rows):
-        block = out[start : start + finisher.rows]
-        finisher.finish(block, None if relu_mask is None else relu_mask[start : start + finisher.rows])
+    starts = range(0, len(out), finisher.rows)
+
+    def finish(blocks):
+        for start in starts[blocks]:
+            rows = slice(start, start + finisher.rows)
+            finisher.finish(out[rows], None if relu_mask is None else relu_mask[rows])
+
+    parallel.for_samples(finish, len(starts), out.size)
     return out
 
 
