@@ -116,8 +116,8 @@ def _by_depth(a, b, depth, wide):
             out += product(index)
         return out
     partials = np.empty((len(starts), m, n), wide)
-    parallel.for_samples(
-        lambda pieces: [product(i, partials[i]) for i in range(len(starts))[pieces]], len(starts), m * k * n
+    _pieces_on_threads(
+        lambda pieces: [product(i, partials[i]) for i in range(len(starts))[pieces]], len(starts), m * depth * n
     )
     out = partials[0].copy()
     for partial in partials[1:]:
@@ -144,5 +144,16 @@ def _by_rows(a, b, rows, wide, dtype, bias, relu_mask):
                 np.copyto(piece, np.matmul(rows_of_a, b, out=scratch[: len(piece)]), casting="same_kind")
             _finish(piece, bias, None if relu_mask is None else relu_mask[start : start + rows], finisher)
 
-    parallel.for_samples(multiply, len(starts), a.size * b.shape[1])
+    _pieces_on_threads(multiply, len(starts), rows * a.shape[1] * b.shape[1])
     return out
+
+
+def _pieces_on_threads(multiply, pieces, piece_size):
+    """``multiply(slice)`` for slices covering ``range(pieces)``: on the sample pool's threads at once (``parallel``) if
+    each piece is a product BLAS runs on one thread (``piece_size`` multiply-adds, at most ``SINGLE_THREAD_SIZE``), else
+    on this thread, one piece after another: BLAS spreads each over its own threads, and pieces at once would ask it for
+    threads the cores do not have (portable numerics' float64 pieces at two threads: 1.2-1.7x the processor time)."""
+    if piece_size > SINGLE_THREAD_SIZE:
+        multiply(slice(0, pieces))
+    else:
+        parallel.for_samples(multiply, pieces, pieces * piece_size)
