@@ -261,3 +261,20 @@ def test_the_input_gradients_scatter_sums_every_windows_terms():
         expected[n, 2 * oh + i, ow + j] += dcols[n, oh, ow, i, j]  # a window's pixel: its 3 channels
     got = ops.conv.col2im(dcols, geometry, np.float32)
     np.testing.assert_allclose(got, ops.conv.crop_nhwc(expected, geometry[1]), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows, shared", [(2000, False), (16000, True)])
+def test_a_product_is_shared_by_the_threads_only_where_its_work_pays_for_the_hand_over(monkeypatch, rows, shared):
+    """A split product's multiply-adds count a quarter of a value each (``gemm.MULTIPLY_ADDS_PER_VALUE``): 576,000 of
+    them (3 pieces) stay on this thread, 4.6 million (18 pieces) go to the pool (above ``SPLIT_ABOVE``, 2**18)."""
+    from ipu_teach.autograd.ops import gemm
+
+    monkeypatch.setattr(parallel, "THREADS", 2)
+    ran = []
+    run_piece = parallel._run_piece
+    monkeypatch.setattr(
+        parallel, "_run_piece", lambda step, piece, errors: (ran.append(piece), run_piece(step, piece, errors))
+    )
+    a, b = np.ones((rows, 9), np.float32), np.ones((9, 32), np.float32)
+    assert (gemm.matmul(a, b) == 9).all()
+    assert len(ran) == (2 if shared else 0)
