@@ -54,6 +54,9 @@ def _finish(out, bias, relu_mask, finisher=None):
     if bias is None and relu_mask is None:
         return out
     finisher = finisher or _Finisher(bias, relu_mask is not None, out.shape[1], len(out), out.dtype)
+    if len(out) <= finisher.rows:  # one block (a piece of a split product): no hand-over to weigh
+        finisher.finish(out, relu_mask)
+        return out
     starts = range(0, len(out), finisher.rows)
 
     def finish(blocks):
@@ -112,20 +115,23 @@ def _by_depth(a, b, depth, wide):
     (m, k), n = a.shape, b.shape[1]
     starts = range(0, k, depth)
 
-    def product(index, out=None):
+    def product(index):
         columns = slice(starts[index], starts[index] + depth)
-        return np.matmul(a[:, columns].astype(wide, copy=False), b[columns].astype(wide, copy=False), out=out)
+        return a[:, columns].astype(wide, copy=False) @ b[columns].astype(wide, copy=False)
 
     if len(starts) * m * n > PARTIALS_UP_TO:
         out = product(0)
         for index in range(1, len(starts)):
             out += product(index)
         return out
-    partials = np.empty((len(starts), m, n), wide)
-    _pieces_on_threads(
-        lambda pieces: [product(i, partials[i]) for i in range(len(starts))[pieces]], len(starts), m * depth * n
-    )
-    out = partials[0].copy()
+    partials = [None] * len(starts)
+
+    def multiply(pieces):
+        for index in range(len(starts))[pieces]:
+            partials[index] = product(index)
+
+    _pieces_on_threads(multiply, len(starts), m * depth * n)
+    out = partials[0]
     for partial in partials[1:]:
         out += partial
     return out
