@@ -1,8 +1,9 @@
 """Where one training step of the tutorial's CNN spends its time, by op: each op's forward and backward
 (timed around the op's own numpy code), the optimizer's update, and the rest (the tape, the layers,
 ``fit``'s loop, metrics: Python overhead), on the CPU path or inside IPUStrategy, with or without
-portable numerics. Prints a Markdown table (milliseconds per step of batch 64) for benchmarks/README.md,
-and with ``--cprofile`` the functions that take the most time.
+portable numerics. Prints a Markdown table (milliseconds per step of batch 64, of the process and of its main
+thread) for benchmarks/README.md, each thread's processor time with the critical path (the busiest thread) and the
+parallel efficiency, and with ``--cprofile`` the functions that take the most time.
 
 Model: Conv2D(32, 3x3, relu) -> MaxPool 2x2 -> Conv2D(64, 3x3, relu) -> MaxPool 2x2 -> Flatten ->
 Dropout(0.5) -> Dense(10, softmax); SGD(0.01), categorical cross-entropy, batch 64.
@@ -232,14 +233,15 @@ def table(ms, wall, cpu) -> str:
     return "\n".join(lines)
 
 
-def thread_summary(threads: list) -> str:
-    """The threads' processor ms per step, the critical path (the busiest thread: the step's wall time on idle
-    cores cannot be shorter) and the parallel efficiency (their sum over ``--threads`` times the critical path)."""
+def thread_summary(threads: list, cores: int) -> str:
+    """The threads' processor ms per step (``per_thread``), the critical path (the busiest thread: the step's wall time
+    on ``cores`` idle cores cannot be shorter) and the parallel efficiency (their sum over ``cores`` times the critical
+    path)."""
     critical, total = threads[0], sum(threads)
     return (
         f"per thread (processor ms / step): {', '.join(f'{value:.2f}' for value in threads)}\n"
         f"critical path {critical:.2f} ms, sum {total:.2f} ms, "
-        f"parallel efficiency {total / (ARGS.threads * critical):.0%} of {ARGS.threads} thread(s)"
+        f"parallel efficiency {total / (cores * critical):.0%} of {cores} thread(s)"
     )
 
 
@@ -252,7 +254,7 @@ def main():
     print(f"{BATCH * 1000 / wall:.0f} samples/s wall, {BATCH * 1000 / cpu[0]:.0f} samples per processor-second\n")
     print(table(ms, wall, cpu))
     if threads:
-        print(f"\n{thread_summary(threads)}")
+        print(f"\n{thread_summary(threads, ARGS.threads)}")
     total = sum(products.values(), np.zeros(2))
     print(f"\nof which matrix products (BLAS, inside the ops above), ms / step: {total[0]:.2f} (main {total[1]:.2f})")
     for (m, k, n), value in sorted(products.items(), key=lambda item: -item[1][0]):
