@@ -1,8 +1,9 @@
 """Where one training step of the tutorial's CNN spends its time, by op: each op's forward and backward
 (timed around the op's own numpy code), the optimizer's update, and the rest (the tape, the layers,
 ``fit``'s loop, metrics: Python overhead), on the CPU path or inside IPUStrategy, with or without
-portable numerics. Prints a Markdown table (milliseconds per step of batch 64) for benchmarks/README.md,
-and with ``--cprofile`` the functions that take the most time.
+portable numerics. Prints a Markdown table (milliseconds per step of batch 64, of the process and of its main
+thread) for benchmarks/README.md, each thread's processor time with the critical path (the busiest thread) and the
+parallel efficiency, and with ``--cprofile`` the functions that take the most time.
 
 Model: Conv2D(32, 3x3, relu) -> MaxPool 2x2 -> Conv2D(64, 3x3, relu) -> MaxPool 2x2 -> Flatten ->
 Dropout(0.5) -> Dense(10, softmax); SGD(0.01), categorical cross-entropy, batch 64.
@@ -37,6 +38,8 @@ import pstats  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 import ipu_teach.keras as keras  # noqa: E402
 from ipu_teach import autograd  # noqa: E402
 from ipu_teach.autograd import Function  # noqa: E402
@@ -44,6 +47,12 @@ from ipu_teach.autograd.ops import gemm  # noqa: E402
 from ipu_teach.examples import configure_ipus, tutorial_model_fn  # noqa: E402
 
 BATCH = 64
+
+
+def clocks():
+    """Processor seconds of the process and of the calling thread (the step's main thread: with more than one thread,
+    what it runs itself is what the step waits for)."""
+    return np.array([time.process_time(), time.thread_time()])
 
 
 def all_subclasses(cls):
@@ -66,7 +75,8 @@ backward with its own, ``Function.backward_through``) as the consumer's backward
 @contextlib.contextmanager
 def op_timers(seconds):
     """Every op's ``forward`` and ``backward`` timed into ``seconds[(op, "forward" | "backward")]``, in
-    processor time (the load of other processes on a shared machine does not count)."""
+    processor time of the process and of the main thread (``clocks``: the load of other processes on a shared
+    machine does not count)."""
     patched = []
     for cls in [Function, *all_subclasses(Function)]:
         for method in ROWS:
@@ -96,12 +106,12 @@ def _timed(raw, owner, method, seconds):
         if _open_timers and method != "backward_before_relu":
             return function(*args, **kwargs)
         name = args[0].__name__ if is_classmethod else owner
-        began = time.process_time()
+        began = clocks()
         _open_timers.append(0.0)
         try:
             return function(*args, **kwargs)
         finally:
-            elapsed, inner = time.process_time() - began, _open_timers.pop()
+            elapsed, inner = clocks() - began, _open_timers.pop()
             seconds[(name, ROWS[method])] += elapsed - inner
             if _open_timers:
                 _open_timers[-1] += elapsed
@@ -112,16 +122,16 @@ def _timed(raw, owner, method, seconds):
 @contextlib.contextmanager
 def product_timer(seconds):
     """Every matrix product the ops compute (``gemm._product``: BLAS, with its casts and pieces) timed into
-    ``seconds[(m, k, n)]``, in processor time: how much of the ops' time is arithmetic BLAS already does at
+    ``seconds[(m, k, n)]``, in processor time (``clocks``): how much of the ops' time is arithmetic BLAS already does at
     its peak, and how much is numpy's passes around it."""
     raw = gemm._product
 
     def timed(a, b, *rest):
-        began = time.process_time()
+        began = clocks()
         try:
             return raw(a, b, *rest)
         finally:
-            seconds[a.shape + b.shape[1:]] += time.process_time() - began
+            seconds[a.shape + b.shape[1:]] += clocks() - began
 
     gemm._product = timed
     try:
@@ -135,17 +145,47 @@ def optimizer_timer(optimizer, seconds):
     apply = optimizer.apply_gradients
 
     def timed(pairs):
-        began = time.process_time()
+        began = clocks()
         try:
             return apply(pairs)
         finally:
-            seconds[("optimizer", "update")] += time.process_time() - began
+            seconds[("optimizer", "update")] += clocks() - began
 
     optimizer.apply_gradients = timed
     try:
         yield
     finally:
         del optimizer.apply_gradients
+
+
+def thread_seconds() -> dict:
+    """Processor seconds each thread of this process has run so far, by thread id (BLAS' threads and the sample
+    pool's included): ``/proc/self/task/*/schedstat`` (nanoseconds), else ``stat``'s utime + stime (clock ticks);
+    empty where neither exists. Robust to other processes' load, which wall time is not."""
+    times = {}
+    tasks = "/proc/self/task"
+    if not os.path.isdir(tasks):
+        return times
+    ticks = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir(tasks):
+        try:
+            with open(f"{tasks}/{tid}/schedstat") as schedstat:
+                times[int(tid)] = int(schedstat.read().split()[0]) / 1e9
+        except OSError:
+            try:
+                with open(f"{tasks}/{tid}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                times[int(tid)] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+            except OSError:
+                continue  # the thread ended
+    return times
+
+
+def per_thread(before: dict, after: dict, steps: int) -> list:
+    """Processor milliseconds per step each thread ran between ``before`` and ``after``, largest first (threads
+    that ran less than 0.01 ms a step left out)."""
+    ms = [1000 * (after[tid] - before.get(tid, 0.0)) / steps for tid in after]
+    return sorted((value for value in ms if value >= 0.01), reverse=True)
 
 
 def build(ipu: bool):
@@ -178,39 +218,63 @@ def profile(ipu: bool, portable: bool, steps: int):
     x, y = data(BATCH * steps)
     with scope():
         model.fit(x[: 4 * BATCH], y[: 4 * BATCH], batch_size=BATCH, epochs=1, verbose=0)  # warm-up (and compile)
-        seconds, products = defaultdict(float), defaultdict(float)
+        seconds, products = defaultdict(lambda: np.zeros(2)), defaultdict(lambda: np.zeros(2))
         profiler = cProfile.Profile() if ARGS.cprofile else contextlib.nullcontext()
         with op_timers(seconds), optimizer_timer(model.optimizer, seconds), product_timer(products):
-            wall, cpu = time.perf_counter(), time.process_time()
+            threads, wall, cpu = thread_seconds(), time.perf_counter(), clocks()
             with profiler:  # only with --cprofile: its hooks on every call would count as the step's Python
                 model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            wall, cpu = time.perf_counter() - wall, clocks() - cpu
+            threads = per_thread(threads, thread_seconds(), steps)
     per_step = [{k: 1000 * v / steps for k, v in times.items()} for times in (seconds, products)]
-    return *per_step, 1000 * wall / steps, 1000 * cpu / steps, profiler
+    return *per_step, 1000 * wall / steps, 1000 * cpu / steps, threads, profiler
 
 
 def table(ms, wall, cpu) -> str:
-    """Processor milliseconds per step by op and pass, the rest of the step (Python), and the step's total."""
-    rows = sorted(ms.items(), key=lambda item: -item[1])
-    lines = ["| op | pass | processor ms / step | share |", "|---|---|---:|---:|"]
-    lines += [f"| {op} | {what} | {value:.2f} | {value / cpu:.0%} |" for (op, what), value in rows if value >= 0.005]
+    """Milliseconds per step by op and pass, the rest of the step (Python), and the step's total: processor time of
+    the process and of the main thread (``cpu`` and each value of ``ms``: the pair ``clocks`` gives). With more than one
+    thread, an op whose main-thread time is its processor time runs serially."""
+    rows = sorted(ms.items(), key=lambda item: -item[1][0])
+    lines = ["| op | pass | processor ms / step | main thread | share |", "|---|---|---:|---:|---:|"]
+    lines += [
+        f"| {op} | {what} | {value[0]:.2f} | {value[1]:.2f} | {value[0] / cpu[0]:.0%} |"
+        for (op, what), value in rows
+        if value[0] >= 0.005
+    ]
     rest = cpu - sum(ms.values())
-    lines.append(f"| (tape, layers, fit loop, metrics) | Python | {rest:.2f} | {rest / cpu:.0%} |")
-    lines.append(f"| **step** | processor (wall) | **{cpu:.2f}** ({wall:.2f}) | 100% |")
+    lines.append(
+        f"| (tape, layers, fit loop, metrics) | Python | {rest[0]:.2f} | {rest[1]:.2f} | {rest[0] / cpu[0]:.0%} |"
+    )
+    lines.append(f"| **step** | processor (wall) | **{cpu[0]:.2f}** ({wall:.2f}) | {cpu[1]:.2f} | 100% |")
     return "\n".join(lines)
 
 
+def thread_summary(threads: list, cores: int) -> str:
+    """The threads' processor ms per step (``per_thread``), the critical path (the busiest thread: the step's wall time
+    on ``cores`` idle cores cannot be shorter) and the parallel efficiency (their sum over ``cores`` times the critical
+    path)."""
+    critical, total = threads[0], sum(threads)
+    return (
+        f"per thread (processor ms / step): {', '.join(f'{value:.2f}' for value in threads)}\n"
+        f"critical path {critical:.2f} ms, sum {total:.2f} ms, "
+        f"parallel efficiency {total / (cores * critical):.0%} of {cores} thread(s)"
+    )
+
+
 def main():
-    ms, products, wall, cpu, profiler = profile(ARGS.ipu, ARGS.portable, ARGS.steps)
+    ms, products, wall, cpu, threads, profiler = profile(ARGS.ipu, ARGS.portable, ARGS.steps)
     where = "inside IPUStrategy" if ARGS.ipu else "CPU path"
     numerics = "portable numerics" if ARGS.portable else "float32 numerics"
     print(f"{where}, {numerics}, {ARGS.threads} BLAS thread(s), batch {BATCH}, {ARGS.steps} steps")
     print(f"load average: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    print(f"{BATCH * 1000 / wall:.0f} samples/s wall, {BATCH * 1000 / cpu:.0f} samples per processor-second\n")
+    print(f"{BATCH * 1000 / wall:.0f} samples/s wall, {BATCH * 1000 / cpu[0]:.0f} samples per processor-second\n")
     print(table(ms, wall, cpu))
-    print(f"\nof which matrix products (BLAS, inside the ops above): {sum(products.values()):.2f} ms / step")
-    for (m, k, n), value in sorted(products.items(), key=lambda item: -item[1]):
-        print(f"  {m} x {k} times {k} x {n}: {value:.2f} ms")
+    if threads:
+        print(f"\n{thread_summary(threads, ARGS.threads)}")
+    total = sum(products.values(), np.zeros(2))
+    print(f"\nof which matrix products (BLAS, inside the ops above), ms / step: {total[0]:.2f} (main {total[1]:.2f})")
+    for (m, k, n), value in sorted(products.items(), key=lambda item: -item[1][0]):
+        print(f"  {m} x {k} times {k} x {n}: {value[0]:.2f} ({value[1]:.2f})")
     if ARGS.cprofile:
         print()
         pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(20)
