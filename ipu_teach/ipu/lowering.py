@@ -24,7 +24,7 @@ from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import call_context, step_overrides
-from . import matrix_plan, memory_layout, offloading, recomputation, tile_placement
+from . import matrix_plan, memory_layout, offloading, popart_program, recomputation, tile_placement
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -418,6 +418,21 @@ def _per_weight_steps(weights, phase, what, flops_per_weight, spec, starts) -> l
     return steps
 
 
+def _popart_update_steps(weights, passes, flops_per_weight, spec, starts) -> list:
+    """PopART's update of each weight (:func:`.popart_program.weight_update_passes`): a compute set per popops call
+    of its ops, on the weight's tiles (the negated learning rate on one), the update's FLOPs on its first. A pass
+    scaled by an optimizer value held as a tensor first sends that value to every tile of the weight."""
+    steps = []
+    for w in weights:
+        for k, update in enumerate(passes):
+            elements = int(w.size) if update.over_weight else 1
+            work = VectorPass(update.codelet, elements, 1 if update.tensor_scale else 0)
+            name = f"{w.name.rsplit(':', 1)[0]}/{update.name}"
+            flops = flops_per_weight * int(w.size) if k == 0 else 0
+            steps += _vector_steps(name, "update", work, spec, w.dtype.itemsize, flops, start=starts[w.name])
+    return steps
+
+
 @dataclass(frozen=True)
 class RecordedStep:
     """One step of a custom training loop, recorded as it ran (``ipu.custom_loop``): its ops, lowered in place
@@ -490,6 +505,7 @@ def lower(
     shape_only=False,
     recompute_segments=None,
     offload_optimizer_state=False,
+    program_builder="tensorflow",
 ) -> LoweredGraph:
     """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after; with
     ``shape_only``, traced from its shapes without numerics where it can be, :mod:`.shape_only`: the same graph),
@@ -497,7 +513,9 @@ def lower(
     ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options.
     ``recompute_segments`` (``{layer name: segment}``, :func:`.recomputation.segments_of`) recomputes each
     segment's forward before its backward in training, as :mod:`.recomputation` says.
-    ``offload_optimizer_state`` keeps the optimizer state in Streaming Memory (:mod:`.offloading`)."""
+    ``offload_optimizer_state`` keeps the optimizer state in Streaming Memory (:mod:`.offloading`).
+    ``program_builder`` is the framework that builds the program (:func:`.popart_program.builder_for`): "popart"
+    lowers PopART's own ops where they differ from Graphcore's TensorFlow's (:mod:`.popart_program`)."""
     options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
     if recorded is not None:
         tape = list(recorded.ops)
@@ -584,14 +602,21 @@ def lower(
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec, weight_starts)
         flops = model.optimizer.update_flops_per_weight + model.optimizer.clipping_flops_per_weight
-        updates = _per_weight_steps(weights, "update", "update", flops, spec, weight_starts)
+        passes = (
+            popart_program.weight_update_passes(model.optimizer, accumulation) if program_builder == "popart" else None
+        )
+        updates = (
+            _per_weight_steps(weights, "update", "update", flops, spec, weight_starts)
+            if passes is None
+            else _popart_update_steps(weights, passes, flops, spec, weight_starts)
+        )
         slots = [
             memory_layout.weight_memory(weights, spec, weight_starts, f"/slot{s}", "optimizer state")
             for s in range(model.optimizer.slots_per_weight)
         ]
         if offload_optimizer_state and slots:
             first = len(forward) + len(backward) + len(update)
-            updates, slots = offloading.streamed(updates, slots, first)
+            updates, slots = offloading.streamed(updates, slots, first, 1 if passes is None else len(passes))
         update += updates
         memory += [item for per_slot in slots for item in per_slot]
         if accumulation > 1:

@@ -1,0 +1,114 @@
+"""The program PopART builds: what a PopTorch program runs where Graphcore's TensorFlow would run something else.
+
+PopTorch hands a model's graph to PopART, which builds the Poplar program with its own ops. For the same model the
+matrix products, element-wise ops and reductions are poplibs' calls either way, but PopART's optimizer is not
+TensorFlow's: it decomposes each weight's update into several ops (its ``SGD0Decompose`` / ``SGD2Decompose``
+patterns), each lowered by its opx to popops calls, one compute set each. This module says which, from PopART's
+source (graphcore/popart @d2f20d78db91f62a22dc39470e294b0d987055c5) and what PopTorch passes it (graphcore/poptorch
+@c2a8b17762f1d7106f7bf048ff011ab4fee7685e); :func:`.lowering.lower` lowers them when the program comes from PopTorch.
+
+Which framework builds a program follows from the front end that calls it (``Setup.host_api``): this is the one
+switch, :func:`builder_for`, and both roads to a PopTorch program take it (``ipu_teach.poptorch``'s trainingModel
+and inferenceModel, and a Keras model compiled with the "poptorch" host API, as bench_fidelity's PopTorch cases are).
+A program whose calls cost as another front end's says who built it (``IPUExecutor(program_builder=...)``: the
+PopXL cases, called as PopTorch calls, built as PopXL programs).
+
+Example:
+
+>>> from ipu_teach.ipu import popart_program
+>>> popart_program.builder_for("poptorch"), popart_program.builder_for("keras")
+('popart', 'tensorflow')
+>>> from ipu_teach import keras
+>>> [p.name.split("/")[0] for p in popart_program.weight_update_passes(keras.optimizers.SGD(momentum=0.9))]
+['SGD1AcclUpdate', 'Accumulate', 'SGD1VarUpdate', 'SGD1VarUpdate']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BUILDERS = {"keras": "tensorflow", "custom_loop": "tensorflow", "poptorch": "popart"}
+"""Which framework builds the program each front end (``hardware.HOST_APIS``) calls: Graphcore's TensorFlow for
+Keras and custom loops, PopART for PopTorch."""
+
+PROGRAM_BUILDERS = ("tensorflow", "popart", "popxl")
+"""The frameworks a program can come from. ``"popxl"``: a PopXL program, which PopART lowers too, but whose ops
+are the ones its author wrote (the PopXL tutorials' SGD is one ``ops.scaled_add_`` per weight, as Graphcore's
+TensorFlow's): lowered as TensorFlow's; its calls cost as PopTorch's (host API "poptorch")."""
+
+
+def builder_for(host_api: str, program_builder: str | None = None) -> str:
+    """The framework that builds the program ``host_api`` calls (one of :data:`PROGRAM_BUILDERS`):
+    ``program_builder`` when given, else the front end's own (:data:`BUILDERS`)."""
+    if program_builder is not None:
+        if program_builder not in PROGRAM_BUILDERS:
+            raise ValueError(f"program builder {program_builder!r} is not one of {PROGRAM_BUILDERS}")
+        return program_builder
+    if host_api not in BUILDERS:
+        raise ValueError(
+            f"host API {host_api!r} is not one of {tuple(BUILDERS)}: say which front end calls the program"
+        )
+    return BUILDERS[host_api]
+
+
+@dataclass(frozen=True)
+class UpdatePass:
+    """One popops call of a PopART optimizer op, one compute set: ``name`` is the op and the call's debug name in
+    its opx, ``codelet`` the ``hardware.VECTOR`` codelet that costs it. ``over_weight`` False: it works on the
+    one-value optimizer scalar (the negated learning rate), not on the weight. ``tensor_scale``: its scale is
+    an optimizer value held as a tensor (not a constant), which every tile of the weight receives first."""
+
+    name: str
+    codelet: str
+    over_weight: bool = True
+    tensor_scale: bool = False
+
+
+_NEGATE = "add"
+"""Negating or multiplying a float costs as ADD does (popops' binary and unary ops of one cycle per vector)."""
+
+SGD0_VAR_UPDATE = (
+    # SGD0VarUpdateOpx::grow (willow/src/popx/op/sgd0varupdatex.cpp): the weight-decay scale factor wdsf0 is not a
+    # constant when the learning rate is not (WeightDecayScaleFactor0Helper::isConst, compoundscalarhelper.cpp),
+    # so w *= wdsf0 is always a compute set; then neg(slr0) and w += -slr0 * g
+    UpdatePass("SGD0VarUpdate/nonConstWeightDecay", "add", tensor_scale=True),
+    UpdatePass("SGD0VarUpdate/neg", _NEGATE, over_weight=False),
+    UpdatePass("SGD0VarUpdate/nonConstScaledSubtract", "scaled_add", tensor_scale=True),
+)
+"""SGD without momentum: PopART's SGD0 (sgd.cpp, SGD::createOp: no momentum -> SGD0ComboOp; SGD0Decompose makes it
+one SGD0VarUpdateOp without gradient accumulation)."""
+
+SGD2_UPDATE = (
+    # SGD2Decompose::acclUpdate (willow/src/patterns/sgd2decompose.cpp): SGD2PartialAcclUpdateOp, an
+    # SGD1AcclUpdateOp lowered by SGD1AcclUpdateOpx::grow: accl *= smm1 (momentum, not constant); its
+    # accl += swd1 * w is left out when the weight decay is the constant 0
+    UpdatePass("SGD1AcclUpdate/nonConstMomentumScaling", "add", tensor_scale=True),
+    # then an AccumulateOp (DampenedAdd, dpsf1 = 1 - dampening a constant 1): AccumulateOpx's "constAdd"
+    UpdatePass("Accumulate/constAdd", "scaled_add"),
+    # then SGD2VarUpdateOp, an SGD1VarUpdateOp: neg(slr1) and w += -slr1 * accl (SGD1VarUpdateOpx::grow)
+    UpdatePass("SGD1VarUpdate/neg", _NEGATE, over_weight=False),
+    UpdatePass("SGD1VarUpdate/nonConstScaledSubtractSGD1", "scaled_add", tensor_scale=True),
+)
+"""SGD with momentum: PopTorch's SGD keeps separate accumulators by default (use_combined_accum False, python/optim.py)
+-> PopART's SGDAccumulatorAndMomentum::Separate -> SGD2ComboOp (sgd.cpp), decomposed per weight into these three ops.
+Their state is the velocity ``Accl1___<weight>`` (reservedAccl1Prefix, tensornames.hpp): PopVision's
+``Accl1___fc1.weight``."""
+
+ZERO_ACCUMULATOR = UpdatePass("AccumulatorZero/zero", "add")
+"""With gradient accumulation, each weight's accumulator is zeroed after its update (OptimizerDecompose::
+zeroAccumulator, willow/src/patterns/optimizerdecompose.cpp; popops::zero), beside the accumulation itself."""
+
+
+def weight_update_passes(optimizer, accumulation: int = 1) -> tuple | None:
+    """The compute sets PopART's update of one weight runs, in order, for a Keras ``optimizer`` standing for a
+    PopTorch one (``ipu_teach.poptorch`` maps torch's SGD to Keras' SGD with its momentum); None for an optimizer
+    whose PopART decomposition is not modelled here (Adam, RMSprop, LAMB: costed as Graphcore's TensorFlow's one
+    update op). PopTorch's constness: the learning rate is never a constant (``isNeverConst``,
+    python/_optimizer_attributes.py), the momentum is not when it is set; weight decay, dampening, velocity and loss
+    scaling are taken at their constant defaults (ipu-teach's cost optimizer has no weight decay). Gradient
+    accumulation (``accumulation`` > 1) adds the accumulator's zeroing; its accumulation is lowered beside it as for
+    TensorFlow. Nesterov momentum's extra SGD1Nesterov op is not modelled."""
+    if type(optimizer).__name__ != "SGD":
+        return None
+    passes = SGD2_UPDATE if getattr(optimizer, "momentum", 0.0) else SGD0_VAR_UPDATE
+    return passes + ((ZERO_ACCUMULATOR,) if accumulation > 1 else ())
