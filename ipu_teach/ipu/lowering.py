@@ -302,6 +302,24 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
     return steps
 
 
+def _popart_nll_work(rec) -> tuple[tuple, tuple]:
+    """What PopART's Nll adds to a recorded loss op PopTorch hands it as one (:data:`.popart_program.NLL_LOSS_OPS`):
+    ``(forward, backward)`` named vector work over its samples and classes (its logits' shape); none for others."""
+    if rec.op not in popart_program.NLL_LOSS_OPS:
+        return (), ()
+    logits = rec.input_shapes[0]
+    return popart_program.nll_ignore_index_work(int(np.prod(logits[:-1])), int(logits[-1]))
+
+
+def _named_work_steps(label, phase, named_work, spec, itemsize, start) -> list:
+    """The compute sets of ``(name, vector work)`` pairs, each named ``label/name``, from tile ``start``."""
+    return [
+        step
+        for name, work in named_work
+        for step in _vector_steps(f"{label}/{name}", phase, work, spec, itemsize, start=start)
+    ]
+
+
 def _output_start(rec, spec, mapper) -> int:
     """The tile an op's output starts on: where poplin starts the plan for an op with a matrix product, else the
     next tile of the graph's linear mapper (:mod:`.tile_placement`); a view (no work, such as Reshape) allocates
@@ -552,9 +570,12 @@ def lower(
             options_for(rec.scope, "forward", kind),
             start,
         )
+        nll = _popart_nll_work(rec) if program_builder == "popart" else ((), ())
+        forward += _named_work_steps(f"{label}:{i}", "forward", nll[0], spec, rec.itemsize, start)
         if mode == "train":
             backward.append(
-                _steps_for(
+                _named_work_steps(f"{label}:{i}/grad", "backward", nll[1], spec, rec.itemsize, start)
+                + _steps_for(
                     f"{label}:{i}/grad",
                     "backward",
                     rec.backward,

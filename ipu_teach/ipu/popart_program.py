@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..autograd.cost import elementwise, reduction
+
 BUILDERS = {"keras": "tensorflow", "custom_loop": "tensorflow", "poptorch": "popart"}
 """Which framework builds the program each front end (``hardware.HOST_APIS``) calls: Graphcore's TensorFlow for
 Keras and custom loops, PopART for PopTorch."""
@@ -112,3 +114,45 @@ def weight_update_passes(optimizer, accumulation: int = 1) -> tuple | None:
         return None
     passes = SGD2_UPDATE if getattr(optimizer, "momentum", 0.0) else SGD0_VAR_UPDATE
     return passes + ((ZERO_ACCUMULATOR,) if accumulation > 1 else ())
+
+
+NLL_LOSS_OPS = ("SparseSoftmaxCrossEntropy",)
+"""The recorded ops PopTorch hands PopART as a log-softmax and an ``Nll`` op: torch's ``cross_entropy`` and Keras'
+sparse categorical cross-entropy standing for it (PopTorch's crossEntropyLossHandler and nllLossNdHandler,
+poptorch/source/popart_canonicalization/LossOps.cpp). The recorded op already costs the log-softmax and picking each
+sample's value; :func:`nll_ignore_index_work` is what PopART's Nll adds. torch's ``nll_loss`` on a model's own
+log-softmax is recorded as a gather, which this does not see."""
+
+
+def nll_ignore_index_work(samples: int, classes: int) -> tuple[tuple, tuple]:
+    """``(forward, backward)``: the ``(name, vector work)`` PopART's Nll and NllGrad run for the ignore index and the
+    mean, beyond the log-softmax and the pick. PopTorch always passes torch's ``ignore_index`` (default -100) to
+    PopART's Nll (createNllloss, LossOps.cpp), so NllOpx (willow/src/popx/op/nllx.cpp) masks the samples whose label
+    is the ignored one (applyMaskInPlaceForIgnoredIndex: NOT_EQUAL, cast, multiply), twice in the forward pass (in
+    grow and in handleLossOutReducedToScalar), and a mean reduction divides by the samples left, counted on the
+    device (applyScalingInPlaceForMeanReductionWithIgnoreIndex: a reduce, max(count, 1), a divide, a multiply);
+    NllGradOpx masks and scales the gradient the same way, over every class of every sample."""
+
+    def named(prefix: str, *parts) -> tuple:
+        """``(prefix/name, work)`` of each ``(name, work items)`` part (a pass over nothing is no compute set)."""
+        return tuple((f"{prefix}/{name}", work) for name, items in parts for work in items)
+
+    def mask(over: int) -> tuple:
+        return (
+            ("notEqual", elementwise("add", samples)),
+            ("cast", elementwise("cast", samples)),
+            ("masked", elementwise("add", over)),
+        )
+
+    def mean(over: int) -> tuple:
+        return (
+            ("numNonIgnoredSamples", reduction(samples, 1)),
+            ("numNonIgnoredSamples_min", elementwise("add", 1)),
+            ("combinedLossScale", elementwise("divide", 1)),
+            ("mean", elementwise("add", over, broadcast=1)),
+        )
+
+    again = tuple((f"{name}2", items) for name, items in mask(samples))  # handleLossOutReducedToScalar's own mask
+    forward = named("Nll", *mask(samples), *again, *mean(samples))
+    backward = named("NllGrad", *mask(samples * classes), *mean(samples * classes))
+    return forward, backward

@@ -163,3 +163,61 @@ def test_the_fidelity_cases_poptorch_programs_are_popart_programs():
     assert popxl["host_api"] == "poptorch" and popxl["program_builder"] == "popxl"
     bad = dict(popxl, program_builder="popart2")
     assert any("program_builder 'popart2' is not one of" in p for p in fidelity_cases._loop_problems(bad))
+
+
+def test_popart_nll_masks_the_ignored_label_and_counts_the_samples_left():
+    forward, backward = popart_program.nll_ignore_index_work(16, 10)
+    assert [name for name, _ in forward] == [
+        "Nll/notEqual",
+        "Nll/cast",
+        "Nll/masked",
+        "Nll/notEqual2",
+        "Nll/cast2",
+        "Nll/masked2",
+        "Nll/numNonIgnoredSamples",
+        "Nll/numNonIgnoredSamples_min",
+        "Nll/combinedLossScale",
+        "Nll/mean",
+    ]
+    assert [name for name, _ in backward] == [name.replace("Nll/", "NllGrad/") for name, _ in forward[:3] + forward[6:]]
+    sizes = {name: work.elements for name, work in forward + backward}
+    assert sizes["Nll/masked"] == 16 and sizes["NllGrad/masked"] == 160  # the gradient is masked for every class
+    assert sizes["Nll/combinedLossScale"] == 1 and sizes["NllGrad/mean"] == 160
+
+
+def _sparse_executable(host_api, loss="sparse_categorical_crossentropy"):
+    configure()
+    with ipu.ipu_strategy.IPUStrategy().scope():
+        model = build()
+        model.compile(keras.optimizers.SGD(0.1), loss)
+        model.device_executor = IPUExecutor(model, host_api=host_api)
+        x, y = data(BATCH)
+        labels = y.argmax(axis=1).astype(np.int32) if loss.startswith("sparse") else y
+        model.fit(x, labels, batch_size=BATCH, epochs=1, verbose=0)
+    return model.get_ipu_executable("train").graph
+
+
+def test_a_poptorch_programs_class_label_loss_is_popart_nll():
+    popart, tensorflow = _sparse_executable("poptorch"), _sparse_executable("keras")
+    forward_names = [s.name for s in popart.forward]
+    loss_op = next(s.name for s in tensorflow.forward if "SparseSoftmaxCrossEntropy" in s.name).split("/")[0:2]
+    nll = [n for n in forward_names if "/Nll/" in n]
+    assert nll[0] == "/".join(loss_op) + "/Nll/notEqual"
+    first = forward_names.index(nll[0])  # right after the loss op's own compute sets, all together
+    assert forward_names[first - 1].startswith("/".join(loss_op)) and forward_names[first : first + len(nll)] == nll
+    assert not [s for s in tensorflow.steps if "Nll" in s.name]
+    forward, backward = popart_program.nll_ignore_index_work(BATCH, 3)
+    # a reduction of the mask is its own compute sets (one per stage); every other pass is one
+    assert len(nll) >= len(forward) and len([s for s in popart.backward if "/NllGrad/" in s.name]) >= len(backward)
+    # an MSE loss is not PopART's Nll
+    assert not [s for s in _sparse_executable("poptorch", "mse").steps if "Nll" in s.name]
+
+
+def test_poptorch_cross_entropy_is_popart_nll():
+    model = _Classifier()
+    training = poptorch.trainingModel(model, poptorch.Options(), optimizer=torch.optim.SGD(model.parameters(), lr=0.05))
+    x = torch.from_numpy(np.zeros((BATCH, FEATURES), np.float32))
+    training(x, torch.from_numpy(np.zeros(BATCH, np.int64)))
+    graph = training.get_ipu_executable().graph
+    assert any(s.name.endswith("/Nll/combinedLossScale") for s in graph.forward)
+    assert any(s.name.endswith("/NllGrad/mean") for s in graph.backward)
