@@ -302,13 +302,19 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
     return steps
 
 
-def _popart_nll_work(rec) -> tuple[tuple, tuple]:
-    """What PopART's Nll adds to a recorded loss op PopTorch hands it as one (:data:`.popart_program.NLL_LOSS_OPS`):
-    ``(forward, backward)`` named vector work over its samples and classes (its logits' shape); none for others."""
-    if rec.op not in popart_program.NLL_LOSS_OPS:
-        return (), ()
-    logits = rec.input_shapes[0]
-    return popart_program.nll_ignore_index_work(int(np.prod(logits[:-1])), int(logits[-1]))
+def _popart_work(rec, training_loss: bool) -> tuple[tuple, tuple]:
+    """What PopART's program runs for ``rec`` beside the op's own compute sets, ``(forward, backward)`` named vector
+    work: its Nll's for a loss op PopTorch hands it as one (:data:`.popart_program.NLL_LOSS_OPS`, over its logits'
+    samples and classes) and, for the training step's last op (``training_loss``: the loss, which a PopTorch
+    model's step computes last), the IdentityLoss PopTorch puts after every loss."""
+    forward, backward = (), ()
+    if rec.op in popart_program.NLL_LOSS_OPS:
+        logits = rec.input_shapes[0]
+        forward, backward = popart_program.nll_ignore_index_work(int(np.prod(logits[:-1])), int(logits[-1]))
+    if training_loss:
+        identity_forward, identity_backward = popart_program.identity_loss_work()
+        forward, backward = forward + identity_forward, identity_backward + backward
+    return forward, backward
 
 
 def _named_work_steps(label, phase, named_work, spec, itemsize, start) -> list:
@@ -570,11 +576,11 @@ def lower(
             options_for(rec.scope, "forward", kind),
             start,
         )
-        nll = _popart_nll_work(rec) if program_builder == "popart" else ((), ())
-        forward += _named_work_steps(f"{label}:{i}", "forward", nll[0], spec, rec.itemsize, start)
+        added = _popart_work(rec, i == len(tape) - 1 and mode == "train") if program_builder == "popart" else ((), ())
+        forward += _named_work_steps(f"{label}:{i}", "forward", added[0], spec, rec.itemsize, start)
         if mode == "train":
             backward.append(
-                _named_work_steps(f"{label}:{i}/grad", "backward", nll[1], spec, rec.itemsize, start)
+                _named_work_steps(f"{label}:{i}/grad", "backward", added[1], spec, rec.itemsize, start)
                 + _steps_for(
                     f"{label}:{i}/grad",
                     "backward",

@@ -156,3 +156,20 @@ def nll_ignore_index_work(samples: int, classes: int) -> tuple[tuple, tuple]:
     forward = named("Nll", *mask(samples), *again, *mean(samples))
     backward = named("NllGrad", *mask(samples * classes), *mean(samples * classes))
     return forward, backward
+
+
+def identity_loss_work() -> tuple[tuple, tuple]:
+    """``(forward, backward)``: the ``(name, vector work)`` of PopART's IdentityLoss and its gradient, which PopTorch
+    puts after every loss (createIdentityloss at the end of each loss handler of LossOps.cpp; a loss of the user's
+    own is marked with poptorch.identity_loss), with the loss's reduction, torch's default mean. IdentityLossOpx
+    reduces its input, the loss already reduced to one value, with the scale 1/N (popops::reduce); IdentityLossGradOpx
+    divides the gradient by N, zeroes the reference tensor and adds the gradient in (willow/src/popx/op/identityx.cpp:
+    popops::map, popops::zero, popops::addInPlace), all on that one value."""
+    return (
+        (("IdentityLoss/reduce", elementwise("add", 1)[0]),),
+        (
+            ("IdentityLossGrad/div", elementwise("divide", 1)[0]),
+            ("IdentityLossGrad/zero_identity_reference_tensor", elementwise("add", 1)[0]),
+            ("IdentityLossGrad/add_gradient_to_reference", elementwise("add", 1)[0]),
+        ),
+    )

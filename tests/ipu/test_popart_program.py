@@ -79,11 +79,12 @@ def test_a_poptorch_program_updates_each_weight_with_popart_ops(momentum, passes
     weights = len(keras_program.graph.update)
     assert weights == 4  # two kernels, two biases: one update op each in Graphcore's TensorFlow
     assert len(popart.graph.update) == passes * weights
-    assert popart.graph.compute_sets == keras_program.graph.compute_sets + (passes - 1) * weights
+    identity = sum(len(part) for part in popart_program.identity_loss_work())  # the loss's IdentityLoss, 1 + 3
+    assert popart.graph.compute_sets == keras_program.graph.compute_sets + (passes - 1) * weights + identity
     expected = popart_program.weight_update_passes(keras.optimizers.SGD(0.1, momentum=momentum))
     assert _update_names(popart)[:passes] == [f"dense/kernel/{p.name}" for p in expected]
-    # the forward and backward passes are the same ops; only the update differs
-    assert [s.name for s in popart.graph.forward + popart.graph.backward] == [
+    # the forward and backward passes are the same ops but for the IdentityLoss; the update differs
+    assert [s.name for s in popart.graph.forward + popart.graph.backward if "IdentityLoss" not in s.name] == [
         s.name for s in keras_program.graph.forward + keras_program.graph.backward
     ]
     kernel = {s.name.split("/", 2)[2]: s for s in popart.graph.update[:passes]}
@@ -221,3 +222,14 @@ def test_poptorch_cross_entropy_is_popart_nll():
     graph = training.get_ipu_executable().graph
     assert any(s.name.endswith("/Nll/combinedLossScale") for s in graph.forward)
     assert any(s.name.endswith("/NllGrad/mean") for s in graph.backward)
+
+
+@pytest.mark.parametrize("loss", ["sparse_categorical_crossentropy", "mse"])
+def test_every_poptorch_loss_ends_with_popart_identity_loss(loss):
+    graph = _sparse_executable("poptorch", loss)
+    forward, backward = popart_program.identity_loss_work()
+    last_op = [s for s in graph.forward if not s.name.startswith("metrics/")]
+    assert [s.name.split("/", 2)[2] for s in last_op[-len(forward) :]] == [name for name, _ in forward]
+    # the backward pass starts from the loss: IdentityLossGrad's division, zeroing and addition first
+    assert [s.name.split("/", 3)[3] for s in graph.backward[: len(backward)]] == [name for name, _ in backward]
+    assert not [s for s in _sparse_executable("keras", loss).steps if "IdentityLoss" in s.name]
