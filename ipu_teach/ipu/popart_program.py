@@ -1,11 +1,14 @@
 """The program PopART builds: what a PopTorch program runs where Graphcore's TensorFlow would run something else.
 
 PopTorch hands a model's graph to PopART, which builds the Poplar program with its own ops. For the same model the
-matrix products, element-wise ops and reductions are poplibs' calls either way, but PopART's optimizer is not
-TensorFlow's: it decomposes each weight's update into several ops (its ``SGD0Decompose`` / ``SGD2Decompose``
-patterns), each lowered by its opx to popops calls, one compute set each. This module says which, from PopART's
-source (graphcore/popart @d2f20d78db91f62a22dc39470e294b0d987055c5) and what PopTorch passes it (graphcore/poptorch
-@c2a8b17762f1d7106f7bf048ff011ab4fee7685e); :func:`.lowering.lower` lowers them when the program comes from PopTorch.
+matrix products, element-wise ops and reductions are poplibs' calls either way, but some of PopART's ops are not
+TensorFlow's: its optimizer decomposes each weight's update into several ops (its ``SGD0Decompose`` /
+``SGD2Decompose`` patterns), its ``Nll`` loss masks torch's ignored label and counts the samples left on the device,
+and PopTorch ends every loss with an ``IdentityLoss``; each op's opx lowers it to popops calls, one compute set
+each. This module says which, from PopART's source (graphcore/popart @d2f20d78db91f62a22dc39470e294b0d987055c5) and
+what PopTorch passes it (graphcore/poptorch @c2a8b17762f1d7106f7bf048ff011ab4fee7685e); :func:`.lowering.lower`
+lowers them when the program comes from PopTorch. Not lowered yet: dropout's random seed ops (RandomSetup's
+GetRandomSeed and ModifyRandomSeed), the programs' copies, and the decompositions of Adam, RMSprop and LAMB.
 
 Which framework builds a program follows from the front end that calls it (``Setup.host_api``): this is the one
 switch, :func:`builder_for`, and both roads to a PopTorch program take it (``ipu_teach.poptorch``'s trainingModel
