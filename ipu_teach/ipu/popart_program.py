@@ -94,8 +94,10 @@ SGD2_UPDATE = (
     UpdatePass("SGD1VarUpdate/neg", _NEGATE, over_weight=False),
     UpdatePass("SGD1VarUpdate/nonConstScaledSubtractSGD1", "scaled_add", tensor_scale=True),
 )
-"""SGD with momentum: PopTorch's SGD keeps separate accumulators by default (use_combined_accum False, python/optim.py)
--> PopART's SGDAccumulatorAndMomentum::Separate -> SGD2ComboOp (sgd.cpp), decomposed per weight into these three ops.
+"""SGD with momentum: PopTorch's SGD, torch's or its own, keeps separate accumulators unless use_combined_accum is set
+(python/_optimizer_attributes.py: _OptimizerType.SGD2; popart_compiler CompilerImpl.cpp:
+SGDAccumulatorAndMomentum::Separate) -> SGD2ComboOp (sgd.cpp), decomposed per weight into these three ops (the
+combined accumulator's SGD1Decompose makes as many compute sets, in another order).
 Their state is the velocity ``Accl1___<weight>`` (reservedAccl1Prefix, tensornames.hpp): PopVision's
 ``Accl1___fc1.weight``."""
 
