@@ -25,7 +25,7 @@ import ipu_teach.keras as keras
 import ipu_teach.tensorflow as tf
 from benchmarks import poptorch_cases
 from ipu_teach import examples, hardware, ipu
-from ipu_teach.ipu import compile_time, memory_layout
+from ipu_teach.ipu import compile_time, memory_layout, popart_program
 from ipu_teach.ipu.executor import IPUExecutor
 from ipu_teach.keras.engine import polling_thread
 from ipu_teach.keras.progbar import Progbar
@@ -355,8 +355,11 @@ def _compile(spec):
                 model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=spec["accumulation"])
             model.compile(optimizer(spec["optimizer"]), spec["loss"], metrics(spec), steps_per_execution=spe)
             model.set_asynchronous_callbacks(spec.get("asynchronous_callbacks", False))
-            # the front end calling each execution: PopTorch and PopXL programs are costed as PopTorch calls
-            model.device_executor = IPUExecutor(model, host_api=spec.get("host_api", "keras"))
+            # the front end calling each execution: PopTorch and PopXL programs are costed as PopTorch calls; the
+            # framework building the program is the front end's own (PopART for PopTorch) unless the case names it
+            model.device_executor = IPUExecutor(
+                model, host_api=spec.get("host_api", "keras"), program_builder=spec.get("program_builder")
+            )
             pipeline = input_pipeline(spec)
             if pipeline is not None:
                 ipu.host.simulate_input_pipeline(*pipeline)
@@ -669,6 +672,8 @@ def _loop_problems(spec) -> list:
         found.append(f"poptorch_loop's loader names one of {sorted(input_pipelines())} and its workers (at least 1)")
     if spec.get("host_api", "keras") not in hardware.HOST_APIS:
         found.append(f"host_api {spec['host_api']!r} is not one of {hardware.HOST_APIS}")
+    if spec.get("program_builder", "tensorflow") not in popart_program.PROGRAM_BUILDERS:
+        found.append(f"program_builder {spec['program_builder']!r} is not one of {popart_program.PROGRAM_BUILDERS}")
     entry = spec.get("input_pipeline")
     if entry is None:
         return found

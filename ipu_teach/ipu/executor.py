@@ -36,6 +36,7 @@ from . import (
     offloading,
     out_of_memory,
     pipelining,
+    popart_program,
     poplar_log,
     poplar_options,
     preparation,
@@ -177,6 +178,14 @@ class Setup:
     callback_seconds_per_step: float | None = None
     """The host's work per step when the callbacks run once per step beside the executions
     (``model.set_asynchronous_callbacks``), else None; the run's, not the program's."""
+    program_builder: str | None = None
+    """The framework that builds the program (``popart_program.PROGRAM_BUILDERS``); None: the one ``host_api``'s
+    front end uses (:func:`.popart_program.builder_for`)."""
+
+    @property
+    def builder(self) -> str:
+        """The framework that builds this program: "tensorflow", "popart" (a PopTorch program) or "popxl"."""
+        return popart_program.builder_for(self.host_api, self.program_builder)
 
     def cache_key(self, model) -> tuple:
         """What makes this executable differ from another of the same model, known before lowering: the mode,
@@ -200,6 +209,7 @@ class Setup:
             repr(sorted(options.pipelining.items())),
             repr(SyntheticData.from_flags()),
             tuple(id(w) for w in model.trainable_weights) if self.mode == "train" else (),
+            self.builder,
             # the host's, not the program's: they change the time, not the executable (nor the on-disk cache's key)
             self.host_api,
             self.input_samples_per_second,
@@ -217,10 +227,11 @@ class Prepared:
     told_compile_only: bool = False
 
 
-def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, ExecutionPlan]:
+def prepare(model, mode, adapter, host_api: str = "keras", program_builder=None) -> tuple[Setup, ExecutionPlan]:
     """Check the model and data against the IPU's rules (:mod:`.preparation`), say what Graphcore's
     Keras says, and decide the run's setup (called from ``host_api``, with the host's input pipeline as
-    simulated now); the ExecutionPlan is the epoch loop's."""
+    simulated now, the program built by ``program_builder``: see :class:`Setup`); the ExecutionPlan is the
+    epoch loop's."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
     configuration = preparation.configured_system()
     preparation.check_data_shape_known(adapter)
@@ -251,6 +262,7 @@ def prepare(model, mode, adapter, host_api: str = "keras") -> tuple[Setup, Execu
         callback_seconds_per_step=(
             hardware.HOST.callback_step_s if callbacks_per_step(options, mode, spe, accumulation) else None
         ),
+        program_builder=program_builder,
     )
     return setup, ExecutionPlan(
         steps_per_execution=spe,
@@ -318,6 +330,7 @@ def compile_executable(
         offload_optimizer_state=offloading.optimizer_state_offloaded(
             options_of(model), configuration, accumulation, plan is not None
         ),
+        program_builder=setup.builder,
     )
     synthetic = SyntheticData.from_flags()
     buffer_bytes = configuration.cross_replica_sum_buffer_bytes
@@ -371,6 +384,8 @@ def compile_executable(
         description["io_tiles"] = [io_tiles.count, io_tiles.memory_proportion]
     if mode == "train" and accumulation > 1:  # compiled into the accumulation loop
         description["gradient_accumulation_reduction_method"] = setup.reduction.name
+    if setup.builder != "tensorflow":  # the same ops, another framework's program
+        description["program_builder"] = setup.builder
     key = executable_cache.key_of(description)
     if pipelined is None:
         program = execution_programs.execution_program(
@@ -459,13 +474,16 @@ class IPUExecutor:
     """Runs fit / evaluate / predict of one model on the IPUs the system configuration selected: keeps the
     model's executables (looked up by :meth:`Setup.cache_key` before anything is lowered) and each mode's
     Prepared, and passes them to :func:`prepare`, :func:`compile_executable` and :func:`run`; ``host_api`` names
-    the front end that calls each execution (``hardware.HOST_APIS``), whose host cost per call differs."""
+    the front end that calls each execution (``hardware.HOST_APIS``), whose host cost per call differs, and
+    ``program_builder`` the framework that builds its program when it is not that front end's own (see
+    :mod:`.popart_program`)."""
 
     time_note = "(simulated)"
 
-    def __init__(self, model, host_api: str = "keras"):
+    def __init__(self, model, host_api: str = "keras", program_builder: str | None = None):
         hardware.HOST.execution_seconds(host_api)  # names the APIs if this one is unknown
-        self.model, self.host_api = model, host_api
+        popart_program.builder_for(host_api, program_builder)  # and the builders
+        self.model, self.host_api, self.program_builder = model, host_api, program_builder
         self.executables = {}
         """Setup.cache_key -> Executable, for the system configuration ``configuration``."""
         self.configuration = None
@@ -477,7 +495,7 @@ class IPUExecutor:
     def prepare(self, model, mode, adapter) -> ExecutionPlan:
         """Prepare ``mode``'s run and compile (or reuse) its executable: the plan of the epoch loop."""
         __tracebackhide__ = True  # IPython and pytest leave this frame out: the traceback starts at the user's call
-        setup, plan = prepare(model, mode, adapter, self.host_api)
+        setup, plan = prepare(model, mode, adapter, self.host_api, self.program_builder)
         if setup.configuration != self.configuration:
             # a new configure_ipu_system detaches the IPUs: nothing compiled for the old system is reused
             self.executables.clear()

@@ -24,7 +24,7 @@ from .. import bsp, hardware
 from ..autograd import record
 from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import call_context, step_overrides
-from . import matrix_plan, memory_layout, offloading, recomputation, tile_placement
+from . import matrix_plan, memory_layout, offloading, popart_program, recomputation, tile_placement
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
@@ -302,6 +302,30 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
     return steps
 
 
+def _popart_work(rec, training_loss: bool) -> tuple[tuple, tuple]:
+    """What PopART's program runs for ``rec`` beside the op's own compute sets, ``(forward, backward)`` named vector
+    work: its Nll's for a loss op PopTorch hands it as one (:data:`.popart_program.NLL_LOSS_OPS`, over its logits'
+    samples and classes) and, for the training step's last op (``training_loss``: the loss, which a PopTorch
+    model's step computes last), the IdentityLoss PopTorch puts after every loss."""
+    forward, backward = (), ()
+    if rec.op in popart_program.NLL_LOSS_OPS:
+        logits = rec.input_shapes[0]
+        forward, backward = popart_program.nll_ignore_index_work(int(np.prod(logits[:-1])), int(logits[-1]))
+    if training_loss:
+        identity_forward, identity_backward = popart_program.identity_loss_work()
+        forward, backward = forward + identity_forward, identity_backward + backward
+    return forward, backward
+
+
+def _named_work_steps(label, phase, named_work, spec, itemsize, start) -> list:
+    """The compute sets of ``(name, vector work)`` pairs, each named ``label/name``, from tile ``start``."""
+    return [
+        step
+        for name, work in named_work
+        for step in _vector_steps(f"{label}/{name}", phase, work, spec, itemsize, start=start)
+    ]
+
+
 def _output_start(rec, spec, mapper) -> int:
     """The tile an op's output starts on: where poplin starts the plan for an op with a matrix product, else the
     next tile of the graph's linear mapper (:mod:`.tile_placement`); a view (no work, such as Reshape) allocates
@@ -418,6 +442,21 @@ def _per_weight_steps(weights, phase, what, flops_per_weight, spec, starts) -> l
     return steps
 
 
+def _popart_update_steps(weights, passes, flops_per_weight, spec, starts) -> list:
+    """PopART's update of each weight (:func:`.popart_program.weight_update_passes`): a compute set per popops call
+    of its ops, on the weight's tiles (the negated learning rate on one), the update's FLOPs on its first. A pass
+    scaled by an optimizer value held as a tensor first sends that value to every tile of the weight."""
+    steps = []
+    for w in weights:
+        for k, update in enumerate(passes):
+            elements = int(w.size) if update.over_weight else 1
+            work = VectorPass(update.codelet, elements, 1 if update.tensor_scale else 0)
+            name = f"{w.name.rsplit(':', 1)[0]}/{update.name}"
+            flops = flops_per_weight * int(w.size) if k == 0 else 0
+            steps += _vector_steps(name, "update", work, spec, w.dtype.itemsize, flops, start=starts[w.name])
+    return steps
+
+
 @dataclass(frozen=True)
 class RecordedStep:
     """One step of a custom training loop, recorded as it ran (``ipu.custom_loop``): its ops, lowered in place
@@ -490,6 +529,7 @@ def lower(
     shape_only=False,
     recompute_segments=None,
     offload_optimizer_state=False,
+    program_builder="tensorflow",
 ) -> LoweredGraph:
     """Lower ``model`` for ``mode`` at the micro-batch of ``x`` (run once, state restored after; with
     ``shape_only``, traced from its shapes without numerics where it can be, :mod:`.shape_only`: the same graph),
@@ -497,7 +537,9 @@ def lower(
     ``options_for(layer name, phase, "conv" or "matmul")`` gives each product's Poplar options.
     ``recompute_segments`` (``{layer name: segment}``, :func:`.recomputation.segments_of`) recomputes each
     segment's forward before its backward in training, as :mod:`.recomputation` says.
-    ``offload_optimizer_state`` keeps the optimizer state in Streaming Memory (:mod:`.offloading`)."""
+    ``offload_optimizer_state`` keeps the optimizer state in Streaming Memory (:mod:`.offloading`).
+    ``program_builder`` is the framework that builds the program (:func:`.popart_program.builder_for`): "popart"
+    lowers PopART's own ops where they differ from Graphcore's TensorFlow's (:mod:`.popart_program`)."""
     options_for = options_for or (lambda scope, phase, kind: matrix_plan.DEFAULT_OPTIONS)
     if recorded is not None:
         tape = list(recorded.ops)
@@ -534,9 +576,12 @@ def lower(
             options_for(rec.scope, "forward", kind),
             start,
         )
+        added = _popart_work(rec, i == len(tape) - 1 and mode == "train") if program_builder == "popart" else ((), ())
+        forward += _named_work_steps(f"{label}:{i}", "forward", added[0], spec, rec.itemsize, start)
         if mode == "train":
             backward.append(
-                _steps_for(
+                _named_work_steps(f"{label}:{i}/grad", "backward", added[1], spec, rec.itemsize, start)
+                + _steps_for(
                     f"{label}:{i}/grad",
                     "backward",
                     rec.backward,
@@ -584,14 +629,21 @@ def lower(
         if accumulation > 1:
             update += _per_weight_steps(weights, "accumulate", "accumulate", 1, spec, weight_starts)
         flops = model.optimizer.update_flops_per_weight + model.optimizer.clipping_flops_per_weight
-        updates = _per_weight_steps(weights, "update", "update", flops, spec, weight_starts)
+        passes = (
+            popart_program.weight_update_passes(model.optimizer, accumulation) if program_builder == "popart" else None
+        )
+        updates = (
+            _per_weight_steps(weights, "update", "update", flops, spec, weight_starts)
+            if passes is None
+            else _popart_update_steps(weights, passes, flops, spec, weight_starts)
+        )
         slots = [
             memory_layout.weight_memory(weights, spec, weight_starts, f"/slot{s}", "optimizer state")
             for s in range(model.optimizer.slots_per_weight)
         ]
         if offload_optimizer_state and slots:
             first = len(forward) + len(backward) + len(update)
-            updates, slots = offloading.streamed(updates, slots, first)
+            updates, slots = offloading.streamed(updates, slots, first, 1 if passes is None else len(passes))
         update += updates
         memory += [item for per_slot in slots for item in per_slot]
         if accumulation > 1:

@@ -44,16 +44,20 @@ def optimizer_state_offloaded(options, configuration, accumulation: int, pipelin
     return asked is True and accumulation > 1
 
 
-def streamed(updates: list, slots: list, first_update: int) -> tuple[list, list]:
-    """The weight updates (one step per weight, the program's steps from ``first_update`` on) and the optimizer
-    state (``slots``: per slot, one memory item per weight) with the state offloaded: each update copies its
-    weight's slots in and out, and they are live at that update only."""
+def streamed(updates: list, slots: list, first_update: int, steps_per_weight: int = 1) -> tuple[list, list]:
+    """The weight updates (``steps_per_weight`` steps per weight, one in TensorFlow, several in PopART: the
+    program's steps from ``first_update`` on) and the optimizer state (``slots``: per slot, one memory item per
+    weight) with the state offloaded: each weight's update copies its slots in and out around its first step, and
+    they are live during its steps only."""
+    k = steps_per_weight
     updates = [
-        replace(step, streamed_bytes=sum(int(per_slot[i].per_tile.sum()) for per_slot in slots))
+        replace(step, streamed_bytes=sum(int(per_slot[i // k].per_tile.sum()) for per_slot in slots))
+        if i % k == 0
+        else step
         for i, step in enumerate(updates)
     ]
     slots = [
-        [replace(item, live=(first_update + i, first_update + i)) for i, item in enumerate(per_slot)]
+        [replace(item, live=(first_update + i * k, first_update + i * k + k - 1)) for i, item in enumerate(per_slot)]
         for per_slot in slots
     ]
     return updates, slots
