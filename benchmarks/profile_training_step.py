@@ -61,7 +61,7 @@ def all_subclasses(cls):
         yield from all_subclasses(sub)
 
 
-ROWS = {
+PASS_OF_METHOD = {
     "forward": "forward",
     "backward": "backward",
     "backward_through": "backward",
@@ -79,7 +79,7 @@ def op_timers(seconds):
     machine does not count)."""
     patched = []
     for cls in [Function, *all_subclasses(Function)]:
-        for method in ROWS:
+        for method in PASS_OF_METHOD:
             raw = cls.__dict__.get(method)
             if raw is None or getattr(raw.__func__, "__isabstractmethod__", False):
                 continue
@@ -112,7 +112,7 @@ def _timed(raw, owner, method, seconds):
             return function(*args, **kwargs)
         finally:
             elapsed, inner = clocks() - began, _open_timers.pop()
-            seconds[(name, ROWS[method])] += elapsed - inner
+            seconds[(name, PASS_OF_METHOD[method])] += elapsed - inner
             if _open_timers:
                 _open_timers[-1] += elapsed
 

@@ -124,6 +124,12 @@ class Function:
     then ``backward_before_relu(ctx, that)``: a consumer that knows where its input is positive can apply the first
     while its own gradient is in cache (``backward_through``)."""
 
+    @staticmethod
+    def backward_before_relu(ctx, grad):
+        """With ``ends_in_relu``: the gradients of the op's inputs from ``grad``, the gradient of its output before
+        that ReLU. An op that sets ``ends_in_relu`` defines both itself (a subclass must not inherit them)."""
+        raise NotImplementedError
+
     @classmethod
     def backward_through(cls, ctx, grad, producer: Node):
         """The gradients of ``producer``'s inputs from this op's output gradient ``grad``, the two backwards run as

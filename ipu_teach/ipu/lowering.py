@@ -68,6 +68,9 @@ class LoweredStep:
     streamed_bytes: int = 0
     """Bytes a weight update copies from Streaming Memory before it and back after it (its optimizer state,
     offloaded: :mod:`.offloading`)."""
+    codelet: str = ""
+    """The popops codelet an element-wise pass runs (``"add"``, ``"relu"``: ``autograd.cost.VectorPass``), whichever
+    op it belongs to; empty for other steps, whose codelet :func:`.memory_layout.codelet_of` reads from the name."""
 
     @property
     def scope(self) -> str:
@@ -143,7 +146,8 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, st
     cycles = _vertex_cycles(per_tile, rate, hardware.VECTOR.elementwise_vertex_cycles)
     # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use
     received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
-    return [LoweredStep(name, phase, int(flops), cycles, received, output_bytes, first_tile=start)]
+    step = LoweredStep(name, phase, int(flops), cycles, received, output_bytes, first_tile=start, codelet=work.codelet)
+    return [step]
 
 
 def _vertex_cycles(elements_per_tile, cycles_per_element, vertex_cycles) -> np.ndarray:

@@ -133,6 +133,8 @@ def codelet_of(step) -> str:
     is what the tile holds."""
     if step.phase in ("update", "accumulate"):
         return step.phase
+    if step.codelet:  # an element-wise pass: an Add op's own pass and a softmax's add run one vertex type
+        return SHARED_CODELETS[step.codelet]
     parts = [re.sub(r"\d+$", "", part) for part in step.name.split("/")[1:]]
     op = parts[0].split(":")[0] if parts else step.name
     rest = [part for part in parts[1:] if part not in ("serial", "recompute")]  # a recomputed op runs its own code

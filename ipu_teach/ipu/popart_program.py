@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..autograd.cost import elementwise, reduction
+from ..keras.optimizers import SGD
 
 BUILDERS = {"keras": "tensorflow", "custom_loop": "tensorflow", "poptorch": "popart"}
 """Which framework builds the program each front end (``hardware.HOST_APIS``) calls: Graphcore's TensorFlow for
@@ -115,7 +116,7 @@ def weight_update_passes(optimizer, accumulation: int = 1) -> tuple | None:
     scaling are taken at their constant defaults (ipu-teach's cost optimizer has no weight decay). Gradient
     accumulation (``accumulation`` > 1) adds the accumulator's zeroing; its accumulation is lowered beside it as for
     TensorFlow. Nesterov momentum's extra SGD1Nesterov op is not modelled."""
-    if type(optimizer).__name__ != "SGD":
+    if not isinstance(optimizer, SGD):  # a user's subclass of SGD updates as SGD does
         return None
     passes = SGD2_UPDATE if getattr(optimizer, "momentum", 0.0) else SGD0_VAR_UPDATE
     return passes + ((ZERO_ACCUMULATOR,) if accumulation > 1 else ())

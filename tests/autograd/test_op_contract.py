@@ -221,3 +221,18 @@ def test_every_ops_backward_cost_is_its_stated_formula(name, fn, inputs, wrt):
         return
     (rec,) = [r for r in tape if r.op == name.split("(")[0]]
     assert (rec.backward.flops, rec.backward.products, rec.backward.vector) == EXPECTED_BACKWARD[name]
+
+
+def _op_classes(cls=Function):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _op_classes(sub)
+
+
+def test_an_op_that_ends_in_relu_says_so_and_gives_its_gradient_before_relu_itself():
+    """The tape routes a max pooling's gradient through such an op's ReLU (``backward_through``): a subclass with
+    another function must not inherit the flag and the method silently."""
+    ending = [cls for cls in _op_classes() if cls.ends_in_relu]
+    assert {cls.__name__ for cls in ending} >= {"ReLUOp", "Conv2DReLUOp"}
+    for cls in ending:
+        assert {"ends_in_relu", "backward_before_relu"} <= set(vars(cls)), cls.__name__

@@ -18,7 +18,8 @@ from ipu_teach.autograd.ops import pooling
 )
 def test_blocks_cover_the_samples_in_order_within_the_block_size(monkeypatch, samples, sample_values, block, expected):
     monkeypatch.setattr(pooling, "CACHE_BLOCK", block)
-    assert [(s.start, s.stop) for s in pooling.cache_blocks(samples, sample_values)] == expected
+    array = np.zeros((samples.stop, sample_values), np.float32)
+    assert [(s.start, s.stop) for s in pooling.cache_blocks(samples, array)] == expected
 
 
 @pytest.mark.parametrize(
@@ -45,3 +46,24 @@ def test_max_pooling_in_blocks_of_samples_gives_the_bits_of_one_pass(monkeypatch
     assert all(len(b) >= shape[0] // 2 for b in blocks)
     for a, b in zip(whole, pieces, strict=True):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("batch", [0, 1])
+@pytest.mark.parametrize("params", [{"pool_size": (2, 2)}, {"pool_size": (3, 3), "strides": (2, 2)}])
+def test_max_pooling_in_blocks_takes_an_empty_batch_and_a_single_sample(batch, params):
+    x = _special_values((batch, 6, 6, 3), seed=batch + 3)
+    out = ops.MaxPool2DOp.apply(Tensor(x), **params).array
+    grad = _special_values(out.shape, seed=7)
+    forward, backward = _max_pool(x, grad, params)
+    assert forward.shape == out.shape and backward.shape == x.shape
+    assert batch or (forward.size == 0 and backward.size == 0)
+
+
+@pytest.mark.parametrize("batch", [0, 1])
+def test_pooling_through_a_relu_takes_an_empty_batch_and_a_single_sample(batch):
+    x = Tensor(_special_values((batch, 6, 6, 2), seed=batch + 11), requires_grad=True)
+    pooled = ops.max_pool2d(ops.relu(x), pool_size=(2, 2))  # the tape routes the pooling's gradient through ReLU
+    with np.errstate(invalid="ignore"):  # an infinite gradient times a window's zero
+        pooled.backward(np.ones(pooled.shape, np.float32))
+    assert x.grad.shape == x.shape
+    assert batch or x.grad.size == 0

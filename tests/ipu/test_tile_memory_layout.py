@@ -228,7 +228,7 @@ def test_vertex_code_is_per_codelet_so_more_identical_layers_add_none():
         code[name] = {m.category: m.per_tile for m in graph.memory if m.category in hardware.CODE_CATEGORIES}
     np.testing.assert_array_equal(code["shallow"]["vertex code"], code["deep"]["vertex code"])
     codelets = {memory_layout.codelet_of(s) for s in deep.steps if s.cycles.any()}  # a transform runs none
-    assert {"MatMul", "Add", "ReLU"} <= codelets <= {"MatMul", "reduce", "Add", "ReLU"}
+    assert {"MatMul", "add", "relu"} <= codelets <= {"MatMul", "reduce", "add", "relu"}  # Add, ReLU: popops passes
     c = hardware.CODE
     assert code["deep"]["vertex code"].max() == c.vertex_code_bytes + len(codelets) * c.vertex_code_bytes_per_codelet
     # control code still grows with the program's steps, a sync per step on every tile
@@ -251,7 +251,9 @@ def test_the_codelet_of_a_step_names_its_op_and_part_without_instance_numbers():
     assert memory_layout.codelet_of(step("conv2d/Conv2D:0/grad/product1/transform", "backward")) == "transpose"
     assert memory_layout.codelet_of(step("dense_1/Softmax:12/exp")) == "exp"
     assert memory_layout.codelet_of(step("conv2d/Conv2D:0/add2")) == "add"
-    assert memory_layout.codelet_of(step("dense/Add:8")) == "Add"  # an op's own first pass keeps its op's name
+    # an op's own element-wise pass runs its popops codelet, the vertex another op's pass of that codelet runs
+    assert memory_layout.codelet_of(replace(step("dense/Add:8"), codelet="add")) == "add"
+    assert memory_layout.codelet_of(replace(step("dense/ReLU:9"), codelet="relu")) == "relu"
 
 
 def test_vertex_code_holds_a_shared_vertex_once_on_a_tile_whichever_ops_run_it():

@@ -71,7 +71,7 @@ def _training(model, accumulation=8, iterations=1, strategy=None, output=poptorc
     return poptorch.trainingModel(model, opts, optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
 
 
-def test_keras_pipeline_stages_and_poptorch_blocks_cost_the_same():
+def test_keras_pipeline_stages_and_poptorch_blocks_share_a_schedule_and_differ_by_poptorchs_ops():
     accumulation = 8
     x, y = _data(B * accumulation)
     training = _training(TwoDense(), accumulation)  # OutputMode.All: the loss of every micro-batch, as Keras' outfeed
