@@ -130,29 +130,12 @@ def im2col(x, window, strides, padding, dilation=(1, 1), op="Conv2D", any_layout
     return cols, (xp.shape, pads, outs, strides, dilation)
 
 
-SCATTER_BLOCKS = 4  # the input gradient's scatter in up to 4 blocks of samples: work for up to 4 threads
-SCATTER_BLOCK_VALUES = 2**16  # but no block of fewer values (a block costs a few dozen numpy calls, ~0.1 ms)
-
-
 def col2im(dcols, geometry, dtype):
     """The sum of every window's values ``dcols`` (n, out_h, out_w, window_h, window_w, c) back at the
-    positions of the input they were taken from: the transpose of ``im2col``.
-
-    Scattered a block of samples at a time: up to ``SCATTER_BLOCKS`` blocks of at least ``SCATTER_BLOCK_VALUES``
-    values, fixed by the shapes alone, which the threads share (``parallel``). Where two NaNs meet in an addition,
-    which one's sign numpy keeps depends on the loop it picks for the arrays' shapes, so blocks chosen by the thread
-    count could change a NaN's sign; these do not: every bit is the same on any thread count. (Each value sums its
-    terms in the same order as one scatter of every sample; only such a NaN's sign may differ from that one's.)"""
+    positions of the input they were taken from: the transpose of ``im2col``."""
     padded_shape, pads, outs, strides, dilation = geometry
-    dxp = np.empty(padded_shape, dtype=dtype)
-    blocks = parallel.sample_pieces(len(dcols), max(1, min(SCATTER_BLOCKS, dcols.size // SCATTER_BLOCK_VALUES)))
-
-    def scatter(some):
-        for block in blocks[some]:
-            dxp[block] = 0
-            scatter_windows(dxp[block], dcols[block], strides, dilation)
-
-    parallel.for_samples(scatter, len(blocks), dcols.size)
+    dxp = np.zeros(padded_shape, dtype=dtype)
+    scatter_windows(dxp, dcols, strides, dilation)  # not split by samples: see ``parallel``
     return crop_nhwc(dxp, pads)
 
 

@@ -6,29 +6,22 @@ its threads wait for each other at every block of the sum. A skinny product (few
 long sum, such as a first conv layer's kernel gradient: 9 x 43,264 times 43,264 x 32) does little
 arithmetic between those waits; on a machine whose cores are busy with other work each wait can
 take a scheduler time slice, and the product 100 to 1,000 times longer than on one thread. Splitting
-such products into pieces below the threshold runs each piece on one thread, the pieces shared by the sample
-pool's threads (``parallel``), which wait on a queue instead of meeting at every block. Large
+such products into pieces below the threshold runs each piece on the calling thread. Large
 products (where threads pay off) go to BLAS whole, except those summed in float64 (portable numerics):
 they are rounded to float32 a piece of rows at a time, so that the float64 result is never written out whole
 (each output's float64 sum is BLAS' either way, but for the last bit of the few it computes in its edge tiles,
 which the rounding to float32 hides, as it hides the differences between BLAS kernels: see ``portable``). Where
-the pieces split is fixed by the shapes alone, never by the machine or the thread count: the same BLAS calls and the
-same additions in the same order give the same bits on any number of threads.
+the pieces split is fixed by the shapes alone, never by the machine.
 """
 
 import numpy as np
 
 from ..precision import half_product
-from . import parallel, portable
+from . import portable
 
 SINGLE_THREAD_SIZE = 2**18  # OpenBLAS' default: products up to this many multiply-adds run on one thread
 SPLIT_UP_TO = 2**25  # larger products are left whole: they have enough work for every thread
 WIDE_PIECE = 2**23  # except that one summed in float64 is rounded a piece of rows at a time (a megabyte or so)
-PARTIALS_UP_TO = 2**20  # values of a split sum's pieces' results kept to add in order (4 MiB of float32)
-MULTIPLY_ADDS_PER_VALUE = 4  # the pieces' multiply-adds cost as much as a numpy pass over a quarter as many values
-"""(the tutorial's first convolution's product: 12.5 million multiply-adds in 1.37 ms with its bias and ReLU, its
-kernel gradient in 0.57 ms, against 0.38 ms per million values for a product with a mask): a product is shared by the
-threads where a pass over its multiply-adds / 4 values would be (``parallel.SPLIT_ABOVE``)."""
 FINISH_BLOCK = 2**15  # values of a result given its bias and ReLU together, in cache (128 KiB of float32)
 
 
@@ -49,22 +42,13 @@ def matmul(a: np.ndarray, b: np.ndarray, kind: str = "matmul", dtype=None, bias=
 def _finish(out, bias, relu_mask, finisher=None):
     """``out += bias`` (if given), then, given ``relu_mask``, ``np.maximum(out, 0, out=out)`` and ``relu_mask[...] =
     out > 0``, a block of rows at a time: each block is read from memory once for all three, as a fused kernel
-    would. The blocks are independent: with more than one thread they run at once (``parallel``). ``finisher``: the
-    ``_Finisher`` of a product finished piece by piece (made once for all its pieces)."""
+    would. ``finisher``: the ``_Finisher`` of a product finished piece by piece (made once for all its pieces)."""
     if bias is None and relu_mask is None:
         return out
     finisher = finisher or _Finisher(bias, relu_mask is not None, out.shape[1], len(out), out.dtype)
-    if len(out) <= finisher.rows:  # one block (a piece of a split product): no hand-over to weigh
-        finisher.finish(out, relu_mask)
-        return out
-    starts = range(0, len(out), finisher.rows)
-
-    def finish(blocks):
-        for start in starts[blocks]:
-            rows = slice(start, start + finisher.rows)
-            finisher.finish(out[rows], None if relu_mask is None else relu_mask[rows])
-
-    parallel.for_samples(finish, len(starts), out.size)
+    for start in range(0, len(out), finisher.rows):
+        block = out[start : start + finisher.rows]
+        finisher.finish(block, None if relu_mask is None else relu_mask[start : start + finisher.rows])
     return out
 
 
@@ -104,68 +88,25 @@ def _product(a: np.ndarray, b: np.ndarray, wide, dtype, bias, relu_mask=None) ->
         return _finish(out, bias, relu_mask)
     if m >= k:  # split the rows of the result
         return _by_rows(a, b, max(1, piece // (k * n)), wide, dtype, bias, relu_mask)
-    return _finish(_by_depth(a, b, max(1, piece // (m * n)), wide).astype(dtype, copy=False), bias, relu_mask)
-
-
-def _by_depth(a, b, depth, wide):
-    """``a @ b`` summed in ``wide`` as products of ``depth`` columns of ``a`` (rows of ``b``) each, added in order.
-    The pieces' products are independent: where their results are small (``PARTIALS_UP_TO``), they are kept, computed
-    at once on more than one thread (``parallel``), then added one after another as one thread adds them: the same
-    additions in the same order, so the same bits on any thread count."""
-    (m, k), n = a.shape, b.shape[1]
-    starts = range(0, k, depth)
-
-    def product(index):
-        columns = slice(starts[index], starts[index] + depth)
-        return a[:, columns].astype(wide, copy=False) @ b[columns].astype(wide, copy=False)
-
-    if len(starts) * m * n > PARTIALS_UP_TO:
-        out = product(0)
-        for index in range(1, len(starts)):
-            out += product(index)
-        return out
-    partials = [None] * len(starts)
-
-    def multiply(pieces):
-        for index in range(len(starts))[pieces]:
-            partials[index] = product(index)
-
-    _pieces_on_threads(multiply, len(starts), m * depth * n)
-    out = partials[0]
-    for partial in partials[1:]:
-        out += partial
-    return out
+    depth = max(1, piece // (m * n))  # split the sum
+    out = a[:, :depth].astype(wide, copy=False) @ b[:depth].astype(wide, copy=False)
+    for start in range(depth, k, depth):
+        out += a[:, start : start + depth].astype(wide, copy=False) @ b[start : start + depth].astype(wide, copy=False)
+    return _finish(out.astype(dtype, copy=False), bias, relu_mask)
 
 
 def _by_rows(a, b, rows, wide, dtype, bias, relu_mask):
-    """``a @ b (+ bias, ReLU)`` computed ``rows`` rows of the result at a time; with more than one thread, the pieces
-    at once (``parallel``: each piece is the same product, so the bits are those of one thread)."""
+    """``a @ b (+ bias, ReLU)`` computed ``rows`` rows of the result at a time."""
     out = np.empty((a.shape[0], b.shape[1]), dtype=dtype)
     b = b.astype(wide, copy=False)
+    scratch = None if wide == dtype else np.empty((rows, b.shape[1]), dtype=wide)
     finisher = _Finisher(bias, relu_mask is not None, b.shape[1], rows, dtype)
-    starts = range(0, a.shape[0], rows)
-
-    def multiply(pieces):
-        scratch = None if wide == dtype else np.empty((rows, b.shape[1]), dtype=wide)
-        for start in starts[pieces]:
-            piece = out[start : start + rows]
-            rows_of_a = a[start : start + rows].astype(wide, copy=False)
-            if scratch is None:
-                np.matmul(rows_of_a, b, out=piece)
-            else:
-                np.copyto(piece, np.matmul(rows_of_a, b, out=scratch[: len(piece)]), casting="same_kind")
-            _finish(piece, bias, None if relu_mask is None else relu_mask[start : start + rows], finisher)
-
-    _pieces_on_threads(multiply, len(starts), rows * a.shape[1] * b.shape[1])
+    for start in range(0, a.shape[0], rows):
+        piece = out[start : start + rows]
+        rows_of_a = a[start : start + rows].astype(wide, copy=False)
+        if scratch is None:
+            np.matmul(rows_of_a, b, out=piece)
+        else:
+            np.copyto(piece, np.matmul(rows_of_a, b, out=scratch[: len(piece)]), casting="same_kind")
+        _finish(piece, bias, None if relu_mask is None else relu_mask[start : start + rows], finisher)
     return out
-
-
-def _pieces_on_threads(multiply, pieces, piece_size):
-    """``multiply(slice)`` for slices covering ``range(pieces)``: on the sample pool's threads at once (``parallel``) if
-    each piece is a product BLAS runs on one thread (``piece_size`` multiply-adds, at most ``SINGLE_THREAD_SIZE``), else
-    on this thread, one piece after another: BLAS spreads each over its own threads, and pieces at once would ask it for
-    threads the cores do not have (portable numerics' float64 pieces at two threads: 1.2-1.7x the processor time)."""
-    if piece_size > SINGLE_THREAD_SIZE:
-        multiply(slice(0, pieces))
-    else:
-        parallel.for_samples(multiply, pieces, pieces * piece_size // MULTIPLY_ADDS_PER_VALUE)

@@ -7,13 +7,8 @@ not depend on how it is split. Only passes whose samples are independent may be 
 samples), and only those whose NaN bits do not depend on the array's shape: where two NaNs meet in an addition, which
 one's sign numpy keeps depends on the loop it picks for the shape (the tutorial's first layer's input gradient,
 ``conv.col2im``'s scatter-add, kept a NaN's sign whole and flipped it split, with NaN of both signs in its terms), so
-a pass of sums is split by the thread count only if it could be split by any: ``col2im`` scatters in blocks of samples
-fixed by the shapes alone, which the threads share. The passes split by the thread count (copies, products with a
-mask, maxima) give the same bits on any split, which tests/autograd/test_parallel.py checks with NaN of both signs,
-infinities, signed zeros and subnormals.
-
-Other work split the same way, in pieces fixed by the shapes alone, not by the thread count: a matrix product's pieces
-(``gemm``: pieces of rows, or of the sum whose products are then added in order).
+sums are left whole. The passes split (copies, products with a mask, maxima) give the same bits on any split, which
+tests/autograd/test_parallel.py checks with NaN of both signs, infinities, signed zeros and subnormals.
 
 The threads: as many as the user gave BLAS (``OPENBLAS_NUM_THREADS``, else ``OMP_NUM_THREADS``, read when
 ipu_teach loads, as OpenBLAS reads them when numpy loads), else the cores this process may use; at most
@@ -80,10 +75,10 @@ def sample_pieces(samples: int, threads: int) -> list:
 
 
 def for_samples(step, samples: int, values: int) -> None:
-    """``step(slice)`` for slices covering ``range(samples)`` (samples, or any independent pieces of work): one call
-    with every sample, or, for a pass touching more than ``SPLIT_ABOVE`` values with more than one thread, one call
-    per thread at once (this thread runs the first, and every piece sees this thread's ``np.errstate``). ``step`` must
-    only write the given samples of its outputs. Returns when every piece is done; a piece's error is raised here."""
+    """``step(slice)`` for slices covering ``range(samples)``: one call with every sample, or, for a pass touching
+    more than ``SPLIT_ABOVE`` values with more than one thread, one call per thread at once (this thread runs the
+    first, and every piece sees this thread's ``np.errstate``). ``step`` must only write the given samples of its
+    outputs. Returns when every piece is done; an error in a piece is raised here."""
     threads = THREADS
     if threads < 2 or samples < 2 or values <= SPLIT_ABOVE or getattr(_splitting, "active", False):
         step(slice(0, samples))
