@@ -95,8 +95,10 @@ def keras_tutorial_cnn(stages=0):
 def poptorch_classification(image=28, stages=0):
     """The PopTorch tutorials' ``ClassificationModel`` (basics, efficient data loading, System Analyser).
 
-    PyTorch's GroupNorm(3, 12) is written as BatchNormalization: Keras 2.6 has no GroupNormalization and both
-    reduce every element of the same tensor once for statistics and scale it once (12 scales and offsets).
+    PyTorch's GroupNorm(3, 12) is written as BatchNormalization: both reduce every element of the same tensor once for
+    statistics and scale it once (12 scales and offsets), as popnn's group norm, which PopART calls, does; ipu-teach's
+    keras GroupNormalization is Keras' composite (transposes, a layer norm, a separate scale and offset), which would
+    cost passes the real program does not run.
     LogSoftmax + NLLLoss is a softmax Dense with sparse categorical cross-entropy."""
     inputs = keras.Input(shape=(image, image, 1))
     x = keras.layers.Conv2D(5, 3, activation="relu")(inputs)
