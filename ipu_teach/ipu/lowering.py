@@ -440,10 +440,14 @@ def _per_weight_steps(weights, phase, what, flops_per_weight, spec, starts) -> l
     steps = []
     for w in weights:
         (work,) = elementwise("scaled_add", bsp.ceil_div(flops_per_weight, 2) * int(w.size))
-        name = f"{w.name.rsplit(':', 1)[0]}/{what}"
-        flops = flops_per_weight * int(w.size)
-        steps += _vector_steps(name, phase, work, spec, w.dtype.itemsize, flops, start=starts[w.name])
+        steps += _weight_step(w, what, phase, work, flops_per_weight * int(w.size), spec, starts)
     return steps
+
+
+def _weight_step(weight, what, phase, work, flops, spec, starts) -> list:
+    """The compute set of one vector ``work`` on ``weight`` (named ``<weight>/<what>``), where the weight is."""
+    name = f"{weight.name.rsplit(':', 1)[0]}/{what}"
+    return _vector_steps(name, phase, work, spec, weight.dtype.itemsize, flops, start=starts[weight.name])
 
 
 def _popart_update_steps(weights, passes, flops_per_weight, spec, starts) -> list:
@@ -455,9 +459,8 @@ def _popart_update_steps(weights, passes, flops_per_weight, spec, starts) -> lis
         for k, update in enumerate(passes):
             elements = int(w.size) if update.over_weight else 1
             work = VectorPass(update.codelet, elements, 1 if update.tensor_scale else 0)
-            name = f"{w.name.rsplit(':', 1)[0]}/{update.name}"
             flops = flops_per_weight * int(w.size) if k == 0 else 0
-            steps += _vector_steps(name, "update", work, spec, w.dtype.itemsize, flops, start=starts[w.name])
+            steps += _weight_step(w, update.name, "update", work, flops, spec, starts)
     return steps
 
 

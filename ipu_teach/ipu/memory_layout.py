@@ -134,7 +134,7 @@ def codelet_of(step) -> str:
     if step.phase in ("update", "accumulate"):
         return step.phase
     if step.codelet:  # an element-wise pass: an Add op's own pass and a softmax's add run one vertex type
-        return SHARED_CODELETS[step.codelet]
+        return step.codelet
     parts = [re.sub(r"\d+$", "", part) for part in step.name.split("/")[1:]]
     op = parts[0].split(":")[0] if parts else step.name
     rest = [part for part in parts[1:] if part not in ("serial", "recompute")]  # a recomputed op runs its own code
@@ -156,10 +156,10 @@ def compiled_steps(steps) -> list:
     return kept
 
 
-def code_memory(steps, spec, host_streams: np.ndarray | None = None) -> list:
+def code_memory(steps, spec, host_streams: np.ndarray | int = 0) -> list:
     """Code and runtime state bytes per tile (PopVision's code categories), from which steps run where
     (:func:`compiled_steps`: code compiled once is held once) and the program's ``host_streams`` on each tile
-    (:func:`host_streams`; none if None)."""
+    (:func:`host_streams`)."""
     c = hardware.CODE
     steps = compiled_steps(steps)
     active = np.array([s.cycles > 0 for s in steps]) if steps else np.zeros((0, spec.tiles), bool)
@@ -182,9 +182,7 @@ def code_memory(steps, spec, host_streams: np.ndarray | None = None) -> list:
         MemoryItem(
             "hostExchangeCode",
             "host exchange code",
-            c.host_exchange_code_bytes
-            + (np.zeros(spec.tiles, np.int64) if host_streams is None else host_streams)
-            * c.host_exchange_code_bytes_per_stream,
+            np.full(spec.tiles, c.host_exchange_code_bytes) + host_streams * c.host_exchange_code_bytes_per_stream,
         ),
         MemoryItem(
             "vertexInstanceState",
