@@ -38,6 +38,15 @@ Replicas share one compiled graph (Poplar compiles a replicated graph once), so 
 puts each stage on its own IPU, so its IPUs each hold the whole program's control code. The constants are in
 ``hardware.HostSpec``, with the figures they were fitted to (``benchmarks/fit_compile_time.py`` refits them).
 
+Where it is known to fall short (``benchmarks/bench_fidelity.py``'s validation, which nothing was fitted to): PopTorch
+compiles of a model with one large weight (the efficient-data-loading tutorial's 41,772 x 100 Linear, 4.2 M
+parameters: 80-88 s real, about 46 s here) and of 4-IPU pipelines (the PopTorch pipelining tutorial: 91 s and 35 s
+real, about 60 s and 17 s here) come out about twice too fast. The Keras tutorial's compiles, the only figures these
+constants are fitted to, are one 35 k-parameter model on one or two IPUs, so they cannot tell what grows with a large
+weight or with four IPUs. Two candidates are ruled out: the tensors' bytes (the tutorial's training graph holds about
+250 MB and compiles in 30 s) and the weights' host copies (PopART rearranges a variable's stream on the host,
+``IrLowering::doRearrangeOnHost``, so the device copies contiguous regions).
+
 Example:
 
 >>> from ipu_teach import hardware
