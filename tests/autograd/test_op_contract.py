@@ -116,8 +116,10 @@ EXPECTED_BACKWARD = {
     "Pad": (2 * 8 * 6 * 3, (), (add(288),)),
     "Upsample": (2 * 10 * 15 * 3, (), (add(900),)),
     "Gather": (12, (), (add(12),)),  # its forward again: one add per gathered element into the table
-    "MaxPool2D": (54 * 9, (), (add(486),)),  # 2x3x3x3 outputs, a 3x3 window each
-    "AvgPool2D": (54 * 4, (), (add(216),)),
+    # 2x3x3x3 outputs, a 3x3 window each; popnn's pass reads in its plan's layout the input (2x5x5x3) and the
+    # output's gradient (max pooling), or the output's gradient alone (average)
+    "MaxPool2D": (54 * 9, (), (VectorPass("add", 486, gathered=150 + 54),)),
+    "AvgPool2D": (54 * 4, (), (VectorPass("add", 216, gathered=54),)),
     **{view: (0, (), ()) for view in ("Slice", "StridedSlice", "Concatenate", "Reverse", "Reshape", "CaptureGradient")},
     # the gradient from the saved output (or input): one NonLinearityGrad pass
     **{name: SAVED_GRADIENT for name in ("ReLU", "Sigmoid", "Tanh", "Exp", "GeneralReLU")},
