@@ -125,7 +125,7 @@ class LoweredGraph:
         return memory_layout.allocated(self.memory, len(self.steps), self.spec.tiles)
 
 
-OUTLINED_OPS = ("BatchNorm", "LayerNorm")
+OUTLINED_OPS = ("BatchNorm", "LayerNorm", "GroupNorm")
 """Ops besides products (convolutions, matrix multiplies) that Poplar compiles once as a function every identical
 one calls: Graphcore's TensorFlow outlines convolutions, dots, batch and group (layer) norms, their gradients and
 weight updates so (tensorflow/compiler/plugin/poplar/driver/passes/outline_instructions.cc@b2127bb,
