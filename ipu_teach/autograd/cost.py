@@ -51,11 +51,14 @@ class MatrixProduct:
 class VectorPass:
     """One element-wise pass on the vector units: the popops ``codelet`` (a name in ``hardware.VECTOR``:
     "add", "relu", "exp", ...) over ``elements`` outputs. ``broadcast`` is the size of an operand broadcast
-    along them (a bias, a per-channel scale): every tile must receive its share of it first."""
+    along them (a bias, a per-channel scale): every tile must receive its share of it first. ``gathered`` is how
+    many values of its operands the pass reads in a layout of its own, not where they were made (popnn's pooling
+    plans its own partition of the windows): the pass's tiles first receive them, spread as its elements are."""
 
     codelet: str
     elements: int
     broadcast: int = 0
+    gathered: int = 0
 
     def __post_init__(self):
         if self.codelet not in VECTOR_CODELETS:

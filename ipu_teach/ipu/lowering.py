@@ -125,7 +125,7 @@ class LoweredGraph:
         return memory_layout.allocated(self.memory, len(self.steps), self.spec.tiles)
 
 
-OUTLINED_OPS = ("BatchNorm", "LayerNorm")
+OUTLINED_OPS = ("BatchNorm", "LayerNorm", "GroupNorm")
 """Ops besides products (convolutions, matrix multiplies) that Poplar compiles once as a function every identical
 one calls: Graphcore's TensorFlow outlines convolutions, dots, batch and group (layer) norms, their gradients and
 weight updates so (tensorflow/compiler/plugin/poplar/driver/passes/outline_instructions.cc@b2127bb,
@@ -144,8 +144,11 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, st
     per_tile = memory_layout.mapped_bytes(work.elements, itemsize, spec.tiles, start) // itemsize
     rate = hardware.VECTOR.cycles_per_element(work.codelet, itemsize)
     cycles = _vertex_cycles(per_tile, rate, hardware.VECTOR.elementwise_vertex_cycles)
-    # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use
+    # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use; so do
+    # operands the pass reads in its own layout (gathered), in proportion to its elements there
     received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
+    if work.gathered:
+        received = received + -(-per_tile * work.gathered // max(1, work.elements)) * itemsize
     step = LoweredStep(name, phase, int(flops), cycles, received, output_bytes, first_tile=start, codelet=work.codelet)
     return [step]
 

@@ -99,6 +99,7 @@ CASES = [
     _batch_norm(True),
     _batch_norm(False),
     ("LayerNorm", lambda x, g, b: ops.layer_norm(x, g, b), [_x, _channel, _channel * 0.5], (0, 1, 2)),
+    ("GroupNorm", lambda x, g, b: ops.group_norm(x, g, b, groups=3), [_x, _channel, _channel * 0.5], (0, 1, 2)),
     ("Slice", lambda x: ops.slice_axis(x, axis=1, start=1, stop=3), [_m], (0,)),
     ("StridedSlice", lambda x: ops.strided_slice(x, (slice(None, None, 2), slice(2, None, -1))), [_m], (0,)),
     ("Concatenate", lambda a, b: ops.concatenate([a, b], axis=0), [_m, _positive], (0, 1)),

@@ -99,6 +99,14 @@ def add(n, broadcast=0):
 SAVED_GRADIENT = (12, (), (VectorPass("nonlinearity_grad", 12),))  # popnn's NonLinearityGrad, one pass
 PER_SAMPLE_LOSS = (5 * 12, (), (VectorPass("exp", 12), VectorPass("divide", 12, 4), add(12), add(12, 4)))
 BATCH_NORM = (18 * 150, (), (add(150), Reduction(300, 6), add(150, 3), add(150, 3), add(150, 3)))
+# popnn's group norm gradient over x (2, 5, 5, 3) in 3 groups: 6 statistics (a mean and 1/std per sample and
+# group), 3 channels: whitening again, the input's gradient, then gamma's and beta's
+GROUP_NORM = (
+    18 * 150,
+    (),
+    (add(150, 6), add(150, 6), add(150, 3), add(150), Reduction(300, 12), add(150, 6), add(6), add(150, 6))
+    + (VectorPass("scaled_add", 150), add(150, 6), add(150), Reduction(300, 6)),
+)
 EXPECTED_BACKWARD = {
     # _Broadcasting: the forward's FLOPs per input, each gradient's codelet pass, a broadcast one reduced
     "Add": (2 * 12, (), (Reduction(12, 3),)),
@@ -116,8 +124,11 @@ EXPECTED_BACKWARD = {
     "Pad": (2 * 8 * 6 * 3, (), (add(288),)),
     "Upsample": (2 * 10 * 15 * 3, (), (add(900),)),
     "Gather": (12, (), (add(12),)),  # its forward again: one add per gathered element into the table
-    "MaxPool2D": (54 * 9, (), (add(486),)),  # 2x3x3x3 outputs, a 3x3 window each
-    "AvgPool2D": (54 * 4, (), (add(216),)),
+    # 2x3x3x3 outputs, a 3x3 window each; popnn's pass reads in its plan's layout the input (2x5x5x3) and the
+    # output's gradient (max pooling), or the output's gradient alone (average)
+    "GroupNorm": GROUP_NORM,
+    "MaxPool2D": (54 * 9, (), (VectorPass("add", 486, gathered=150 + 54),)),
+    "AvgPool2D": (54 * 4, (), (VectorPass("add", 216, gathered=54),)),
     **{view: (0, (), ()) for view in ("Slice", "StridedSlice", "Concatenate", "Reverse", "Reshape", "CaptureGradient")},
     # the gradient from the saved output (or input): one NonLinearityGrad pass
     **{name: SAVED_GRADIENT for name in ("ReLU", "Sigmoid", "Tanh", "Exp", "GeneralReLU")},

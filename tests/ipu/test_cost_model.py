@@ -372,6 +372,29 @@ def test_a_broadcast_operand_is_exchanged_to_the_tiles_that_use_it():
     assert int(few.received.max()) == 40 * 4
 
 
+def test_operands_a_pass_reads_in_its_own_layout_are_exchanged_to_its_tiles_first():
+    """A pass that gathers its operands (popnn's pooling, in its plan's layout) receives them on the tiles its
+    elements are on, in proportion: 5 gathered values per 4 elements, 40 elements a tile, 50 values a tile."""
+    (own,) = lowering._vector_steps("pool", "forward", VectorPass("add", MK2.tiles * 40), MK2, 4)
+    gathering_pass = VectorPass("add", MK2.tiles * 40, gathered=MK2.tiles * 50)
+    (gathering,) = lowering._vector_steps("pool", "forward", gathering_pass, MK2, 4)
+    assert not own.received.any()
+    assert gathering.received.tolist() == [50 * 4] * MK2.tiles
+    assert gathering.cycles.tolist() == own.cycles.tolist()  # the exchange, not the vertex, is what it adds
+
+
+def test_pooling_receives_its_input_and_its_gradient_in_its_plans_layout():
+    """popnn's max pooling (lib/popnn/Pooling.cpp) works in a partition of its own: the forward receives the
+    input it pools, the backward the input again and its output's gradient (copied to the pooled layout)."""
+    model = keras.Sequential([keras.layers.MaxPooling2D(2, input_shape=(8, 8, 4))])
+    model.compile(keras.optimizers.SGD(), "mse")
+    graph = lowering.lower(model, "train", np.zeros((2, 8, 8, 4), np.float32), np.zeros((2, 4, 4, 4), np.float32), MK2)
+    (forward,) = [s for s in graph.forward if s.name.startswith("max_pooling2d/MaxPool2D")]
+    (backward,) = [s for s in graph.backward if s.name.startswith("max_pooling2d/MaxPool2D")]
+    assert int(forward.received.sum()) == 2 * 8 * 8 * 4 * 4  # the input, in float
+    assert int(backward.received.sum()) == (2 * 8 * 8 * 4 + 2 * 4 * 4 * 4) * 4  # the input and the gradient
+
+
 def test_an_ops_vector_work_becomes_one_compute_set_per_pass_and_per_reduction_stage():
     """A softmax (popnn SOFTMAX_STABLE) is five items of vector work: its lowering has a compute set for each
     pass and each reduction stage, not one compute set for the op."""

@@ -366,7 +366,7 @@ def test_an_exchange_bringing_every_tile_one_message_costs_what_poplar_s_report_
 def test_identical_products_and_norms_share_one_compiled_function_s_code():
     from ipu_teach.ipu.lowering import OUTLINED_OPS
 
-    assert set(OUTLINED_OPS) == {"BatchNorm", "LayerNorm"}  # and every op with a matrix product
+    assert set(OUTLINED_OPS) == {"BatchNorm", "LayerNorm", "GroupNorm"}  # and every op with a matrix product
     a, b, c, plain, looped = (
         bsp_step(name, "forward") for name in ("x/Conv2D:0", "y/Conv2D:1", "z/Conv2D:2", "r", "l")
     )

@@ -24,6 +24,7 @@ from .elementwise import AbsOp, AddOp, CastOp, DivOp, MulOp, NegOp, SubOp
 from .fused import Conv2DReLUOp
 from .gather import GatherOp
 from .gelu import GELUOp
+from .group_normalization import GroupNormOp
 from .linalg import MatMulOp
 from .losses import (
     BinaryCrossentropyProbsOp,
@@ -207,6 +208,23 @@ def batch_norm(x, gamma, beta, mean, var, epsilon=1e-3, training=False):
 
 def layer_norm(x, gamma, beta, epsilon=1e-3):
     return LayerNormOp.apply(x, gamma, beta, epsilon=epsilon)
+
+
+def group_norm(x, gamma, beta, groups, epsilon=1e-3, channels_last=True, strided=False, scale=True, center=True):
+    """popnn's group normalisation (``group_normalization.GroupNormOp``): ``groups`` groups of the channels (last, or on
+    axis 1), runs of neighbours or, ``strided``, every ``groups``-th one; ``gamma`` and ``beta`` per channel, used
+    with ``scale`` and ``center``."""
+    return GroupNormOp.apply(
+        x,
+        gamma,
+        beta,
+        groups=groups,
+        epsilon=epsilon,
+        channels_last=channels_last,
+        strided=strided,
+        scale=scale,
+        center=center,
+    )
 
 
 def capture_gradient(x, store=None, tag=None):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..cost import OpCost
+from ..cost import OpCost, VectorPass
 from ..function import Function
 from ..symbolic import like
 from . import parallel
@@ -27,10 +27,24 @@ def cache_blocks(samples: slice, array: np.ndarray) -> list:
 class _Pool(Function):
     @classmethod
     def cost(cls, ctx):
+        """One pass over the windows (an add per window element). popnn plans a partition of its own for the
+        pooling (poplibs lib/popnn/Pooling.cpp@7eac0f2, poolingImpl: the plan's channel groups and its vertices'
+        tiles), so the pass first receives its input in that layout, not where the previous op made it."""
+        return cls._window_pass(ctx, gathered=cls._sizes(ctx)[0])
+
+    @classmethod
+    def _sizes(cls, ctx) -> tuple:
+        """``(inputs, outputs)``: how many values the pooling reads and writes."""
         (xs,), out = ctx.input_shapes, ctx.output_shape
-        outputs = int(np.prod(out))
+        return int(np.prod(xs)), int(np.prod(out))
+
+    @classmethod
+    def _window_pass(cls, ctx, gathered: int) -> OpCost:
+        """The pass over every output's window, after receiving ``gathered`` values in the plan's layout."""
+        inputs, outputs = cls._sizes(ctx)
         window = ctx.geometry[0][0] * ctx.geometry[0][1]
-        return OpCost(outputs * window, int(np.prod(xs)) * ctx.itemsize, outputs * ctx.itemsize, outputs)
+        vector = (VectorPass("add", outputs * window, gathered=gathered),)
+        return OpCost(outputs * window, inputs * ctx.itemsize, outputs * ctx.itemsize, outputs, (), vector)
 
     @classmethod
     def infer(cls, ctx, x, pool_size=(2, 2), strides=None, padding="valid"):
@@ -105,6 +119,16 @@ class MaxPool2DOp(_Pool):
         return crop_nhwc(dxp, pads)
 
     @classmethod
+    def backward_cost(cls, ctx):
+        """popnn's ``poolInputGradient`` for max pooling: the gradient copied into the pooled output's layout
+        ("Do an explicit copy of the gradients to match the pooled forward tensor", poplibs
+        lib/popnn/Pooling.cpp@7eac0f2, lines 975-980), then one pass over the windows, which reads the forward's
+        input in the plan's layout again (``poolingBwd`` takes ``in`` and ``pooled``): its input and its output's
+        gradient gathered."""
+        inputs, outputs = cls._sizes(ctx)
+        return cls._window_pass(ctx, gathered=inputs + outputs)
+
+    @classmethod
     def backward_through(cls, ctx, grad, producer):
         """Through an op that ends in ReLU (``Function.ends_in_relu``: a Conv2D with ReLU), for windows that tile the
         input: ReLU's gradient, ``grad * (y > 0)``, is that of the routing with the windows whose maximum is not
@@ -168,6 +192,12 @@ def _numbered(mask, number, dtype):
 
 class AvgPool2DOp(_Pool):
     """With 'same' padding the average is over the real (unpadded) values only, as TensorFlow does."""
+
+    @classmethod
+    def backward_cost(cls, ctx):
+        """popnn's ``poolingBwd`` for an average: one pass over the windows, reading the output's gradient in the
+        plan's layout (poplibs lib/popnn/Pooling.cpp@7eac0f2, poolInputGradientImpl): the gradient gathered."""
+        return cls._window_pass(ctx, gathered=cls._sizes(ctx)[1])
 
     @staticmethod
     def forward(ctx, x, pool_size=(2, 2), strides=None, padding="valid"):

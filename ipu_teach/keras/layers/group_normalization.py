@@ -5,11 +5,7 @@ One group is LayerNormalization over every axis but the batch; as many groups as
 normalisation. The statistics always come from the sample itself, in training and inference alike.
 """
 
-import math
-
-import numpy as np
-
-from ...autograd import Tensor, ops
+from ...autograd.ops.group_normalization import composite
 from .base import Layer, same_shape
 from .normalization import scale_and_offset
 
@@ -80,22 +76,8 @@ class GroupNormalization(Layer):
 
     def call(self, inputs, training=False):
         """Each group gathered into one row per sample (a reshape and a transpose), normalised as a layer
-        normalisation of that row, put back in place, then ``gamma`` and ``beta`` per channel."""
-        shape = tuple(inputs.shape)
-        channels = shape[-1]
-        groups = self._groups_for(channels)
-        per_group = channels // groups
-        split = shape[:-1] + ((per_group, groups) if self.strided_grouping else (groups, per_group))
-        group_axis = len(split) - (1 if self.strided_grouping else 2)
-        order = (0, group_axis, *(axis for axis in range(1, len(split)) if axis != group_axis))
-        grouped = ops.transpose(ops.reshape(inputs, split), perm=order)
-        row = math.prod(shape[1:]) // groups
-        normalised = ops.layer_norm(
-            ops.reshape(grouped, (shape[0], groups, row)),
-            Tensor(np.ones(row, np.float32)),
-            Tensor(np.zeros(row, np.float32)),
-            epsilon=self.epsilon,
-        )
-        back = ops.transpose(ops.reshape(normalised, grouped.shape), perm=tuple(np.argsort(order)))
+        normalisation of that row, put back in place, then ``gamma`` and ``beta`` per channel: Keras' composite
+        (``autograd.ops.group_normalization.composite``), its ops recorded one by one, as TensorFlow runs it."""
+        channels = tuple(inputs.shape)[-1]
         gamma, beta = scale_and_offset(self, channels)
-        return ops.add(ops.mul(ops.reshape(back, shape), gamma), beta)
+        return composite(inputs, gamma, beta, self._groups_for(channels), self.epsilon, strided=self.strided_grouping)

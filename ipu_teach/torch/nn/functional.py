@@ -263,20 +263,26 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
-    """Each sample's channels in ``num_groups`` groups, each group normalised over its channels and positions
-    (the LayerNorm op on the group's values), then a per-channel scale and shift."""
-    n, channels = input.shape[0], input.shape[1]
+    """Each sample's channels in ``num_groups`` groups, each group normalised over its channels and positions,
+    then a per-channel scale and shift: one popnn group norm on the IPU, as PopART runs torch's group_norm
+    (``ops.group_norm``)."""
+    channels = input.shape[1]
     if channels % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")  # fmt: skip
-    grouped = input.reshape(n, num_groups, -1)
-    features = grouped.shape[-1]
-    ones, zeros = Tensor(np.ones(features, input.array.dtype)), Tensor(np.zeros(features, input.array.dtype))
-    y = apply(LayerNormOp, grouped, ones, zeros, epsilon=eps).reshape(input.shape)
-    per_channel = (1, channels) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        y = y * weight.reshape(per_channel)
-    return y if bias is None else y + bias.reshape(per_channel)
+    unit = Tensor(np.ones(channels, input.array.dtype))  # in place of a weight or bias left out, unused
+    return wrap(
+        ops.group_norm(
+            input,
+            unit if weight is None else weight,
+            unit if bias is None else bias,
+            num_groups,
+            eps,
+            channels_last=False,
+            scale=weight is not None,
+            center=bias is not None,
+        )
+    )
 
 
 def embedding(input, weight, padding_idx=None):  # noqa: A002

@@ -2,6 +2,7 @@
 norm, as ``GroupNormalization``, ``InstanceNormalization`` (a group per channel) and ``LayerNormalization`` (one
 group), over the last axis (channels last)."""
 
+from .....autograd import ops
 from .....keras import layers
 from .unsupported import check_unsupported
 
@@ -97,6 +98,14 @@ class GroupNormalization(layers.GroupNormalization):
             **kwargs,
         )
         self.strided_grouping = bool(strided_channel_grouping)
+
+    def call(self, inputs, training=False):
+        """Keras' numbers, as one popnn group norm on the IPU (``ops.group_norm``), as Graphcore's layer runs it."""
+        channels = tuple(inputs.shape)[-1]
+        gamma, beta = layers.normalization.scale_and_offset(self, channels)
+        return ops.group_norm(
+            inputs, gamma, beta, self._groups_for(channels), self.epsilon, strided=self.strided_grouping
+        )
 
 
 class InstanceNormalization(GroupNormalization):
