@@ -27,6 +27,7 @@ from benchmarks import poptorch_cases
 from ipu_teach import examples, hardware, ipu
 from ipu_teach.ipu import compile_time, memory_layout, popart_program
 from ipu_teach.ipu.executor import IPUExecutor
+from ipu_teach.ipu.ipu_tensorflow_addons.keras import layers as addons_layers
 from ipu_teach.keras.engine import polling_thread
 from ipu_teach.keras.progbar import Progbar
 
@@ -95,21 +96,15 @@ def keras_tutorial_cnn(stages=0):
 def poptorch_classification(image=28, stages=0):
     """The PopTorch tutorials' ``ClassificationModel`` (basics, efficient data loading, System Analyser).
 
-    PyTorch's GroupNorm(3, 12) is written as BatchNormalization: both reduce every element of the same tensor once for
-    statistics and scale it once (12 scales and offsets); ipu-teach's keras GroupNormalization is Keras' composite
-    (transposes, a layer norm, a separate scale and offset), which would cost passes the real program does not run.
-    The op PopART runs, popnn's group norm, is ``ipu_tensorflow_addons``' GroupNormalization(3,
-    strided_channel_grouping=False) (``autograd.ops.group_normalization``): it has more compute sets than a batch
-    norm (the statistics per sample and group, an iStdDev compute set, and a backward with a second reduction and
-    six more passes). Measured in its place on the Bow capture (issue 20): internal exchange code 0.59x -> 0.63x,
-    device cycles 1.49x -> 1.54x and vertex instance state 1.21x -> 1.33x, two rows out of their range for one
-    still out; so the batch norm stays, and the difference is the simulator's to explain, not this mapping's.
+    PyTorch's GroupNorm(3, 12) is the op PopART runs for it, popnn's group norm: ``ipu_tensorflow_addons``'
+    GroupNormalization(3, strided_channel_grouping=False) records it (``autograd.ops.group_normalization``), with
+    neighbouring channels grouped as torch groups them.
     LogSoftmax + NLLLoss is a softmax Dense with sparse categorical cross-entropy."""
     inputs = keras.Input(shape=(image, image, 1))
     x = keras.layers.Conv2D(5, 3, activation="relu")(inputs)
     x = keras.layers.MaxPooling2D(2)(x)
     x = keras.layers.Conv2D(12, 5, activation="relu")(x)
-    x = keras.layers.BatchNormalization()(x)
+    x = addons_layers.GroupNormalization(3, strided_channel_grouping=False)(x)
     x = keras.layers.Flatten()(x)
     x = keras.layers.Dense(100, activation="relu")(x)
     return keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(x))
