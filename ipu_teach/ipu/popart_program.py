@@ -2,13 +2,14 @@
 
 PopTorch hands a model's graph to PopART, which builds the Poplar program with its own ops. For the same model the
 matrix products, element-wise ops and reductions are poplibs' calls either way, but some of PopART's ops are not
-TensorFlow's: its optimizer decomposes each weight's update into several ops (its ``SGD0Decompose`` /
-``SGD2Decompose`` patterns), its ``Nll`` loss masks torch's ignored label and counts the samples left on the device,
-and PopTorch ends every loss with an ``IdentityLoss``; each op's opx lowers it to popops calls, one compute set
-each. This module says which, from PopART's source (graphcore/popart @d2f20d78db91f62a22dc39470e294b0d987055c5) and
-what PopTorch passes it (graphcore/poptorch @c2a8b17762f1d7106f7bf048ff011ab4fee7685e); :func:`.lowering.lower`
-lowers them when the program comes from PopTorch. Not lowered yet: dropout's random seed ops (RandomSetup's
-GetRandomSeed and ModifyRandomSeed), the programs' copies, and the decompositions of RMSprop and LAMB.
+TensorFlow's: its optimizer decomposes each weight's update into several ops (its ``SGD0Decompose``,
+``SGD2Decompose`` and ``AdamDecompose`` patterns), its ``Nll`` loss masks torch's ignored label and counts the
+samples left on the device, and PopTorch ends every loss with an ``IdentityLoss``; each op's opx lowers it to popops
+calls, one compute set each (an expression of several ops given to one ``popops::map`` is one fused vertex). This
+module says which, from PopART's source (graphcore/popart @d2f20d78db91f62a22dc39470e294b0d987055c5) and what
+PopTorch passes it (graphcore/poptorch @c2a8b17762f1d7106f7bf048ff011ab4fee7685e); :func:`.lowering.lower` lowers
+them when the program comes from PopTorch. Not lowered yet: dropout's random seed ops (RandomSetup's GetRandomSeed
+and ModifyRandomSeed), the programs' copies, and the decompositions of RMSprop and LAMB.
 
 Which framework builds a program follows from the front end that calls it (``Setup.host_api``): this is the one
 switch, :func:`builder_for`, and both roads to a PopTorch program take it (``ipu_teach.poptorch``'s trainingModel
@@ -117,10 +118,11 @@ def _fused(name: str, ops: int, inputs: int) -> UpdatePass:
 
 def adam_update_passes(weight_decay: float, decoupled: bool, accumulation: int = 1) -> tuple:
     """The compute sets of PopART's Adam (``decoupled`` False: PopTorch's Adam, weight decay as L2
-    regularisation) or AdamW (True: decoupled weight decay) update of one weight, as AdamDecompose
-    (willow/src/patterns/adamdecompose.cpp) splits PopTorch's optimizer (python/_optimizer_attributes.py: AdamW's
-    weight decay 0.01 and every beta, epsilon and loss scaling not set by the user are constants; the learning
-    rate never is): the accumulated gradient scaled by 1 / accumulation (gradUnscale, a ScaleOp: PopART's
+    regularisation) or AdamW (True: decoupled weight decay; PopTorch's popart_compiler/source/CompilerImpl.cpp gives
+    PopART's Adam WeightDecayMode::L2Regularization for the one, Decay for the other) update of one weight, as
+    AdamDecompose (willow/src/patterns/adamdecompose.cpp) splits PopTorch's optimizer (python/_optimizer_attributes.py
+    and optim.py: betas, epsilon, weight decay and loss scaling not passed by the user are constants, AdamW's decay
+    0.01; the learning rate never is; those passed are tensors, a few more ops not modelled here): the accumulated gradient scaled by 1 / accumulation (gradUnscale, a ScaleOp: PopART's
     gradient scaling, compoundscalarhelper.cpp AdamGradientScalingHelper, with the mean's Post strategy), with L2
     regularisation ``grad += wd * w`` (regularizeL2: a ScaledAdd, even for a weight decay of 0), the two moments
     (AccumulateOpx's constMovingAverage and constMovingAverageSquare maps, accumulatex.cpp), the accumulator's
