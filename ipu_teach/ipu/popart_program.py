@@ -117,19 +117,20 @@ def _fused(name: str, ops: int, inputs: int) -> UpdatePass:
 
 
 def adam_update_passes(weight_decay: float, decoupled: bool, accumulation: int = 1) -> tuple:
-    """The compute sets of PopART's Adam (``decoupled`` False: PopTorch's Adam, weight decay as L2
-    regularisation) or AdamW (True: decoupled weight decay; PopTorch's popart_compiler/source/CompilerImpl.cpp gives
-    PopART's Adam WeightDecayMode::L2Regularization for the one, Decay for the other) update of one weight, as
-    AdamDecompose (willow/src/patterns/adamdecompose.cpp) splits PopTorch's optimizer (python/_optimizer_attributes.py
-    and optim.py: betas, epsilon, weight decay and loss scaling not passed by the user are constants, AdamW's decay
-    0.01; the learning rate never is; those passed are tensors, a few more ops not modelled here): the accumulated gradient scaled by 1 / accumulation (gradUnscale, a ScaleOp: PopART's
-    gradient scaling, compoundscalarhelper.cpp AdamGradientScalingHelper, with the mean's Post strategy), with L2
-    regularisation ``grad += wd * w`` (regularizeL2: a ScaledAdd, even for a weight decay of 0), the two moments
-    (AccumulateOpx's constMovingAverage and constMovingAverageSquare maps, accumulatex.cpp), the accumulator's
-    zeroing with gradient accumulation, AdamUpdaterOpx's step count and its one map of the bias-corrected update
-    (adamupdaterx.cpp: m / (1 - b1^t) / (sqrt(v / (1 - b2^t)) + eps), plus wd * w for AdamW's non-zero decay),
-    then AdamVarUpdateOpx's negated learning rate and ``w += -lr * update`` (adamvarupdatex.cpp). Their state is
-    ``Accl1___<weight>`` and ``Accl2___<weight>`` (adam.hpp's m and v) and the step ``Step___<weight>``."""
+    """The compute sets of PopART's Adam (``decoupled`` False: PopTorch's Adam, weight decay as L2 regularisation) or
+    AdamW (True: decoupled weight decay; PopTorch's popart_compiler/source/CompilerImpl.cpp gives PopART's Adam
+    WeightDecayMode::L2Regularization for the one, Decay for the other) update of one weight, as AdamDecompose
+    (willow/src/patterns/adamdecompose.cpp) splits PopTorch's optimizer (python/_optimizer_attributes.py and optim.py:
+    betas, epsilon, weight decay and loss scaling not passed by the user are constants, AdamW's decay 0.01; the learning
+    rate never is; those passed are tensors, a few more ops not modelled here): the accumulated gradient scaled by 1 /
+    accumulation (gradUnscale, a ScaleOp: PopART's gradient scaling, compoundscalarhelper.cpp AdamGradientScalingHelper,
+    with the mean's Post strategy), with L2 regularisation ``grad += wd * w`` (regularizeL2: a ScaledAdd, even for a
+    weight decay of 0), the two moments (AccumulateOpx's constMovingAverage and constMovingAverageSquare maps,
+    accumulatex.cpp), the accumulator's zeroing with gradient accumulation, AdamUpdaterOpx's step count and its one map
+    of the bias-corrected update (adamupdaterx.cpp: m / (1 - b1^t) / (sqrt(v / (1 - b2^t)) + eps), plus wd * w for
+    AdamW's non-zero decay), then AdamVarUpdateOpx's negated learning rate and ``w += -lr * update``
+    (adamvarupdatex.cpp). Their state is ``Accl1___<weight>`` and ``Accl2___<weight>`` (adam.hpp's m and v) and the step
+    ``Step___<weight>``."""
     decay = decoupled and weight_decay != 0.0
     return (
         UpdatePass("Scale/gradUnscale", "add"),
