@@ -9,14 +9,18 @@ pipelining and PopXL tutorials' ``Compose([ToTensor(), Normalize((0.1307,), (0.3
 ``torch.utils.data.DataLoader`` with ``num_workers=0`` and one intra-op thread, as a DataLoader worker process
 runs (torch sets one thread in its workers). It prints the process's CPU time per sample (median of several
 runs; CPU time, not wall-clock, so that other work on a shared machine counts less) for the batch sizes the
-tutorials use: 80 (PopXL's inference), 8 (PopXL's training) and 4,000 (the pipelining tutorial's combined batch).
+tutorials use: 80 (PopXL's inference), 8 (PopXL's training) and 4,000 (the pipelining tutorial's combined batch),
+and, for 4,000, the same made by one and by two persistent DataLoader worker processes (PopTorch's asynchronous
+DataLoader's workers), whose processor time includes collating into shared memory and handing the batch over.
 
 Runs in a reference environment with real torch and torchvision, never in ipu-teach's tests:
     nice .venv-torch/bin/python benchmarks/measure_torchvision_loading.py
 """
 
 import argparse
+import gc
 import os
+import resource
 import statistics
 import struct
 import tempfile
@@ -52,6 +56,24 @@ def seconds_per_sample(dataset, batch: int, samples: int) -> float:
     return (time.process_time() - start) / (batches * batch)
 
 
+def seconds_per_sample_in_workers(dataset, batch: int, samples: int, workers: int = 2, epochs: int = 2) -> float:
+    """Processor seconds per sample of ``workers`` persistent worker processes making ``epochs`` epochs of
+    ``samples`` in batches of ``batch`` (as PopTorch's DataLoader runs them: ``persistent_workers`` defaults to
+    True with workers), their collation into shared memory and hand-over included; read from the workers'
+    rusage once they have exited."""
+    subset = torch.utils.data.Subset(dataset, range(samples))
+    loader = torch.utils.data.DataLoader(
+        subset, batch_size=batch, shuffle=True, num_workers=workers, drop_last=True, persistent_workers=True
+    )
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    made = sum(len(images) for _ in range(epochs) for images, _ in loader)
+    del loader  # shuts the workers down, so that their processor time is counted
+    gc.collect()
+    time.sleep(1.0)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / made
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=8000, help="samples per run (default 8000)")
@@ -75,6 +97,14 @@ def main():
                 f"batch {batch:>5}: runs "
                 + ", ".join(f"{s * 1e6:.0f}" for s in runs)
                 + f" us/sample; median {median * 1e6:.0f} us, {1 / median:,.0f} samples/s per process"
+            )
+        for workers in (1, 2):  # one alone: the worker's path; two: also two processes sharing the machine
+            samples = max(args.samples, 8000)
+            runs = [seconds_per_sample_in_workers(dataset, 4000, samples, workers) for _ in range(args.runs)]
+            print(
+                f"batch  4000 in {workers} persistent worker process(es): runs "
+                + ", ".join(f"{s * 1e6:.0f}" for s in runs)
+                + f" us/sample; median {statistics.median(runs) * 1e6:.0f} us"
             )
 
 

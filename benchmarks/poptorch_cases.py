@@ -188,7 +188,7 @@ def figures(case, simulated, accuracy=None) -> dict:
 def loop_options(loop) -> poptorch.Options:
     """The options a ``poptorch_loop`` entry's tutorial gives its training model: one pipeline stage per block,
     each on its own IPU, ``deviceIterations``, ``gradientAccumulation``, ``outputMode`` and the optimizer's state
-    on or off chip (ipu-teach records the location and keeps the state on chip)."""
+    on or off chip (off chip: streamed in and out around each weight update, ``ipu_teach.ipu.offloading``)."""
     opts = poptorch.Options()
     opts.deviceIterations(loop["device_iterations"])
     opts.setExecutionStrategy(

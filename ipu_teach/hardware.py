@@ -771,6 +771,13 @@ class VectorCosts:
     )
     log: float = _figure(f"6: LOGARITHM float, 12 worker cycles per 2 values (unaryOpPerfInfo, {POPOPS})", default=6.0)
     divide: float = _figure(f"5: DIVIDE float, 10 worker cycles per 2 values (binaryOpPerfInfo, {POPOPS})", default=5.0)
+    map_expression_op: float = _figure(
+        "0.5: one op of a fused popops::map expression (a vertex popops generates for the whole expression), per "
+        "element of each of its inputs: Poplar's estimate of that vertex is 20 cycles plus elements / vector width "
+        "(2 floats) x its fused ops, summed over its inputs, in tile cycles for a MultiVertex (poplibs "
+        "lib/popops/ExpressionGenerator.cpp @7eac0f26, lines 320-335: setPerfEstimate)",
+        default=0.5,
+    )
     reduce: float = _figure(
         "2.25: a vectorised ADD reduction of float partials: 9 worker cycles per accumulator vector of 4 (load "
         "2 + 2 + 4 / 2 data path, then 3 of compute and loop) (getCyclesEstimateForReduce, poplibs "

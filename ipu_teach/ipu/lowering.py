@@ -456,14 +456,18 @@ def _weight_step(weight, what, phase, work, flops, spec, starts) -> list:
 def _popart_update_steps(weights, passes, flops_per_weight, spec, starts) -> list:
     """PopART's update of each weight (:func:`.popart_program.weight_update_passes`): a compute set per popops call
     of its ops, on the weight's tiles (the negated learning rate on one), the update's FLOPs on its first. A pass
-    scaled by an optimizer value held as a tensor first sends that value to every tile of the weight."""
+    scaled by an optimizer value held as a tensor first sends that value to every tile of the weight; a fused map
+    expression's vertex does its codelet's per-element work ``update.fused`` times, at one vertex's fixed cost."""
     steps = []
     for w in weights:
         for k, update in enumerate(passes):
             elements = int(w.size) if update.over_weight else 1
             work = VectorPass(update.codelet, elements, 1 if update.tensor_scale else 0)
             flops = flops_per_weight * int(w.size) if k == 0 else 0
-            steps += _weight_step(w, update.name, "update", work, flops, spec, starts)
+            (step,) = _weight_step(w, update.name, "update", work, flops, spec, starts)
+            fixed = np.where(step.cycles > 0, hardware.VECTOR.elementwise_vertex_cycles, 0)
+            step.cycles = (step.cycles - fixed) * update.fused + fixed
+            steps.append(step)
     return steps
 
 

@@ -2,13 +2,14 @@
 
 PopTorch hands a model's graph to PopART, which builds the Poplar program with its own ops. For the same model the
 matrix products, element-wise ops and reductions are poplibs' calls either way, but some of PopART's ops are not
-TensorFlow's: its optimizer decomposes each weight's update into several ops (its ``SGD0Decompose`` /
-``SGD2Decompose`` patterns), its ``Nll`` loss masks torch's ignored label and counts the samples left on the device,
-and PopTorch ends every loss with an ``IdentityLoss``; each op's opx lowers it to popops calls, one compute set
-each. This module says which, from PopART's source (graphcore/popart @d2f20d78db91f62a22dc39470e294b0d987055c5) and
-what PopTorch passes it (graphcore/poptorch @c2a8b17762f1d7106f7bf048ff011ab4fee7685e); :func:`.lowering.lower`
-lowers them when the program comes from PopTorch. Not lowered yet: dropout's random seed ops (RandomSetup's
-GetRandomSeed and ModifyRandomSeed), the programs' copies, and the decompositions of Adam, RMSprop and LAMB.
+TensorFlow's: its optimizer decomposes each weight's update into several ops (its ``SGD0Decompose``,
+``SGD2Decompose`` and ``AdamDecompose`` patterns), its ``Nll`` loss masks torch's ignored label and counts the
+samples left on the device, and PopTorch ends every loss with an ``IdentityLoss``; each op's opx lowers it to popops
+calls, one compute set each (an expression of several ops given to one ``popops::map`` is one fused vertex). This
+module says which, from PopART's source (graphcore/popart @d2f20d78db91f62a22dc39470e294b0d987055c5) and what
+PopTorch passes it (graphcore/poptorch @c2a8b17762f1d7106f7bf048ff011ab4fee7685e); :func:`.lowering.lower` lowers
+them when the program comes from PopTorch. Not lowered yet: dropout's random seed ops (RandomSetup's GetRandomSeed
+and ModifyRandomSeed), the programs' copies, and the decompositions of RMSprop and LAMB.
 
 Which framework builds a program follows from the front end that calls it (``Setup.host_api``): this is the one
 switch, :func:`builder_for`, and both roads to a PopTorch program take it (``ipu_teach.poptorch``'s trainingModel
@@ -31,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..autograd.cost import elementwise, reduction
-from ..keras.optimizers import SGD
+from ..keras.optimizers import SGD, Adam
 
 BUILDERS = {"keras": "tensorflow", "custom_loop": "tensorflow", "poptorch": "popart"}
 """Which framework builds the program each front end (``hardware.HOST_APIS``) calls: Graphcore's TensorFlow for
@@ -68,6 +69,9 @@ class UpdatePass:
     codelet: str
     over_weight: bool = True
     tensor_scale: bool = False
+    fused: int = 1
+    """A fused ``popops::map`` expression (codelet ``"map_expression_op"``): its ops times its inputs over the
+    weight, which Poplar's estimate of the vertex it generates charges per element (``hardware.VECTOR``)."""
 
 
 _NEGATE = "add"
@@ -107,15 +111,55 @@ ZERO_ACCUMULATOR = UpdatePass("AccumulatorZero/zero", "add")
 zeroAccumulator, willow/src/patterns/optimizerdecompose.cpp; popops::zero), beside the accumulation itself."""
 
 
+def _fused(name: str, ops: int, inputs: int) -> UpdatePass:
+    """A ``popops::map`` of an expression of ``ops`` ops over ``inputs`` tensors the size of the weight."""
+    return UpdatePass(name, "map_expression_op", fused=ops * inputs)
+
+
+def adam_update_passes(weight_decay: float, decoupled: bool, accumulation: int = 1) -> tuple:
+    """The compute sets of PopART's Adam (``decoupled`` False: PopTorch's Adam, weight decay as L2 regularisation) or
+    AdamW (True: decoupled weight decay; PopTorch's popart_compiler/source/CompilerImpl.cpp gives PopART's Adam
+    WeightDecayMode::L2Regularization for the one, Decay for the other) update of one weight, as AdamDecompose
+    (willow/src/patterns/adamdecompose.cpp) splits PopTorch's optimizer (python/_optimizer_attributes.py and optim.py:
+    betas, epsilon, weight decay and loss scaling not passed by the user are constants, AdamW's decay 0.01; the learning
+    rate never is; those passed are tensors, a few more ops not modelled here): the accumulated gradient scaled by 1 /
+    accumulation (gradUnscale, a ScaleOp: PopART's gradient scaling, compoundscalarhelper.cpp AdamGradientScalingHelper,
+    with the mean's Post strategy), with L2 regularisation ``grad += wd * w`` (regularizeL2: a ScaledAdd, even for a
+    weight decay of 0), the two moments (AccumulateOpx's constMovingAverage and constMovingAverageSquare maps,
+    accumulatex.cpp), the accumulator's zeroing with gradient accumulation, AdamUpdaterOpx's step count and its one map
+    of the bias-corrected update (adamupdaterx.cpp: m / (1 - b1^t) / (sqrt(v / (1 - b2^t)) + eps), plus wd * w for
+    AdamW's non-zero decay), then AdamVarUpdateOpx's negated learning rate and ``w += -lr * update``
+    (adamvarupdatex.cpp). Their state is ``Accl1___<weight>`` and ``Accl2___<weight>`` (adam.hpp's m and v) and the step
+    ``Step___<weight>``."""
+    decay = decoupled and weight_decay != 0.0
+    return (
+        UpdatePass("Scale/gradUnscale", "add"),
+        *(() if decoupled else (UpdatePass("ScaledAdd/weightDecayScale", "scaled_add"),)),
+        _fused("Accumulate/constMovingAverage", ops=3, inputs=2),  # b1 * m + (1 - b1) * g
+        _fused("Accumulate/constMovingAverageSquare", ops=4, inputs=2),  # b2 * v + (1 - b2) * g * g
+        *((ZERO_ACCUMULATOR,) if accumulation > 1 else ()),
+        UpdatePass("AdamUpdater/updateStep", "add", over_weight=False),
+        # the bias corrections (sub, pow each), m and v divided by them, sqrt, + eps, the division: 9 ops over m
+        # and v; AdamW's decay adds w's multiply and the add, over w as a third input
+        _fused("AdamUpdater/map", ops=11 if decay else 9, inputs=3 if decay else 2),
+        UpdatePass("AdamVarUpdate/leaningRate", _NEGATE, over_weight=False),  # sic: PopART's debug name
+        UpdatePass("AdamVarUpdate/varUpdate", "scaled_add", tensor_scale=True),
+    )
+
+
 def weight_update_passes(optimizer, accumulation: int = 1) -> tuple | None:
     """The compute sets PopART's update of one weight runs, in order, for a Keras ``optimizer`` standing for a
-    PopTorch one (``ipu_teach.poptorch`` maps torch's SGD to Keras' SGD with its momentum); None for an optimizer
-    whose PopART decomposition is not modelled here (Adam, RMSprop, LAMB: costed as Graphcore's TensorFlow's one
-    update op). PopTorch's constness: the learning rate is never a constant (``isNeverConst``,
-    python/_optimizer_attributes.py), the momentum is not when it is set; weight decay, dampening, velocity and loss
-    scaling are taken at their constant defaults (ipu-teach's cost optimizer has no weight decay). Gradient
-    accumulation (``accumulation`` > 1) adds the accumulator's zeroing; its accumulation is lowered beside it as for
-    TensorFlow. Nesterov momentum's extra SGD1Nesterov op is not modelled."""
+    PopTorch one (``ipu_teach.poptorch`` maps torch's SGD to Keras' SGD with its momentum, Adam and AdamW to Keras'
+    Adam with their ``weight_decay`` and, for AdamW, ``decoupled_weight_decay`` True: :func:`adam_update_passes`);
+    None for an optimizer whose PopART decomposition is not modelled here (RMSprop, LAMB: costed as Graphcore's
+    TensorFlow's one update op). PopTorch's constness: the learning rate is never a constant (``isNeverConst``,
+    python/_optimizer_attributes.py), the momentum is not when it is set; SGD's weight decay, dampening, velocity and
+    loss scaling are taken at their constant defaults. Gradient accumulation (``accumulation`` > 1) adds the
+    accumulator's zeroing; its accumulation is lowered beside it as for TensorFlow. Nesterov momentum's extra
+    SGD1Nesterov op is not modelled."""
+    if isinstance(optimizer, Adam):
+        decoupled = getattr(optimizer, "decoupled_weight_decay", False)
+        return adam_update_passes(getattr(optimizer, "weight_decay", 0.0), decoupled, accumulation)
     if not isinstance(optimizer, SGD):  # a user's subclass of SGD updates as SGD does
         return None
     passes = SGD2_UPDATE if getattr(optimizer, "momentum", 0.0) else SGD0_VAR_UPDATE

@@ -141,7 +141,10 @@ def _cost_optimizer(optimizer):
         return keras_optimizers.SGD(momentum=group["momentum"], nesterov=group["nesterov"])
     if isinstance(optimizer, optim.RMSprop):
         return keras_optimizers.RMSprop(momentum=group["momentum"], centered=group["centered"])
-    return keras_optimizers.Adam(amsgrad=group.get("amsgrad", False))
+    adam = keras_optimizers.Adam(amsgrad=group.get("amsgrad", False))
+    # what PopART's update of each weight depends on beyond Keras' Adam (ipu.popart_program.adam_update_passes)
+    adam.weight_decay, adam.decoupled_weight_decay = group["weight_decay"], getattr(optimizer, "decoupled", False)
+    return adam
 
 
 class PoplarExecutor:
@@ -239,7 +242,7 @@ class PoplarExecutor:
         weights = [_Weight(self._weight_name(name), p.array.size, p.array.dtype) for name, p in parameters]
         optimizer = _cost_optimizer(self._optimizer) if self._training else keras_optimizers.SGD()
         program = custom_loop.LoopProgram(self._name, [], optimizer, weights)
-        program.ipu_options = self._stage_memory_options(layout.plan)
+        program.ipu_options = self._extension_options(layout.plan)
         reduction = opts.Training.accumulation_and_replication_reduction_type
         setup = Setup(
             "train" if self._training else "predict",
@@ -503,12 +506,20 @@ class PoplarExecutor:
 
         return system.current()
 
-    def _stage_memory_options(self, plan) -> ExtensionOptions:
-        """PopTorch's memory proportions are per IPU: each pipeline stage's products get its IPU's (0.6, Poplar's
-        default, for an IPU not given), as Keras' per-stage Poplar options give them."""
+    def _extension_options(self, plan) -> ExtensionOptions:
+        """The options Graphcore's Keras would record for the same program. PopTorch's memory proportions are per
+        IPU: each pipeline stage's products get its IPU's (0.6, Poplar's default, for an IPU not given), as Keras'
+        per-stage Poplar options give them. The optimizer state off chip (``TensorLocations``) is PopART's
+        streaming memory: loaded before each weight update and stored after it (PopART's
+        StreamingMemoryOpInserter, willow/src/transforms/streamingmemoryopinserter.cpp: RemoteLoad / RemoteStore),
+        as Keras' ``offload_weight_update_variables`` (:mod:`ipu_teach.ipu.offloading`, with gradient
+        accumulation)."""
         proportions = self._options.available_memory_proportion
-        if plan is None or not proportions:
-            return ExtensionOptions()
+        offload = {"offload_weight_update_variables": True} if self._options.TensorLocations.optimizer_off_chip else {}
+        if plan is None:
+            return ExtensionOptions(gradient_accumulation_optimizer_kwargs=offload)
+        if not proportions:
+            return ExtensionOptions(pipelining=offload)
         default = DEFAULT_OPTIONS.available_memory_proportion
         given = [{"availableMemoryProportion": str(proportions.get(ipu, default))} for ipu in plan.device_mapping]
         stage_options = [PipelineStageOptions(convolution_options=g, matmul_options=dict(g)) for g in given]
@@ -516,6 +527,7 @@ class PoplarExecutor:
             pipelining={
                 "forward_propagation_stages_poplar_options": stage_options,
                 "backward_propagation_stages_poplar_options": stage_options,
+                **offload,
             }
         )
 

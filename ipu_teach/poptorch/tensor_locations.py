@@ -2,7 +2,9 @@
 (python/options.py of graphcore/poptorch).
 
 Off-chip (remote buffer) storage, replicated tensor sharding and I/O tiles are recorded as set and checked as
-PopTorch checks them; the simulator keeps every tensor on chip, so they change no simulated figure.
+PopTorch checks them. The optimizer state off chip is simulated: with gradient accumulation each weight update
+loads its state from streaming memory and stores it back (``optimizer_off_chip``; :mod:`ipu_teach.ipu.offloading`
+costs the copies); every other tensor stays on chip, so the other settings change no simulated figure.
 
 Example:
 
@@ -10,8 +12,8 @@ Example:
 >>> opts = poptorch.Options()
 >>> opts.TensorLocations.setOptimizerLocation(poptorch.TensorLocationSettings().useOnChipStorage(False))
 <...>
->>> opts.TensorLocations.locations
-{'optimizer': {'onChip': False}}
+>>> opts.TensorLocations.locations, opts.TensorLocations.optimizer_off_chip
+({'optimizer': {'onChip': False}}, True)
 """
 
 
@@ -66,6 +68,11 @@ class TensorLocationOptions:
             raise ValueError(f"numIOTiles must be an even number between 32 and 192, got {num_tiles}")
         self.num_io_tiles = num_tiles
         return self
+
+    @property
+    def optimizer_off_chip(self) -> bool:
+        """Whether the optimizer state lives in streaming memory: ``useOnChipStorage(False)`` set for it."""
+        return self.locations.get("optimizer", {}).get("onChip") is False
 
     def _set(self, kind, location):
         if not isinstance(location, TensorLocationSettings):

@@ -11,6 +11,7 @@ import pytest
 from ipu_test_helpers import FEATURES, build, configure, data
 
 import ipu_teach.keras as keras
+from ipu_teach import hardware as ipu_teach_hardware
 from ipu_teach import ipu, poptorch, torch
 from ipu_teach.ipu import popart_program
 from ipu_teach.ipu.executor import IPUExecutor
@@ -69,7 +70,38 @@ def test_sgd_decomposes_as_popart_does():
     assert [p.tensor_scale for p in momentum] == [True, False, False, True]
     with_accumulation = popart_program.weight_update_passes(keras.optimizers.SGD(0.1), accumulation=4)
     assert with_accumulation[-1].name == "AccumulatorZero/zero" and with_accumulation[:-1] == plain
-    assert popart_program.weight_update_passes(keras.optimizers.Adam()) is None  # not modelled: TensorFlow's op
+    assert popart_program.weight_update_passes(keras.optimizers.RMSprop()) is None  # not modelled: TensorFlow's op
+
+
+def test_adam_and_adamw_decompose_as_popart_does():
+    """PopART's AdamDecompose: the gradient unscaled, L2 regularisation for torch's Adam only, the two moments as
+    fused maps, AdamUpdater's step and its one map (AdamW's decay adds the weight as a third input and two ops),
+    then the learning rate negated on one value and the scaled update."""
+    adamw = popart_program.adam_update_passes(0.01, decoupled=True, accumulation=10)
+    assert [p.name for p in adamw] == [
+        "Scale/gradUnscale",
+        "Accumulate/constMovingAverage",
+        "Accumulate/constMovingAverageSquare",
+        "AccumulatorZero/zero",
+        "AdamUpdater/updateStep",
+        "AdamUpdater/map",
+        "AdamVarUpdate/leaningRate",
+        "AdamVarUpdate/varUpdate",
+    ]
+    assert [p.fused for p in adamw] == [1, 3 * 2, 4 * 2, 1, 1, 11 * 3, 1, 1]
+    assert [p.over_weight for p in adamw].count(False) == 2  # the step and the learning rate: one value each
+    assert [p.tensor_scale for p in adamw] == [False] * 7 + [True]  # the learning rate is never a constant
+    adam = popart_program.adam_update_passes(0.0, decoupled=False)  # torch's Adam: L2 regularisation, even of 0
+    assert [p.name for p in adam][:2] == ["Scale/gradUnscale", "ScaledAdd/weightDecayScale"]
+    assert "AccumulatorZero/zero" not in [p.name for p in adam]  # no gradient accumulation
+    assert next(p.fused for p in adam if p.name == "AdamUpdater/map") == 9 * 2  # no decay in the updater
+    no_decay = popart_program.adam_update_passes(0.0, decoupled=True)
+    assert next(p.fused for p in no_decay if p.name == "AdamUpdater/map") == 9 * 2
+    # a Keras Adam stands for torch's Adam (no weight decay); PopTorch's front end says when it is an AdamW
+    assert popart_program.weight_update_passes(keras.optimizers.Adam()) == adam
+    keras_adamw = keras.optimizers.Adam()
+    keras_adamw.weight_decay, keras_adamw.decoupled_weight_decay = 0.01, True
+    assert popart_program.weight_update_passes(keras_adamw, accumulation=10) == adamw
 
 
 @pytest.mark.parametrize("momentum, passes", [(0.0, 3), (0.9, 4)])
@@ -233,3 +265,58 @@ def test_every_poptorch_loss_ends_with_popart_identity_loss(loss):
     # the backward pass starts from the loss: IdentityLossGrad's division, zeroing and addition first
     assert [s.name.split("/", 3)[3] for s in graph.backward[: len(backward)]] == [name for name, _ in backward]
     assert not [s for s in _sparse_executable("keras", loss).steps if "IdentityLoss" in s.name]
+
+
+def _adamw_training(opts, weight_decay=0.01):
+    model = _Classifier()
+    optimizer = poptorch.optim.AdamW(model.parameters(), lr=0.001, weight_decay=weight_decay)
+    training = poptorch.trainingModel(model, opts, optimizer=optimizer)
+    n = BATCH * opts.Training.gradient_accumulation
+    training(torch.from_numpy(np.zeros((n, FEATURES), np.float32)), torch.from_numpy(np.zeros(n, np.int64)))
+    return training.get_ipu_executable()
+
+
+def test_a_poptorch_adamw_updates_each_weight_as_popart_and_costs_its_fused_maps():
+    """poptorch.optim.AdamW reaches the lowering as PopART's AdamW, and a fused map costs its ops over its inputs
+    per element (Poplar's estimate of the vertex popops generates), on one vertex's fixed cost."""
+    executable = _adamw_training(poptorch.Options())
+    expected = popart_program.adam_update_passes(0.01, decoupled=True)
+    names = _update_names(executable)
+    assert names[: len(expected)] == [f"linear/weight/{p.name}" for p in expected]
+    assert len(names) == 2 * len(expected)  # the weight and the bias
+    steps = {s.name.split("/", 2)[2]: s for s in executable.graph.update[: len(expected)]}
+    scale, fused = steps["Scale/gradUnscale"], steps["AdamUpdater/map"]
+    working = scale.cycles > 0
+    assert (fused.cycles > 0).tolist() == working.tolist()  # the same tiles: the weight's
+    vertex = ipu_teach_hardware.VECTOR.elementwise_vertex_cycles
+    elements = (scale.cycles[working] - vertex) / ipu_teach_hardware.VECTOR.cycles_per_element("add")
+    per_element = ipu_teach_hardware.VECTOR.cycles_per_element("map_expression_op")
+    assert fused.cycles[working].tolist() == (np.ceil(elements * per_element) * 11 * 3 + vertex).tolist()
+    # torch's own AdamW is the same optimizer to PopTorch
+    model = _Classifier()
+    plain = poptorch.trainingModel(model, poptorch.Options(), optimizer=torch.optim.AdamW(model.parameters()))
+    plain(torch.from_numpy(np.zeros((BATCH, FEATURES), np.float32)), torch.from_numpy(np.zeros(BATCH, np.int64)))
+    assert _update_names(plain.get_ipu_executable()) == names
+
+
+@pytest.mark.parametrize("on_chip", [True, False])
+def test_the_optimizer_state_off_chip_is_streamed_around_each_weight_update(on_chip):
+    """``TensorLocations.setOptimizerLocation(useOnChipStorage(False))`` puts the optimizer state in streaming
+    memory: with gradient accumulation each weight's update first loads its two moments and stores them after
+    (PopART's RemoteLoad / RemoteStore), so the update takes longer and the state is live only there."""
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(2)
+    opts.TensorLocations.setOptimizerLocation(poptorch.TensorLocationSettings().useOnChipStorage(on_chip))
+    graph = _adamw_training(opts).graph
+    streamed = [(s.name, s.streamed_bytes) for s in graph.update if s.streamed_bytes]
+    state = [m for m in graph.memory if m.category == "optimizer state"]
+    assert len(state) == 4  # m and v of the weight and of the bias
+    if on_chip:
+        assert streamed == [] and all(m.always_live for m in state)
+        return
+    # m and v of the weight (3 x FEATURES floats) and of the bias (3 floats), loaded before each first step
+    assert streamed == [
+        ("linear/weight/Scale/gradUnscale", 2 * 3 * FEATURES * 4),
+        ("linear/bias/Scale/gradUnscale", 2 * 3 * 4),
+    ]
+    assert not any(m.always_live for m in state)  # live during its weight's update only
