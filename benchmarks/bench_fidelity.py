@@ -215,8 +215,15 @@ def validation(cases):
             row = (case["id"], figure["name"], figure["kind"], simulated.get(figure["name"]), figure["real"])
             (fitted if "calibrates" in figure else rows).append(row)
     if fitted:
-        print_table(
-            "Calibration of the host's figures: the figures they were fitted to ('calibrates' in the file)", fitted
+        checks = print_table(
+            "Calibration of the host's figures: the figures they were fitted to, or are checked on ('calibrates' in "
+            "the file)",
+            fitted,
+        )
+        print(
+            summary(
+                "compile times beyond the Keras tutorial (a check set: nothing fitted)", checks.get("compile_time", [])
+            )
         )
         print()
     ratios = print_table("Validation: other published Graphcore figures (nothing was fitted to these)", rows)
