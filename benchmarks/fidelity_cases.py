@@ -524,12 +524,15 @@ def size(case) -> ipu.utils.Estimate:
 
 
 def sized_figure(figure, estimate) -> float:
-    """The simulated counterpart of a sizing case's published figure (a throughput or a time per step)."""
+    """The simulated counterpart of a sizing case's published figure (a throughput, a time per step or a compile
+    time)."""
     if figure["kind"] == "throughput":
         return estimate.samples_per_second
     if figure["kind"] == "step_time":
         return estimate.seconds_per_step
-    raise ValueError(f"sizing figures are throughputs or step times, not {figure['kind']!r}")
+    if figure["kind"] == "compile_time":
+        return estimate.compile_seconds
+    raise ValueError(f"sizing figures are throughputs, step times or compile times, not {figure['kind']!r}")
 
 
 # ----- custom training loops (the TF2 infeed/outfeed tutorial's two scripts) -------------------------------
