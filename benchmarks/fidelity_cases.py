@@ -204,14 +204,18 @@ def keras_application(function, stages=0, checkpoints_after=(), eight_bit_input=
     )
 
 
-def bert_pretraining(stages=0, vocabulary=30522, masked_tokens=20, stage_layers=(4, 4, 4), checkpoints=False):
+def bert_pretraining(
+    stages=0, vocabulary=30522, masked_tokens=20, stage_layers=(4, 4, 4), checkpoints=False, **dimensions
+):
     """BERT pre-training as Graphcore's TF2 application builds it (graphcore/examples nlp/bert/tensorflow2): the
     encoder of ``examples.bert_encoder`` and its two heads: masked-language-model logits over the vocabulary for
     ``masked_tokens`` positions (the masked positions' gather taken as the first ``masked_tokens`` tokens, the same
     shapes) after a gelu Dense and LayerNormalization, and next-sentence logits from a tanh pooler on the first
     token. With ``stages`` (5), pipelined as the config's pipeline_stages: the embeddings, then ``stage_layers``
-    encoder layers a stage, then the heads; ``checkpoints``: a recomputation checkpoint after every encoder layer."""
-    encoded = examples.bert_encoder(vocabulary=vocabulary, recomputation_checkpoints=checkpoints)
+    encoder layers a stage, then the heads; ``checkpoints``: a recomputation checkpoint after every encoder layer;
+    ``dimensions``: the encoder's other sizes (``layers``, ``hidden``, ``heads``, ``intermediate``: BERT-Base's
+    unless given)."""
+    encoded = examples.bert_encoder(vocabulary=vocabulary, recomputation_checkpoints=checkpoints, **dimensions)
     x = encoded.outputs[0]
     masked = keras.layers.Lambda(lambda t: t[:, :masked_tokens], name="mlm_gather")(x)
     h = keras.layers.Dense(encoded.output_shape[-1], activation="gelu", name="mlm_transform")(masked)
@@ -524,12 +528,15 @@ def size(case) -> ipu.utils.Estimate:
 
 
 def sized_figure(figure, estimate) -> float:
-    """The simulated counterpart of a sizing case's published figure (a throughput or a time per step)."""
+    """The simulated counterpart of a sizing case's published figure (a throughput, a time per step or a compile
+    time)."""
     if figure["kind"] == "throughput":
         return estimate.samples_per_second
     if figure["kind"] == "step_time":
         return estimate.seconds_per_step
-    raise ValueError(f"sizing figures are throughputs or step times, not {figure['kind']!r}")
+    if figure["kind"] == "compile_time":
+        return estimate.compile_seconds
+    raise ValueError(f"sizing figures are throughputs, step times or compile times, not {figure['kind']!r}")
 
 
 # ----- custom training loops (the TF2 infeed/outfeed tutorial's two scripts) -------------------------------
