@@ -643,6 +643,8 @@ def problems(case) -> list:
             found.append(f"figure {figure.get('name')!r}: category_memory names ipu-teach's category")
         if "calibrates" in figure and not figure["calibrates"]:
             found.append(f"figure {figure.get('name')!r}: calibrates names the figure it was fitted to")
+        if "check_set" in figure and (not figure["check_set"] or "calibrates" in figure):
+            found.append(f"figure {figure.get('name')!r}: check_set says what it checks, and nothing was fitted to it")
     if case["expressible"]:
         if "ipu_teach" not in case or not case.get("mapping"):
             found.append("an expressible case needs its ipu_teach entry and the mapping")

@@ -12,7 +12,7 @@ is +-0.5 s. The fit minimises the relative error (least squares weighted by 1 / 
 to the lowering that changes the graphs' sizes, and copy the constants it prints into ``hardware.HostSpec``:
     PYTHONPATH=. python benchmarks/fit_compile_time.py
 It then prints the fit beside the check set: published compile times beyond the tutorial (other models, PopTorch,
-ResNet-50, a 4-IPU pipeline; fidelity_cases.json's compile figures with 'calibrates'), which nothing is fitted to.
+ResNet-50, a 4-IPU pipeline; fidelity_cases.json's compile figures with 'check_set'), which nothing is fitted to.
 Not a test; takes about a minute.
 """
 
@@ -85,11 +85,11 @@ def sizes():
 
 def check_set():
     """The published compile times beyond the Keras tutorial that a fit is checked on, not fitted to (the compile
-    figures with 'calibrates' in fidelity_cases.json): (case id, seconds, graph size). A sizing case's program is
+    figures with 'check_set' in fidelity_cases.json): (case id, seconds, graph size). A sizing case's program is
     the one ``ipu.utils.estimate`` traces at its published configuration."""
     for case in fidelity_cases.load():
         for figure in case["figures"]:
-            if figure["kind"] == "compile_time" and "calibrates" in figure:
+            if figure["kind"] == "compile_time" and "check_set" in figure:
                 executable = (
                     fidelity_cases.size(case).executable
                     if case["set"] == "sizing"

@@ -52,6 +52,13 @@ def test_problems_names_what_a_case_lacks():
     assert fidelity_cases.problems({"id": "x"})[0] == "missing 'set'"
 
 
+@pytest.mark.parametrize("marks", [{"check_set": ""}, {"check_set": "a check", "calibrates": "a fit"}])
+def test_problems_names_a_check_set_figure_that_says_nothing_or_was_fitted(marks):
+    case = dict(VALIDATION[0])
+    case["figures"] = [dict(case["figures"][0], **marks)]
+    assert any("check_set says what it checks" in p for p in fidelity_cases.problems(case))
+
+
 KERAS_EXPRESSED = [case for case in EXPRESSIBLE if case not in FRONT_END + LOOPS]
 
 

@@ -188,13 +188,13 @@ def test_the_graph_size_a_profile_summary_counts_is_what_compile_time_is_charged
 
 
 def test_the_check_set_is_every_published_compile_time_kept_out_of_the_fit():
-    """fit_compile_time prints its fit beside these (fidelity_cases.json's compile figures with 'calibrates'):
+    """fit_compile_time prints its fit beside these (fidelity_cases.json's compile figures with 'check_set'):
     other models than the tutorial's, a sizing case's program traced at its published configuration."""
     kept = [
         case["id"]
         for case in fit_compile_time.fidelity_cases.load()
         for figure in case["figures"]
-        if figure["kind"] == "compile_time" and "calibrates" in figure
+        if figure["kind"] == "compile_time" and "check_set" in figure
     ]
     rows = {name: (seconds, size) for name, seconds, size in fit_compile_time.check_set()}
     assert list(rows) == kept and len(kept) >= 5
