@@ -55,7 +55,14 @@ or without a constant per IPU, leaves at most 4 of the 10 validation compiles wi
 What the misses share is invisible to the counts: the efficient-data-loading tutorial's model on 128 x 128 images
 compiles in 80-88 s and the same model on 28 x 28 images in 27 s (the System Analyser tutorial), with the same
 working tile-steps, tensor regions and program here (2.9 times the tensor windows, which would need 4 times a
-vertex's rate to close it); their data per tile differs.
+vertex's rate to close it); their data per tile differs. A cost per contiguous region an exchange moves does not
+explain it either (issue 20's session 9): Poplar's exchange code grows with the contiguous regions it sends (poplibs
+``tests/poputil/TileMappingTest.cpp`` @7eac0f2: splitting "otherwise contiguous regions" of a convolution's halos
+increases it; ``lib/poplin/Convolution.cpp``: "fewer, larger messages"), but in poplin's activation layout
+(``createInputImpl``: channel groups, batch, rows, columns, channels) a tile's input window is one interval per window
+row at most, and one where its positions span whole rows. Over this model's plans the 128 x 128 model's convolution
+windows make about 7,900 intervals (50,000 were every window row its own) against 13,600 (56,000) on 28 x 28 images:
+fewer, not the hundreds of thousands that 33-61 s at a vertex's rate would take.
 
 Example:
 
