@@ -711,10 +711,19 @@ class CodeSizes:
         default=24,
     )
     vertices_per_compute_set: int = _figure(
-        "approximate: 2 vertices per tile per compute set it takes part in: poplibs' AMP convolutions "
-        "(ConvPartial1x1Out, ConvPartialnx1) and element-wise ops (BinaryOp1DSupervisor, ScaledAddSupervisor) are "
-        "supervisor vertices, one per tile, and a copy vertex usually joins them (the same listing)",
+        "approximate: 2 vertices per tile per compute set it takes part in, but for an element-wise one "
+        "(vertices_per_elementwise_compute_set): poplibs' AMP convolutions (ConvPartial1x1Out, ConvPartialnx1) "
+        "are supervisor vertices, one per tile, and a copy vertex usually joins them (the same listing); a "
+        "reduction splits a tile's outputs among its worker vertices (lib/popops/reduction/ReductionConnection.cpp)",
         default=2,
+    )
+    vertices_per_elementwise_compute_set: int = _figure(
+        "1 vertex per tile of an element-wise compute set (an element-wise op, a weight's update): popops adds one "
+        "1D MultiVertex (UnaryOp1D, BinaryOp1D, ScaledAdd's) on each tile whose part of the output is one "
+        "contiguous region, and 2D worker vertices only for a tile holding several regions "
+        "(lib/popops/ElementWise.cpp@7eac0f2, unaryOp and binaryOpGeneral: 'Single contiguous region, use "
+        "MultiVertex'); a linearly mapped output is one region a tile",
+        default=1,
     )
     stack_bytes: int = _figure(
         "approximate: ~384 B per tile for the supervisor's and the 6 workers' stacks, which Poplar sizes from the "

@@ -168,6 +168,11 @@ def code_memory(steps, spec, host_streams: np.ndarray | int = 0) -> list:
         codelets[codelet_of(step)] = codelets.get(codelet_of(step), np.zeros(spec.tiles, bool)) | runs
     codelets_on_tile = sum((runs.astype(np.int64) for runs in codelets.values()), np.zeros(spec.tiles, np.int64))
     compute_sets_on_tile = active.sum(axis=0).astype(np.int64)
+    elementwise = np.array([bool(s.codelet) for s in steps], bool)  # an element-wise pass: one vertex a tile
+    vertices_on_tile = (
+        active[~elementwise].sum(axis=0) * c.vertices_per_compute_set
+        + active[elementwise].sum(axis=0) * c.vertices_per_elementwise_compute_set
+    )
     control_instructions = len(steps) * c.control_instructions_per_step + compute_sets_on_tile * (
         c.control_instructions_per_compute_set
     )
@@ -187,7 +192,7 @@ def code_memory(steps, spec, host_streams: np.ndarray | int = 0) -> list:
         MemoryItem(
             "vertexInstanceState",
             "vertex instance state",
-            compute_sets_on_tile * c.vertices_per_compute_set * c.vertex_state_bytes,
+            vertices_on_tile.astype(np.int64) * c.vertex_state_bytes,
         ),
         MemoryItem("stack", "stack", np.full(spec.tiles, c.stack_bytes, np.int64)),
     ]

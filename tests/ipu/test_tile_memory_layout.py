@@ -269,6 +269,24 @@ def test_vertex_code_holds_a_shared_vertex_once_on_a_tile_whichever_ops_run_it()
     assert vertex.tolist() == [one, two, one, 0]
 
 
+def test_vertex_state_is_one_multivertex_a_tile_for_an_element_wise_pass_and_two_for_other_compute_sets():
+    """popops puts one 1D MultiVertex on each tile of an element-wise op whose output there is one contiguous
+    region (lib/popops/ElementWise.cpp); a product or a reduction holds more vertices a tile."""
+    c, spec = hardware.CODE, replace(hardware.MK2, tiles=4)
+    add = replace(step_on("a/Softmax:0/add", computing=[0, 1], tiles=4), codelet="add")
+    update = replace(step_on("a/kernel/SGD1VarUpdate", computing=[1], tiles=4), codelet="scaled_add")
+    product = step_on("b/MatMul:1", computing=[1, 2], tiles=4)
+    (state,) = [
+        m.per_tile
+        for m in memory_layout.code_memory([add, update, product], spec)
+        if m.category == "vertex instance state"
+    ]
+    one = c.vertices_per_elementwise_compute_set * c.vertex_state_bytes
+    other = c.vertices_per_compute_set * c.vertex_state_bytes
+    assert (c.vertices_per_elementwise_compute_set, c.vertices_per_compute_set) == (1, 2)
+    assert state.tolist() == [one, 2 * one + other, other, 0]
+
+
 def bsp_step(name, phase):
     from ipu_teach.ipu.lowering import LoweredStep
 
