@@ -38,7 +38,6 @@ KINDS = {
     "throughput": "items/s",
     "first_epoch_time": "s",
     "compile_time": "s",
-    "step_cycles": "cycles",
     "device_cycles": "cycles",
     "tile_memory": "bytes",
     "total_memory": "bytes",
@@ -49,7 +48,7 @@ KINDS = {
     "run_time": "s",
 }
 """Every kind of figure a case may publish, with its unit."""
-TIMING_KINDS = ("step_time", "throughput", "step_cycles", "device_cycles", "run_time")
+TIMING_KINDS = ("step_time", "throughput", "device_cycles", "run_time")
 MEMORY_KINDS = ("tile_memory", "total_memory", "category_memory")
 REQUIRED = ("id", "set", "title", "source", "hardware", "configuration", "figures", "expressible")
 
@@ -430,7 +429,6 @@ def simulated_figures(spec, executable, callback_seconds_per_step=None) -> dict:
         "step_time": shown_step_seconds(executable, callback_seconds_per_step),
         "throughput": samples / seconds,
         "compile_time": executable.compile_seconds,
-        "step_cycles": executable.timeline.total_cycles() / spe,
         "device_cycles": device_cycles(executable.timeline) / spe,
         "tile_memory": int(max(int(graph.tile_memory().max()) for graph in _graphs(executable))),
         "total_memory": sum(memory_layout.ipu_peak(g.memory, len(g.steps)) for g in _graphs(executable)),
