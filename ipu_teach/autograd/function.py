@@ -119,7 +119,7 @@ class Function:
     channels in a group) and popnn a pooling's."""
 
     @classmethod
-    def output_layout(cls, ctx, params):
+    def output_layout(cls, ctx):
         """The output's ``Tensor.layout``: the last axis for ``channel_grouped_output``; else, for an output shaped
         as its first input, that input's (popops and popnn lay an element-wise or normalised result out as the
         input they clone); else None."""
@@ -190,7 +190,7 @@ class Function:
         data = cls.infer(ctx, *arrays, **params) if traced else cls.forward(ctx, *arrays, **params)
         ctx.output_shape = data.shape
         out = Tensor(data, requires_grad=any(needs))
-        out.layout = cls.output_layout(ctx, params)
+        out.layout = cls.output_layout(ctx)
         if out.requires_grad:
             out.node = Node(cls, ctx, tensors)
         if _recorders:

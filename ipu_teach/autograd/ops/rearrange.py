@@ -124,7 +124,7 @@ class TransposeOp(Function):
         return np.transpose(grad, np.argsort(ctx.perm))
 
     @classmethod
-    def output_layout(cls, ctx, params):
+    def output_layout(cls, ctx):
         """A grouped channel axis goes where ``perm`` puts it: the values stay where they are on the tiles (a Keras
         Permute to channels first, PyTorch's NCHW view of a convolution's output)."""
         axis = ctx.input_layouts[0]

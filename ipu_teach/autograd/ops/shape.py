@@ -80,7 +80,7 @@ class ReshapeOp(Function):
         return grad.reshape(ctx.input_shapes[0])
 
     @classmethod
-    def output_layout(cls, ctx, params):
+    def output_layout(cls, ctx):
         """The grouped channel axis where the reshape keeps it, with the same axes after it; else None."""
         kept = _channel_axis_kept(ctx)
         return kept if isinstance(kept, int) else None
@@ -90,10 +90,12 @@ class ReshapeOp(Function):
         """No work, no traffic, but for a reshape that merges grouped channels with the axes after them: in poplin's
         layout of a convolution's output (channel groups, batch, rows, columns, channels in a group) the merged
         axis's neighbours are a group apart, so every value is a region of its own, and the product that reads it
-        finds no grouping to regroup by (lib/poplin/Convolution.cpp: ``detectInnermostGrouping`` gives 1, so
-        ``rearrangeActs``) and copies it into its own layout, one region per value. PopART's ReshapeOpx is a view
-        (willow/src/popx/op/reshapex.cpp): the copy is poplin's, costed here, the op that makes the layout. Its
-        gradient goes back the same way."""
+        finds no grouping to regroup by (poplibs lib/poplin/Convolution.cpp@7eac0f2, around l.2572-2619:
+        ``detectInnermostGrouping`` gives 1, so ``rearrangeActs``) and copies it into the tensor ``createInputImpl``
+        lays out for its plan (``postTransposeActs``, l.947-958), one region per value. PopART's reshape keeps the
+        layout: ReshapeOpx copies into a clone of its input before the view, ReshapeInplaceOpx is the view alone
+        (popart willow/src/popx/op/reshapex.cpp@d2f20d7, l.25-34). The copy is poplin's, costed here, on the op that
+        makes the layout; its gradient goes back the same way."""
         if _channel_axis_kept(ctx) != "merged":
             return OpCost(0, 0, 0, 1)  # a view: no work, no traffic
         elements = int(np.prod(ctx.input_shapes[0]))
