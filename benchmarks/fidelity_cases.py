@@ -92,51 +92,39 @@ def keras_tutorial_cnn(stages=0):
     return keras.Model(*tutorial_model_fn(stages=bool(stages)))
 
 
-def _torch_flatten(x):
-    """PyTorch's flatten of a convolution's output, in its channel, row, column order (NCHW): a Permute to channels
-    first, then Flatten. Both are views on the IPU, but the values are then not contiguous in poplin's layout of the
-    convolution's output (channels grouped innermost), and the next product copies them into its own, one region per
-    value, as ipu-teach's torch front end costs ``torch.flatten`` (``autograd.ops.shape.ReshapeOp``). A Keras model's
-    own Flatten (channels last) keeps each channel group's values together."""
-    return keras.layers.Flatten()(keras.layers.Permute((3, 1, 2))(x))
-
-
 def poptorch_classification(image=28, stages=0):
     """The PopTorch tutorials' ``ClassificationModel`` (basics, efficient data loading, System Analyser).
 
     PyTorch's GroupNorm(3, 12) is the op PopART runs for it, popnn's group norm: ``ipu_tensorflow_addons``'
     GroupNormalization(3, strided_channel_grouping=False) records it (``autograd.ops.group_normalization``), with
     neighbouring channels grouped as torch groups them.
-    LogSoftmax + NLLLoss is a softmax Dense with sparse categorical cross-entropy; ``torch.flatten(x, start_dim=1)``
-    of the NCHW tensor is :func:`_torch_flatten`."""
+    LogSoftmax + NLLLoss is a softmax Dense with sparse categorical cross-entropy."""
     inputs = keras.Input(shape=(image, image, 1))
     x = keras.layers.Conv2D(5, 3, activation="relu")(inputs)
     x = keras.layers.MaxPooling2D(2)(x)
     x = keras.layers.Conv2D(12, 5, activation="relu")(x)
     x = addons_layers.GroupNormalization(3, strided_channel_grouping=False)(x)
-    x = _torch_flatten(x)
+    x = keras.layers.Flatten()(x)
     x = keras.layers.Dense(100, activation="relu")(x)
     return keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(x))
 
 
 def poptorch_mnist(stages=0):
-    """The PopTorch MNIST simple application's ``Network`` (two conv blocks, Dense 128, dropout, Dense 10); its
-    ``x.view(-1, 1600)`` of the NCHW tensor is :func:`_torch_flatten`."""
+    """The PopTorch MNIST simple application's ``Network`` (two conv blocks, Dense 128, dropout, Dense 10)."""
     inputs = keras.Input(shape=(28, 28, 1))
     x = inputs
     for filters in (32, 64):
         x = keras.layers.Conv2D(filters, 3)(x)
         x = keras.layers.MaxPooling2D(2)(x)
         x = keras.layers.ReLU()(x)
-    x = _torch_flatten(x)
+    x = keras.layers.Flatten()(x)
     x = keras.layers.Dense(128, activation="relu")(x)
     x = keras.layers.Dropout(0.5)(x)
     return keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(x))
 
 
 def poptorch_pipelined_mnist(stages=4):
-    """The PopTorch pipelining tutorial's ``Network``: blocks B1-B4, one pipeline stage each; its ``x.view(-1, 320)``
-    of the NCHW tensor is :func:`_torch_flatten`."""
+    """The PopTorch pipelining tutorial's ``Network``: blocks B1-B4, one pipeline stage each."""
     inputs = keras.Input(shape=(28, 28, 1))
     x = inputs
     for index, filters in enumerate((10, 20)):
@@ -145,7 +133,7 @@ def poptorch_pipelined_mnist(stages=4):
             x = keras.layers.MaxPooling2D(2)(x)
             x = keras.layers.ReLU()(x)
     with _stage(stages, 2):
-        x = _torch_flatten(x)
+        x = keras.layers.Flatten()(x)
         x = keras.layers.Dense(256, activation="relu")(x)
     with _stage(stages, 3):
         outputs = keras.layers.Dense(10, activation="softmax")(x)

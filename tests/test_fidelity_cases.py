@@ -267,18 +267,3 @@ def test_problems_names_a_loop_without_its_loader_or_measure():
     assert fidelity_cases.problems(broken) == [
         f"figure 'training throughput (epochs 2-3)': measure is not one of {measures}"
     ]
-
-
-TORCH_FLATTENED = ("poptorch_classification", "poptorch_mnist", "poptorch_pipelined_mnist")
-
-
-@pytest.mark.parametrize("name", TORCH_FLATTENED)
-def test_the_poptorch_models_flatten_in_torchs_channel_first_order(name):
-    """PyTorch flattens NCHW (channel, row, column): the Keras expression permutes to channels first before Flatten,
-    so the copy poplin makes of the convolution's grouped output is costed, and every case of the model says so."""
-    model = getattr(fidelity_cases, name)(stages=0)
-    kinds = [type(layer).__name__ for layer in model.layers]
-    flatten = kinds.index("Flatten")
-    assert kinds[flatten - 1] == "Permute" and model.layers[flatten - 1].dims == (3, 1, 2)
-    mappings = [case["mapping"] for case in CASES if case.get("ipu_teach", {}).get("model") == name]
-    assert mappings and all("Permute((3, 1, 2)) then Flatten" in text for text in mappings)

@@ -75,17 +75,6 @@ class Reduction:
     outputs: int
 
 
-@dataclass(frozen=True)
-class Rearrangement:
-    """A copy of ``elements`` values into another layout by exchange alone, no vertex: ``regions`` contiguous
-    regions, each a run of values contiguous in both layouts. poplin copies an operand whose layout is not its plan's
-    into one created in that layout (lib/poplin/Convolution.cpp ``convolutionPreprocess``: ``postTransposeActs``),
-    and Poplar's exchange code grows with the regions a copy moves, not with their bytes."""
-
-    elements: int
-    regions: int
-
-
 def elementwise(codelet: str, elements: int, broadcast: int = 0) -> tuple:
     """The ``vector`` work of one element-wise pass (none for no elements)."""
     return (VectorPass(codelet, int(elements), int(broadcast)),) if elements > 0 else ()
@@ -107,9 +96,8 @@ class OpCost:
     grains: int
     products: tuple = ()
     vector: tuple | None = None
-    """The work beside the products, in order: VectorPass and Reduction items on the vector units, Rearrangement
-    copies by exchange alone (``()``: none). Not given, it is one "add" element per vector FLOP (a stated
-    approximation for ops that do not say more)."""
+    """The vector-unit work, in order: VectorPass and Reduction items (``()``: none). Not given, it is one
+    "add" element per vector FLOP (a stated approximation for ops that do not say more)."""
 
     def __post_init__(self):
         if self.grains < 1:

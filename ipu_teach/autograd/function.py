@@ -28,8 +28,6 @@ class Context:
         self.itemsize = itemsize
         self.saved = ()
         self.output_shape = None
-        self.input_layouts = (None,) * len(input_shapes)
-        """Each input's ``Tensor.layout``: how the IPU holds it, which decides what a rearrangement costs."""
 
     def save_for_backward(self, *values):
         self.saved = values
@@ -113,21 +111,6 @@ class Function:
     """Whether ``apply`` first brings floating inputs to the layer's compute dtype (Keras' autocasting, under a
     mixed-precision policy); False for ``CastOp``, the op autocasting applies."""
 
-    channel_grouped_output = False
-    """Whether the op's output is laid out with its channels (its last axis) grouped innermost, as poplin lays out
-    a convolution's output (lib/poplin/Convolution.cpp ``createOutput``: channel groups, batch, rows, columns,
-    channels in a group) and popnn a pooling's."""
-
-    @classmethod
-    def output_layout(cls, ctx):
-        """The output's ``Tensor.layout``: the last axis for ``channel_grouped_output``; else, for an output shaped
-        as its first input, that input's (popops and popnn lay an element-wise or normalised result out as the
-        input they clone); else None."""
-        if cls.channel_grouped_output:
-            return len(ctx.output_shape) - 1
-        same_shape = ctx.input_shapes and tuple(ctx.input_shapes[0]) == tuple(ctx.output_shape)
-        return ctx.input_layouts[0] if same_shape else None
-
     @staticmethod
     def forward(ctx, *arrays, **params):
         raise NotImplementedError
@@ -185,12 +168,10 @@ class Function:
         needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)
         itemsize = max((a.itemsize for a in arrays if a.dtype.kind == "f"), default=4)
         ctx = Context(needs, tuple(a.shape for a in arrays), itemsize)
-        ctx.input_layouts = tuple(t.layout for t in tensors)
         traced = any(symbolic.is_symbolic(a) for a in arrays)  # shape-only: the same record, no numerics
         data = cls.infer(ctx, *arrays, **params) if traced else cls.forward(ctx, *arrays, **params)
         ctx.output_shape = data.shape
         out = Tensor(data, requires_grad=any(needs))
-        out.layout = cls.output_layout(ctx)
         if out.requires_grad:
             out.node = Node(cls, ctx, tensors)
         if _recorders:

@@ -81,7 +81,7 @@ class Tensor:
     array([2., 4.], dtype=float32)
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "node", "name", "_keras_mask", "layout")
+    __slots__ = ("data", "grad", "requires_grad", "node", "name", "_keras_mask")
     __array_priority__ = 100  # numpy defers to Tensor's operators: array + tensor -> Tensor
 
     def __init__(self, data, requires_grad: bool = False, name: str | None = None):
@@ -91,10 +91,6 @@ class Tensor:
         self.node = None
         self.name = name
         self._keras_mask = None  # a Keras layer's output mask (Embedding(mask_zero=True)), as TF tensors carry it
-        self.layout = None
-        """How the IPU holds the values (``Function.output_layout``): the axis whose channels poplin and popnn group
-        innermost in a tile's memory (a convolution's or pooling's output and what is laid out like it), or None
-        for values held in their own order (the host's data, a matrix product's output)."""
 
     shape = property(lambda self: self.array.shape)
     dtype = property(lambda self: self.array.dtype)

@@ -62,14 +62,7 @@ increases it; ``lib/poplin/Convolution.cpp``: "fewer, larger messages"), but in 
 (``createInputImpl``: channel groups, batch, rows, columns, channels) a tile's input window is one interval per window
 row at most, and one where its positions span whole rows. Over this model's plans the 128 x 128 model's convolution
 windows make about 7,900 intervals (50,000 were every window row its own) against 13,600 (56,000) on 28 x 28 images:
-fewer, not the hundreds of thousands that 33-61 s at a vertex's rate would take. Nor do the regions of the copy a
-channels-first flatten makes: PyTorch flattens a convolution's output in channel, row, column order, which poplin holds
-with its channels grouped innermost, so the next product copies every value as a region of its own
-(``autograd.ops.shape.ReshapeOp``; the lowering costs the copy's bytes and its exchange code). Counted here at a tensor
-region's rate, the copies forward and backward would take the 128 x 128 model to 161 s (1.8-2.0x of 80-88 s), and the
-check set's PopTorch MNIST inference compile, whose flatten copies 80 x 1,600 values, from 15.5 s to 26.2 s against
-13 s (2.0x): a copied region compiles at a small fraction of that rate (36 us at most keeps that check within 1.5x),
-so the copies' regions are not counted.
+fewer, not the hundreds of thousands that 33-61 s at a vertex's rate would take.
 
 Example:
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import bsp, hardware
 from ..autograd import record
-from ..autograd.cost import OpCost, Rearrangement, Reduction, VectorPass, elementwise
+from ..autograd.cost import OpCost, Reduction, VectorPass, elementwise
 from ..keras.engine import call_context, step_overrides
 from . import matrix_plan, memory_layout, offloading, popart_program, recomputation, tile_placement
 from . import shape_only as shape_only_trace
@@ -139,8 +139,6 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, st
     starts on tile ``start``, where the op's output is mapped."""
     if isinstance(work, Reduction):
         return _reduction_steps(name, phase, work, spec, flops, output_bytes, start)
-    if isinstance(work, Rearrangement):
-        return _rearrangement_steps(name, phase, work, spec, itemsize, output_bytes)
     # popops runs an element-wise vertex on each tile its output is mapped to (lib/popops/ElementWise.cpp), and
     # that output is mapped linearly in grains, at least 128 bytes a tile: a small tensor works on few tiles
     per_tile = memory_layout.mapped_bytes(work.elements, itemsize, spec.tiles, start) // itemsize
@@ -214,19 +212,6 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
     return steps
 
 
-def _rearrangement_steps(name, phase, work, spec, itemsize, output_bytes=0) -> list:
-    """A copy into another layout (``autograd.cost.Rearrangement``: a product's operand that arrives scattered, as
-    poplin copies it into the tensor ``createInputImpl`` lays out for its plan): an exchange alone, with no compute
-    set's vertices, each tile receiving its share of the values as a linear mapping from the product's first tile
-    gives it, and its share of the regions, each a message it receives and its holder sends (a Poplar ``Copy``: its
-    exchange code grows with the regions, poplibs tests/poputil/TileMappingTest.cpp). The bytes take the
-    exchange's time as a product's own rearrangement does."""
-    per_tile = memory_layout.mapped_bytes(work.elements, itemsize, spec.tiles, tile_placement.PRODUCT_START_TILE)
-    regions = -(-(per_tile // itemsize) * work.regions // max(1, work.elements))
-    idle = np.zeros(spec.tiles, np.int64)
-    return [LoweredStep(name, phase, 0, idle, per_tile, output_bytes, messages=regions, sends=regions)]
-
-
 def _transpose_cycles(product, phase, spec, itemsize) -> np.ndarray:
     """The rearrangement compute set before a backward product: the pass transposes (and, for a convolution's
     data gradient, flips) its operands (poplin's ConvProgramTree: ``weightsTranspose`` "if this is for the
@@ -293,7 +278,7 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
     """The compute sets of one op's forward or backward: each matrix product's (the first one's main step
     carries ``name``), then the vector work, from tile ``start`` (:func:`_output_start`); nothing for a view
     such as Reshape."""
-    if not cost.products and not cost.vector:
+    if cost.flops == 0:
         return []
     steps = []
     for j, product in enumerate(cost.products):
@@ -308,7 +293,7 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
         )
     seen = {}
     for k, work in enumerate(cost.vector):
-        label = work.codelet if isinstance(work, VectorPass) else type(work).__name__.lower()
+        label = work.codelet if isinstance(work, VectorPass) else "reduction"
         seen[label] = seen.get(label, 0) + 1
         first = not steps  # an op without products: its first vector step carries its name and output
         steps += _vector_steps(

@@ -187,8 +187,6 @@ def convolve(ctx, x, kernel, bias, strides, padding, dilation, relu=False):
 
 
 class Conv2DOp(Function):
-    channel_grouped_output = True
-
     @staticmethod
     def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
         return convolve(ctx, x, kernel, bias, strides, padding, dilation)

@@ -34,8 +34,6 @@ def _output_size(x_shape, kernel_shape, strides, padding, dilation) -> list:
 
 
 class Conv2DTransposeOp(Function):
-    channel_grouped_output = True  # poplin's convolution of the spread input
-
     @staticmethod
     def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
         n, h, w, channels = x.shape

@@ -16,8 +16,6 @@ from .conv import check_channels, col2im, fitted_geometry, im2col
 
 
 class DepthwiseConv2DOp(Function):
-    channel_grouped_output = True  # poplin's grouped convolution lays its output out as any convolution's
-
     @staticmethod
     def forward(ctx, x, kernel, strides=(1, 1), padding="valid", dilation=(1, 1)):
         kh, kw, channels, multiplier = kernel.shape

@@ -30,8 +30,6 @@ class Conv2DReLUOp(Function):
     0)``, from that mask (a quarter of the output's bytes to read back, where ReLU reads the output), then
     Conv2D's."""
 
-    channel_grouped_output = Conv2DOp.channel_grouped_output
-
     @staticmethod
     def forward(ctx, x, kernel, bias, strides=(1, 1), padding="valid", dilation=(1, 1)):
         y = convolve(ctx, x, kernel, bias, strides, padding, dilation, relu=True)

@@ -25,8 +25,6 @@ def cache_blocks(samples: slice, array: np.ndarray) -> list:
 
 
 class _Pool(Function):
-    channel_grouped_output = True  # popnn creates the output in its plan's channel groups (Pooling.cpp)
-
     @classmethod
     def cost(cls, ctx):
         """One pass over the windows (an add per window element). popnn plans a partition of its own for the

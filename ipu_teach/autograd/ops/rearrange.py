@@ -123,13 +123,6 @@ class TransposeOp(Function):
     def backward(ctx, grad):
         return np.transpose(grad, np.argsort(ctx.perm))
 
-    @classmethod
-    def output_layout(cls, ctx):
-        """A grouped channel axis goes where ``perm`` puts it: the values stay where they are on the tiles (a Keras
-        Permute to channels first, PyTorch's NCHW view of a convolution's output)."""
-        axis = ctx.input_layouts[0]
-        return None if axis is None else ctx.perm.index(axis)
-
 
 class PadOp(Function):
     """Zero padding: ``pads`` holds (before, after) for every axis."""
