@@ -722,7 +722,8 @@ class CodeSizes:
         "1D MultiVertex (UnaryOp1D, BinaryOp1D, ScaledAdd's) on each tile whose part of the output is one "
         "contiguous region, and 2D worker vertices only for a tile holding several regions "
         "(lib/popops/ElementWise.cpp@7eac0f2, unaryOp and binaryOpGeneral: 'Single contiguous region, use "
-        "MultiVertex'); a linearly mapped output is one region a tile",
+        "MultiVertex'); a linearly mapped output is one region a tile. Approximate beyond popops: every compute set "
+        "of a per-element pass takes it, popnn's pooling windows and the transposes included",
         default=1,
     )
     stack_bytes: int = _figure(

@@ -108,7 +108,10 @@ class GroupNormOp(Function):
         x and x^2 per sample and group (poplin ``normStatistics``: one ``popops::reduceMany``), the inverse standard
         deviations (poplin's ``iStdDev`` compute set, costed as a DIVIDE per statistic), then whitening (subtract
         the mean, times 1/std: a pass each with a per-group operand) and ``normalise`` (times gamma, plus beta:
-        a pass each with a per-channel operand)."""
+        a pass each with a per-channel operand). Charged with or without ``scale`` and ``center``: popnn's group
+        norm always scales and shifts, and PopTorch gives a torch GroupNorm without affine weights constant ones and
+        zeros (graphcore/poptorch popart_canonicalization/NormalizationOps.cpp @c2a8b17,
+        ``maybeInitializeAffineParamConstants``)."""
         n, channels, statistics = _sizes(ctx)
         vector = (
             reduction(2 * n, 2 * statistics)
