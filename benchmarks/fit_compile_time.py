@@ -103,12 +103,17 @@ def graph_elements(size) -> int:
     return size.working_tile_steps + size.tensor_windows + size.tensor_regions
 
 
+def features(size) -> np.ndarray:
+    """What each fitted constant multiplies: 1 (the fixed part), the graph's elements and its program tile-steps."""
+    return np.array([1.0, graph_elements(size), size.program_tile_steps])
+
+
 def main():
     rows = list(sizes())
-    features = np.array([[1.0, graph_elements(s), s.program_tile_steps] for *_, s in rows])
+    matrix = np.array([features(s) for *_, s in rows])
     real = np.array([seconds for _, seconds, _, _ in rows])
     weights = 1 / real
-    constants, *_ = np.linalg.lstsq(features * weights[:, None], real * weights, rcond=None)
+    constants, *_ = np.linalg.lstsq(matrix * weights[:, None], real * weights, rcond=None)
     if (constants < 0).any():
         raise SystemExit(f"a negative constant {constants}: the model does not fit these figures")
     base, per_working, per_program = constants
@@ -122,7 +127,7 @@ def main():
         f"\n{'calibration compile':<34} {'working':>8} {'windows':>8} {'regions':>8} {'program':>8} {'real':>6} "
         f"{'fit':>6} {'current':>8}"
     )
-    for (name, seconds, derivation, size), row in zip(rows, features):
+    for (name, seconds, derivation, size), row in zip(rows, matrix):
         print(
             f"{name:<34} {size.working_tile_steps:>8,} {size.tensor_windows:>8,} {size.tensor_regions:>8,} "
             f"{size.program_tile_steps:>8,} {seconds:>5.1f}s "
@@ -134,7 +139,7 @@ def main():
     )
     fitted = []
     for name, seconds, size in check_set():
-        estimate = np.array([1.0, graph_elements(size), size.program_tile_steps]) @ constants
+        estimate = features(size) @ constants
         fitted.append(estimate / seconds)
         print(
             f"{name:<38} {size.working_tile_steps:>9,} {size.tensor_windows:>9,} {size.tensor_regions:>9,} "
