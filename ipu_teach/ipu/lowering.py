@@ -148,7 +148,7 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, st
     # operands the pass reads in its own layout (gathered), in proportion to its elements there
     received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
     if work.gathered:
-        received = received + -(-per_tile * work.gathered // max(1, work.elements)) * itemsize
+        received = received + bsp.ceil_div(per_tile * work.gathered, max(1, work.elements)) * itemsize
     step = LoweredStep(name, phase, int(flops), cycles, received, output_bytes, first_tile=start, codelet=work.codelet)
     return [step]
 
