@@ -89,9 +89,13 @@ def _product(a: np.ndarray, b: np.ndarray, wide, dtype, bias, relu_mask=None) ->
     if m >= k:  # split the rows of the result
         return _by_rows(a, b, max(1, piece // (k * n)), wide, dtype, bias, relu_mask)
     depth = max(1, piece // (m * n))  # split the sum
-    out = a[:, :depth].astype(wide, copy=False) @ b[:depth].astype(wide, copy=False)
+
+    def part(start):  # the product of ``depth`` columns of a (rows of b) from ``start``, in ``wide``
+        return a[:, start : start + depth].astype(wide, copy=False) @ b[start : start + depth].astype(wide, copy=False)
+
+    out = part(0)
     for start in range(depth, k, depth):
-        out += a[:, start : start + depth].astype(wide, copy=False) @ b[start : start + depth].astype(wide, copy=False)
+        out += part(start)
     return _finish(out.astype(dtype, copy=False), bias, relu_mask)
 
 
