@@ -74,10 +74,15 @@ class GroupNormalization(Layer):
 
     compute_output_shape = same_shape
 
+    group_norm = staticmethod(composite)
+    """How the layer normalises (``inputs, gamma, beta, groups, epsilon, strided=``): Keras' composite, its ops
+    recorded one by one, as TensorFlow runs it; Graphcore's layer runs popnn's one op instead."""
+
     def call(self, inputs, training=False):
         """Each group gathered into one row per sample (a reshape and a transpose), normalised as a layer
-        normalisation of that row, put back in place, then ``gamma`` and ``beta`` per channel: Keras' composite
-        (``autograd.ops.group_normalization.composite``), its ops recorded one by one, as TensorFlow runs it."""
+        normalisation of that row, put back in place, then ``gamma`` and ``beta`` per channel (``group_norm``)."""
         channels = tuple(inputs.shape)[-1]
         gamma, beta = scale_and_offset(self, channels)
-        return composite(inputs, gamma, beta, self._groups_for(channels), self.epsilon, strided=self.strided_grouping)
+        return self.group_norm(
+            inputs, gamma, beta, self._groups_for(channels), self.epsilon, strided=self.strided_grouping
+        )

@@ -99,13 +99,8 @@ class GroupNormalization(layers.GroupNormalization):
         )
         self.strided_grouping = bool(strided_channel_grouping)
 
-    def call(self, inputs, training=False):
-        """Keras' numbers, as one popnn group norm on the IPU (``ops.group_norm``), as Graphcore's layer runs it."""
-        channels = tuple(inputs.shape)[-1]
-        gamma, beta = layers.normalization.scale_and_offset(self, channels)
-        return ops.group_norm(
-            inputs, gamma, beta, self._groups_for(channels), self.epsilon, strided=self.strided_grouping
-        )
+    group_norm = staticmethod(ops.group_norm)
+    """Keras' numbers, as one popnn group norm on the IPU (``ops.group_norm``), as Graphcore's layer runs it."""
 
 
 class InstanceNormalization(GroupNormalization):
