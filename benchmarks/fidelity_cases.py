@@ -187,6 +187,13 @@ def poplar_tut4_matmuls(stages=0):
     )
 
 
+def dense_layer(stages=0):
+    """One Dense layer, 4,096 -> 1,024 features: the layer Graphcore's auto-pipelining profiler compiles alone
+    in its test of PopVision's per-layer figures (ipu_tensorflow_addons' pva_utils_test.py)."""
+    inputs = keras.Input(shape=(4096,))
+    return keras.Model(inputs, keras.layers.Dense(1024)(inputs))
+
+
 def keras_application(function, stages=0, checkpoints_after=(), eight_bit_input=False, **arguments):
     """A ``keras.applications`` model (``function``: ``"ResNet50"``, ``"MobileNetV2"``), untrained (``weights=None``):
     what a user sizing a real model builds. Not pipelined (``stages`` 0). ``checkpoints_after`` names the layers
@@ -255,6 +262,7 @@ MODELS = {
     for f in (
         bert_pretraining,
         bert_question_answering,
+        dense_layer,
         keras_application,
         keras_tutorial_cnn,
         poptorch_classification,
