@@ -12,7 +12,7 @@ exchanges between them). The IPU model prices each from the codelets' cycle figu
 ``hardware.VECTOR``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..hardware import VECTOR_CODELETS
 
@@ -36,6 +36,12 @@ class MatrixProduct:
     channels: int
     planner: str = "matmul"
     kernel_positions: int = 1
+    left_laid_out: bool = False
+    right_laid_out: bool = False
+    """Whether the left (``rows x depth``) or right (``depth x cols``) operand is a variable laid out for this
+    product: Graphcore's TensorFlow (its allocation finder) and PopART (an op that creates its inputs) create a
+    weight with poplin's ``createWeights`` for the first product that reads it, so each tile already holds its
+    share of the slices it needs; any other operand is the output of an op laid out its own way."""
 
     @property
     def stored_elements(self) -> int:
@@ -45,6 +51,23 @@ class MatrixProduct:
     @property
     def flops(self) -> int:
         return 2 * self.rows * self.depth * self.cols
+
+    @property
+    def swappable(self) -> bool:
+        """Whether the product is a plain matrix product both ways round, ``out.T = right.T @ left.T`` (one kernel
+        position), so that the planner may swap its operands."""
+        return self.kernel_positions == 1 and self.depth == self.channels
+
+    def swapped(self) -> "MatrixProduct":
+        """The same product with its operands swapped (poplin's ``swapOperands`` transform): ``cols x depth`` by
+        ``depth x rows``."""
+        return replace(
+            self,
+            rows=self.cols,
+            cols=self.rows,
+            left_laid_out=self.right_laid_out,
+            right_laid_out=self.left_laid_out,
+        )
 
 
 @dataclass(frozen=True)

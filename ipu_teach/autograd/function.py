@@ -22,10 +22,13 @@ from .tensor import Node, Tensor, as_tensor, is_grad_enabled
 class Context:
     """Scratch space shared by forward and backward of one application."""
 
-    def __init__(self, needs_input_grad, input_shapes, itemsize):
+    def __init__(self, needs_input_grad, input_shapes, itemsize, variable_inputs=()):
         self.needs_input_grad = needs_input_grad
         self.input_shapes = input_shapes
         self.itemsize = itemsize
+        self.variable_inputs = variable_inputs
+        """Per input, whether it is a variable, a weight the program keeps (:func:`is_variable`): Poplar lays a
+        weight out for the product that reads it (``MatrixProduct.right_laid_out``)."""
         self.saved = ()
         self.output_shape = None
 
@@ -167,7 +170,7 @@ class Function:
         arrays = [t.array for t in tensors]
         needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)
         itemsize = max((a.itemsize for a in arrays if a.dtype.kind == "f"), default=4)
-        ctx = Context(needs, tuple(a.shape for a in arrays), itemsize)
+        ctx = Context(needs, tuple(a.shape for a in arrays), itemsize, tuple(is_variable(t) for t in tensors))
         traced = any(symbolic.is_symbolic(a) for a in arrays)  # shape-only: the same record, no numerics
         data = cls.infer(ctx, *arrays, **params) if traced else cls.forward(ctx, *arrays, **params)
         ctx.output_shape = data.shape
@@ -198,6 +201,12 @@ class Function:
                 params,
             )
         ]
+
+
+def is_variable(tensor: Tensor) -> bool:
+    """Whether ``tensor`` is a variable: a weight made by no op (a leaf) that trains or is named as a layer's
+    weights are (``"dense/kernel:0"``); the data a step is given is neither."""
+    return tensor.node is None and (tensor.requires_grad or tensor.name is not None)
 
 
 def _autocast(tensor: Tensor, given, dtype) -> Tensor:

@@ -233,7 +233,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     (an exchange, and in the backward pass a transpose), the convolution on the AMP and, if the depth is split,
     the reduction of the partials in one to three stages (``reduce``, ``reduce1``, ``reduce2``: poplin's
     ``Reduce<i>``); all of them once per serial pass (later passes named ``.../serialK/...``)."""
-    chosen = matrix_plan.plan(product, spec, itemsize, options)
+    product, chosen = matrix_plan.choose(product, spec, itemsize, options)
     used = chosen.tiles
     steps = []
     for k in range(chosen.serial_split):

@@ -5,7 +5,9 @@ tiles. Each split has a price, and the planner takes the cheapest:
 
 - the operands are first rearranged to where the split needs them (poplibs' ``transformPre``): an
   exchange in which each tile receives its slice of both operands. Exchange is receiver-selected, so a
-  weight slice that many tiles need is sent once and received by all of them (a broadcast);
+  weight slice that many tiles need is sent once and received by all of them (a broadcast). A weight read
+  by its forward product was laid out for it (``MatrixProduct.right_laid_out``): a tile already holds its
+  share of its slice and receives only the rest;
 - the tiles compute on their matrix units (``convolve``): per group of input channels and of output
   channels (one per conv unit) a pass loads the weights, then each of the six workers runs through its
   share of the output positions, at poplibs' estimates of the vertex Poplar picks (:mod:`.amp_vertex`:
@@ -28,6 +30,8 @@ In fp16 the AMP takes input channels in groups of 16, and Poplar picks its conv 
 type (poplibs ``getNumConvUnits``): with half partials 16 units make 16 output channels per pass, 4x the
 fp32 rate (``fp16_flops_per_cycle``, Graphcore's 250 TFLOPS); with float partials, Poplar's default, 8 units
 make 8, 2x the fp32 rate (``fp16_float_partials_flops_per_cycle``).
+
+A plain matrix product may also be planned with its operands swapped (:func:`choose`), as poplin tries.
 
 Every figure comes from the IPU spec (``hardware.py``); see ``lib/poplin/ConvProgramTree.hpp`` for the
 compute sets a real convolution lowers to.
@@ -189,6 +193,33 @@ def reduce_vertex_cycles(partials: int) -> int:
     return math.ceil(partials * VECTOR.reduce) + VECTOR.reduce_vertex_cycles
 
 
+def choose(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions = DEFAULT_OPTIONS) -> tuple:
+    """``(product, plan)``: the cheaper of :func:`plan` of ``product`` and, where it is a plain matrix product,
+    of its swapped form (``MatrixProduct.swapped``). Poplin's planner tries both for every product
+    (lib/poplin/ConvPlan.cpp@7eac0f2, getSwapOperandCandidates: "swapped operands ... are more likely to be
+    optimal" for fully connected layers): a batch of 16 makes poor use of the AMP as its positions, while the
+    1,024 output channels of the swapped product fill it.
+
+    Example: one Dense layer, 4,096 -> 1,024 features, on a batch of 16
+
+    >>> from ipu_teach import hardware
+    >>> from ipu_teach.autograd.cost import MatrixProduct
+    >>> from ipu_teach.ipu import matrix_plan
+    >>> dense = MatrixProduct(rows=16, depth=4096, cols=1024, channels=4096, right_laid_out=True)
+    >>> chosen, _ = matrix_plan.choose(dense, hardware.MK2)
+    >>> chosen.rows, chosen.cols, chosen.left_laid_out
+    (1024, 16, True)
+    """
+    candidates = [product, product.swapped()] if product.swappable else [product]
+    allowed = options.temporary_bytes_allowed(spec)
+
+    def preference(chosen):  # as plan() chooses: a plan that fits the memory first, then the fastest
+        fits = chosen[1].temporary_bytes <= allowed
+        return (not fits, chosen[1].cycles(spec) if fits else chosen[1].temporary_bytes)
+
+    return min(((p, plan(p, spec, itemsize, options)) for p in candidates), key=preference)
+
+
 def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions = DEFAULT_OPTIONS) -> ProductPlan:
     """The cheapest split of ``product`` over ``spec.tiles`` tiles whose temporary memory fits the options'
     share of a tile; serial splits only where no plan fits without them (the least memory if none fits)."""
@@ -226,8 +257,19 @@ def _price(
     amp = amp_cycles(rows, depth, cols, channels, spec, dtype, options.partials_type)
     vector = vector_cycles(2 * rows * depth * cols, spec, spec.threads_per_tile)
     tiles = rows_split * cols_split * depth_split
-    received = (rows * depth + depth * cols) * itemsize
-    sent = ceil_div((product.rows * product.depth + product.depth * product.cols) * itemsize, spec.tiles * serial)
+    # an operand laid out for the product is spread over the tiles sharing each of its slices (the cols' split for
+    # the left one, the rows' for the right): a tile receives the rest of its slice, and the operand is sent only
+    # where a slice is shared
+    left, right = rows * depth, depth * cols
+    left_sent, right_sent = product.rows * product.depth, product.depth * product.cols
+    if product.left_laid_out:
+        left -= left // cols_split
+        left_sent = left_sent if cols_split > 1 else 0
+    if product.right_laid_out:
+        right -= right // rows_split
+        right_sent = right_sent if rows_split > 1 else 0
+    received = (left + right) * itemsize
+    sent = ceil_div((left_sent + right_sent) * itemsize, spec.tiles * serial)
     outputs = product.rows * ceil_div(product.cols, serial)
     reduce_stages, depth_in = [], depth_split
     for depth_out in reduction_depths(depth_split):
@@ -331,12 +373,13 @@ def _operand_pieces(product: MatrixProduct, chosen: ProductPlan, itemsize: int) 
     channels = min(product.channels, depth)
     cols = ceil_div(ceil_div(product.cols, chosen.cols_split), chosen.serial_split)
 
-    def pieces(elements: int, sharing: int, least_bytes: int) -> int:
-        return max(1, min(sharing, ceil_div(elements * itemsize, least_bytes)))
+    def pieces(elements: int, sharing: int, least_bytes: int, laid_out: bool) -> int:
+        held = max(1, min(sharing, ceil_div(elements * itemsize, least_bytes)))
+        return held - 1 if laid_out else held  # a slice laid out for the product has one piece on the tile itself
 
     return (
-        pieces(rows * channels, chosen.cols_split, ACTIVATIONS_BYTES_PER_TILE),
-        pieces(depth * cols, chosen.rows_split, WEIGHTS_BYTES_PER_TILE),
+        pieces(rows * channels, chosen.cols_split, ACTIVATIONS_BYTES_PER_TILE, product.left_laid_out),
+        pieces(depth * cols, chosen.rows_split, WEIGHTS_BYTES_PER_TILE, product.right_laid_out),
     )
 
 

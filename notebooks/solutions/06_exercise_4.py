@@ -18,9 +18,9 @@ def fit_with(proportion):
             [keras.layers.Dense(512, input_shape=(2048,)), keras.layers.Dense(10, activation="softmax")]
         )
         model.compile("sgd", "categorical_crossentropy")
-        x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
+        x, y = np.zeros((128, 2048), np.float32), keras.utils.to_categorical(np.zeros(128), 10)
         try:
-            model.fit(x, y, batch_size=32, epochs=1, verbose=0)
+            model.fit(x, y, batch_size=128, epochs=1, verbose=0)
         except ipu.ModelOutOfMemoryError as error:
             return f"out of memory (tile {error.tile} needs {error.needed:,} B)"
     executable = model.get_ipu_executable("train")

@@ -92,6 +92,74 @@ def test_exchange_is_receiver_selected_so_a_broadcast_costs_each_receiver_its_sh
     assert plan.transform_bytes == received  # not 1,472 times the weights: senders send once
 
 
+def test_a_weight_laid_out_for_its_product_is_received_only_where_tiles_share_its_slices():
+    """Each tile holds its 1/rows_split share of its weights slice and receives the rest; nothing when no other tile
+    uses the slice. The activations are received whole, as before, and the temporaries shrink by the same bytes."""
+    product = MatrixProduct(rows=1024, depth=512, cols=64, channels=512)
+    laid_out = MatrixProduct(rows=1024, depth=512, cols=64, channels=512, right_laid_out=True)
+    for rows_split in (1, 4):
+        plain = matrix_plan._price(product, MK2, 4, rows_split, 4, 8)
+        held = matrix_plan._price(laid_out, MK2, 4, rows_split, 4, 8)
+        rows, depth, cols = 1024 // rows_split, 512 // 8, 64 // 4
+        weights_slice = depth * cols * 4
+        assert plain.transform_bytes == rows * depth * 4 + weights_slice
+        assert held.transform_bytes == rows * depth * 4 + weights_slice - weights_slice // rows_split
+        assert plain.temporary_bytes - held.temporary_bytes == weights_slice // rows_split
+        assert held.compute_cycles == plain.compute_cycles
+    # pieces: with no other tile sharing its weights slice, a tile hears nothing about it
+    alone = matrix_plan._price(laid_out, MK2, 4, 1, 4, 8)
+    assert matrix_plan._operand_pieces(laid_out, alone, 4)[1] == 0
+    assert matrix_plan._operand_pieces(product, matrix_plan._price(product, MK2, 4, 1, 4, 8), 4)[1] == 1
+
+
+def test_the_planner_swaps_a_small_batch_dense_layers_operands_as_poplin_tries():
+    """A batch of 16 is 16 positions for the AMP, its passes dominated by loading weights; swapped, the 1,024
+    output channels are the positions (poplin's getSwapOperandCandidates). A convolution of several kernel
+    positions is not a matrix product both ways round and keeps its orientation."""
+    dense = MatrixProduct(rows=16, depth=4096, cols=1024, channels=4096, right_laid_out=True)
+    chosen, plan = matrix_plan.choose(dense, MK2)
+    assert (chosen.rows, chosen.cols, chosen.left_laid_out, chosen.right_laid_out) == (1024, 16, True, False)
+    assert plan.cycles(MK2) < matrix_plan.plan(dense, MK2).cycles(MK2)
+    assert chosen.swapped() == dense and chosen.flops == dense.flops
+    conv = MatrixProduct(rows=16 * 26 * 26, depth=9 * 8, cols=16, channels=8, planner="conv", kernel_positions=9)
+    assert not conv.swappable and matrix_plan.choose(conv, MK2)[0] is conv
+    wide = MatrixProduct(rows=4096, depth=512, cols=64, channels=512)  # many positions already: kept
+    assert matrix_plan.choose(wide, MK2)[0] == wide
+
+
+def test_a_swapped_plan_that_does_not_fit_the_memory_is_never_taken_for_its_speed():
+    """On 16 tiles at availableMemoryProportion 0.05, the 128 x 512 by 512 x 2,048 product only fits unswapped;
+    swapped it would be faster but over the memory: the planner keeps the plan that fits, as plan() does."""
+    spec, options = MK2.with_tiles(16), matrix_plan.MatrixOptions(0.05)
+    product = MatrixProduct(rows=128, depth=512, cols=2048, channels=512)
+    fitting, faster = (
+        matrix_plan.plan(product, spec, options=options),
+        matrix_plan.plan(product.swapped(), spec, options=options),
+    )
+    allowed = options.temporary_bytes_allowed(spec)
+    assert fitting.temporary_bytes <= allowed < faster.temporary_bytes and faster.cycles(spec) < fitting.cycles(spec)
+    assert matrix_plan.choose(product, spec, options=options) == (product, fitting)
+    assert matrix_plan.choose(product.swapped(), spec, options=options) == (product, fitting)
+
+
+def test_a_layers_kernel_is_recorded_as_laid_out_for_its_forward_product_only():
+    """The variables an op reads are known to its cost (``Context.variable_inputs``): Dense's forward product
+    reads its kernel laid out for it; its backward products, and a product of two activations, do not."""
+    from ipu_teach.autograd import Tensor, function
+    from ipu_teach.autograd.ops.linalg import MatMulOp
+
+    kernel = Tensor(np.zeros((8, 4), np.float32), requires_grad=True, name="dense/kernel:0")
+    x = Tensor(np.zeros((2, 8), np.float32))
+    with function.record() as tape:
+        MatMulOp.apply(x, kernel)
+        MatMulOp.apply(x, Tensor(np.zeros((8, 4), np.float32)))  # data, not a variable
+    (with_kernel, with_data) = tape
+    assert with_kernel.forward.products[0].right_laid_out and not with_data.forward.products[0].right_laid_out
+    assert not any(p.right_laid_out or p.left_laid_out for p in with_kernel.backward.products)
+    assert function.is_variable(kernel) and not function.is_variable(x)
+    assert not function.is_variable(MatMulOp.apply(x, kernel))  # an op's output is no variable
+
+
 def test_split_sums_are_reduced_in_compute_sets_of_their_own():
     """A depth split of 8 is reduced in one stage, of 16 in two (poplin's getNumReduceStages); the first stage's
     tiles receive every partial sum (8 x 8 outputs x the split, in float), the second the 4 per output left."""

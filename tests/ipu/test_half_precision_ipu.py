@@ -142,8 +142,9 @@ def dense_fit(matmul_options=None, tiles=16):
             [keras.layers.Dense(512, input_shape=(2048,)), keras.layers.Dense(10, activation="softmax")]
         )
         model.compile("sgd", "categorical_crossentropy")
-        x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
-        model.fit(x, y, batch_size=32, epochs=1, verbose=0)
+        # a batch of 128: the products' temporaries are their activations' slices (the weights are laid out for them)
+        x, y = np.zeros((128, 2048), np.float32), keras.utils.to_categorical(np.zeros(128), 10)
+        model.fit(x, y, batch_size=128, epochs=1, verbose=0)
     return model.get_ipu_executable("train")
 
 
@@ -241,8 +242,9 @@ def test_pipeline_stage_options_set_one_stages_memory_proportion():
             forward_propagation_stages_poplar_options=[low, ipu.ops.pipelining_ops.PipelineStageOptions()],
         )
         model.compile("sgd", "categorical_crossentropy", steps_per_execution=4)
-        x, y = np.zeros((32, 2048), np.float32), keras.utils.to_categorical(np.zeros(32), 10)
-        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+        # micro-batches of 32: the products' temporaries are their activations' slices (the weights laid out for them)
+        x, y = np.zeros((128, 2048), np.float32), keras.utils.to_categorical(np.zeros(128), 10)
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0)
     names = [step.name for step in model.get_ipu_executable("train").graph.forward]
     assert any(name.startswith("big/") and "/serial" in name for name in names)
     assert not any(name.startswith("head/") and "/serial" in name for name in names)

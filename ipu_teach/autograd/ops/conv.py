@@ -219,7 +219,15 @@ class Conv2DOp(Function):
         xs, ks, bs = ctx.input_shapes
         outputs = int(np.prod(ctx.output_shape))
         kh, kw, channels, filters = ks
-        product = MatrixProduct(outputs // filters, kh * kw * channels, filters, channels, "conv", kh * kw)
+        product = MatrixProduct(
+            outputs // filters,
+            kh * kw * channels,
+            filters,
+            channels,
+            "conv",
+            kh * kw,
+            right_laid_out=ctx.variable_inputs[1],
+        )
         bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + int(np.prod(bs))) * ctx.itemsize
         bias_add = elementwise("add", outputs, filters)  # poplin's addBias: an AddToChannel compute set
         return OpCost(product.flops + outputs, bytes_in, outputs * ctx.itemsize, outputs, (product,), bias_add)

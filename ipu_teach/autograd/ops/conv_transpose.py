@@ -77,7 +77,9 @@ class Conv2DTransposeOp(Function):
         xs, ks, _ = ctx.input_shapes
         kh, kw, filters, channels = ks
         positions = int(np.prod(xs)) // channels
-        product = MatrixProduct(positions, channels, kh * kw * filters, channels, "conv")
+        product = MatrixProduct(
+            positions, channels, kh * kw * filters, channels, "conv", right_laid_out=ctx.variable_inputs[1]
+        )
         windows, outputs = positions * kh * kw * filters, int(np.prod(ctx.output_shape))
         vector = elementwise("add", windows) + elementwise("add", outputs, filters)
         bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + filters) * ctx.itemsize

@@ -32,7 +32,7 @@ class MatMulOp(Function):
     def cost(cls, ctx):
         (xs, ws), out = ctx.input_shapes, ctx.output_shape
         rows, (depth, cols) = int(np.prod(xs)) // xs[-1], ws
-        product = MatrixProduct(rows, depth, cols, depth)
+        product = MatrixProduct(rows, depth, cols, depth, right_laid_out=ctx.variable_inputs[1])
         return OpCost(
             product.flops,
             (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize,
