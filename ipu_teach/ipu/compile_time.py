@@ -55,7 +55,7 @@ or without a constant per IPU, brought no more of the 10 validation compiles wit
 (issue 20's session 9).
 What the misses share is invisible to the counts: the efficient-data-loading tutorial's model on 128 x 128 images
 compiles in 80-88 s and the same model on 28 x 28 images in 27 s (the System Analyser tutorial), with the same
-working tile-steps, tensor regions and program here (2.9 times the tensor windows, which would need 4 times a
+working tile-steps, tensor regions and program here (2.4 times the tensor windows, which would need 5.5 times a
 vertex's rate to close it); their data per tile differs. A cost per contiguous region an exchange moves does not
 explain it either (issue 20's session 9): Poplar's exchange code grows with the contiguous regions it sends (poplibs
 ``tests/poputil/TileMappingTest.cpp`` @7eac0f2: splitting "otherwise contiguous regions" of a convolution's halos
