@@ -212,12 +212,10 @@ def choose(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptio
     """
     candidates = [product, product.swapped()] if product.swappable else [product]
     allowed = options.temporary_bytes_allowed(spec)
-
-    def preference(chosen):  # as plan() chooses: a plan that fits the memory first, then the fastest
-        fits = chosen[1].temporary_bytes <= allowed
-        return (not fits, chosen[1].cycles(spec) if fits else chosen[1].temporary_bytes)
-
-    return min(((p, plan(p, spec, itemsize, options)) for p in candidates), key=preference)
+    return min(
+        ((p, plan(p, spec, itemsize, options)) for p in candidates),
+        key=lambda chosen: _preference(chosen[1], spec, allowed),
+    )
 
 
 def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions = DEFAULT_OPTIONS) -> ProductPlan:
@@ -226,22 +224,27 @@ def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions
     dtype = "float16" if itemsize == 2 else "float32"
     in_group, out_group = spec.channel_group(dtype), spec.output_channel_group(dtype, options.partials_type)
     allowed = options.temporary_bytes_allowed(spec)
-    best, best_cycles, smallest = None, None, None
+    tried = []
     for serial in _splits(ceil_div(product.cols, out_group)):
+        candidates = []
         for cols_split in _splits(ceil_div(product.cols, out_group)):
             for depth_split in _splits(ceil_div(product.depth, in_group)):
                 if cols_split * depth_split > spec.tiles:
                     continue
                 rows_split = min(product.rows, spec.tiles // (cols_split * depth_split))
-                candidate = _price(product, spec, itemsize, rows_split, cols_split, depth_split, serial, options)
-                if smallest is None or candidate.temporary_bytes < smallest.temporary_bytes:
-                    smallest = candidate
-                cycles = candidate.cycles(spec)
-                if candidate.temporary_bytes <= allowed and (best is None or cycles < best_cycles):
-                    best, best_cycles = candidate, cycles
-        if best is not None:
+                candidates.append(_price(product, spec, itemsize, rows_split, cols_split, depth_split, serial, options))
+        best = min(candidates, key=lambda candidate: _preference(candidate, spec, allowed))
+        if best.temporary_bytes <= allowed:
             return best
-    return smallest
+        tried += candidates
+    return min(tried, key=lambda candidate: _preference(candidate, spec, allowed))
+
+
+def _preference(candidate: ProductPlan, spec, allowed: int) -> tuple:
+    """How the planner ranks plans (the smallest first): one whose temporary memory fits ``allowed`` before one that
+    does not, then the fastest of those that fit, the least memory of those that do not."""
+    fits = candidate.temporary_bytes <= allowed
+    return (not fits, candidate.cycles(spec) if fits else candidate.temporary_bytes)
 
 
 def _price(
@@ -257,17 +260,9 @@ def _price(
     amp = amp_cycles(rows, depth, cols, channels, spec, dtype, options.partials_type)
     vector = vector_cycles(2 * rows * depth * cols, spec, spec.threads_per_tile)
     tiles = rows_split * cols_split * depth_split
-    # an operand laid out for the product is spread over the tiles sharing each of its slices (the cols' split for
-    # the left one, the rows' for the right): a tile receives the rest of its slice, and the operand is sent only
-    # where a slice is shared
-    left, right = rows * depth, depth * cols
-    left_sent, right_sent = product.rows * product.depth, product.depth * product.cols
-    if product.left_laid_out:
-        left -= left // cols_split
-        left_sent = left_sent if cols_split > 1 else 0
-    if product.right_laid_out:
-        right -= right // rows_split
-        right_sent = right_sent if rows_split > 1 else 0
+    # the left operand's slices are shared by the cols' split, the right one's by the rows' split
+    left, left_sent = _moved(rows * depth, product.rows * product.depth, cols_split, product.left_laid_out)
+    right, right_sent = _moved(depth * cols, product.depth * product.cols, rows_split, product.right_laid_out)
     received = (left + right) * itemsize
     sent = ceil_div((left_sent + right_sent) * itemsize, spec.tiles * serial)
     outputs = product.rows * ceil_div(product.cols, serial)
@@ -294,6 +289,15 @@ def _price(
         temporary,
         windows,
     )
+
+
+def _moved(slice_elements: int, elements: int, sharing: int, laid_out: bool) -> tuple:
+    """``(received, sent)``: the elements of one operand a busy tile receives (its slice) and those sent in all (the
+    whole operand, each piece once). An operand laid out for the product is spread over the ``sharing`` tiles that
+    use each slice: a tile receives the rest of its slice, and nothing is sent where no other tile shares it."""
+    if not laid_out:
+        return slice_elements, elements
+    return slice_elements - slice_elements // sharing, elements if sharing > 1 else 0
 
 
 def reduce_messages(depth_split: int) -> list:
