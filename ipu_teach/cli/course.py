@@ -301,11 +301,16 @@ def announce_when_ready(server: subprocess.Popen, host: str, port: int, url: str
     """Pass the server's log on to this process's error output, to its end; beside it, print ``url`` once the
     server answers and its start-up log is over."""
     last_line_at = [time.monotonic()]
-    threading.Thread(target=_announce, args=(server, host, port, url, last_line_at), daemon=True).start()
+    announcer = threading.Thread(target=_announce, args=(server, host, port, url, last_line_at), daemon=True)
+    announcer.start()
     for line in server.stderr:
         sys.stderr.buffer.write(line)
         sys.stderr.buffer.flush()
         last_line_at[0] = time.monotonic()
+    # the log ends with the server; the announcer ends within a probe of it. Waited for, so that it is never
+    # left holding the output's lock as this process exits (Python then aborts: "could not acquire lock for
+    # <stdout> at interpreter shutdown, possibly due to daemon threads")
+    announcer.join()
 
 
 def _announce(server: subprocess.Popen, host: str, port: int, url: str, last_line_at: list) -> None:

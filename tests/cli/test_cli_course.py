@@ -468,3 +468,16 @@ def test_a_server_that_fails_to_start_prints_no_address(tmp_path):
     _, parent = launch_announced(tmp_path, "fails")
     output, _ = parent.communicate(timeout=30)
     assert parent.returncode == 1 and output == "[I ServerApp] starting\n"
+
+
+def test_the_log_is_passed_on_until_the_announcer_has_finished(monkeypatch):
+    # A daemon thread still printing as the process exits makes Python abort ("could not acquire lock for
+    # <stdout> at interpreter shutdown"): announce_when_ready, which `serve` waits for, waits for its announcer.
+    finished = []
+    monkeypatch.setattr(course, "_announce", lambda *args: time.sleep(0.5) or finished.append(True))
+
+    class EndedServer:
+        stderr = []
+
+    course.announce_when_ready(EndedServer(), course.LOOPBACK, 1, "http://127.0.0.1:1/lab")
+    assert finished == [True]
