@@ -70,13 +70,13 @@ Example:
 >>> from ipu_teach import hardware
 >>> from ipu_teach.ipu.compile_time import GraphSize
 >>> round(hardware.HOST.compile_seconds(GraphSize(working_tile_steps=70_000, program_tile_steps=115_000)), 1)
-17.1
+17.0
 >>> wider = GraphSize(working_tile_steps=70_000, program_tile_steps=115_000, tensor_windows=50_000)
 >>> round(hardware.HOST.compile_seconds(wider), 1)
-21.4
+21.1
 >>> with_tensors = GraphSize(70_000, 115_000, tensor_windows=50_000, tensor_regions=30_000)
 >>> round(hardware.HOST.compile_seconds(with_tensors), 1)
-24.0
+23.5
 """
 
 from __future__ import annotations

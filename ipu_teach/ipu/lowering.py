@@ -215,22 +215,32 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
 def _transpose_cycles(product, phase, spec, itemsize) -> np.ndarray:
     """The rearrangement compute set before a backward product: the pass transposes (and, for a convolution's
     data gradient, flips) its operands (poplin's ConvProgramTree: ``weightsTranspose`` "if this is for the
-    backwards pass", ``transposeCSActs`` / ``transposeCSWeights``). Poplar transposes a tensor where it lives,
-    before the exchange copies it out: popops' ``addTransposeVertices`` maps each Transpose vertex by the tile
-    mapping of the tensor (lib/popops/Rearrange.cpp), so every element of the operands is moved once, on the
-    tiles a linear mapping gives it, not once per tile that then receives a copy of it, and as stored (a
+    backwards pass", ``transposeCSActs`` / ``transposeCSWeights``). Poplar transposes the operands on the tiles
+    their regroup copied them to (:func:`_regroup_bytes`): popops' ``addTransposeVertices`` maps each Transpose
+    vertex by the tile mapping of that copy (lib/popops/Rearrange.cpp), so every element of the operands is moved
+    once, spread over the tiles, not once per tile that then receives a copy of it, and as stored (a
     convolution's activations, not their view with every kernel position: ``MatrixProduct.stored_elements``).
     Forward products receive their operands in the layout they need, as do later serial passes (``phase``
     ``"serial pass"``) those the first one transposed: the exchange alone."""
     if phase != "backward":
         return np.zeros(spec.tiles, dtype=np.int64)
-    elements = memory_layout.mapped_bytes(product.stored_elements, itemsize, spec.tiles) // itemsize
+    elements = _regroup_bytes(product, spec, itemsize) // itemsize
     return _vertex_cycles(elements, hardware.VECTOR.transpose, hardware.VECTOR.transpose_vertex_cycles)
+
+
+def _regroup_bytes(product, spec, itemsize) -> np.ndarray:
+    """Per tile, the bytes of a backward product's operands that popops' ``regroupTensor`` copies there to be
+    transposed: its copy of the operands is spread over the IPU's tiles ("spread across all tiles",
+    lib/popops/Rearrange.cpp@7eac0f2, regroupTensorInternal, then ``copies.emplace_back(grouped, preRegroup)``),
+    an exchange of its own before the transpose, whose result the product's rearrangement then copies to the
+    plan's layout. Taken as a linear mapping of the operands as stored."""
+    return memory_layout.mapped_bytes(product.stored_elements, itemsize, spec.tiles)
 
 
 def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) -> list:
     """The compute sets one matrix product lowers to (see :mod:`.matrix_plan`): the operands' rearrangement
-    (an exchange, and in the backward pass a transpose), the convolution on the AMP and, if the depth is split,
+    (an exchange; in the backward pass first the regroup's copy to the tiles that transpose them, then the
+    transpose), the convolution on the AMP and, if the depth is split,
     the reduction of the partials in one to three stages (``reduce``, ``reduce1``, ``reduce2``: poplin's
     ``Reduce<i>``); all of them once per serial pass (later passes named ``.../serialK/...``)."""
     product, chosen = matrix_plan.choose(product, spec, itemsize, options)
@@ -243,6 +253,9 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
         sends = matrix_plan.per_tile(matrix_plan.transform_sends(product, chosen, itemsize), used, spec)
         # poplin transposes before the serial loop (weightsTranspose, transformPreSerial): on the first pass only
         transpose = _transpose_cycles(product, phase if k == 0 else "serial pass", spec, itemsize)
+        if transpose.any():  # the regroup's copy to the tiles that transpose: an exchange, no compute
+            idle = np.zeros(spec.tiles, np.int64)
+            steps.append(LoweredStep(f"{label}/regroup", phase, 0, idle, _regroup_bytes(product, spec, itemsize)))
         steps += [
             LoweredStep(f"{label}/transform", phase, 0, transpose, received, messages=messages, sends=sends),
             LoweredStep(

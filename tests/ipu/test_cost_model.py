@@ -233,25 +233,32 @@ def transposed_cycles(elements_per_tile):
     return np.where(elements_per_tile > 0, cycles, 0).astype(np.int64)
 
 
-def test_a_backward_product_transposes_each_stored_operand_element_once():
+def test_a_backward_product_regroups_and_transposes_each_stored_operand_element_once():
     """poplin's weightsTranspose / transposeCSActs: in the backward pass the rearrangement is a compute set too.
-    Poplar transposes a tensor on the tiles it is mapped to, before the exchange copies it (popops'
-    addTransposeVertices), so each element of the operands as stored is moved once: a 3x3 convolution's
-    weight gradient moves its activations and output gradient, not the 9 copies its windows view, nor the
-    copies the tiles then receive; only the first of the serial passes (poplin transposes before the loop)."""
+    popops' regroupTensor first copies the operands to the tiles that transpose them, spread over the IPU (an
+    exchange of its own), transposes them there (addTransposeVertices), and the product's rearrangement then
+    copies the result out, so each element of the operands as stored is moved once by the regroup and
+    transposed once: a 3x3 convolution's weight gradient moves its activations and output gradient, not the 9
+    copies its windows view, nor the copies the tiles then receive; only the first of the serial passes
+    (poplin transposes before the loop)."""
     positions, channels, filters = 20 * 56 * 56, 64, 64
     product = MatrixProduct(9 * channels, positions, filters, positions, "conv", kernel_positions=9)
     assert product.stored_elements == positions * channels + positions * filters
     options = matrix_plan.MatrixOptions(0.05, "half")
     assert matrix_plan.plan(product, MK2, 2, options).serial_split > 1
     steps = lowering._product_steps("c/Conv2D:0/grad", "backward", product, MK2, 2, 0, options)
-    transforms = [step for step in steps if step.name.endswith("/transform")]
+    names = [step.name for step in steps]
+    assert names[:3] == ["c/Conv2D:0/grad/regroup", "c/Conv2D:0/grad/transform", "c/Conv2D:0/grad"]
+    assert [name for name in names if name.endswith("/regroup")] == names[:1]
     per_tile = memory_layout.mapped_bytes(product.stored_elements, 2, MK2.tiles) // 2
+    assert np.array_equal(steps[0].received, 2 * per_tile) and not steps[0].cycles.any()
+    assert np.count_nonzero(per_tile) == MK2.tiles  # spread over every tile
+    transforms = [step for step in steps if step.name.endswith("/transform")]
     assert np.array_equal(transforms[0].cycles, transposed_cycles(per_tile))
     assert int(transforms[0].received.sum()) > 2 * product.stored_elements  # the exchange moves the copies
     assert len(transforms) > 1 and not any(step.cycles.any() for step in transforms[1:])
     forward = lowering._product_steps("c/Conv2D:0", "forward", product, MK2, 2, 0, options)
-    assert not forward[0].cycles.any() and forward[0].received.any()
+    assert forward[0].name == "c/Conv2D:0/transform" and not forward[0].cycles.any() and forward[0].received.any()
 
 
 def test_each_backward_product_of_a_model_has_its_transpose_compute_set():
