@@ -40,7 +40,7 @@ puts each stage on its own IPU, so its IPUs each hold the whole program's contro
 
 Where it is known to fall short (``benchmarks/bench_fidelity.py``'s validation, which nothing was fitted to): PopTorch
 compiles of a model with one large weight (the efficient-data-loading tutorial's 41,772 x 100 Linear, 4.2 M
-parameters: 80-88 s real, about 47 s here) and of a 4-IPU inference pipeline (the PopTorch pipelining tutorial: 35 s
+parameters: 80-88 s real, about 43 s here) and of a 4-IPU inference pipeline (the PopTorch pipelining tutorial: 35 s
 real, about 17 s here) come out about twice too fast. The Keras tutorial's compiles, the only figures these
 constants are fitted to, are one 35 k-parameter model on one or two IPUs, so they cannot tell what grows with a large
 weight or with four IPUs. Two candidates are ruled out: the tensors' bytes (the tutorial's training graph holds about
@@ -49,13 +49,13 @@ weight or with four IPUs. Two candidates are ruled out: the tensors' bytes (the 
 
 Published compile times beyond both sets (the check set ``benchmarks/fit_compile_time.py`` prints beside its fit) rule
 out a cost per parameter and a cost per IPU as the missing terms: ResNet-50 (25.6 M parameters, one IPU a replica)
-comes out 1.98x too slow and a 4-IPU pipeline of a small BERT 2.98x too slow, while the PopTorch MNIST application on
-one IPU lands at 1.42x and 1.15x. Refitting these counts' rates (non-negative) on the tutorial and the check set, with
+comes out 1.90x too slow and a 4-IPU pipeline of a small BERT 2.94x too slow, while the PopTorch MNIST application on
+one IPU lands at 1.43x and 1.14x. Refitting these counts' rates (non-negative) on the tutorial and the check set, with
 or without a constant per IPU, brought no more of the 10 validation compiles within 1.5x than the tutorial's fit
 (issue 20's session 9).
 What the misses share is invisible to the counts: the efficient-data-loading tutorial's model on 128 x 128 images
 compiles in 80-88 s and the same model on 28 x 28 images in 27 s (the System Analyser tutorial), with the same
-working tile-steps, tensor regions and program here (2.4 times the tensor windows, which would need 5.5 times a
+working tile-steps, tensor regions and program here (2.4 times the tensor windows, which would need 5.9 times a
 vertex's rate to close it); their data per tile differs. A cost per contiguous region an exchange moves does not
 explain it either (issue 20's session 9): Poplar's exchange code grows with the contiguous regions it sends (poplibs
 ``tests/poputil/TileMappingTest.cpp`` @7eac0f2: splitting "otherwise contiguous regions" of a convolution's halos
