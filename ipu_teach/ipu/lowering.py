@@ -212,20 +212,15 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
     return steps
 
 
-def _transpose_cycles(product, phase, spec, itemsize) -> np.ndarray:
+def _transpose_cycles(regrouped: np.ndarray, itemsize: int) -> np.ndarray:
     """The rearrangement compute set before a backward product: the pass transposes (and, for a convolution's
     data gradient, flips) its operands (poplin's ConvProgramTree: ``weightsTranspose`` "if this is for the
     backwards pass", ``transposeCSActs`` / ``transposeCSWeights``). Poplar transposes the operands on the tiles
-    their regroup copied them to (:func:`_regroup_bytes`): popops' ``addTransposeVertices`` maps each Transpose
-    vertex by the tile mapping of that copy (lib/popops/Rearrange.cpp), so every element of the operands is moved
-    once, spread over the tiles, not once per tile that then receives a copy of it, and as stored (a
-    convolution's activations, not their view with every kernel position: ``MatrixProduct.stored_elements``).
-    Forward products receive their operands in the layout they need, as do later serial passes (``phase``
-    ``"serial pass"``) those the first one transposed: the exchange alone."""
-    if phase != "backward":
-        return np.zeros(spec.tiles, dtype=np.int64)
-    elements = _regroup_bytes(product, spec, itemsize) // itemsize
-    return _vertex_cycles(elements, hardware.VECTOR.transpose, hardware.VECTOR.transpose_vertex_cycles)
+    their regroup copied them to (``regrouped``, :func:`_regroup_bytes`): popops' ``addTransposeVertices`` maps
+    each Transpose vertex by the tile mapping of that copy (lib/popops/Rearrange.cpp), so every element of the
+    operands is moved once, spread over the tiles, not once per tile that then receives a copy of it, and as stored
+    (a convolution's activations, not their view with every kernel position: ``MatrixProduct.stored_elements``)."""
+    return _vertex_cycles(regrouped // itemsize, hardware.VECTOR.transpose, hardware.VECTOR.transpose_vertex_cycles)
 
 
 def _regroup_bytes(product, spec, itemsize) -> np.ndarray:
@@ -251,11 +246,14 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
         received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
         messages = matrix_plan.per_tile(matrix_plan.transform_messages(product, chosen, itemsize), used, spec)
         sends = matrix_plan.per_tile(matrix_plan.transform_sends(product, chosen, itemsize), used, spec)
-        # poplin transposes before the serial loop (weightsTranspose, transformPreSerial): on the first pass only
-        transpose = _transpose_cycles(product, phase if k == 0 else "serial pass", spec, itemsize)
-        if transpose.any():  # the regroup's copy to the tiles that transpose: an exchange, no compute
-            idle = np.zeros(spec.tiles, np.int64)
-            steps.append(LoweredStep(f"{label}/regroup", phase, 0, idle, _regroup_bytes(product, spec, itemsize)))
+        # a backward product's operands are regrouped (an exchange, no compute) and transposed, before the serial
+        # loop (weightsTranspose, transformPreSerial): on the first pass only. Forward products receive their
+        # operands in the layout they need, as do later passes those the first one transposed: the exchange alone
+        transpose = np.zeros(spec.tiles, np.int64)
+        if phase == "backward" and k == 0:
+            regrouped = _regroup_bytes(product, spec, itemsize)
+            steps.append(LoweredStep(f"{label}/regroup", phase, 0, np.zeros(spec.tiles, np.int64), regrouped))
+            transpose = _transpose_cycles(regrouped, itemsize)
         steps += [
             LoweredStep(f"{label}/transform", phase, 0, transpose, received, messages=messages, sends=sends),
             LoweredStep(
