@@ -446,16 +446,37 @@ def _host_itemsize(array) -> int:
     return dtype.itemsize if dtype.kind == "f" else min(dtype.itemsize, 4) if dtype.kind in "iu" else 4
 
 
-def _per_weight_steps(weights, phase, what, flops_per_weight, spec, starts) -> list:
+def _per_weight_steps(weights, phase, what, flops_per_weight, spec, starts, reads_gradient=True) -> list:
     """One compute set per weight tensor, as each variable's update (or accumulation) is its own op in
     TensorFlow: small tensors leave most tiles idle and pay a sync each. Each value costs one ScaledAdd element
     per 2 of its FLOPs (a multiply-add), at least one (an accumulation's add). Each runs where its weight is
-    (``starts``, :func:`.memory_layout.weight_starts`)."""
+    (``starts``, :func:`.memory_layout.weight_starts`), its exchange first bringing the gradient there if it
+    ``reads_gradient`` (:func:`with_gradient_arrival`; an update after an accumulation reads the accumulator)."""
     steps = []
     for w in weights:
         (work,) = elementwise("scaled_add", bsp.ceil_div(flops_per_weight, 2) * int(w.size))
-        steps += _weight_step(w, what, phase, work, flops_per_weight * int(w.size), spec, starts)
+        (step,) = _weight_step(w, what, phase, work, flops_per_weight * int(w.size), spec, starts)
+        steps.append(with_gradient_arrival(step, w, spec) if reads_gradient else step)
     return steps
+
+
+def with_gradient_arrival(step: LoweredStep, weight, spec) -> LoweredStep:
+    """``step``, the first compute set that reads a weight's gradient on the weight's tiles, with the gradient's copy
+    there added to its exchange. The product that made the gradient left it in its own plan's layout, spread over
+    the IPU from the plan's start tile, not in the weight's: poplin's weight update computes the deltas by the
+    weight-update plan, then adds them by the weights' tile mapping (lib/poplin/Convolution.cpp@7eac0f2,
+    convolutionWeightUpdate: calculateWeightDeltas, then scaledAddTo; lib/popops/ScaledAdd.cpp maps its vertices by
+    the first operand's tiles, so the deltas each vertex reads are exchanged to it first). A weight tile hears
+    from the gradient's tiles its slice lies across (:func:`.memory_layout.relayout_messages`), and from the tile
+    holding an optimizer value the step is scaled by, if any (``step.received`` already: one message)."""
+    itemsize = weight.dtype.itemsize
+    at_weight = memory_layout.mapped_bytes(weight.size, itemsize, spec.tiles, step.first_tile)
+    made = memory_layout.mapped_bytes(weight.size, itemsize, spec.tiles, tile_placement.PRODUCT_START_TILE)
+    incoming, outgoing = memory_layout.relayout_messages(at_weight, made)
+    scalar = step.received > 0
+    if scalar.any():  # the optimizer value, on the weight's first tile, broadcast in one message
+        outgoing = outgoing + (np.arange(spec.tiles) == step.first_tile)
+    return replace(step, received=step.received + at_weight, messages=incoming + scalar, sends=outgoing)
 
 
 def _weight_step(weight, what, phase, work, flops, spec, starts) -> list:
@@ -464,13 +485,16 @@ def _weight_step(weight, what, phase, work, flops, spec, starts) -> list:
     return _vector_steps(name, phase, work, spec, weight.dtype.itemsize, flops, start=starts[weight.name])
 
 
-def _popart_update_steps(weights, passes, flops_per_weight, spec, starts) -> list:
+def _popart_update_steps(weights, passes, flops_per_weight, spec, starts, reads_gradient=True) -> list:
     """PopART's update of each weight (:func:`.popart_program.weight_update_passes`): a compute set per popops call
     of its ops, on the weight's tiles (the negated learning rate on one), the update's FLOPs on its first. A pass
     scaled by an optimizer value held as a tensor first sends that value to every tile of the weight; a fused map
     expression's vertex does its codelet's per-element work ``update.fused`` times, at one vertex's fixed cost: the
     fixed cost every element-wise vertex here pays (``hardware.VECTOR.elementwise_vertex_cycles``), one model for all of
-    them, though Poplar's own estimate of the generated vertex starts at 20 cycles (ExpressionGenerator.cpp)."""
+    them, though Poplar's own estimate of the generated vertex starts at 20 cycles (ExpressionGenerator.cpp). The
+    gradient arrives on the weight's tiles in the exchange of the pass that first reads it there
+    (``UpdatePass.reads_gradient``, :func:`with_gradient_arrival`), unless an accumulation read it (``reads_gradient``
+    False)."""
     steps = []
     for w in weights:
         for k, update in enumerate(passes):
@@ -480,7 +504,7 @@ def _popart_update_steps(weights, passes, flops_per_weight, spec, starts) -> lis
             (step,) = _weight_step(w, update.name, "update", work, flops, spec, starts)
             fixed = np.where(step.cycles > 0, hardware.VECTOR.elementwise_vertex_cycles, 0)
             step.cycles = (step.cycles - fixed) * update.fused + fixed
-            steps.append(step)
+            steps.append(with_gradient_arrival(step, w, spec) if update.reads_gradient and reads_gradient else step)
     return steps
 
 
@@ -659,10 +683,11 @@ def lower(
         passes = (
             popart_program.weight_update_passes(model.optimizer, accumulation) if program_builder == "popart" else None
         )
+        unaccumulated = accumulation == 1  # else the accumulation read the gradient and the update reads its sum
         updates = (
-            _per_weight_steps(weights, "update", "update", flops, spec, weight_starts)
+            _per_weight_steps(weights, "update", "update", flops, spec, weight_starts, unaccumulated)
             if passes is None
-            else _popart_update_steps(weights, passes, flops, spec, weight_starts)
+            else _popart_update_steps(weights, passes, flops, spec, weight_starts, unaccumulated)
         )
         slots = [
             memory_layout.weight_memory(weights, spec, weight_starts, f"/slot{s}", "optimizer state")

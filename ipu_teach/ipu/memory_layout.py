@@ -96,6 +96,30 @@ def mapped_bytes(elements: int, itemsize: int, tiles: int, start: int = 0) -> np
     return tile_placement.place(laid * itemsize, start, tiles)
 
 
+def relayout_messages(receiving: np.ndarray, sending: np.ndarray) -> tuple:
+    """``(incoming, outgoing)`` messages per tile when a tensor held as ``sending`` bytes per tile is copied to a
+    layout of ``receiving`` bytes per tile that another plan made, unrelated to it: a slice of ``b`` bytes lies
+    across ``b / g + 1`` pieces of ``g`` bytes on average (an interval at a random offset on a grid of pieces),
+    rounded to the nearest whole message, and no more than the other side has tiles.
+
+    Example: a weight on 4 tiles receiving its gradient from 2
+
+    >>> import numpy as np
+    >>> from ipu_teach.ipu import memory_layout
+    >>> weight, gradient = np.array([0, 100, 100, 100, 100]), np.array([200, 200, 0, 0, 0])
+    >>> incoming, outgoing = memory_layout.relayout_messages(weight, gradient)
+    >>> incoming.tolist(), outgoing.tolist()
+    ([0, 2, 2, 2, 2], [3, 3, 0, 0, 0])
+    """
+
+    def pieces(slices: np.ndarray, others: np.ndarray) -> np.ndarray:
+        piece = others[others > 0].mean()
+        count = np.floor(slices / piece + 1.5).astype(np.int64)  # 1 + b / g, to the nearest whole
+        return np.where(slices > 0, np.minimum(count, np.count_nonzero(others)), 0)
+
+    return pieces(receiving, sending), pieces(sending, receiving)
+
+
 def weight_memory(weights, spec, starts: dict, name_suffix="", category="variables") -> list:
     """Each weight mapped linearly from its start tile (``starts``: ``{weight name: tile}``, where the graph's
     linear mapper put it, :func:`weight_starts`); its optimizer slots and accumulator are laid out like it."""

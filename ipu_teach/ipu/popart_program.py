@@ -72,6 +72,9 @@ class UpdatePass:
     fused: int = 1
     """A fused ``popops::map`` expression (codelet ``"map_expression_op"``): its ops times its inputs over the
     weight, which Poplar's estimate of the vertex it generates charges per element (``hardware.VECTOR``)."""
+    reads_gradient: bool = False
+    """The first pass in the weight's layout that reads its gradient (or adds it to the optimizer state laid out like
+    the weight): the gradient is copied there before it (``lowering.gradient_arrival_step``)."""
 
 
 _NEGATE = "add"
@@ -83,7 +86,7 @@ SGD0_VAR_UPDATE = (
     # so w *= wdsf0 is always a compute set; then neg(slr0) and w += -slr0 * g
     UpdatePass("SGD0VarUpdate/nonConstWeightDecay", "add", tensor_scale=True),
     UpdatePass("SGD0VarUpdate/neg", _NEGATE, over_weight=False),
-    UpdatePass("SGD0VarUpdate/nonConstScaledSubtract", "scaled_add", tensor_scale=True),
+    UpdatePass("SGD0VarUpdate/nonConstScaledSubtract", "scaled_add", tensor_scale=True, reads_gradient=True),
 )
 """SGD without momentum: PopART's SGD0 (sgd.cpp, SGD::createOp: no momentum -> SGD0ComboOp; SGD0Decompose makes it
 one SGD0VarUpdateOp without gradient accumulation)."""
@@ -94,7 +97,7 @@ SGD2_UPDATE = (
     # accl += swd1 * w is left out when the weight decay is the constant 0
     UpdatePass("SGD1AcclUpdate/nonConstMomentumScaling", "add", tensor_scale=True),
     # then an AccumulateOp (DampenedAdd, dpsf1 = 1 - dampening a constant 1): AccumulateOpx's "constAdd"
-    UpdatePass("Accumulate/constAdd", "scaled_add"),
+    UpdatePass("Accumulate/constAdd", "scaled_add", reads_gradient=True),
     # then SGD2VarUpdateOp, an SGD1VarUpdateOp: neg(slr1) and w += -slr1 * accl (SGD1VarUpdateOpx::grow)
     UpdatePass("SGD1VarUpdate/neg", _NEGATE, over_weight=False),
     UpdatePass("SGD1VarUpdate/nonConstScaledSubtractSGD1", "scaled_add", tensor_scale=True),
@@ -111,9 +114,9 @@ ZERO_ACCUMULATOR = UpdatePass("AccumulatorZero/zero", "add")
 zeroAccumulator, willow/src/patterns/optimizerdecompose.cpp; popops::zero), beside the accumulation itself."""
 
 
-def _fused(name: str, ops: int, inputs: int) -> UpdatePass:
+def _fused(name: str, ops: int, inputs: int, reads_gradient: bool = False) -> UpdatePass:
     """A ``popops::map`` of an expression of ``ops`` ops over ``inputs`` tensors the size of the weight."""
-    return UpdatePass(name, "map_expression_op", fused=ops * inputs)
+    return UpdatePass(name, "map_expression_op", fused=ops * inputs, reads_gradient=reads_gradient)
 
 
 def adam_update_passes(weight_decay: float, decoupled: bool, accumulation: int = 1) -> tuple:
@@ -135,7 +138,7 @@ def adam_update_passes(weight_decay: float, decoupled: bool, accumulation: int =
     return (
         UpdatePass("Scale/gradUnscale", "add"),
         *(() if decoupled else (UpdatePass("ScaledAdd/weightDecayScale", "scaled_add"),)),
-        _fused("Accumulate/constMovingAverage", ops=3, inputs=2),  # b1 * m + (1 - b1) * g
+        _fused("Accumulate/constMovingAverage", ops=3, inputs=2, reads_gradient=True),  # b1 * m + (1 - b1) * g
         _fused("Accumulate/constMovingAverageSquare", ops=4, inputs=2),  # b2 * v + (1 - b2) * g * g
         *((ZERO_ACCUMULATOR,) if accumulation > 1 else ()),
         UpdatePass("AdamUpdater/updateStep", "add", over_weight=False),

@@ -92,7 +92,7 @@ def print_profile_summary(report: Report, top: int = 5) -> None:
     Memory:
     ...
     Execution (one execution):
-      96,372 cycles = 72.5 us simulated; compute 11,018 (11.4%), sync 58,600 (60.8%), exchange 26,754 (27.8%)
+      96,392 cycles = 72.5 us simulated; compute 11,018 (11.4%), sync 58,600 (60.8%), exchange 26,774 (27.8%)
     ...
     """
     print(profile_summary(report, top))

@@ -279,6 +279,34 @@ def test_each_weight_is_updated_in_its_own_compute_set():
     assert all(flops[f"{w}/update"] == model.optimizer.update_flops_per_weight * n for w, n in sizes.items())
 
 
+@pytest.mark.parametrize("accumulation", [None, 2])
+def test_each_gradient_is_copied_to_its_weights_tiles_by_the_first_step_that_reads_it(accumulation):
+    """The product that made a weight's gradient left it in its own layout: the exchange of the first compute set
+    that reads it on the weight's tiles (the update, else the accumulation) moves every byte of it there, each weight
+    tile hearing from the pieces its slice lies across; an update of the accumulated sum moves nothing."""
+    model, graph = lowered(accumulation=accumulation)
+    steps = {s.name: s for s in graph.update}
+    reader, other = ("accumulate", "update") if accumulation else ("update", None)
+    for w in model.trainable_weights:
+        name, nbytes = w.name.rsplit(":", 1)[0], w.size * w.dtype.itemsize
+        step = steps[f"{name}/{reader}"]
+        assert int(step.received.sum()) == nbytes
+        assert np.array_equal(step.received > 0, step.cycles > 0)  # where the step runs: the weight's tiles
+        made = memory_layout.mapped_bytes(w.size, w.dtype.itemsize, MK2.tiles, 0)  # the gradient, from tile 0
+        incoming, outgoing = memory_layout.relayout_messages(step.received, made)
+        assert np.array_equal(step.messages, incoming) and np.array_equal(step.sends, outgoing)
+        if other:
+            assert not steps[f"{name}/{other}"].received.any()
+
+
+def test_a_slice_hears_from_each_piece_of_the_other_layout_it_lies_across():
+    incoming, outgoing = memory_layout.relayout_messages(np.array([1000, 1000, 0]), np.array([0, *[250] * 6]))
+    assert incoming.tolist() == [5, 5, 0]  # 4 pieces of 250 B and the misaligned one, on average
+    assert outgoing.tolist() == [0, *[1] * 6]  # 250 / 1000 + 1, to the nearest whole
+    one_tile, _ = memory_layout.relayout_messages(np.array([64, 0]), np.array([0, 64]))
+    assert one_tile.tolist() == [1, 0]  # never more than the other side has tiles
+
+
 @pytest.mark.parametrize(
     "optimizer, slots, flops",
     [
