@@ -455,29 +455,29 @@ class HostSpec:
         "executable); fitted with the four below by benchmarks/fit_compile_time.py to the Keras tutorial's eight "
         "compile times (training ~30-32 s, evaluation ~14 s, 1 IPU, 2 replicas and a 2-IPU pipeline: 36 s and "
         "17 s), first-epoch time less the epoch's logged run time",
-        default=6.54,
+        default=6.89,
     )
     compile_s_per_working_tile_step: float = _figure(
         "approximate: per compute set and tile working in it, the vertices, their state and the exchange code "
         "Poplar generates (ipu_teach.ipu.compile_time); fitted with compile_base_s",
-        default=8.15e-5,
+        default=7.76e-5,
     )
     compile_s_per_tensor_window: float = _figure(
         "approximate: per tensor window a convolution's or product's vertex connects (ipu_teach.ipu.compile_time): "
         "taken as a vertex's cost, compile_s_per_working_tile_step; fitted with it as one, since the tutorial's "
         "eight compiles (one model) cannot tell them apart",
-        default=8.15e-5,
+        default=7.76e-5,
     )
     compile_s_per_tensor_region: float = _figure(
         "approximate: per tensor and tile holding part of it, the Poplar variable region laid out and allocated "
         "there (ipu_teach.ipu.compile_time): taken as a vertex's cost, compile_s_per_working_tile_step, and fitted "
         "with it as one, as compile_s_per_tensor_window is",
-        default=8.15e-5,
+        default=7.76e-5,
     )
     compile_s_per_program_tile_step: float = _figure(
         "approximate: per superstep of the program and tile of each IPU of a replica, the control code and sync "
         "every tile holds, working or not (why a pipeline's IPUs add compile time); fitted with compile_base_s",
-        default=4.14e-5,
+        default=3.99e-5,
     )
     executable_load_s: float = _figure(
         "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0

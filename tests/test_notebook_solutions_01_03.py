@@ -76,9 +76,10 @@ def test_01_exercise_3_a_hidden_layer_adds_its_own_compute_sets(capsys):
     )
     assert fewer > 0
     assert hidden.graph.compute_sets - plain.graph.compute_sets == len(own) - fewer
-    # its product, rearrangement and partials' reduction (two stages), bias add, ReLU; their gradients (the
-    # products' operands each regrouped first, the bias gradient a reduction in two stages); the two weights' updates
-    assert len(own) == 19
+    # its product, rearrangement and partials' reduction (two stages), bias add, ReLU; their gradients (each
+    # product's transposed operand regrouped and copied into the plan's layout first, the bias gradient a reduction in
+    # two stages); the two weights' updates
+    assert len(own) == 21
     assert {step.phase for step in own} == {"forward", "backward", "update"}
     for executable in (plain, hidden):
         assert executable.compile_seconds == pytest.approx(compile_time.compile_seconds(executable.graph))

@@ -38,15 +38,36 @@ class MatrixProduct:
     kernel_positions: int = 1
     left_laid_out: bool = False
     right_laid_out: bool = False
-    """Whether the left (``rows x depth``) or right (``depth x cols``) operand is a variable laid out for this
-    product: Graphcore's TensorFlow (its allocation finder) and PopART (an op that creates its inputs) create a
-    weight with poplin's ``createWeights`` for the first product that reads it, so each tile already holds its
-    share of the slices it needs; any other operand is the output of an op laid out its own way."""
+    """Whether the left (``rows x depth``) or right (``depth x cols``) operand is laid out for this product, a
+    variable or the step's data (``autograd.function.Context.laid_out_inputs``): Graphcore's TensorFlow (its
+    allocation finder) and PopART (an op that creates its inputs) create it with poplin's ``createWeights`` or
+    ``createInput`` for the first product that reads it, so each tile already holds its share of the slices it
+    needs; any other operand is the output of an op laid out its own way."""
+    left_transposed: bool = False
+    right_transposed: bool = False
+    """Whether the left or right operand is read as a transposed view of how it is stored (a backward product's
+    ``x.T`` or ``w.T``, a weight-update convolution's activations with the positions as their depth): its innermost
+    dimension is not contiguous, so poplin regroups and transposes it before the product, then copies it into the
+    plan's layout (``regroupIfBeneficialForPlan``: the grouping it detects is 1)."""
+
+    @property
+    def left_elements(self) -> int:
+        """Elements of the left operand as it is stored (without the repeats of its windows)."""
+        return self.rows * self.depth // self.kernel_positions
+
+    @property
+    def right_elements(self) -> int:
+        return self.depth * self.cols
 
     @property
     def stored_elements(self) -> int:
         """Elements of both operands as they are stored (the left one without its repeats)."""
-        return self.rows * self.depth // self.kernel_positions + self.depth * self.cols
+        return self.left_elements + self.right_elements
+
+    @property
+    def transposed_elements(self) -> int:
+        """Elements of the operands read as transposed views (``left_transposed``, ``right_transposed``), as stored."""
+        return self.left_elements * self.left_transposed + self.right_elements * self.right_transposed
 
     @property
     def flops(self) -> int:
@@ -67,6 +88,8 @@ class MatrixProduct:
             cols=self.rows,
             left_laid_out=self.right_laid_out,
             right_laid_out=self.left_laid_out,
+            left_transposed=self.right_transposed,
+            right_transposed=self.left_transposed,
         )
 
 

@@ -22,13 +22,17 @@ from .tensor import Node, Tensor, as_tensor, is_grad_enabled
 class Context:
     """Scratch space shared by forward and backward of one application."""
 
-    def __init__(self, needs_input_grad, input_shapes, itemsize, variable_inputs=()):
+    def __init__(self, needs_input_grad, input_shapes, itemsize, laid_out_inputs=()):
         self.needs_input_grad = needs_input_grad
         self.input_shapes = input_shapes
         self.itemsize = itemsize
-        self.variable_inputs = variable_inputs
-        """Per input, whether it is a variable, a weight the program keeps (:func:`is_variable`): Poplar lays a
-        weight out for the product that reads it (``MatrixProduct.right_laid_out``)."""
+        self.laid_out_inputs = laid_out_inputs
+        """Per input, whether no op of the step made it, so that it can be laid out for the product that reads it
+        (``MatrixProduct.left_laid_out``, ``right_laid_out``): a variable, a weight the program keeps
+        (:func:`is_variable`), or, while a step is recorded, the step's data or a constant, or a view of one
+        (``Function.view``). Graphcore's TensorFlow creates each for its first product (its allocation finder:
+        parameters, infeeds and constants are allocating, found through reshapes, hlo_extensions.cc), as PopART's
+        creators do; any other operand is the output of an op laid out its own way."""
         self.saved = ()
         self.output_shape = None
 
@@ -56,6 +60,8 @@ class OpRecord:
 allocation.keep_freed_memory()  # the ops' arrays reuse freed memory from step to step, as a framework's pool
 
 _recorders = OpenBlocks()
+_made = OpenBlocks()
+"""Per open :func:`record` block, the ids of the tensors its ops made (not the step's data, nor views of it)."""
 _scopes = OpenBlocks([""])
 _repeating = OpenBlocks()
 
@@ -63,7 +69,7 @@ _repeating = OpenBlocks()
 @contextlib.contextmanager
 def record():
     """Collect an :class:`OpRecord` for every op applied inside the block."""
-    with _recorders.pushed([]) as tape:
+    with _recorders.pushed([]) as tape, _made.pushed(set()):
         yield tape
 
 
@@ -113,6 +119,10 @@ class Function:
     autocast = True
     """Whether ``apply`` first brings floating inputs to the layer's compute dtype (Keras' autocasting, under a
     mixed-precision policy); False for ``CastOp``, the op autocasting applies."""
+
+    view = False
+    """Whether the op's output is a view of its input (Reshape): a view of the step's data is still data, which a
+    product that reads it can have laid out for it (``Context.laid_out_inputs``)."""
 
     @staticmethod
     def forward(ctx, *arrays, **params):
@@ -170,13 +180,17 @@ class Function:
         arrays = [t.array for t in tensors]
         needs = tuple(t.requires_grad for t in tensors) if is_grad_enabled() else (False,) * len(tensors)
         itemsize = max((a.itemsize for a in arrays if a.dtype.kind == "f"), default=4)
-        ctx = Context(needs, tuple(a.shape for a in arrays), itemsize, tuple(is_variable(t) for t in tensors))
+        made = _made[-1] if _recorders else None
+        laid_out = tuple(is_variable(t) or (made is not None and id(t) not in made) for t in tensors)
+        ctx = Context(needs, tuple(a.shape for a in arrays), itemsize, laid_out)
         traced = any(symbolic.is_symbolic(a) for a in arrays)  # shape-only: the same record, no numerics
         data = cls.infer(ctx, *arrays, **params) if traced else cls.forward(ctx, *arrays, **params)
         ctx.output_shape = data.shape
         out = Tensor(data, requires_grad=any(needs))
         if out.requires_grad:
             out.node = Node(cls, ctx, tensors)
+        if made is not None and not (cls.view and all(laid_out)):
+            made.add(id(out))
         if _recorders:
             records = [
                 OpRecord(name, _scopes[-1], *seen, bool(_repeating)) for name, *seen in cls.recorded_as(ctx, params)

@@ -40,8 +40,8 @@ puts each stage on its own IPU, so its IPUs each hold the whole program's contro
 
 Where it is known to fall short (``benchmarks/bench_fidelity.py``'s validation, which nothing was fitted to): PopTorch
 compiles of a model with one large weight (the efficient-data-loading tutorial's 41,772 x 100 Linear, 4.2 M
-parameters: 80-88 s real, about 43 s here) and of a 4-IPU inference pipeline (the PopTorch pipelining tutorial: 35 s
-real, about 17 s here) come out about twice too fast. The Keras tutorial's compiles, the only figures these
+parameters: 80-88 s real, about 42 s here) and of a 4-IPU inference pipeline (the PopTorch pipelining tutorial: 35 s
+real, about 18 s here) come out about twice too fast. The Keras tutorial's compiles, the only figures these
 constants are fitted to, are one 35 k-parameter model on one or two IPUs, so they cannot tell what grows with a large
 weight or with four IPUs. Two candidates are ruled out: the tensors' bytes (the tutorial's training graph holds about
 250 MB and compiles in 30 s) and the weights' host copies (PopART rearranges a variable's stream on the host,
@@ -49,8 +49,8 @@ weight or with four IPUs. Two candidates are ruled out: the tensors' bytes (the 
 
 Published compile times beyond both sets (the check set ``benchmarks/fit_compile_time.py`` prints beside its fit) rule
 out a cost per parameter and a cost per IPU as the missing terms: ResNet-50 (25.6 M parameters, one IPU a replica)
-comes out 1.90x too slow and a 4-IPU pipeline of a small BERT 2.94x too slow, while the PopTorch MNIST application on
-one IPU lands at 1.43x and 1.14x. Refitting these counts' rates (non-negative) on the tutorial and the check set, with
+comes out 1.83x too slow and a 4-IPU pipeline of a small BERT 2.96x too slow, while the PopTorch MNIST application on
+one IPU lands at 1.45x and 1.15x. Refitting these counts' rates (non-negative) on the tutorial and the check set, with
 or without a constant per IPU, brought no more of the 10 validation compiles within 1.5x than the tutorial's fit
 (issue 20's session 9).
 What the misses share is invisible to the counts: the efficient-data-loading tutorial's model on 128 x 128 images
@@ -70,13 +70,13 @@ Example:
 >>> from ipu_teach import hardware
 >>> from ipu_teach.ipu.compile_time import GraphSize
 >>> round(hardware.HOST.compile_seconds(GraphSize(working_tile_steps=70_000, program_tile_steps=115_000)), 1)
-17.0
+16.9
 >>> wider = GraphSize(working_tile_steps=70_000, program_tile_steps=115_000, tensor_windows=50_000)
 >>> round(hardware.HOST.compile_seconds(wider), 1)
-21.1
+20.8
 >>> with_tensors = GraphSize(70_000, 115_000, tensor_windows=50_000, tensor_regions=30_000)
 >>> round(hardware.HOST.compile_seconds(with_tensors), 1)
-23.5
+23.1
 """
 
 from __future__ import annotations

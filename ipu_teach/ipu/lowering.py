@@ -224,36 +224,56 @@ def _transpose_cycles(regrouped: np.ndarray, itemsize: int) -> np.ndarray:
 
 
 def _regroup_bytes(product, spec, itemsize) -> np.ndarray:
-    """Per tile, the bytes of a backward product's operands that popops' ``regroupTensor`` copies there to be
-    transposed: its copy of the operands is spread over the IPU's tiles ("spread across all tiles",
-    lib/popops/Rearrange.cpp@7eac0f2, regroupTensorInternal, then ``copies.emplace_back(grouped, preRegroup)``),
-    an exchange of its own before the transpose, whose result the product's rearrangement then copies to the
-    plan's layout. Taken as a linear mapping of the operands as stored."""
-    return memory_layout.mapped_bytes(product.stored_elements, itemsize, spec.tiles)
+    """Per tile, the bytes of a product's operands read as transposed views (a backward product's, ``MatrixProduct.
+    transposed_elements``) that popops' ``regroupTensor`` copies there to be transposed: its copy is spread over
+    the IPU's tiles ("spread across all tiles", lib/popops/Rearrange.cpp@7eac0f2, regroupTensorInternal, then
+    ``copies.emplace_back(grouped, preRegroup)``), an exchange of its own before the transpose, whose result the
+    product's rearrangement then copies to the plan's layout. Taken as a linear mapping of the operands as stored."""
+    return memory_layout.mapped_bytes(product.transposed_elements, itemsize, spec.tiles)
+
+
+def _rearrange_step(label, phase, elements, chosen, spec, itemsize) -> LoweredStep:
+    """The copy of ``elements`` of a product's operands into its plan's layout (named ``.../rearrange``,
+    :func:`.matrix_plan.rearranged_elements`): an exchange of its own, no compute, each element moved once from where
+    it was made (spread over the IPU) to its share of the plan's tiles, which hear from the pieces their share lies
+    across."""
+    used = chosen.tiles
+    received = matrix_plan.per_tile(bsp.ceil_div(elements * itemsize, used), used, spec)
+    incoming, outgoing = memory_layout.relayout_messages(
+        received, memory_layout.mapped_bytes(elements, itemsize, spec.tiles)
+    )
+    zeros = np.zeros(spec.tiles, np.int64)
+    return LoweredStep(f"{label}/rearrange", phase, 0, zeros, received, messages=incoming, sends=outgoing)
 
 
 def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) -> list:
     """The compute sets one matrix product lowers to (see :mod:`.matrix_plan`): the operands' rearrangement
-    (an exchange; in the backward pass first the regroup's copy to the tiles that transpose them, then the
-    transpose), the convolution on the AMP and, if the depth is split,
+    (an exchange; for operands read as transposed views, a backward product's, first the regroup's copy to the
+    tiles that transpose them, then the transpose; before it, the copy of those operands and of any broadcast to
+    many tiles into the plan's layout, ``rearrange``),
+    the convolution on the AMP and, if the depth is split,
     the reduction of the partials in one to three stages (``reduce``, ``reduce1``, ``reduce2``: poplin's
     ``Reduce<i>``); all of them once per serial pass (later passes named ``.../serialK/...``)."""
     product, chosen = matrix_plan.choose(product, spec, itemsize, options)
     used = chosen.tiles
+    rearranged = matrix_plan.rearranged_elements(product, chosen)
     steps = []
     for k in range(chosen.serial_split):
         label = name if k == 0 else f"{name}/serial{k}"
         received = matrix_plan.per_tile(chosen.transform_bytes, used, spec)
         messages = matrix_plan.per_tile(matrix_plan.transform_messages(product, chosen, itemsize), used, spec)
         sends = matrix_plan.per_tile(matrix_plan.transform_sends(product, chosen, itemsize), used, spec)
-        # a backward product's operands are regrouped (an exchange, no compute) and transposed, before the serial
-        # loop (weightsTranspose, transformPreSerial): on the first pass only. Forward products receive their
-        # operands in the layout they need, as do later passes those the first one transposed: the exchange alone
+        # before the serial loop (transformPreSerial), on the first pass only: operands read as transposed views (a
+        # backward product's) are regrouped (an exchange, no compute) and transposed (weightsTranspose); they and
+        # operands broadcast to many tiles are then copied into the plan's layout. Every pass then receives its
+        # slices (the exchange alone on later passes)
         transpose = np.zeros(spec.tiles, np.int64)
-        if phase == "backward" and k == 0:
+        if product.transposed_elements and k == 0:
             regrouped = _regroup_bytes(product, spec, itemsize)
             steps.append(LoweredStep(f"{label}/regroup", phase, 0, np.zeros(spec.tiles, np.int64), regrouped))
             transpose = _transpose_cycles(regrouped, itemsize)
+        if rearranged and k == 0:
+            steps.append(_rearrange_step(label, phase, rearranged, chosen, spec, itemsize))
         steps += [
             LoweredStep(f"{label}/transform", phase, 0, transpose, received, messages=messages, sends=sends),
             LoweredStep(

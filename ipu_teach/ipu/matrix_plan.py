@@ -6,8 +6,10 @@ tiles. Each split has a price, and the planner takes the cheapest:
 - the operands are first rearranged to where the split needs them (poplibs' ``transformPre``): an
   exchange in which each tile receives its slice of both operands. Exchange is receiver-selected, so a
   weight slice that many tiles need is sent once and received by all of them (a broadcast). A weight read
-  by its forward product was laid out for it (``MatrixProduct.right_laid_out``): a tile already holds its
-  share of its slice and receives only the rest;
+  by its forward product was laid out for it (``MatrixProduct.right_laid_out``), as is the step's data: a tile
+  already holds its share of its slice and receives only the rest. An operand made elsewhere whose slices go to
+  more than 7 tiles, or read as a transposed view (a backward product's ``x.T``), is first copied into the plan's
+  layout, an exchange of its own (:func:`rearranged_elements`);
 - the tiles compute on their matrix units (``convolve``): per group of input channels and of output
   channels (one per conv unit) a pass loads the weights, then each of the six workers runs through its
   share of the output positions, at poplibs' estimates of the vertex Poplar picks (:mod:`.amp_vertex`:
@@ -313,6 +315,38 @@ def reduce_messages(depth_split: int) -> list:
     """
     depths = [depth_split, *reduction_depths(depth_split)]
     return [ceil_div(depth_in, depth_out) for depth_in, depth_out in zip(depths, depths[1:])]
+
+
+MAX_BROADCAST_DESTINATIONS = 7
+"""The most tiles an operand slice is broadcast to in the layout it arrives in: beyond it poplin first copies the
+operand into the plan's layout, so that the broadcast reads one layout (lib/poplin/Convolution.cpp@7eac0f2:
+inViewMaxBroadcastDests and weightViewMaxBroadcastDests, 7; "rearranging the data once and broadcasting the
+rearranged data ... trades increased execution time for reduced memory usage")."""
+
+
+def rearranged_elements(product: MatrixProduct, chosen: ProductPlan) -> int:
+    """Elements of the operands poplin copies into the plan's layout before the product's own exchange (its
+    ``actsRearranged`` and ``weightsRearranged``, postTranspose copies of convolutionPreprocess): an operand read as a
+    transposed view (``MatrixProduct.left_transposed``, ``right_transposed``: the grouping poplin detects is 1) or
+    whose slices are shared by more than :data:`MAX_BROADCAST_DESTINATIONS` tiles (the input by the columns' split,
+    the weights by the rows'), unless it was laid out for the product (the copy is then elided). Each element is
+    copied once, as stored.
+
+    Example: a Dense layer's weights are laid out for it, its input from the layer before is not
+
+    >>> from ipu_teach import hardware
+    >>> from ipu_teach.autograd.cost import MatrixProduct
+    >>> from ipu_teach.ipu import matrix_plan
+    >>> dense = MatrixProduct(rows=32, depth=784, cols=128, channels=784, right_laid_out=True)
+    >>> split = matrix_plan._price(dense, hardware.MK2, 4, rows_split=8, cols_split=8, depth_split=1)
+    >>> matrix_plan.rearranged_elements(dense, split)  # the input, broadcast to 8 tiles
+    25088
+    """
+    left = product.left_transposed or chosen.cols_split > MAX_BROADCAST_DESTINATIONS
+    right = product.right_transposed or chosen.rows_split > MAX_BROADCAST_DESTINATIONS
+    return (0 if product.left_laid_out or not left else product.left_elements) + (
+        0 if product.right_laid_out or not right else product.right_elements
+    )
 
 
 ACTIVATIONS_BYTES_PER_TILE = 128

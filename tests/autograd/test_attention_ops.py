@@ -34,7 +34,10 @@ def test_batch_matmul_costs_one_grouped_product_and_its_two_gradients():
     (rec,) = tape
     assert rec.forward.products == (MatrixProduct(groups * m, k, n, k),)
     assert rec.forward.flops == 2 * groups * m * k * n and rec.forward.vector_flops == 0
-    assert rec.backward.products == (MatrixProduct(groups * m, n, k, n), MatrixProduct(groups * k, m, n, m))
+    assert rec.backward.products == (  # grad @ b^T and a^T @ grad
+        MatrixProduct(groups * m, n, k, n, right_transposed=True),
+        MatrixProduct(groups * k, m, n, m, left_transposed=True),
+    )
 
 
 def test_batch_matmul_refuses_mismatched_batches():
@@ -55,7 +58,8 @@ def test_einsum_of_a_projection_is_one_dense_product_and_of_attention_a_grouped_
     with record() as tape:
         ops.einsum("abc,cde->abde", np.ones((2, 3, 4), np.float32), np.ones((4, 2, 3), np.float32))
     assert [r.op for r in tape] == ["Reshape", "MatMul", "Reshape"]  # the kernel to (4, 6), the result back
-    assert tape[1].forward.products == (MatrixProduct(6, 4, 6, 4),)
+    # both operands are the step's data (the kernel through a reshape, a view): laid out for the product
+    assert tape[1].forward.products == (MatrixProduct(6, 4, 6, 4, left_laid_out=True, right_laid_out=True),)
     with record() as tape:  # keys (batch 2, 3 positions, 2 heads, 4 channels), queries at 5 positions
         ops.einsum("aecd,abcd->acbe", np.ones((2, 3, 2, 4), np.float32), np.ones((2, 5, 2, 4), np.float32))
     products = [p for r in tape for p in r.forward.products]

@@ -27,7 +27,7 @@ def test_matmul_cost_is_2mkn():
         bytes_in=(m * k + k * n) * F32,
         bytes_out=m * n * F32,
         grains=m * n,
-        products=(MatrixProduct(m, k, n, k),),
+        products=(MatrixProduct(m, k, n, k, left_laid_out=True, right_laid_out=True),),  # the step's data, both
     )
 
 
@@ -38,7 +38,11 @@ def test_matmul_backward_is_the_two_transposed_products():
         Tensor(np.ones((m, k), np.float32), requires_grad=True),
         Tensor(np.ones((k, n), np.float32), requires_grad=True),
     )
-    assert rec.backward.products == (MatrixProduct(m, n, k, n), MatrixProduct(k, m, n, m))
+    # grad @ w.T and x.T @ grad: the transposed views are regrouped before the products
+    assert rec.backward.products == (
+        MatrixProduct(m, n, k, n, right_transposed=True),
+        MatrixProduct(k, m, n, m, left_transposed=True),
+    )
     assert rec.backward.flops == 2 * (2 * m * k * n) and rec.backward.vector_flops == 0
 
 
@@ -61,7 +65,7 @@ def test_conv2d_cost_is_2_n_ho_wo_cout_kh_kw_cin(strides, padding, out_hw):
     ho, wo = out_hw
     assert rec.output_shape == (n, ho, wo, cout)
     outputs = n * ho * wo * cout
-    product = MatrixProduct(n * ho * wo, kh * kw * cin, cout, cin, "conv", kh * kw)
+    product = MatrixProduct(n * ho * wo, kh * kw * cin, cout, cin, "conv", kh * kw, True, True)  # data, both
     assert rec.forward == OpCost(
         flops=2 * n * ho * wo * cout * kh * kw * cin + outputs,
         bytes_in=(x.size + kernel.size + bias.size) * F32,
@@ -82,7 +86,8 @@ def test_conv2d_backward_of_a_first_layer_has_no_input_gradient():
     )
     rec = _one_record(ops.Conv2DOp.apply, *args)
     positions = n * 4 * 4
-    assert rec.backward.products == (MatrixProduct(k * k * cin, positions, cout, positions, "conv", k * k),)
+    windows_transposed = MatrixProduct(k * k * cin, positions, cout, positions, "conv", k * k, left_transposed=True)
+    assert rec.backward.products == (windows_transposed,)
     assert rec.backward.vector_flops == positions * cout  # the bias gradient's reduction
     assert rec.backward.vector == (Reduction(positions * cout, cout),)
 

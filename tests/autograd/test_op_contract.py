@@ -135,13 +135,22 @@ EXPECTED_BACKWARD = {
     "Softmax": (4 * 12, (), (add(12), Reduction(12, 4), add(12, 4), add(12))),
     "GELU": (11 * 12, (), (VectorPass("gelu", 12),)),
     "GELU(approximate=True)": (13 * 12, (), (VectorPass("gelu", 12),)),
-    # grad @ w.T (rows 4, depth cols 4, cols depth 3) and x.T @ grad (rows 3, depth 4, cols 4)
-    "MatMul": (2 * 4 * 4 * 3 + 2 * 3 * 4 * 4, (MatrixProduct(4, 4, 3, 4), MatrixProduct(3, 4, 4, 4)), ()),
+    # grad @ w.T (rows 4, depth cols 4, cols depth 3) and x.T @ grad (rows 3, depth 4, cols 4): each reads one
+    # operand as a transposed view
+    "MatMul": (
+        2 * 4 * 4 * 3 + 2 * 3 * 4 * 4,
+        (MatrixProduct(4, 4, 3, 4, right_transposed=True), MatrixProduct(3, 4, 4, 4, left_transposed=True)),
+        (),
+    ),
     # 10 groups of (5 x 3) @ (3 x 2): grad @ b^T and a^T @ grad, grouped
-    "BatchMatMul": (2 * 50 * 2 * 3 + 2 * 30 * 5 * 2, (MatrixProduct(50, 2, 3, 2), MatrixProduct(30, 5, 2, 5)), ()),
+    "BatchMatMul": (
+        2 * 50 * 2 * 3 + 2 * 30 * 5 * 2,
+        (MatrixProduct(50, 2, 3, 2, right_transposed=True), MatrixProduct(30, 5, 2, 5, left_transposed=True)),
+        (),
+    ),
     "BatchMatMul(einsum of attention scores: transposes around it)": (
         2 * 20 * 3 * 4 + 2 * 16 * 5 * 3,  # 4 groups of (5 x 4) @ (4 x 3)
-        (MatrixProduct(20, 3, 4, 3), MatrixProduct(16, 5, 3, 5)),
+        (MatrixProduct(20, 3, 4, 3, right_transposed=True), MatrixProduct(16, 5, 3, 5, left_transposed=True)),
         (),
     ),
     # the kernel's gradient (depth: the 30 output positions), the input's (a transposed convolution), the bias';
@@ -149,8 +158,8 @@ EXPECTED_BACKWARD = {
     "Conv2D": (
         2 * 18 * 30 * 4 + 2 * 50 * 24 * 3 + 120,
         (
-            MatrixProduct(18, 30, 4, 30, "conv", kernel_positions=6),
-            MatrixProduct(50, 24, 3, 4, "conv", kernel_positions=6),
+            MatrixProduct(18, 30, 4, 30, "conv", kernel_positions=6, left_transposed=True),
+            MatrixProduct(50, 24, 3, 4, "conv", kernel_positions=6, right_transposed=True),
         ),
         (Reduction(120, 4),),
     ),
@@ -158,7 +167,7 @@ EXPECTED_BACKWARD = {
         2 * 50 * 24 * 3 + 2 * 24 * 50 * 3 + 400,
         (
             MatrixProduct(50, 24, 3, 4, "conv", kernel_positions=6),
-            MatrixProduct(24, 50, 3, 50, "conv", kernel_positions=6),
+            MatrixProduct(24, 50, 3, 50, "conv", kernel_positions=6, left_transposed=True),
         ),
         (Reduction(400, 4),),
     ),
@@ -207,8 +216,8 @@ FUSED = {
             "Conv2D",
             2 * 18 * 50 * 4 + 2 * 50 * 24 * 3 + 200,
             (
-                MatrixProduct(18, 50, 4, 50, "conv", kernel_positions=6),
-                MatrixProduct(50, 24, 3, 4, "conv", kernel_positions=6),
+                MatrixProduct(18, 50, 4, 50, "conv", kernel_positions=6, left_transposed=True),
+                MatrixProduct(50, 24, 3, 4, "conv", kernel_positions=6, right_transposed=True),
             ),
             (Reduction(200, 4),),
         ),

@@ -4,6 +4,7 @@ grouped all-reduces, host I/O outside pipeline stages, and TF's step-time estima
 
 import io
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -142,22 +143,28 @@ def test_a_swapped_plan_that_does_not_fit_the_memory_is_never_taken_for_its_spee
     assert matrix_plan.choose(product.swapped(), spec, options=options) == (product, fitting)
 
 
-def test_a_layers_kernel_is_recorded_as_laid_out_for_its_forward_product_only():
-    """The variables an op reads are known to its cost (``Context.variable_inputs``): Dense's forward product
-    reads its kernel laid out for it; its backward products, and a product of two activations, do not."""
-    from ipu_teach.autograd import Tensor, function
+def test_what_no_op_of_the_step_made_is_recorded_as_laid_out_for_its_forward_product():
+    """The operands no op of the recorded step made are known to its cost (``Context.laid_out_inputs``): a kernel,
+    the step's data and a reshape of it are laid out for the forward product that reads them; an op's output is
+    not, with or without gradients (a prediction records no autograd graph), nor is any backward product's."""
+    from ipu_teach.autograd import Tensor, function, no_grad
     from ipu_teach.autograd.ops.linalg import MatMulOp
+    from ipu_teach.autograd.ops.shape import ReshapeOp
 
     kernel = Tensor(np.zeros((8, 4), np.float32), requires_grad=True, name="dense/kernel:0")
-    x = Tensor(np.zeros((2, 8), np.float32))
+    x = Tensor(np.zeros((2, 2, 4), np.float32))
     with function.record() as tape:
-        MatMulOp.apply(x, kernel)
-        MatMulOp.apply(x, Tensor(np.zeros((8, 4), np.float32)))  # data, not a variable
-    (with_kernel, with_data) = tape
-    assert with_kernel.forward.products[0].right_laid_out and not with_data.forward.products[0].right_laid_out
-    assert not any(p.right_laid_out or p.left_laid_out for p in with_kernel.backward.products)
+        flat = ReshapeOp.apply(x, shape=(2, 8))  # a view of the data: still the data
+        hidden = MatMulOp.apply(flat, kernel)
+        MatMulOp.apply(hidden, Tensor(np.zeros((4, 3), np.float32)))  # an op's output by more data
+    products = [record.forward.products[0] for record in tape if record.forward.products]
+    assert [(p.left_laid_out, p.right_laid_out) for p in products] == [(True, True), (False, True)]
+    assert not any(p.right_laid_out or p.left_laid_out for r in tape for p in r.backward.products)
+    with no_grad(), function.record() as tape:
+        MatMulOp.apply(MatMulOp.apply(x.array.reshape(2, 8), kernel), kernel.array[:4])
+    assert [(r.forward.products[0].left_laid_out) for r in tape] == [True, False]
     assert function.is_variable(kernel) and not function.is_variable(x)
-    assert not function.is_variable(MatMulOp.apply(x, kernel))  # an op's output is no variable
+    assert not function.is_variable(MatMulOp.apply(flat, kernel))  # an op's output is no variable
 
 
 def test_split_sums_are_reduced_in_compute_sets_of_their_own():
@@ -195,13 +202,14 @@ def test_a_deeply_split_product_lowers_to_more_reduce_compute_sets_and_more_cycl
     steps = lowering._product_steps("dense/MatMul:0", "forward", product, MK2, 4, 0, matrix_plan.DEFAULT_OPTIONS)
     names = [step.name for step in steps]
     assert names == [
+        "dense/MatMul:0/rearrange",  # its weights, broadcast to the 8 tiles of the rows' split, copied out first
         "dense/MatMul:0/transform",
         "dense/MatMul:0",
         "dense/MatMul:0/reduce",
         "dense/MatMul:0/reduce1",
         "dense/MatMul:0/reduce2",
     ]
-    received = [int(step.received.sum()) for step in steps[2:]]
+    received = [int(step.received.sum()) for step in steps[3:]]
     assert received[0] > received[1] > received[2] > 0  # fewer partials left after each stage
     one_stage = matrix_plan.ProductPlan(**{**chosen.__dict__, "reduce_stages": chosen.reduce_stages[-1:]})
     assert chosen.cycles(MK2) > one_stage.cycles(MK2)
@@ -235,30 +243,61 @@ def transposed_cycles(elements_per_tile):
 
 def test_a_backward_product_regroups_and_transposes_each_stored_operand_element_once():
     """poplin's weightsTranspose / transposeCSActs: in the backward pass the rearrangement is a compute set too.
-    popops' regroupTensor first copies the operands to the tiles that transpose them, spread over the IPU (an
-    exchange of its own), transposes them there (addTransposeVertices), and the product's rearrangement then
-    copies the result out, so each element of the operands as stored is moved once by the regroup and
-    transposed once: a 3x3 convolution's weight gradient moves its activations and output gradient, not the 9
-    copies its windows view, nor the copies the tiles then receive; only the first of the serial passes
+    popops' regroupTensor first copies the operand read as a transposed view to the tiles that transpose it, spread
+    over the IPU (an exchange of its own), transposes it there (addTransposeVertices), and the product's
+    rearrangement then copies the result into the plan's layout, so each element of it as stored is moved once by
+    the regroup, transposed once and copied once: a 3x3 convolution's weight gradient moves its activations, not
+    the 9 copies its windows view, nor the copies the tiles then receive; only the first of the serial passes
     (poplin transposes before the loop)."""
     positions, channels, filters = 20 * 56 * 56, 64, 64
-    product = MatrixProduct(9 * channels, positions, filters, positions, "conv", kernel_positions=9)
-    assert product.stored_elements == positions * channels + positions * filters
+    product = MatrixProduct(
+        9 * channels, positions, filters, positions, "conv", kernel_positions=9, left_transposed=True
+    )
+    assert product.transposed_elements == product.left_elements == positions * channels
     options = matrix_plan.MatrixOptions(0.05, "half")
-    assert matrix_plan.plan(product, MK2, 2, options).serial_split > 1
+    planned, chosen = matrix_plan.choose(product, MK2, 2, options)
+    assert chosen.serial_split > 1
     steps = lowering._product_steps("c/Conv2D:0/grad", "backward", product, MK2, 2, 0, options)
     names = [step.name for step in steps]
-    assert names[:3] == ["c/Conv2D:0/grad/regroup", "c/Conv2D:0/grad/transform", "c/Conv2D:0/grad"]
-    assert [name for name in names if name.endswith("/regroup")] == names[:1]
-    per_tile = memory_layout.mapped_bytes(product.stored_elements, 2, MK2.tiles) // 2
+    stem = "c/Conv2D:0/grad"
+    assert names[:4] == [f"{stem}/regroup", f"{stem}/rearrange", f"{stem}/transform", stem]
+    assert [name for name in names if name.endswith(("/regroup", "/rearrange"))] == names[:2]
+    per_tile = memory_layout.mapped_bytes(positions * channels, 2, MK2.tiles) // 2
     assert np.array_equal(steps[0].received, 2 * per_tile) and not steps[0].cycles.any()
     assert np.count_nonzero(per_tile) == MK2.tiles  # spread over every tile
+    # then copied into the plan's layout with any operand broadcast to many tiles, each element once (to the byte a
+    # tile rounds up to)
+    rearrange, moved = steps[1], matrix_plan.rearranged_elements(planned, chosen)
+    assert moved >= positions * channels
+    assert not rearrange.cycles.any() and np.count_nonzero(rearrange.received) == chosen.tiles
+    assert 0 <= int(rearrange.received.sum()) - 2 * moved < chosen.tiles
     transforms = [step for step in steps if step.name.endswith("/transform")]
     assert np.array_equal(transforms[0].cycles, transposed_cycles(per_tile))
     assert int(transforms[0].received.sum()) > 2 * product.stored_elements  # the exchange moves the copies
     assert len(transforms) > 1 and not any(step.cycles.any() for step in transforms[1:])
-    forward = lowering._product_steps("c/Conv2D:0", "forward", product, MK2, 2, 0, options)
-    assert forward[0].name == "c/Conv2D:0/transform" and not forward[0].cycles.any() and forward[0].received.any()
+    untransposed = lowering._product_steps(
+        "c/Conv2D:0", "forward", replace(product, left_transposed=False), MK2, 2, 0, options
+    )
+    assert not any(step.name.endswith("/regroup") or step.cycles[step.received > 0].any() for step in untransposed[:2])
+
+
+@pytest.mark.parametrize("laid_out", [False, True])
+def test_a_forward_operand_broadcast_to_more_than_7_tiles_is_first_copied_into_the_plans_layout(laid_out):
+    """poplin copies an operand whose slices go to more than 7 tiles into the plan's layout before broadcasting
+    them (inViewMaxBroadcastDests): an exchange of its own, each element moved once; not an operand laid out for
+    the product (the copy is elided), nor one shared by 7 tiles or fewer."""
+    product = MatrixProduct(rows=64, depth=1024, cols=2048, channels=1024, left_laid_out=laid_out, right_laid_out=True)
+    planned, chosen = matrix_plan.choose(product, MK2)
+    sharing = chosen.cols_split if planned == product else chosen.rows_split  # swapped: the input is on the right
+    assert sharing > matrix_plan.MAX_BROADCAST_DESTINATIONS  # the input's slices: on many tiles
+    steps = lowering._product_steps("d/MatMul:0", "forward", product, MK2, 4, 0, matrix_plan.DEFAULT_OPTIONS)
+    rearranged = [step for step in steps if step.name.endswith("/rearrange")]
+    assert len(rearranged) == (0 if laid_out else 1)
+    if not laid_out:
+        assert steps[0] is rearranged[0] and not rearranged[0].cycles.any()
+        assert 0 <= int(rearranged[0].received.sum()) - 4 * 64 * 1024 < chosen.tiles  # the input, once
+    few = matrix_plan._price(product, MK2, 4, rows_split=64, cols_split=7, depth_split=1)
+    assert matrix_plan.rearranged_elements(product, few) == 0
 
 
 def test_each_backward_product_of_a_model_has_its_transpose_compute_set():

@@ -47,11 +47,12 @@ class BatchMatMulOp(Function):
         """``grad @ b^T`` for ``a`` and ``a^T @ grad`` for ``b``, each where needed, as grouped products."""
         groups, m, k, n = _dimensions(ctx)
         products = []
+        a_gradient = MatrixProduct(groups * m, n, k, n, right_transposed=True)  # b^T
         if ctx.needs_input_grad[0]:
-            products.append(MatrixProduct(groups * m, n, k, n))
+            products.append(a_gradient)
         if ctx.needs_input_grad[1]:
-            products.append(MatrixProduct(groups * k, m, n, m))
-        products = products or [MatrixProduct(groups * m, n, k, n)]
+            products.append(MatrixProduct(groups * k, m, n, m, left_transposed=True))  # a^T
+        products = products or [a_gradient]
         return _cost(ctx, tuple(products), inputs=groups * (m * k + k * n + m * n), outputs=groups * (m * k + k * n))
 
 

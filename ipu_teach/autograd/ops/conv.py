@@ -226,7 +226,8 @@ class Conv2DOp(Function):
             channels,
             "conv",
             kh * kw,
-            right_laid_out=ctx.variable_inputs[1],
+            left_laid_out=ctx.laid_out_inputs[0],
+            right_laid_out=ctx.laid_out_inputs[1],
         )
         bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + int(np.prod(bs))) * ctx.itemsize
         bias_add = elementwise("add", outputs, filters)  # poplin's addBias: an AddToChannel compute set
@@ -242,11 +243,21 @@ class Conv2DOp(Function):
         kh, kw, channels, filters = ks
         positions = outputs // filters
         products = []
-        if ctx.needs_input_grad[1]:
-            products.append(MatrixProduct(kh * kw * channels, positions, filters, positions, "conv", kh * kw))
-        if ctx.needs_input_grad[0]:
+        if ctx.needs_input_grad[1]:  # the input's windows transposed (positions as the depth) by the output gradient
             products.append(
-                MatrixProduct(int(np.prod(xs)) // channels, kh * kw * filters, channels, filters, "conv", kh * kw)
+                MatrixProduct(kh * kw * channels, positions, filters, positions, "conv", kh * kw, left_transposed=True)
+            )
+        if ctx.needs_input_grad[0]:  # the output gradient's windows by the kernel flipped and transposed
+            products.append(
+                MatrixProduct(
+                    int(np.prod(xs)) // channels,
+                    kh * kw * filters,
+                    channels,
+                    filters,
+                    "conv",
+                    kh * kw,
+                    right_transposed=True,
+                )
             )
         bias_flops = outputs if ctx.needs_input_grad[2] else 0
         return OpCost(

@@ -78,7 +78,13 @@ class Conv2DTransposeOp(Function):
         kh, kw, filters, channels = ks
         positions = int(np.prod(xs)) // channels
         product = MatrixProduct(
-            positions, channels, kh * kw * filters, channels, "conv", right_laid_out=ctx.variable_inputs[1]
+            positions,
+            channels,
+            kh * kw * filters,
+            channels,
+            "conv",
+            left_laid_out=ctx.laid_out_inputs[0],
+            right_laid_out=ctx.laid_out_inputs[1],
         )
         windows, outputs = positions * kh * kw * filters, int(np.prod(ctx.output_shape))
         vector = elementwise("add", windows) + elementwise("add", outputs, filters)
@@ -96,7 +102,9 @@ class Conv2DTransposeOp(Function):
         if ctx.needs_input_grad[0]:
             products.append(MatrixProduct(positions, kh * kw * filters, channels, filters, "conv", kh * kw))
         if ctx.needs_input_grad[1]:
-            products.append(MatrixProduct(kh * kw * filters, positions, channels, positions, "conv", kh * kw))
+            products.append(
+                MatrixProduct(kh * kw * filters, positions, channels, positions, "conv", kh * kw, left_transposed=True)
+            )
         vector = reduction(outputs, filters) if ctx.needs_input_grad[2] else ()
         flops = sum(p.flops for p in products) + (outputs if ctx.needs_input_grad[2] else 0)
         return OpCost(

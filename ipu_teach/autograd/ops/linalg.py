@@ -32,7 +32,8 @@ class MatMulOp(Function):
     def cost(cls, ctx):
         (xs, ws), out = ctx.input_shapes, ctx.output_shape
         rows, (depth, cols) = int(np.prod(xs)) // xs[-1], ws
-        product = MatrixProduct(rows, depth, cols, depth, right_laid_out=ctx.variable_inputs[1])
+        left, right = ctx.laid_out_inputs
+        product = MatrixProduct(rows, depth, cols, depth, left_laid_out=left, right_laid_out=right)
         return OpCost(
             product.flops,
             (int(np.prod(xs)) + int(np.prod(ws))) * ctx.itemsize,
@@ -47,11 +48,12 @@ class MatMulOp(Function):
         (xs, ws), out = ctx.input_shapes, ctx.output_shape
         rows, (depth, cols) = int(np.prod(xs)) // xs[-1], ws
         products = []
+        input_gradient = MatrixProduct(rows, cols, depth, cols, right_transposed=True)  # w.T
         if ctx.needs_input_grad[0]:
-            products.append(MatrixProduct(rows, cols, depth, cols))
+            products.append(input_gradient)
         if ctx.needs_input_grad[1]:
-            products.append(MatrixProduct(depth, rows, cols, rows))
-        products = products or [MatrixProduct(rows, cols, depth, cols)]
+            products.append(MatrixProduct(depth, rows, cols, rows, left_transposed=True))  # x.T
+        products = products or [input_gradient]
         return OpCost(
             sum(p.flops for p in products),
             (int(np.prod(xs)) + int(np.prod(out))) * ctx.itemsize,

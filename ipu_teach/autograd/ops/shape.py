@@ -65,6 +65,8 @@ class MeanOp(SumOp):
 
 
 class ReshapeOp(Function):
+    view = True
+
     @staticmethod
     def forward(ctx, x, shape=None):
         return x.reshape(shape)
