@@ -248,9 +248,9 @@ def _rearrange_step(label, phase, elements, chosen, spec, itemsize) -> LoweredSt
 
 def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) -> list:
     """The compute sets one matrix product lowers to (see :mod:`.matrix_plan`): the operands' rearrangement
-    (an exchange; for operands read as transposed views, a backward product's, first the regroup's copy to the
-    tiles that transpose them, then the transpose; before it, the copy of those operands and of any broadcast to
-    many tiles into the plan's layout, ``rearrange``),
+    (an exchange; before it, the copy of operands read as transposed views, a backward product's, to the tiles that
+    transpose them, ``regroup``, and the copy of those and of any operand broadcast to many tiles into the plan's
+    layout, ``rearrange``; the transpose runs in the rearrangement's compute set),
     the convolution on the AMP and, if the depth is split,
     the reduction of the partials in one to three stages (``reduce``, ``reduce1``, ``reduce2``: poplin's
     ``Reduce<i>``); all of them once per serial pass (later passes named ``.../serialK/...``)."""
