@@ -219,7 +219,7 @@ def _transpose_cycles(regrouped: np.ndarray, itemsize: int) -> np.ndarray:
     their regroup copied them to (``regrouped``, :func:`_regroup_bytes`): popops' ``addTransposeVertices`` maps
     each Transpose vertex by the tile mapping of that copy (lib/popops/Rearrange.cpp), so every element of the
     operands is moved once, spread over the tiles, not once per tile that then receives a copy of it, and as stored
-    (a convolution's activations, not their view with every kernel position: ``MatrixProduct.stored_elements``)."""
+    (a convolution's activations, not their view with every kernel position: ``MatrixProduct.transposed_elements``)."""
     return _vertex_cycles(regrouped // itemsize, hardware.VECTOR.transpose, hardware.VECTOR.transpose_vertex_cycles)
 
 

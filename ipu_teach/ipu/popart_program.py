@@ -74,7 +74,7 @@ class UpdatePass:
     weight, which Poplar's estimate of the vertex it generates charges per element (``hardware.VECTOR``)."""
     reads_gradient: bool = False
     """The first pass in the weight's layout that reads its gradient (or adds it to the optimizer state laid out like
-    the weight): the gradient is copied there before it (``lowering.gradient_arrival_step``)."""
+    the weight): the gradient arrives there in its exchange (``lowering.with_gradient_arrival``)."""
 
 
 _NEGATE = "add"
