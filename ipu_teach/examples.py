@@ -101,7 +101,7 @@ def small_report(directory: str = "report"):
     >>> from ipu_teach.examples import small_report
     >>> report = small_report()
     >>> report.compilation.target.numTiles, report.execution.total_cycles()
-    (16, 96664)
+    (16, 96680)
     """
     import numpy as np
 

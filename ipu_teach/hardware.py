@@ -11,7 +11,7 @@ Example:
 >>> hardware.MK2.tiles, hardware.MK2.sram_per_tile, hardware.MK2.threads_per_tile
 (1472, 638976, 6)
 >>> hardware.HOST.execution_overhead_s
-0.00282
+0.00283
 """
 
 from __future__ import annotations
@@ -412,15 +412,15 @@ class HostSpec:
 
     >>> from ipu_teach import hardware
     >>> [round(hardware.HOST.execution_seconds(api) * 1e3, 2) for api in hardware.HOST_APIS]
-    [2.82, 1.0, 1.9]
+    [2.83, 1.0, 1.9]
     """
 
     execution_overhead_s: float = _figure(
-        "fitted: 2.82 ms per execution of a Keras fit / evaluate / predict program, on the Keras tutorial's "
+        "fitted: 2.83 ms per execution of a Keras fit / evaluate / predict program, on the Keras tutorial's "
         "1-step-per-execution log (3 ms/step) minus ipu-teach's simulated device step with its streams "
-        "(~0.18 ms: see stream_staging_bytes_per_s). It "
+        "(~0.17 ms: see stream_staging_bytes_per_s). It "
         "covers the Python call, Keras' callbacks and progress bar, and TensorFlow's launch of the program",
-        default=2.82e-3,
+        default=2.83e-3,
     )
     custom_loop_execution_s: float = _figure(
         "approximate: ~1 ms per call of a tf.function running strategy.run over infeeds (issue 20's estimate of "
@@ -437,47 +437,47 @@ class HostSpec:
         default=1.9e-3,
     )
     stream_staging_bytes_per_s: float = _figure(
-        "fitted, and at its bound: how fast the host stages one IPU's stream (copies the bytes from the framework's "
+        "fitted: 7.0 GB/s, how fast the host stages one IPU's stream (copies the bytes from the framework's "
         "tensors to the stream's buffer and hands them to the link). Fitted to the Keras tutorial's "
-        "whole-epoch-per-execution log (170 us/step, a 203 KB infeed per step): with the vector work costed as "
-        "poplibs does, the link alone already lands that log at 1.07x, so no staging rate slower than the link "
-        "fits; it is set to the machine's 100 Gbps host link (12.5 GB/s), where it is never the narrower of the two "
-        "(a 4.3 GB/s fit made before the vector work was costed put the tutorial at 1.25-1.34x). A host that is "
+        "whole-epoch-per-execution log (170 us/step, a 203 KB infeed per step), which it lands at 1.00x: with the "
+        "device's work costed as poplibs does (the vector work; a product's partial sums added at poplin's "
+        "ReduceAdd estimate), the machine's 100 Gbps host link (12.5 GB/s) alone lands it at 0.92x (a 4.3 GB/s fit "
+        "made before the vector work was costed put the tutorial at 1.25-1.34x). A host that is "
         "slower than this, as with PopTorch's DataLoader in Graphcore's efficient-data-loading tutorial (~27 ms per "
         "call for 52 MB, 1.9 GB/s; graphcore/examples tutorials/tutorials/pytorch/efficient_data_loading/README.md), "
         "is its input pipeline: simulate it with ipu.host.simulate_input_pipeline (with overlapped=False when, as in "
         "that tutorial's timed loop, the loading and the calls take turns in one thread: at the DataLoader's own "
-        "measured rate it lands the tutorial's real-data throughputs at 0.90x and 0.71x)",
-        default=12.5e9,
+        "measured rate it lands the tutorial's real-data throughputs at 0.94x and 0.70x)",
+        default=7.0e9,
     )
     compile_base_s: float = _figure(
         "approximate: the fixed part of a compilation (framework graph construction, Poplar's start, loading the "
         "executable); fitted with the four below by benchmarks/fit_compile_time.py to the Keras tutorial's eight "
         "compile times (training ~30-32 s, evaluation ~14 s, 1 IPU, 2 replicas and a 2-IPU pipeline: 36 s and "
         "17 s), first-epoch time less the epoch's logged run time",
-        default=6.89,
+        default=6.77,
     )
     compile_s_per_working_tile_step: float = _figure(
         "approximate: per compute set and tile working in it, the vertices, their state and the exchange code "
         "Poplar generates (ipu_teach.ipu.compile_time); fitted with compile_base_s",
-        default=7.76e-5,
+        default=8.01e-5,
     )
     compile_s_per_tensor_window: float = _figure(
         "approximate: per tensor window a convolution's or product's vertex connects (ipu_teach.ipu.compile_time): "
         "taken as a vertex's cost, compile_s_per_working_tile_step; fitted with it as one, since the tutorial's "
         "eight compiles (one model) cannot tell them apart",
-        default=7.76e-5,
+        default=8.01e-5,
     )
     compile_s_per_tensor_region: float = _figure(
         "approximate: per tensor and tile holding part of it, the Poplar variable region laid out and allocated "
         "there (ipu_teach.ipu.compile_time): taken as a vertex's cost, compile_s_per_working_tile_step, and fitted "
         "with it as one, as compile_s_per_tensor_window is",
-        default=7.76e-5,
+        default=8.01e-5,
     )
     compile_s_per_program_tile_step: float = _figure(
         "approximate: per superstep of the program and tile of each IPU of a replica, the control code and sync "
         "every tile holds, working or not (why a pipeline's IPUs add compile time); fitted with compile_base_s",
-        default=3.99e-5,
+        default=3.93e-5,
     )
     executable_load_s: float = _figure(
         "approximate: loading a cached executable and attaching the device, ~1 s", default=1.0

@@ -120,7 +120,7 @@ class HostToDevice(_HostStream):
 
     >>> from ipu_teach import bsp, hardware
     >>> bsp.CostEngine(bsp.HostToDevice(4096), hardware.MK2.with_tiles(4)).run().totals()
-    {'compute': 0, 'sync': 13000, 'exchange': 7087}
+    {'compute': 0, 'sync': 13000, 'exchange': 7430}
     """
 
     label: str = "host->device"
@@ -139,9 +139,9 @@ class DeviceToHost(_HostStream):
     >>> round_trip = bsp.Sequence(bsp.HostToDevice(4096), bsp.DeviceToHost(1024))
     >>> print(bsp.CostEngine(round_trip, hardware.MK2.with_tiles(4)).run().summary())
     superstep                      runs   compute    sync  exchange    cycles
-    host->device                      1         0   13000      7087     20087
-    device->host                      1         0   13000      6760     19760
-    total: 39,847 cycles = 29.960 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 13,847;
+    host->device                      1         0   13000      7430     20430
+    device->host                      1         0   13000      6846     19846
+    total: 40,276 cycles = 30.283 us simulated on GC200 (Mk2) (4 tiles); compute 0, sync 26,000, exchange 14,276;
     tile utilisation 0.0%
     """
 

@@ -49,8 +49,8 @@ weight or with four IPUs. Two candidates are ruled out: the tensors' bytes (the 
 
 Published compile times beyond both sets (the check set ``benchmarks/fit_compile_time.py`` prints beside its fit) rule
 out a cost per parameter and a cost per IPU as the missing terms: ResNet-50 (25.6 M parameters, one IPU a replica)
-comes out 1.83x too slow and a 4-IPU pipeline of a small BERT 2.96x too slow, while the PopTorch MNIST application on
-one IPU lands at 1.45x and 1.15x. Refitting these counts' rates (non-negative) on the tutorial and the check set, with
+comes out 1.55x too slow and a 4-IPU pipeline of a small BERT 2.95x too slow, while the PopTorch MNIST application on
+one IPU lands at 1.44x and 1.16x. Refitting these counts' rates (non-negative) on the tutorial and the check set, with
 or without a constant per IPU, brought no more of the 10 validation compiles within 1.5x than the tutorial's fit
 (issue 20's session 9).
 What the misses share is invisible to the counts: the efficient-data-loading tutorial's model on 128 x 128 images
@@ -73,10 +73,10 @@ Example:
 16.9
 >>> wider = GraphSize(working_tile_steps=70_000, program_tile_steps=115_000, tensor_windows=50_000)
 >>> round(hardware.HOST.compile_seconds(wider), 1)
-20.8
+20.9
 >>> with_tensors = GraphSize(70_000, 115_000, tensor_windows=50_000, tensor_regions=30_000)
 >>> round(hardware.HOST.compile_seconds(with_tensors), 1)
-23.1
+23.3
 """
 
 from __future__ import annotations

@@ -288,18 +288,15 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 windows=matrix_plan.per_tile(chosen.windows, used, spec),
             ),
         ]
-        stage_messages = matrix_plan.reduce_messages(chosen.depth_split)
-        for stage, ((reducing, reduce_bytes, reduce_cycles), messages) in enumerate(
-            zip(chosen.reduce_stages, stage_messages)
-        ):
+        for number, stage in enumerate(chosen.reduce_stages):
             steps.append(
                 LoweredStep(
-                    f"{label}/reduce{stage or ''}",
+                    f"{label}/reduce{number or ''}",
                     phase,
                     0,
-                    matrix_plan.per_tile(reduce_cycles, reducing, spec),
-                    matrix_plan.per_tile(reduce_bytes, reducing, spec),
-                    messages=matrix_plan.per_tile(messages, reducing, spec),
+                    matrix_plan.per_tile(stage.cycles, stage.tiles, spec),
+                    matrix_plan.per_tile(stage.received, stage.tiles, spec),
+                    messages=matrix_plan.per_tile(stage.messages, stage.tiles, spec),
                 )
             )
     return steps

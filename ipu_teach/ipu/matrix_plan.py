@@ -18,7 +18,7 @@ tiles. Each split has a price, and the planner takes the cheapest:
   first convolution never reaches the peak rate, nor does a tile with few positions per worker. Where the
   vector unit would be faster, it is used instead;
 - when the depth is split, the partial sums are exchanged and added (``reduce``), in the partials type
-  (``partialsType``: 4 bytes for "float", 2 for "half"), by popops' reduce vertices (``hardware.VECTOR``); a
+  (``partialsType``: 4 bytes for "float", 2 for "half"), by poplin's ReduceAdd vertices (:mod:`.reduce_vertex`); a
   deep split is reduced in two or three stages, each a compute set with its exchange (:func:`reduction_depths`).
 
 Each split also needs temporary memory on a tile while it runs: the rearranged operand slices and the
@@ -43,13 +43,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ..autograd.cost import MatrixProduct
 from ..bsp.mapping import ceil_div
-from ..hardware import VECTOR, is_half
-from . import amp_vertex, tile_placement
+from ..hardware import is_half
+from . import amp_vertex, reduce_vertex, tile_placement
 
 PARTIAL_BYTES = {"float": 4, "half": 2}
 """Bytes of one partial sum by Poplar's partialsType (default "float" for fp32 and fp16 products)."""
@@ -72,6 +73,19 @@ class MatrixOptions:
 DEFAULT_OPTIONS = MatrixOptions()
 
 
+class ReduceStage(NamedTuple):
+    """One stage of a product's reduction of its partial sums, on each tile that reduces in it."""
+
+    tiles: int
+    """Tiles that reduce in this stage."""
+    received: int
+    """Bytes of partials one of them receives."""
+    cycles: int
+    """Cycles of its ReduceAdd vertex (:mod:`.reduce_vertex`)."""
+    messages: int
+    """Tiles it hears from: one a row of partials, less its own row for the single-input vertex."""
+
+
 @dataclass(frozen=True)
 class ProductPlan:
     """How one product is split, and each part's cycles on the busiest tile."""
@@ -83,8 +97,7 @@ class ProductPlan:
     compute_cycles: int
     transform_bytes: int
     reduce_stages: tuple = ()
-    """Per stage of the partials' reduction (:func:`reduction_depths`), ``(tiles, bytes received, cycles)``: the
-    tiles that reduce in it, and what one of them receives and spends."""
+    """The partials' reduction, a :class:`ReduceStage` per stage (:func:`reduction_depths`)."""
     serial_split: int = 1
     temporary_bytes: int = 0
     """Bytes a busy tile holds while one serial pass runs: its operand slices and partial sums."""
@@ -98,18 +111,18 @@ class ProductPlan:
     @property
     def reduce_bytes(self) -> int:
         """Bytes of partial sums a busy tile receives over the reduction's stages."""
-        return sum(received for _, received, _ in self.reduce_stages)
+        return sum(stage.received for stage in self.reduce_stages)
 
     @property
     def reduce_cycles(self) -> int:
         """Cycles of a busy tile's reduce vertices over the reduction's stages."""
-        return sum(cycles for _, _, cycles in self.reduce_stages)
+        return sum(stage.cycles for stage in self.reduce_stages)
 
     def cycles(self, spec) -> int:
         """What this plan costs: per serial pass the compute, every exchange and one sync per compute set."""
         exchange = ceil_div(self.transform_bytes, spec.exchange_bytes_per_cycle)
         reduce = sum(
-            ceil_div(received, spec.exchange_bytes_per_cycle) + cycles for _, received, cycles in self.reduce_stages
+            ceil_div(stage.received, spec.exchange_bytes_per_cycle) + stage.cycles for stage in self.reduce_stages
         )
         syncs = 2 + len(self.reduce_stages)
         return self.serial_split * (self.compute_cycles + exchange + reduce + syncs * spec.sync_cycles_on_chip)
@@ -189,12 +202,6 @@ def _fewest_messages(depth: int, stages: int) -> tuple:
     return plans[0] if plans[0][1] < plans[1][1] else plans[1]
 
 
-def reduce_vertex_cycles(partials: int) -> int:
-    """Cycles of one tile reducing ``partials`` partial sums (the convolution's reduce compute set, popops'
-    reduce vertices: ``hardware.VECTOR.reduce`` per partial plus the vertex's fixed cost)."""
-    return math.ceil(partials * VECTOR.reduce) + VECTOR.reduce_vertex_cycles
-
-
 def choose(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions = DEFAULT_OPTIONS) -> tuple:
     """``(product, plan)``: the cheaper of :func:`plan` of ``product`` and, where it is a plain matrix product,
     of its swapped form (``MatrixProduct.swapped``). Poplin's planner tries both for every product
@@ -253,7 +260,10 @@ def _price(
     product, spec, itemsize, rows_split, cols_split, depth_split, serial=1, options: MatrixOptions = DEFAULT_OPTIONS
 ) -> ProductPlan:
     dtype = "float16" if itemsize == 2 else "float32"
-    partial_bytes = PARTIAL_BYTES[options.partials_type]
+    # fp32 inputs always sum in float (poplibs lib/poplin/ConvVertexType.cpp@7eac0f2: a FLOAT input's partialType is
+    # FLOAT), and the partials exchanged between tiles are no wider than the vertex's (ConvModel.cpp, getConvTypes)
+    partials_type = options.partials_type if is_half(dtype) else "float"
+    partial_bytes = PARTIAL_BYTES[partials_type]
     rows = ceil_div(product.rows, rows_split)
     cols = ceil_div(ceil_div(product.cols, cols_split), serial)  # one serial pass's share of the columns
     depth = ceil_div(product.depth, depth_split)
@@ -269,15 +279,21 @@ def _price(
     sent = ceil_div((left_sent + right_sent) * itemsize, spec.tiles * serial)
     outputs = product.rows * ceil_div(product.cols, serial)
     reduce_stages, depth_in = [], depth_split
+    float_partials = partials_type == "float"
     for depth_out in reduction_depths(depth_split):
         # each stage's outputs are split over the tiles in grains of a partials' channel group (poplin's
-        # partialGroupedReduce); a tile receives and adds the partials of its outputs
-        reducing = min(tiles, ceil_div(outputs * depth_out, out_group))
-        partials = ceil_div(outputs * depth_in, reducing)
-        reduce_stages.append((reducing, partials * partial_bytes, reduce_vertex_cycles(partials)))
+        # partialGroupedReduce); a tile hears the partial rows of its outputs and adds them (poplin's ReduceAdd)
+        grains = ceil_div(outputs * depth_out, out_group)
+        reducing = min(tiles, grains)
+        reduced, partial_rows = ceil_div(grains, reducing) * out_group, ceil_div(depth_in, depth_out)
+        local = reduce_vertex.single_input(reduced, partial_rows, float_partials, spec.sram_per_tile)
+        float_output = float_partials if depth_out > 1 else not is_half(dtype)
+        cycles = reduce_vertex.cycles(reduced, partial_rows, float_partials, float_output, local, spec.threads_per_tile)
+        heard = partial_rows - local
+        reduce_stages.append(ReduceStage(reducing, reduced * heard * partial_bytes, cycles, heard))
         depth_in = depth_out
     # the first stage's partials are the most a tile receives at once; later stages reuse their memory
-    temporary = received + rows * cols * partial_bytes + (reduce_stages[0][1] if reduce_stages else 0)
+    temporary = received + rows * cols * partial_bytes + (reduce_stages[0].received if reduce_stages else 0)
     windows = vertex_windows(ceil_div(channels, spec.channel_group(dtype)), ceil_div(cols, out_group))
     return ProductPlan(
         rows_split,
@@ -300,21 +316,6 @@ def _moved(slice_elements: int, elements: int, sharing: int, laid_out: bool) -> 
     if not laid_out:
         return slice_elements, elements
     return slice_elements - slice_elements // sharing, elements if sharing > 1 else 0
-
-
-def reduce_messages(depth_split: int) -> list:
-    """Messages a tile receives in each stage of reducing the partial sums of ``depth_split`` depth slices (what
-    its exchange code grows with): a stage merging p partials per output hears from p tiles, the stages being
-    :func:`reduction_depths`' (poplin's ConvReducePlan.cpp plans them to send the fewest messages).
-
-    Example:
-
-    >>> from ipu_teach.ipu import matrix_plan
-    >>> [matrix_plan.reduce_messages(p) for p in (1, 8, 64, 512)]
-    [[], [8], [8, 8], [8, 8, 8]]
-    """
-    depths = [depth_split, *reduction_depths(depth_split)]
-    return [ceil_div(depth_in, depth_out) for depth_in, depth_out in zip(depths, depths[1:])]
 
 
 MAX_BROADCAST_DESTINATIONS = 7

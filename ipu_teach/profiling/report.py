@@ -463,7 +463,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.total_cycles()
-        96664
+        96680
         """
         return self.timeline().total_cycles()
 
@@ -484,7 +484,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.cycles_by_kind()
-        {'host->device': 39324, 'device->host': 39304, 'compute': 18036}
+        {'host->device': 39340, 'device->host': 39304, 'compute': 18036}
         """
         if not 0 <= ipu < self.numIPUs:
             raise IndexError(f"IPU {ipu} does not exist: the execution ran on {self.numIPUs} IPU(s)")
@@ -501,7 +501,7 @@ class Execution:
         >>> from ipu_teach.examples import small_report
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> report.execution.totals()
-        {'compute': 11006, 'sync': 58900, 'exchange': 26758}
+        {'compute': 11006, 'sync': 58900, 'exchange': 26774}
         """
         return self.timeline().totals()
 

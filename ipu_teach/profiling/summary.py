@@ -92,7 +92,7 @@ def print_profile_summary(report: Report, top: int = 5) -> None:
     Memory:
     ...
     Execution (one execution):
-      96,664 cycles = 72.7 us simulated; compute 11,006 (11.4%), sync 58,900 (60.9%), exchange 26,758 (27.7%)
+      96,680 cycles = 72.7 us simulated; compute 11,006 (11.4%), sync 58,900 (60.9%), exchange 26,774 (27.7%)
     ...
     """
     print(profile_summary(report, top))

@@ -2,9 +2,9 @@
 # ops (MatMul, Add, ReLU), their backward ops and its weights' updates; a matrix product lowers to
 # several compute sets (rearranging its operands, the product, adding up partial sums), so the layer
 # has 21 compute sets of its own; the output layer's product now adds up 128 inputs instead of 1,600 and needs
-# 2 fewer stages to add up its partial sums: 19 more in all (103 -> 122). Compile time grows with the graph's
+# 2 fewer stages to add up its partial sums: 19 more in all (105 -> 124). Compile time grows with the graph's
 # size (ipu_teach/ipu/compile_time.py): each compute set costs the vertices and exchange code of the tiles
-# working in it and every tile's control code: 4.6 s more compilation (31.1 -> 35.6 s, simulated).
+# working in it and every tile's control code: 3.7 s more compilation (31.1 -> 34.8 s, simulated).
 # The notebook's IPU runs again afterwards, and its names are left alone.
 import contextlib
 import io

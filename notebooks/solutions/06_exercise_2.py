@@ -38,7 +38,7 @@ for layer in conv_fp32:
 # With Poplar's default float partials, fp16 runs on 8 conv units where fp32 runs on 16 (poplibs getNumConvUnits),
 # each taking 16 input channels instead of 8, a position in half the worker cycles: 2x the fp32 rate at best. The
 # first convolution has 1 input channel: fp32 makes its 32 output channels in 2 passes a kernel position, fp16 in 4
-# shorter ones, so it gains nothing (1.01x). The second (32 channels) gains 1.61x, less than the AMP's 2x: each
+# shorter ones, so it gains nothing (1.01x). The second (32 channels) gains 1.53x, less than the AMP's 2x: each
 # pass's fixed costs (loading the weights, each worker's start) do not shrink in fp16, and its tiles hold few
-# positions. Half partials double the conv units (16 output channels a pass): 2.56x, still short of the 4x of
+# positions. Half partials double the conv units (16 output channels a pass): 2.66x, still short of the 4x of
 # Graphcore's 250 TFLOPS for the same reason, and even the thin first one gains (1.38x).

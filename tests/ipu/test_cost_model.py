@@ -14,7 +14,7 @@ import ipu_teach.keras as keras
 from ipu_teach import bsp, hardware, ipu
 from ipu_teach.autograd.cost import MatrixProduct, Reduction, VectorPass
 from ipu_teach.autograd.ops.gelu import GELUOp
-from ipu_teach.ipu import amp_vertex, lowering, matrix_plan, memory_layout, programs
+from ipu_teach.ipu import amp_vertex, lowering, matrix_plan, memory_layout, programs, reduce_vertex
 from ipu_teach.keras.progbar import Progbar
 
 MK2 = hardware.MK2
@@ -169,16 +169,43 @@ def test_what_no_op_of_the_step_made_is_recorded_as_laid_out_for_its_forward_pro
 
 def test_split_sums_are_reduced_in_compute_sets_of_their_own():
     """A depth split of 8 is reduced in one stage, of 16 in two (poplin's getNumReduceStages); the first stage's
-    tiles receive every partial sum (8 x 8 outputs x the split, in float), the second the 4 per output left."""
+    tiles receive every partial sum but their own row (8 x 8 outputs x the split, in float: poplin's single-input
+    ReduceAdd reads one row in place), the second the 4 per output left, less their own."""
     shallow = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 8)
     deep = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 16)
     unsplit = matrix_plan._price(MatrixProduct(8, 4096, 8, 4096), MK2, 4, 8, 1, 1)
     assert len(shallow.reduce_stages) == 1 and len(deep.reduce_stages) == 2
-    (tiles, received, cycles), (later_tiles, later_received, _) = deep.reduce_stages
-    assert tiles * received >= 8 * 8 * 16 * 4 > (tiles - 1) * received and cycles > 0
-    assert later_tiles * later_received >= 8 * 8 * 4 * 4 > (later_tiles - 1) * later_received
-    assert deep.reduce_bytes == received + later_received
+    first, later = deep.reduce_stages
+    assert first.tiles * first.received == 8 * 8 * 16 * 4 * 3 // 4 and first.messages == 3 and first.cycles > 0
+    assert later.tiles * later.received == 8 * 8 * 4 * 4 * 3 // 4 and later.messages == 3
+    assert deep.reduce_bytes == first.received + later.received
     assert unsplit.reduce_stages == () and unsplit.reduce_bytes == unsplit.reduce_cycles == 0
+
+
+def test_a_reduce_stage_costs_poplins_reduce_add_estimate_for_a_tiles_share_of_the_outputs():
+    """Each stage's tiles share its outputs in whole grains of a partials' channel group (poplin's
+    partialGroupedReduce) and add their partial rows with poplin's ReduceAdd, not popops' reduction
+    (lib/poplin/ConvReduce.cpp): 16 x 4096 x 1024 split 16 x 8 x 8 leaves 16 x 1024 outputs, 1,024 grains of 16 over
+    its 1,024 tiles, 8 rows each."""
+    (stage,) = matrix_plan._price(MatrixProduct(16, 4096, 1024, 4096), MK2, 4, 16, 8, 8).reduce_stages
+    assert (stage.tiles, stage.messages, stage.received) == (1024, 7, 16 * 7 * 4)
+    assert stage.cycles == reduce_vertex.cycles(16, 8, True, True, True)
+    # poplibs' getReduceCycleEstimate by hand, single input: per worker ceil(16 / 4 / 6) = 1 loop of 2 cycles per
+    # partial row but the tile's own + 8, after 20 of set-up; 6 workers and the supervisor's 33
+    assert stage.cycles == (20 + (2 * 7 + 8) * 1) * 6 + 33
+
+
+def test_the_reduce_add_estimate_takes_poplins_general_vertex_for_outputs_that_are_not_whole_vectors():
+    """poplibs' getReduceCycleEstimate, general vertex: 90 float outputs are 22 vectors of 4 and a loop for the 2
+    left (one set bit below 4): 23 loops, 3 a worker and a short remainder (2 x 8 + 13 cycles); 3 cycles per partial
+    row and 7 a loop; a single-input vertex is taken only for whole vectors that fit 1/16 of the tile's memory."""
+    assert reduce_vertex.cycles(90, 8, True, True, False) == (32 + 2 * 8 + 13 + (3 * 8 + 7) * 3) * 6
+    assert not reduce_vertex.single_input(90, 8, True, MK2.sram_per_tile)
+    assert reduce_vertex.single_input(96, 8, True, MK2.sram_per_tile)
+    assert not reduce_vertex.single_input(100, 8, False, MK2.sram_per_tile)  # half partials: vectors of 8, not 4
+    assert not reduce_vertex.single_input(4096, 4, True, MK2.sram_per_tile)  # 48 KiB exchanged: over 1/16
+    # half partials load 4 a cycle: vectors of 8 at the same 2 cycles a row, so half the loops of float
+    assert reduce_vertex.cycles(96, 8, False, False, True) < reduce_vertex.cycles(96, 8, True, True, True)
 
 
 def test_a_reduction_has_poplins_stages_each_leaving_fewer_partials():
@@ -202,14 +229,13 @@ def test_a_deeply_split_product_lowers_to_more_reduce_compute_sets_and_more_cycl
     steps = lowering._product_steps("dense/MatMul:0", "forward", product, MK2, 4, 0, matrix_plan.DEFAULT_OPTIONS)
     names = [step.name for step in steps]
     assert names == [
-        "dense/MatMul:0/rearrange",  # its weights, broadcast to the 8 tiles of the rows' split, copied out first
         "dense/MatMul:0/transform",
         "dense/MatMul:0",
         "dense/MatMul:0/reduce",
         "dense/MatMul:0/reduce1",
         "dense/MatMul:0/reduce2",
     ]
-    received = [int(step.received.sum()) for step in steps[3:]]
+    received = [int(step.received.sum()) for step in steps[2:]]
     assert received[0] > received[1] > received[2] > 0  # fewer partials left after each stage
     one_stage = matrix_plan.ProductPlan(**{**chosen.__dict__, "reduce_stages": chosen.reduce_stages[-1:]})
     assert chosen.cycles(MK2) > one_stage.cycles(MK2)

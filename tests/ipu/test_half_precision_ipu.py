@@ -121,7 +121,7 @@ def test_half_partials_halve_the_reduced_bytes():
     product = MatrixProduct(8, 4096, 8, 4096)
     as_float = matrix_plan._price(product, MK2, 2, 8, 1, 16)
     as_half = matrix_plan._price(product, MK2, 2, 8, 1, 16, options=matrix_plan.MatrixOptions(0.6, "half"))
-    exchanged = [sum(tiles * received for tiles, received, _ in p.reduce_stages) for p in (as_half, as_float)]
+    exchanged = [sum(stage.tiles * stage.received for stage in p.reduce_stages) for p in (as_half, as_float)]
     assert exchanged[0] * 2 == exchanged[1]
 
 

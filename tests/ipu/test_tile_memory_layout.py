@@ -160,9 +160,15 @@ def test_a_product_s_rearrangement_and_reduction_messages_follow_its_plan():
     # a tile hears from the tiles sharing its input slice (the columns' split) and its weights (the rows')
     assert messages(1, 1) == 2 and messages(4, 1) == 1 + 4 and messages(4, 8) == 8 + 4
     assert messages(64, 64) > messages(16, 16) > messages(4, 4)
-    # poplin reduces many partials in stages to receive fewer messages (ConvReducePlan.cpp)
-    assert matrix_plan.reduce_messages(15) == [15] and matrix_plan.reduce_messages(16) == [4, 4]
-    assert sum(matrix_plan.reduce_messages(125)) == 3 * 5 < sum(matrix_plan.reduce_messages(124))
+    # poplin reduces many partials in stages to receive fewer messages (ConvReducePlan.cpp), a tile hearing from
+    # each tile of a partial row but its own (its single-input ReduceAdd reads that row in place)
+    deep = MatrixProduct(rows=16, depth=8 * 256, cols=16, channels=8 * 256)
+
+    def reduce_messages(depth_split):
+        return [stage.messages for stage in matrix_plan._price(deep, hardware.MK2, 4, 1, 1, depth_split).reduce_stages]
+
+    assert reduce_messages(15) == [14] and reduce_messages(16) == [3, 3]
+    assert sum(reduce_messages(125)) == 3 * 4 < sum(reduce_messages(124))
     lowered = compile_chain("train", layers=1, batch=512, tiles=64).graph
     transforms = [s for s in lowered.steps if s.name.endswith("/transform")]
     assert transforms and all(s.messages is not None and (s.messages[s.received > 0] > 0).all() for s in transforms)
