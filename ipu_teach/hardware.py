@@ -538,7 +538,7 @@ class HostSpec:
 
         >>> from ipu_teach import hardware
         >>> [round(hardware.HOST.stream_bytes_per_s(hardware.MK2, n) / 1e9, 3) for n in (1, 2, 4)]
-        [12.5, 6.25, 3.125]
+        [7.0, 6.25, 3.125]
         """
         return min(spec.host_stream_bytes_per_s(streaming_ipus), self.stream_staging_bytes_per_s)
 
@@ -630,8 +630,8 @@ class CodeSizes:
     vertex_code_bytes_per_codelet: int = _figure(
         "approximate: each distinct codelet (vertex type) a tile runs is loaded there once, whatever its number of "
         "vertices and whichever ops run it (Poplar user guide: a compute set compiles to one function calling its "
-        "vertices' code; ipu.memory_layout.SHARED_CODELETS: every op's reductions run popops' Reduce, every ADD pass "
-        "one BinaryOp vertex); ~400 B, about 100 "
+        "vertices' code; ipu.memory_layout.SHARED_CODELETS: every op's reductions run popops' Reduce, every product's "
+        "partial sums poplin's ReduceAdd, every ADD pass one BinaryOp vertex); ~400 B, about 100 "
         "instructions of 4 B: in "
         + POPLIBS_ASM
         + " a file holds 71 instruction lines at the median and 113 at the upper quartile, and a supervisor vertex "

@@ -142,7 +142,7 @@ def test_03_exercise_1_bigger_batches_scale_better_but_not_perfectly(capsys):
     namespace, output = run("03_exercise_1.py", capsys)
     speed_up, efficiency = namespace["speed_up"], namespace["efficiency"]
     assert 1 < speed_up[64] < 2 and 1 < speed_up[256] < 2
-    assert speed_up[64] < speed_up[256] < 1.9  # 2 replicas: the all-reduce hidden, the shared host link not
+    assert speed_up[64] < speed_up[256]  # 2 replicas: the bigger batch hides the all-reduce, not the shared link
     assert efficiency[64] < efficiency[256] < 1  # 8 replicas: the fixed all-reduce is hidden better
     for batch in (64, 256):
         assert (

@@ -164,7 +164,7 @@ class HostCall(Program):
 
     >>> from ipu_teach import bsp, hardware
     >>> round(bsp.CostEngine(bsp.HostCall("keras"), hardware.MK2).run().seconds() * 1e3, 2)
-    2.82
+    2.83
     """
 
     api: str = "keras"

@@ -99,9 +99,9 @@ class Executable:
         >>> print(text.splitlines()[1])
         layer op phase FLOPs unit tiles runs cycles exchange B temporary B
         >>> print(next(line for line in text.splitlines() if "AMP" in line))
-        dense MatMul:0 forward 256 AMP 4 4 2,616 0 704
+        dense MatMul:0 forward 256 AMP 8 4 2,492 0 576
         >>> print(text.splitlines()[-2])
-        one execution (seconds_per_execution) 2,957.0 us 739.3 us
+        one execution (seconds_per_execution) 3,041.2 us 760.3 us
         """
         from .explain import explain
 

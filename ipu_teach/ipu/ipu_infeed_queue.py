@@ -10,7 +10,7 @@ such an iterator passed to it through an infeed.
 Example:
 
 >>> import ipu_teach.tensorflow as tf
->>> dataset = tf.data.Dataset.from_tensor_slices(np.arange(6, dtype=np.float32)).batch(2)
+>>> dataset = tf.data.Dataset.from_tensor_slices(np.arange(6, dtype=np.float32)).batch(2, drop_remainder=True)
 >>> infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset)
 >>> next(infeed), next(iter(infeed))
 (array([0., 1.], dtype=float32), array([2., 3.], dtype=float32))

@@ -83,7 +83,7 @@ class ReduceStage(NamedTuple):
     cycles: int
     """Cycles of its ReduceAdd vertex (:mod:`.reduce_vertex`)."""
     messages: int
-    """Tiles it hears from: one a row of partials, less its own row for the single-input vertex."""
+    """Tiles it hears from: one a row of partials but the row the tile holds itself."""
 
 
 @dataclass(frozen=True)
@@ -277,19 +277,23 @@ def _price(
     right, right_sent = _moved(depth * cols, product.depth * product.cols, rows_split, product.right_laid_out)
     received = (left + right) * itemsize
     sent = ceil_div((left_sent + right_sent) * itemsize, spec.tiles * serial)
-    outputs = product.rows * ceil_div(product.cols, serial)
     reduce_stages, depth_in = [], depth_split
     float_partials = partials_type == "float"
+    block, groups = rows * cols, rows_split * cols_split  # the outputs a group of depth_split tiles holds partials of
+    block_grains = ceil_div(block, out_group)
     for depth_out in reduction_depths(depth_split):
-        # each stage's outputs are split over the tiles in grains of a partials' channel group (poplin's
-        # partialGroupedReduce); a tile hears the partial rows of its outputs and adds them (poplin's ReduceAdd)
-        grains = ceil_div(outputs * depth_out, out_group)
-        reducing = min(tiles, grains)
-        reduced, partial_rows = ceil_div(grains, reducing) * out_group, ceil_div(depth_in, depth_out)
-        local = reduce_vertex.single_input(reduced, partial_rows, float_partials, spec.sram_per_tile)
+        # poplin's partialGroupedReduce: each group's depth_split tiles make depth_out sections, and each section
+        # splits the group's outputs over its tiles in grains of a partials' channel group; a tile adds the partial
+        # rows of its outputs (poplin's ReduceAdd), one row its own, the rest heard from the tiles holding them
+        section = max(1, depth_split // depth_out)
+        reducing = min(tiles, groups * depth_out * min(section, block_grains))
+        reduced, partial_rows = min(block, ceil_div(block_grains, section) * out_group), ceil_div(depth_in, depth_out)
+        single = reduce_vertex.single_input(reduced, partial_rows, float_partials, spec.sram_per_tile)
         float_output = float_partials if depth_out > 1 else not is_half(dtype)
-        cycles = reduce_vertex.cycles(reduced, partial_rows, float_partials, float_output, local, spec.threads_per_tile)
-        heard = partial_rows - local
+        cycles = reduce_vertex.cycles(
+            reduced, partial_rows, float_partials, float_output, single, spec.threads_per_tile
+        )
+        heard = partial_rows - 1
         reduce_stages.append(ReduceStage(reducing, reduced * heard * partial_bytes, cycles, heard))
         depth_in = depth_out
     # the first stage's partials are the most a tile receives at once; later stages reuse their memory

@@ -135,14 +135,16 @@ def weight_starts(weights, spec, mapper) -> dict:
 
 
 SHARED_CODELETS = {
-    "reduce": "reduce",
+    **{name: name for name in hardware.VECTOR_CODELETS},
+    "reduce": "reduce_add",  # after the vector codelets, whose popops "reduce" is a reduction's stage
     "reduction": "reduce",
     "stage": "reduce",
     "transform": "transpose",
-    **{name: name for name in hardware.VECTOR_CODELETS},
 }
-"""The parts of an op (the last part of a step's name) that run a vertex every op shares, by that vertex: a
-reduction's every stage (``reduce``, ``reduction``, ``stageN``: popops' Reduce vertices, lib/popops/reduction),
+"""The parts of an op (the last part of a step's name) that run a vertex every op shares, by that vertex: a matrix
+product's reduction stages (``reduceN``: poplin's ReduceAdd, lib/poplin/ConvReduce.cpp; its single-input and
+general variants taken as one), a reduction's every stage (``reduction``, ``stageN``: popops' Reduce vertices,
+lib/popops/reduction),
 a backward product's rearrangement (``transform``: popops' Transpose vertices, lib/popops/Rearrange.cpp) and an
 element-wise pass named by its popops codelet (``add``, ``exp``, ...: ``BinaryOp1DSupervisor<ADD, float>`` is
 one vertex type whichever op adds)."""
@@ -150,11 +152,11 @@ one vertex type whichever op adds)."""
 
 def codelet_of(step) -> str:
     """The codelet a step's vertices run, named from the step: a part every op shares by its vertex
-    (:data:`SHARED_CODELETS`: ``MatMul/reduce``, ``Softmax/reduction/stage1`` and ``BatchNorm/grad/reduction``
-    are all ``reduce``), else its op and what part of the op it is (``Conv2D/grad``), without the indices that
-    tell instances apart; a weight's update or accumulation is one codelet for every weight. Poplar loads a
-    vertex type's code once on a tile whichever compute sets run it there, so counting by vertex, not by op,
-    is what the tile holds."""
+    (:data:`SHARED_CODELETS`: ``Softmax/reduction/stage1`` and ``BatchNorm/grad/reduction`` are both ``reduce``,
+    every product's ``MatMul/reduce1`` ``reduce_add``), else its op and what part of the op it is
+    (``Conv2D/grad``), without the indices that tell instances apart; a weight's update or accumulation is one
+    codelet for every weight. Poplar loads a vertex type's code once on a tile whichever compute sets run it there,
+    so counting by vertex, not by op, is what the tile holds."""
     if step.phase in ("update", "accumulate"):
         return step.phase
     if step.codelet:  # an element-wise pass: an Add op's own pass and a softmax's add run one vertex type

@@ -7,15 +7,20 @@ estimate is poplibs' ``getReduceCycleEstimate`` (lib/poplin/PerformanceEstimatio
 planner ranks plans by (``estimateConvReduceCycles``):
 
 - the "single input" vertex, when a tile's outputs are a whole number of accumulator vectors (4 float partials, 8
-  half) and the exchanged partials fit in 1/16 of the tile's memory (``checkPartialsSizeForSingleInputReduce``): one
-  row of partials is the tile's own, not exchanged; each worker loops over its vectors of outputs, 2 cycles per
-  partial (the 64-bit data path loads 2 float or 4 half partials a cycle) plus 7-10 cycles a loop;
-- the general vertex otherwise: every partial row is exchanged, 3 cycles per partial (one more to load the next
-  row's pointer), outputs that are not whole vectors taking loops of their own.
+  half) and the exchanged partials fit in 1/16 of the tile's memory (``checkPartialsSizeForSingleInputReduce``): the
+  row of partials the tile holds itself is read in place, the others arrive as one input; each worker loops over its
+  vectors of outputs, 2 cycles per partial row of a vector (the 64-bit data path loads 2 float or 4 half partials a
+  cycle) plus 7-10 cycles a loop;
+- the general vertex otherwise: 3 cycles per partial row of a vector (one more to load the next row's pointer),
+  outputs that are not whole vectors taking loops of their own.
+
+Either way the reducing tile is one of those holding its outputs' partials, so it receives every row but its own
+("except for one that may reside on-tile").
 
 Workers run barrel-scheduled, so a worker cycle is 6 tile cycles: the results are tile cycles, as poplibs'.
-Simplification: poplibs rounds the partials' bytes up to whole memory elements before comparing them with 1/16 of
-the memory; their size is not published, so the bytes are compared as they are.
+Simplification: poplibs rounds the partials' bytes up to whole memory elements and compares them with 1/16 of the
+memory between its first and last element offsets; those offsets are not published, so the bytes are compared as
+they are with 1/16 of the tile's memory.
 """
 
 from __future__ import annotations

@@ -234,7 +234,7 @@ def test_vertex_code_is_per_codelet_so_more_identical_layers_add_none():
         code[name] = {m.category: m.per_tile for m in graph.memory if m.category in hardware.CODE_CATEGORIES}
     np.testing.assert_array_equal(code["shallow"]["vertex code"], code["deep"]["vertex code"])
     codelets = {memory_layout.codelet_of(s) for s in deep.steps if s.cycles.any()}  # a transform runs none
-    assert {"MatMul", "add", "relu"} <= codelets <= {"MatMul", "reduce", "add", "relu"}  # Add, ReLU: popops passes
+    assert {"MatMul", "add", "relu"} <= codelets <= {"MatMul", "reduce_add", "add", "relu"}  # Add, ReLU: popops passes
     c = hardware.CODE
     assert code["deep"]["vertex code"].max() == c.vertex_code_bytes + len(codelets) * c.vertex_code_bytes_per_codelet
     # control code still grows with the program's steps, a sync per step on every tile
@@ -249,7 +249,9 @@ def test_the_codelet_of_a_step_names_its_op_and_part_without_instance_numbers():
     assert memory_layout.codelet_of(step("conv2d/Conv2D:0")) == "Conv2D"
     assert memory_layout.codelet_of(step("conv2d_1/Conv2D:3/grad/product1", "backward")) == "Conv2D/grad/product"
     assert memory_layout.codelet_of(step("conv2d_1/Conv2D:3/serial2")) == "Conv2D"
-    assert memory_layout.codelet_of(step("dense/MatMul:7/grad/reduce", "backward")) == "reduce"
+    assert (
+        memory_layout.codelet_of(step("dense/MatMul:7/grad/reduce", "backward")) == "reduce_add"
+    )  # poplin's ReduceAdd, not popops' Reduce
     assert memory_layout.codelet_of(step("dense/kernel/update", "update")) == "update"
     # the parts every op shares run one vertex type, named by it: reductions' stages, transposes, popops passes
     assert memory_layout.codelet_of(step("batch_normalization/BatchNorm:5/grad/reduction", "backward")) == "reduce"
@@ -268,11 +270,13 @@ def test_vertex_code_holds_a_shared_vertex_once_on_a_tile_whichever_ops_run_it()
         step_on("a/Softmax:0/add", computing=[0, 1], tiles=4),
         step_on("b/BatchNorm:1/add2", computing=[1, 2], tiles=4),  # the same popops ADD vertex: loaded once on tile 1
         step_on("b/BatchNorm:1/grad/reduction/stage1", computing=[1], tiles=4),
-        step_on("c/MatMul:2/reduce1", computing=[1], tiles=4),  # every reduction stage runs popops' Reduce vertices
+        step_on("c/BatchNorm:2/reduction/stage2", computing=[1], tiles=4),  # every stage runs popops' Reduce
+        step_on("d/MatMul:3/reduce1", computing=[1, 2], tiles=4),  # a product's partials: poplin's ReduceAdd
+        step_on("e/MatMul:4/reduce", computing=[2], tiles=4),
     ]
     (vertex,) = [m.per_tile for m in memory_layout.code_memory(steps, spec) if m.category == "vertex code"]
-    one, two = (c.vertex_code_bytes + n * c.vertex_code_bytes_per_codelet for n in (1, 2))
-    assert vertex.tolist() == [one, two, one, 0]
+    one, two, three = (c.vertex_code_bytes + n * c.vertex_code_bytes_per_codelet for n in (1, 2, 3))
+    assert vertex.tolist() == [one, three, two, 0]
 
 
 def test_vertex_state_is_one_multivertex_a_tile_for_an_element_wise_pass_and_two_for_other_compute_sets():
