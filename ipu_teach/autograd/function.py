@@ -61,7 +61,9 @@ allocation.keep_freed_memory()  # the ops' arrays reuse freed memory from step t
 
 _recorders = OpenBlocks()
 _made = OpenBlocks()
-"""Per open :func:`record` block, the ids of the tensors its ops made (not the step's data, nor views of it)."""
+"""Per open :func:`record` block, the tensors its ops made (not the step's data, nor views of it), by id: each is
+held until the block closes, so that its id cannot pass to a later tensor (the step's data) while the block looks
+ids up, which made what the program lays out depend on how the host reused memory."""
 _scopes = OpenBlocks([""])
 _repeating = OpenBlocks()
 
@@ -69,7 +71,7 @@ _repeating = OpenBlocks()
 @contextlib.contextmanager
 def record():
     """Collect an :class:`OpRecord` for every op applied inside the block."""
-    with _recorders.pushed([]) as tape, _made.pushed(set()):
+    with _recorders.pushed([]) as tape, _made.pushed({}):
         yield tape
 
 
@@ -190,7 +192,7 @@ class Function:
         if out.requires_grad:
             out.node = Node(cls, ctx, tensors)
         if made is not None and not (cls.view and all(laid_out)):
-            made.add(id(out))
+            made[id(out)] = out
         if _recorders:
             records = [
                 OpRecord(name, _scopes[-1], *seen, bool(_repeating)) for name, *seen in cls.recorded_as(ctx, params)

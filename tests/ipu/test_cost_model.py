@@ -167,6 +167,26 @@ def test_what_no_op_of_the_step_made_is_recorded_as_laid_out_for_its_forward_pro
     assert not function.is_variable(MatMulOp.apply(flat, kernel))  # an op's output is no variable
 
 
+def test_a_tensor_the_step_made_keeps_its_id_so_later_data_is_never_taken_for_it():
+    """What is laid out must not depend on how the host reuses memory: an op's output keeps its id until the
+    recording ends, even if the step drops it, so data made afterwards (freed memory is reused first) is never taken
+    for it and is laid out."""
+    import sys
+
+    from ipu_teach.autograd import Tensor, function, no_grad
+    from ipu_teach.autograd.ops.linalg import MatMulOp
+
+    kernel = Tensor(np.zeros((8, 4), np.float32), requires_grad=True, name="dense/kernel:0")
+    with no_grad(), function.record() as tape:
+        out = MatMulOp.apply(np.ones((2, 8), np.float32), kernel)
+        held = sys.getrefcount(out)  # the recording holds one reference: its id is not free while it records
+        later = [Tensor(np.ones((2, 8), np.float32)) for _ in range(64)]
+        for data in later:
+            MatMulOp.apply(data, kernel)
+    assert sys.getrefcount(out) == held - 1  # and lets it go when the recording ends
+    assert all(record.forward.products[0].left_laid_out for record in tape[1:])
+
+
 def test_split_sums_are_reduced_in_compute_sets_of_their_own():
     """A depth split of 8 is reduced in one stage, of 16 in two (poplin's getNumReduceStages); the first stage's
     tiles receive every partial sum but their own row (8 x 8 outputs x the split, in float: poplin's single-input
