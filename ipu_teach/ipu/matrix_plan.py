@@ -268,8 +268,8 @@ def _price(
     cols = ceil_div(ceil_div(product.cols, cols_split), serial)  # one serial pass's share of the columns
     depth = ceil_div(product.depth, depth_split)
     channels = min(product.channels, depth)
-    out_group = spec.output_channel_group(dtype, options.partials_type)
-    amp = amp_cycles(rows, depth, cols, channels, spec, dtype, options.partials_type)
+    out_group = spec.output_channel_group(dtype, partials_type)
+    amp = amp_cycles(rows, depth, cols, channels, spec, dtype, partials_type)
     vector = vector_cycles(2 * rows * depth * cols, spec, spec.threads_per_tile)
     tiles = rows_split * cols_split * depth_split
     # the left operand's slices are shared by the cols' split, the right one's by the rows' split
