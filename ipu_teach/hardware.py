@@ -665,8 +665,9 @@ class CodeSizes:
         default=3,
     )
     exchange_instructions_per_exchange: int = _figure(
-        "fitted: 10 instructions of set-up, timing and wind-down on each tile taking part in an exchange, sending or "
-        "receiving, whatever its messages. Fitted to "
+        "fitted: 10 instructions of set-up, timing and wind-down on each tile taking part in an exchange, once "
+        "whether it sends, receives or both (one instruction stream a tile and exchange), whatever its messages. "
+        "Fitted to "
         + TF_PROFILE_SUMMARY
         + ": 60,792 B of internal exchange code over 1,216 tiles, 50 B a tile, where the program's one exchange "
         "involving every tile brings each the seed its SetSeedSupervisor vertex reads (1,216 of its 1,219 vertices), "

@@ -99,12 +99,15 @@ class VectorPass:
     "add", "relu", "exp", ...) over ``elements`` outputs. ``broadcast`` is the size of an operand broadcast
     along them (a bias, a per-channel scale): every tile must receive its share of it first. ``gathered`` is how
     many values of its operands the pass reads in a layout of its own, not where they were made (popnn's pooling
-    plans its own partition of the windows): the pass's tiles first receive them, spread as its elements are."""
+    plans its own partition of the windows): the pass's tiles first receive them, spread as its elements are.
+    ``bias``: the broadcast operand is the op's bias, added to its matrix product's output (poplin's ``addBias``)
+    and laid out for that add (``createBiases``): a tile receives only the part other tiles hold."""
 
     codelet: str
     elements: int
     broadcast: int = 0
     gathered: int = 0
+    bias: bool = False
 
     def __post_init__(self):
         if self.codelet not in VECTOR_CODELETS:
@@ -121,9 +124,9 @@ class Reduction:
     outputs: int
 
 
-def elementwise(codelet: str, elements: int, broadcast: int = 0) -> tuple:
+def elementwise(codelet: str, elements: int, broadcast: int = 0, bias: bool = False) -> tuple:
     """The ``vector`` work of one element-wise pass (none for no elements)."""
-    return (VectorPass(codelet, int(elements), int(broadcast)),) if elements > 0 else ()
+    return (VectorPass(codelet, int(elements), int(broadcast), bias=bias),) if elements > 0 else ()
 
 
 def reduction(elements: int, outputs: int) -> tuple:

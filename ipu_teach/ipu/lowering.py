@@ -68,6 +68,9 @@ class LoweredStep:
     streamed_bytes: int = 0
     """Bytes a weight update copies from Streaming Memory before it and back after it (its optimizer state,
     offloaded: :mod:`.offloading`)."""
+    channel_tiles: int = 0
+    """Tiles the outputs of one output channel of a product's result end on (its main step only,
+    :func:`.matrix_plan.channel_tiles`): where a bias added to them is laid out."""
     codelet: str = ""
     """The popops codelet an element-wise pass runs (``"add"``, ``"relu"``: ``autograd.cost.VectorPass``), whichever
     op it belongs to; empty for other steps, whose codelet :func:`.memory_layout.codelet_of` reads from the name."""
@@ -133,10 +136,11 @@ IsInstructionCacheable; the SubcomputationGraphCache compiles each distinct one 
 (SessionOptions enableOutlining and enableConvolutionGraphCaching, both on by default)."""
 
 
-def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, start=0) -> list:
+def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, start=0, bias_tiles=0) -> list:
     """The compute sets of one item of an op's vector work (``autograd.cost``): a VectorPass is one compute set
     of its codelet, a Reduction several (see :func:`_reduction_steps`). The first is named ``name``; the work
-    starts on tile ``start``, where the op's output is mapped."""
+    starts on tile ``start``, where the op's output is mapped. ``bias_tiles``: the pass adds a bias laid out for it
+    over the tiles each output channel of the product is on (:func:`.matrix_plan.channel_tiles`)."""
     if isinstance(work, Reduction):
         return _reduction_steps(name, phase, work, spec, flops, output_bytes, start)
     # popops runs an element-wise vertex on each tile its output is mapped to (lib/popops/ElementWise.cpp), and
@@ -146,7 +150,11 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, st
     cycles = _vertex_cycles(per_tile, rate, hardware.VECTOR.elementwise_vertex_cycles)
     # a broadcast operand (a bias) is mapped elsewhere: each tile first receives the part its elements use; so do
     # operands the pass reads in its own layout (gathered), in proportion to its elements there
-    received = np.minimum(per_tile, work.broadcast) * itemsize if work.broadcast else np.zeros(spec.tiles, np.int64)
+    received = np.minimum(per_tile, work.broadcast) * itemsize
+    if work.broadcast and bias_tiles:
+        # laid out for the add: each channel's bias sits on one of the bias_tiles tiles holding its outputs, so a tile
+        # receives the part of its channels' bias the others hold, and none where each channel is on one tile
+        received = bsp.ceil_div(received * (bias_tiles - 1), bias_tiles)
     if work.gathered:
         received = received + bsp.ceil_div(per_tile * work.gathered, max(1, work.elements)) * itemsize
     step = LoweredStep(name, phase, int(flops), cycles, received, output_bytes, first_tile=start, codelet=work.codelet)
@@ -254,6 +262,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     the convolution on the AMP and, if the depth is split,
     the reduction of the partials in one to three stages (``reduce``, ``reduce1``, ``reduce2``: poplin's
     ``Reduce<i>``); all of them once per serial pass (later passes named ``.../serialK/...``)."""
+    original = product
     product, chosen = matrix_plan.choose(product, spec, itemsize, options)
     used = chosen.tiles
     rearranged = matrix_plan.rearranged_elements(product, chosen)
@@ -286,6 +295,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None,
                 unit="AMP",
                 windows=matrix_plan.per_tile(chosen.windows, used, spec),
+                channel_tiles=matrix_plan.channel_tiles(original, product, chosen),
             ),
         ]
         for number, stage in enumerate(chosen.reduce_stages):
@@ -302,10 +312,14 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     return steps
 
 
-def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix_plan.DEFAULT_OPTIONS, start=0) -> list:
+def _steps_for(
+    name, phase, cost, spec, itemsize, output_bytes=0, options=matrix_plan.DEFAULT_OPTIONS, start=0, bias_tiles=0
+) -> list:
     """The compute sets of one op's forward or backward: each matrix product's (the first one's main step
     carries ``name``), then the vector work, from tile ``start`` (:func:`_output_start`); nothing for a view
-    such as Reshape."""
+    such as Reshape. A pass adding the op's bias (``VectorPass.bias``) has it laid out on its last product's
+    output; ``bias_tiles`` lays out the broadcast operand of an op that adds a bias to the op before it (a
+    framework's fused bias add, :func:`_fused_bias_tiles`)."""
     if cost.flops == 0:
         return []
     steps = []
@@ -319,6 +333,7 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
             output_bytes if j == 0 else 0,
             options,
         )
+    products = [step for step in steps if step.unit == "AMP"]
     seen = {}
     for k, work in enumerate(cost.vector):
         label = work.codelet if isinstance(work, VectorPass) else "reduction"
@@ -333,8 +348,28 @@ def _steps_for(name, phase, cost, spec, itemsize, output_bytes=0, options=matrix
             cost.vector_flops if k == 0 else 0,  # the FLOPs a profile shows, on the op's first vector step
             output_bytes if first else 0,
             start,
+            products[-1].channel_tiles if isinstance(work, VectorPass) and work.bias and products else bias_tiles,
         )
     return steps
+
+
+def _fused_bias_tiles(before, steps_before, rec) -> int:
+    """Where Graphcore's TensorFlow fuses ``rec`` with the op ``before`` it (lowered to ``steps_before``) into a
+    product with its bias add, the tiles each output channel of the product is on, over which the bias is laid out
+    for the add (:func:`.matrix_plan.channel_tiles`); else 0. XLA's ``matmul_biasadd`` fusion adds a vector along
+    the last axis to a dot's output in place, its bias allocated by ``poputil::createBroadcastOperand`` on the
+    output's tile mapping (graphcore/tensorflow ``driver/ops/custom_ops/popops/fusions.cc``, MatMulBiasAddOp):
+    a Dense layer's bias. PopART adds a PopTorch Linear's bias with a plain Add (poptorch ``linearHandler``), whose
+    broadcast operand it does not lay out (``ElementWiseBinaryOpx``: a dead end), so no fusion there."""
+    products = [step for step in steps_before if step.unit == "AMP"]
+    adds_bias = (
+        rec.op == "Add"
+        and before.scope == rec.scope
+        and len(rec.input_shapes) == 2
+        and tuple(rec.input_shapes[0]) == tuple(before.output_shape)
+        and tuple(rec.input_shapes[1]) == tuple(before.output_shape[-1:])
+    )
+    return products[-1].channel_tiles if adds_bias and products else 0
 
 
 def _popart_work(rec, training_loss: bool) -> tuple[tuple, tuple]:
@@ -643,6 +678,7 @@ def lower(
             int(np.prod(rec.output_shape)) * rec.itemsize,
             options_for(rec.scope, "forward", kind),
             start,
+            _fused_bias_tiles(tape[i - 1], forward_per_op[-1], rec) if i and program_builder == "tensorflow" else 0,
         )
         added = _popart_work(rec, i == len(tape) - 1 and mode == "train") if program_builder == "popart" else ((), ())
         forward += _named_work_steps(f"{label}:{i}", "forward", added[0], spec, rec.itemsize, start)

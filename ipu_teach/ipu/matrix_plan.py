@@ -103,6 +103,11 @@ class ProductPlan:
     """Bytes a busy tile holds while one serial pass runs: its operand slices and partial sums."""
     windows: int = 0
     """Tensor windows the convolution vertex of a busy tile connects (:func:`vertex_windows`)."""
+    input_group: int = 1
+    """Input channels the AMP takes at once (poplin's Plan.inChansPerGroup, ``IPUSpec.channel_group``)."""
+    output_group: int = 1
+    """Output channels of one group of its partials (poplin's Plan.partialChansPerGroup,
+    ``IPUSpec.output_channel_group``)."""
 
     @property
     def tiles(self) -> int:
@@ -310,6 +315,8 @@ def _price(
         serial,
         temporary,
         windows,
+        spec.channel_group(dtype),
+        out_group,
     )
 
 
@@ -366,9 +373,12 @@ def transform_messages(product: MatrixProduct, chosen: ProductPlan, itemsize: in
     of its two operand slices (what its exchange code grows with, ``hardware.CODE``). Poplar lays each operand
     out for the plan: a slice spread over the tiles that use it (lib/poplin/Convolution.cpp@7eac0f2,
     mapActivationsOrWeights: "such that the exchange required during the convolution operation is minimized"),
-    at least 128 bytes of activations and 256 of weights a tile "to reduce the amount of exchange code". So a
-    tile hears about its input slice from the tiles of the columns' split and about its weights slice from those
-    of the rows' split, no more than the slice's pieces of those sizes. The input slice is the tile's positions
+    at least 128 bytes of activations and 256 of weights a tile "to reduce the amount of exchange code", in whole
+    grains of the plan's channel groups (its ``grainSize``: ``inChansPerGroup`` elements of activations,
+    ``inChansPerGroup x partialChansPerGroup`` of weights; poputil's TensorUseTracker maps at least
+    ``minGrainsPerTile`` grains a tile). So a tile hears about its input slice from the tiles of the columns' split
+    and about its weights slice from those of the rows' split, no more than the slice's pieces. The input slice is
+    the tile's positions
     times its input channels: a convolution's kernel positions read the same elements (its halo aside), they are
     not sent again.
 
@@ -379,7 +389,7 @@ def transform_messages(product: MatrixProduct, chosen: ProductPlan, itemsize: in
     >>> from ipu_teach.ipu import matrix_plan
     >>> product = MatrixProduct(rows=32, depth=784, cols=128, channels=784)
     >>> rows_only = matrix_plan._price(product, hardware.MK2, 4, rows_split=32, cols_split=1, depth_split=1)
-    >>> matrix_plan.transform_messages(product, rows_only)  # the whole input row; weights in 256-byte pieces
+    >>> matrix_plan.transform_messages(product, rows_only)  # the whole input row; weights from the 32 tiles sharing it
     33
     """
     input_pieces, weights_pieces = _operand_pieces(product, chosen, itemsize)
@@ -416,14 +426,44 @@ def _operand_pieces(product: MatrixProduct, chosen: ProductPlan, itemsize: int) 
     channels = min(product.channels, depth)
     cols = ceil_div(ceil_div(product.cols, chosen.cols_split), chosen.serial_split)
 
-    def pieces(elements: int, sharing: int, least_bytes: int, laid_out: bool) -> int:
-        held = max(1, min(sharing, ceil_div(elements * itemsize, least_bytes)))
+    def pieces(elements: int, sharing: int, least_bytes: int, grain: int, laid_out: bool) -> int:
+        least = ceil_div(ceil_div(least_bytes, itemsize), grain) * grain  # whole grains, at least least_bytes
+        held = max(1, min(sharing, ceil_div(elements, least)))
         return held - 1 if laid_out else held  # a slice laid out for the product has one piece on the tile itself
 
+    input_grain, weights_grain = chosen.input_group, chosen.input_group * chosen.output_group
     return (
-        pieces(rows * channels, chosen.cols_split, ACTIVATIONS_BYTES_PER_TILE, product.left_laid_out),
-        pieces(depth * cols, chosen.rows_split, WEIGHTS_BYTES_PER_TILE, product.right_laid_out),
+        pieces(rows * channels, chosen.cols_split, ACTIVATIONS_BYTES_PER_TILE, input_grain, product.left_laid_out),
+        pieces(depth * cols, chosen.rows_split, WEIGHTS_BYTES_PER_TILE, weights_grain, product.right_laid_out),
     )
+
+
+def channel_tiles(product: MatrixProduct, planned: MatrixProduct, chosen: ProductPlan) -> int:
+    """Tiles the outputs of one output channel of ``product`` (a column of its result) end on, as ``planned``
+    (``product`` or, swapped, its transpose: :func:`choose`) is split by ``chosen``. A bias added to them is laid out
+    there: poplin's ``createBiases`` maps each bias element to one of the tiles holding its channel
+    (lib/poplin/Convolution.cpp@7eac0f2, mapBiases, by poputil's TensorUseTracker), and the other tiles receive it.
+    Without a depth split a block of outputs stays on the tile that computed it; with one, the reduction's last stage
+    splits each block over its tiles in grains of ``output_group`` outputs of one row, consecutive grains to a tile
+    (:func:`_price`).
+
+    Example: one Dense layer on a batch of 16, planned swapped: each feature's 16 outputs are one grain, on one tile
+
+    >>> from ipu_teach import hardware
+    >>> from ipu_teach.autograd.cost import MatrixProduct
+    >>> from ipu_teach.ipu import matrix_plan
+    >>> dense = MatrixProduct(rows=16, depth=4096, cols=1024, channels=4096, right_laid_out=True)
+    >>> planned, chosen = matrix_plan.choose(dense, hardware.MK2)
+    >>> matrix_plan.channel_tiles(dense, planned, chosen)
+    1
+    """
+    rows = ceil_div(planned.rows, chosen.rows_split)
+    row_grains = ceil_div(ceil_div(ceil_div(planned.cols, chosen.cols_split), chosen.serial_split), chosen.output_group)
+    grains = rows * row_grains
+    held = ceil_div(grains, min(chosen.depth_split, grains))  # the grains one tile holds after the reduction
+    if planned is product:  # a channel is a column of the planned result: a grain in each of its block's rows
+        return chosen.rows_split * min(rows, ceil_div(grains, held))
+    return chosen.cols_split * ceil_div(row_grains, held)  # swapped: a row of the planned result
 
 
 def per_tile(value: int, tiles: int, spec) -> np.ndarray:

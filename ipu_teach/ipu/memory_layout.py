@@ -243,23 +243,16 @@ def host_streams(memory, spec, data_stream_bytes=()) -> np.ndarray:
 
 
 def exchange_code(steps, spec) -> np.ndarray:
-    """Internal exchange code bytes per tile: each exchange's code sits on every tile it involves, sending or
-    receiving, and grows with the messages it handles there, one per tile it hears from or sends to, never
-    with their length (:func:`exchange_messages`)."""
+    """Internal exchange code bytes per tile: each exchange's code sits on every tile it involves, once whether the
+    tile sends, receives or both (one instruction stream, set up and wound down once), and grows with the messages
+    it handles there, one per tile it hears from or sends to, never with their length (:func:`exchange_messages`)."""
     c = hardware.CODE
     instructions = np.zeros(spec.tiles, np.int64)
     for received, senders, known, sends in _exchanges(steps):
         incoming, outgoing = exchange_messages(received, senders, known, sends)
-        instructions += np.where(
-            incoming > 0,
-            c.exchange_instructions_per_exchange + incoming * c.exchange_instructions_per_message_received,
-            0,
-        )
-        instructions += np.where(
-            outgoing > 0,
-            c.exchange_instructions_per_exchange + outgoing * c.exchange_instructions_per_message_sent,
-            0,
-        )
+        instructions += np.where((incoming > 0) | (outgoing > 0), c.exchange_instructions_per_exchange, 0)
+        instructions += incoming * c.exchange_instructions_per_message_received
+        instructions += outgoing * c.exchange_instructions_per_message_sent
     return instructions * c.instruction_bytes
 
 

@@ -100,7 +100,7 @@ def compare_reports(source: Report, target: Report) -> str:
     >>> print(profiling.compare_reports(report, report))
                                                          source          target      difference
                                                 sequential_trai sequential_trai
-    memory: total (bytes)                                71,522          71,522               0
+    memory: total (bytes)                                70,962          70,962               0
     ...
     execution: tile utilisation (%)                         2.1             2.1             0.0
     """

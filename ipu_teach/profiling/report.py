@@ -350,7 +350,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> steps = report.compilation.liveness(0)
         >>> steps[0].index, steps[0].alwaysLiveBytes
-        (0, 71126)
+        (0, 70566)
         """
         self._check_ipu(ipu)
         pick = (lambda v: v.size) if tile is None else (lambda v: int(v.perTile[tile]))
@@ -373,7 +373,7 @@ class Compilation:
         >>> report = small_report()                # a Dense model trained on 16 tiles, profiled
         >>> peak = report.compilation.live_peak(0)
         >>> peak.name, peak.totalBytes
-        ('dense/MatMul:0/grad/transform', 71414)
+        ('dense/MatMul:0/grad/transform', 70854)
         """
         steps = self.liveness(ipu, tile)
         return max(steps, key=lambda s: s.totalBytes) if steps else None

@@ -72,7 +72,7 @@ def test_conv2d_cost_is_2_n_ho_wo_cout_kh_kw_cin(strides, padding, out_hw):
         bytes_out=outputs * F32,
         grains=outputs,
         products=(product,),
-        vector=(VectorPass("add", outputs, cout),),  # poplin's addBias: each tile receives the bias it adds
+        vector=(VectorPass("add", outputs, cout, bias=True),),  # poplin's addBias, the bias laid out for it
     )
     assert rec.forward.vector_flops == outputs  # the bias add runs on the vector units
 

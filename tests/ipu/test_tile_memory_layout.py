@@ -128,6 +128,52 @@ def test_an_exchange_s_code_is_on_its_sending_and_receiving_tiles_and_grows_with
     np.testing.assert_array_equal(twice, 2 * code)
 
 
+def test_a_tile_that_both_sends_and_receives_in_an_exchange_sets_it_up_once():
+    """One instruction stream per tile and exchange: its set-up and wind-down once, whether the tile sends,
+    receives or both; its messages each cost what they cost."""
+    c, spec = hardware.CODE, replace(hardware.MK2, tiles=8)
+    made = step_on("a/Op:0", computing=[0, 1])  # tiles 0-1 make what tiles 1-2 then receive
+    code = memory_layout.exchange_code([made, step_on("b/Op:1", computing=[1, 2], receiving=[1, 2])], spec)
+    incoming, outgoing = memory_layout.exchange_messages(np.array([0, 512, 512] + [0] * 5), np.arange(8) < 2)
+    assert incoming[1] == outgoing[1] == 1  # tile 1 both hears a message and sends one
+    received, sent = c.exchange_instructions_per_message_received, c.exchange_instructions_per_message_sent
+    per_message = incoming * received + outgoing * sent
+    expected = np.where(per_message > 0, c.exchange_instructions_per_exchange, 0) + per_message
+    assert code.tolist() == (expected * c.instruction_bytes).tolist()
+    assert code[1] == (c.exchange_instructions_per_exchange + 2 + 1) * c.instruction_bytes
+
+
+def test_a_bias_is_exchanged_only_where_the_framework_does_not_lay_it_out_for_its_add():
+    """Graphcore's TensorFlow fuses a Dense layer's product with its bias add (matmul_biasadd) and lays the bias out
+    on the product's output: a tile receives only the bias of its channels held by other tiles, none when each
+    channel's outputs are on one tile (a small batch's product, planned swapped). PopART adds a PopTorch Linear's bias
+    with a plain Add, mapped elsewhere: every tile receives its channels' bias."""
+    from ipu_teach.autograd.cost import MatrixProduct
+    from ipu_teach.ipu import matrix_plan
+    from ipu_teach.ipu.executor import IPUExecutor
+
+    dense = MatrixProduct(rows=16, depth=4096, cols=1024, channels=4096, right_laid_out=True)
+    planned, chosen = matrix_plan.choose(dense, hardware.MK2)
+    assert planned is not dense and matrix_plan.channel_tiles(dense, planned, chosen) == 1
+    # not swapped, not split in depth: a channel's outputs are on the tile of each block of rows
+    rows_apart = matrix_plan._price(dense, hardware.MK2, 4, rows_split=4, cols_split=8, depth_split=1)
+    assert matrix_plan.channel_tiles(dense, dense, rows_apart) == 4
+
+    def bias_received(host_api):
+        pre_compiled_system(hardware.MK2.tiles)
+        with ipu.ipu_strategy.IPUStrategy().scope():
+            inputs = keras.Input(shape=(4096,))
+            model = keras.Model(inputs, keras.layers.Dense(1024)(inputs))
+            model.compile("sgd", "mse")
+            model.device_executor = IPUExecutor(model, host_api=host_api)
+            model.predict(np.zeros((16, 4096), np.float32), batch_size=16, verbose=0)
+        graph = model.get_ipu_executable("predict").graph
+        return int(next(s for s in graph.steps if s.name == "dense/Add:1").received.sum())
+
+    assert bias_received("keras") == 0
+    assert bias_received("poptorch") > 1024 * 4  # each feature's bias to every tile adding it
+
+
 def test_messages_follow_how_scattered_the_data_is_not_its_size():
     senders = np.zeros(8, bool)
     senders[:4] = True
@@ -366,9 +412,10 @@ def test_a_product_s_operand_pieces_follow_poplin_s_least_bytes_a_tile_and_are_e
     def plan(product, rows_split, cols_split):
         return matrix_plan._price(product, hardware.MK2, 4, rows_split, cols_split, depth_split=1)
 
-    # weights in pieces of 256 bytes (mapWeights), not 128: a 4 KiB slice shared by 64 tiles comes from 16
+    # weights in pieces of whole grains of 8 input x 16 output channels (mapWeights' grainSize: 512 bytes in fp32,
+    # above its least 256 bytes a tile): a 4 KiB slice shared by 64 tiles comes from 8
     matmul = MatrixProduct(rows=4096, depth=64, cols=16, channels=64)
-    assert matrix_plan.transform_messages(matmul, plan(matmul, 64, 1)) == 1 + 16
+    assert matrix_plan.transform_messages(matmul, plan(matmul, 64, 1)) == 1 + 8
     # a convolution's input slice is its positions times its input channels, not times its 9 kernel positions:
     # 64 x 64 floats in 128-byte pieces from 128 of the 256 tiles sharing it
     conv = MatrixProduct(rows=64, depth=9 * 64, cols=4096, channels=64, planner="conv")

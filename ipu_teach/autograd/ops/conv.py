@@ -230,7 +230,7 @@ class Conv2DOp(Function):
             right_laid_out=ctx.laid_out_inputs[1],
         )
         bytes_in = (int(np.prod(xs)) + int(np.prod(ks)) + int(np.prod(bs))) * ctx.itemsize
-        bias_add = elementwise("add", outputs, filters)  # poplin's addBias: an AddToChannel compute set
+        bias_add = elementwise("add", outputs, filters, bias=True)  # poplin's addBias: an AddToChannel compute set
         return OpCost(product.flops + outputs, bytes_in, outputs * ctx.itemsize, outputs, (product,), bias_add)
 
     @classmethod
