@@ -51,9 +51,8 @@ from ..autograd.cost import MatrixProduct
 from ..bsp.mapping import ceil_div
 from ..hardware import is_half
 from . import amp_vertex, reduce_vertex, tile_placement
+from .reduce_vertex import PARTIAL_BYTES
 
-PARTIAL_BYTES = {"float": 4, "half": 2}
-"""Bytes of one partial sum by Poplar's partialsType (default "float" for fp32 and fp16 products)."""
 DEFAULT_AVAILABLE_MEMORY_PROPORTION = 0.6
 """Poplar's default availableMemoryProportion for convolutions and matmuls (graphcore/tensorflow
 ``IPUConfig.convolutions.poplar_options`` docstring and the technical note above)."""
@@ -68,6 +67,13 @@ class MatrixOptions:
 
     def temporary_bytes_allowed(self, spec) -> int:
         return int(self.available_memory_proportion * spec.sram_per_tile)
+
+    def partials_for(self, dtype: str) -> str:
+        """The partials type a product of ``dtype`` inputs sums in: fp32 inputs always in float (poplibs
+        lib/poplin/ConvVertexType.cpp@7eac0f2: a FLOAT input's partialType is FLOAT), and the partials exchanged
+        between tiles are no wider than the vertex's (ConvModel.cpp, getConvTypes); fp16 ones as ``partialsType``
+        says."""
+        return self.partials_type if is_half(dtype) else "float"
 
 
 DEFAULT_OPTIONS = MatrixOptions()
@@ -236,7 +242,7 @@ def plan(product: MatrixProduct, spec, itemsize: int = 4, options: MatrixOptions
     """The cheapest split of ``product`` over ``spec.tiles`` tiles whose temporary memory fits the options'
     share of a tile; serial splits only where no plan fits without them (the least memory if none fits)."""
     dtype = "float16" if itemsize == 2 else "float32"
-    in_group, out_group = spec.channel_group(dtype), spec.output_channel_group(dtype, options.partials_type)
+    in_group, out_group = spec.channel_group(dtype), spec.output_channel_group(dtype, options.partials_for(dtype))
     allowed = options.temporary_bytes_allowed(spec)
     tried = []
     for serial in _splits(ceil_div(product.cols, out_group)):
@@ -265,9 +271,7 @@ def _price(
     product, spec, itemsize, rows_split, cols_split, depth_split, serial=1, options: MatrixOptions = DEFAULT_OPTIONS
 ) -> ProductPlan:
     dtype = "float16" if itemsize == 2 else "float32"
-    # fp32 inputs always sum in float (poplibs lib/poplin/ConvVertexType.cpp@7eac0f2: a FLOAT input's partialType is
-    # FLOAT), and the partials exchanged between tiles are no wider than the vertex's (ConvModel.cpp, getConvTypes)
-    partials_type = options.partials_type if is_half(dtype) else "float"
+    partials_type = options.partials_for(dtype)
     partial_bytes = PARTIAL_BYTES[partials_type]
     rows = ceil_div(product.rows, rows_split)
     cols = ceil_div(ceil_div(product.cols, cols_split), serial)  # one serial pass's share of the columns

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from ..integers import ceil_div
 
+PARTIAL_BYTES = {"float": 4, "half": 2}
+"""Bytes of one partial sum by Poplar's partialsType (default "float" for fp32 and fp16 products)."""
 DATA_PATH_BITS = 64
 """The tile's data path (``dataPathWidth``): how many partials one load brings."""
 SUPERVISOR_CYCLES = 33
@@ -48,15 +50,15 @@ def single_input(outputs: int, partial_rows: int, float_partials: bool, sram_per
     >>> single_input(96, 8, True, 638976), single_input(90, 8, True, 638976)
     (True, False)
     """
-    exchanged_bytes = outputs * (partial_rows - 1) * (4 if float_partials else 2)
+    exchanged_bytes = outputs * (partial_rows - 1) * PARTIAL_BYTES["float" if float_partials else "half"]
     return outputs % accumulator_width(float_partials) == 0 and exchanged_bytes < sram_per_tile // 16
 
 
 def cycles(
-    outputs: int, partial_rows: int, float_partials: bool, float_output: bool, one_row_local: bool, workers: int = 6
+    outputs: int, partial_rows: int, float_partials: bool, float_output: bool, single: bool, workers: int = 6
 ) -> int:
     """Tile cycles of one tile's ReduceAdd vertex adding ``partial_rows`` rows of partials into ``outputs`` outputs
-    (``one_row_local``: the single-input vertex, :func:`single_input`).
+    (``single``: the single-input vertex, :func:`single_input`).
 
     Example: a tile reducing 96 outputs from 8 rows of float partials, single input or not
 
@@ -65,7 +67,7 @@ def cycles(
     """
     width = accumulator_width(float_partials)
     per_load = DATA_PATH_BITS // (32 if float_partials else 16)
-    if one_row_local:
+    if single:
         cycles_per_partial = width // min(width, per_load)
         loop_overhead = (8 if float_output else 7) if float_partials else (10 if float_output else 9)
         per_worker = ceil_div(outputs // width, workers)
