@@ -353,15 +353,25 @@ def _steps_for(
     return steps
 
 
-def _fused_bias_tiles(before, steps_before, rec) -> int:
-    """Where Graphcore's TensorFlow fuses ``rec`` with the op ``before`` it (lowered to ``steps_before``) into a
-    product with its bias add, the tiles each output channel of the product is on, over which the bias is laid out
-    for the add (:func:`.matrix_plan.channel_tiles`); else 0. XLA's ``matmul_biasadd`` fusion adds a vector along
-    the last axis to a dot's output in place, its bias allocated by ``poputil::createBroadcastOperand`` on the
-    output's tile mapping (graphcore/tensorflow ``driver/ops/custom_ops/popops/fusions.cc``, MatMulBiasAddOp):
-    a Dense layer's bias. PopART adds a PopTorch Linear's bias with a plain Add (poptorch ``linearHandler``), whose
-    broadcast operand it does not lay out (``ElementWiseBinaryOpx``: a dead end), so no fusion there."""
-    products = [step for step in steps_before if step.unit == "AMP"]
+def _fused_bias_tiles(tape, steps_per_op, i) -> int:
+    """Where Graphcore's TensorFlow fuses op ``i`` of ``tape`` with the product before it into the product with its
+    bias add, the tiles each output channel of the product is on, over which the bias is laid out for the add
+    (:func:`.matrix_plan.channel_tiles`); else 0 (``steps_per_op``: each op's lowered forward steps). XLA's
+    ``matmul_biasadd`` fusion adds a vector along the last axis to a dot's output in place, its bias allocated by
+    ``poputil::createBroadcastOperand`` on the output's tile mapping (graphcore/tensorflow
+    ``driver/ops/custom_ops/popops/fusions.cc``, MatMulBiasAddOp): a Dense layer's bias, also cast to fp16 first under
+    mixed precision (the pattern takes any 1-D operand, ``passes/fuse_ops_late.cc``, and the allocation passes through
+    a convert). A 3-D Dense input (a reshape between dot and add) is not that fusion, but Graphcore's TensorFlow lays
+    out the vector operand of an element-wise add on its other operand all the same (``implicit_binary`` ops,
+    ``ops/custom_ops/popops/elementwise.cc``). PopART adds a PopTorch Linear's bias with a plain Add (poptorch
+    ``linearHandler``), whose broadcast operand it does not lay out (``ElementWiseBinaryOpx``: a dead end), so no
+    fusion there."""
+    rec, j = tape[i], i - 1
+    while j >= 0 and tape[j].op == "Cast" and tape[j].scope == rec.scope and len(tape[j].output_shape) == 1:
+        j -= 1  # the bias cast to the compute dtype
+    if j < 0:
+        return 0
+    before, products = tape[j], [step for step in steps_per_op[j] if step.unit == "AMP"]
     adds_bias = (
         rec.op == "Add"
         and before.scope == rec.scope
@@ -678,7 +688,7 @@ def lower(
             int(np.prod(rec.output_shape)) * rec.itemsize,
             options_for(rec.scope, "forward", kind),
             start,
-            _fused_bias_tiles(tape[i - 1], forward_per_op[-1], rec) if i and program_builder == "tensorflow" else 0,
+            _fused_bias_tiles(tape, forward_per_op, i) if program_builder == "tensorflow" else 0,
         )
         added = _popart_work(rec, i == len(tape) - 1 and mode == "train") if program_builder == "popart" else ((), ())
         forward += _named_work_steps(f"{label}:{i}", "forward", added[0], spec, rec.itemsize, start)

@@ -447,9 +447,12 @@ def channel_tiles(product: MatrixProduct, planned: MatrixProduct, chosen: Produc
     (``product`` or, swapped, its transpose: :func:`choose`) is split by ``chosen``. A bias added to them is laid out
     there: poplin's ``createBiases`` maps each bias element to one of the tiles holding its channel
     (lib/poplin/Convolution.cpp@7eac0f2, mapBiases, by poputil's TensorUseTracker), and the other tiles receive it.
-    Without a depth split a block of outputs stays on the tile that computed it; with one, the reduction's last stage
-    splits each block over its tiles in grains of ``output_group`` outputs of one row, consecutive grains to a tile
-    (:func:`_price`).
+    Without a depth split a block of outputs stays on the tile that computed it. With one, the reduction's last stage
+    gives each of a block's reducing tiles a run of consecutive grains of ``output_group`` outputs, the block's
+    partials ordered by output-channel group first, then by position (Convolution.cpp, the partials' shape
+    ``[G/cgpg][Co/cpg][N]...[cgpg][cpg]``; ConvReduce.cpp partialGroupedReduce; poputil splitRegions): a channel of
+    the planned result is one channel group's consecutive grains, a position (a swapped plan's channel) a grain in
+    each channel group.
 
     Example: one Dense layer on a batch of 16, planned swapped: each feature's 16 outputs are one grain, on one tile
 
@@ -462,12 +465,14 @@ def channel_tiles(product: MatrixProduct, planned: MatrixProduct, chosen: Produc
     1
     """
     rows = ceil_div(planned.rows, chosen.rows_split)
-    row_grains = ceil_div(ceil_div(ceil_div(planned.cols, chosen.cols_split), chosen.serial_split), chosen.output_group)
-    grains = rows * row_grains
-    held = ceil_div(grains, min(chosen.depth_split, grains))  # the grains one tile holds after the reduction
-    if planned is product:  # a channel is a column of the planned result: a grain in each of its block's rows
-        return chosen.rows_split * min(rows, ceil_div(grains, held))
-    return chosen.cols_split * ceil_div(row_grains, held)  # swapped: a row of the planned result
+    groups = ceil_div(ceil_div(ceil_div(planned.cols, chosen.cols_split), chosen.serial_split), chosen.output_group)
+    held = ceil_div(rows * groups, min(chosen.depth_split, rows * groups))  # consecutive grains a reducing tile holds
+    if planned is product:  # a channel group's rows grains, from grain g * rows on: the tiles of each, on average
+        first = np.arange(groups) * rows
+        spans = (first + rows - 1) // held - first // held + 1
+        return chosen.rows_split * ceil_div(int(spans.sum()), groups)
+    # swapped: a position's grain in each channel group, rows apart
+    return chosen.cols_split * len(np.unique(np.arange(groups) * rows // held))
 
 
 def per_tile(value: int, tiles: int, spec) -> np.ndarray:

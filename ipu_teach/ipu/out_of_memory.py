@@ -39,7 +39,7 @@ class ModelOutOfMemoryError(TileOutOfMemoryError):
     ...         model.fit(np.zeros((32, 512), np.float32), np.zeros((32, 512), np.float32), verbose=0)
     ...     except ipu.ModelOutOfMemoryError as error:
     ...         print(f"tile {error.tile} needs {error.needed:,} of {error.available:,} bytes")
-    tile 2 needs 649,013 of 638,976 bytes
+    tile 2 needs 649,065 of 638,976 bytes
     """
 
     def __init__(self, model_name, tile, needed, available, categories, variables, graph):

@@ -168,10 +168,70 @@ def test_a_bias_is_exchanged_only_where_the_framework_does_not_lay_it_out_for_it
             model.device_executor = IPUExecutor(model, host_api=host_api)
             model.predict(np.zeros((16, 4096), np.float32), batch_size=16, verbose=0)
         graph = model.get_ipu_executable("predict").graph
-        return int(next(s for s in graph.steps if s.name == "dense/Add:1").received.sum())
+        return int(next(s for s in graph.steps if s.name.startswith("dense/Add:")).received.sum())
 
     assert bias_received("keras") == 0
     assert bias_received("poptorch") > 1024 * 4  # each feature's bias to every tile adding it
+    # under mixed precision Keras casts the bias to fp16 first, and the fusion takes any 1-D operand: still laid out,
+    # over the 2 tiles each feature's outputs now end on (fp16's float partials come 8 to a grain), so a tile
+    # receives half the bias it adds
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        fused, plain = bias_received("keras"), bias_received("poptorch")
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert 0 < fused and 2 * fused == plain
+
+
+def test_a_channel_s_outputs_end_on_the_tiles_poplin_s_reduction_gives_them():
+    """Lay each output of a plan's block out element by element as poplin's last reduction stage does (the block's
+    partials channel group first, then position; a run of consecutive grains to each reducing tile) and count the
+    tiles one channel's outputs are on: ``channel_tiles`` gives that count, for a plan's columns and, swapped, for its
+    rows."""
+    from ipu_teach.autograd.cost import MatrixProduct
+    from ipu_teach.integers import ceil_div
+    from ipu_teach.ipu import matrix_plan
+
+    def laid_out(planned, chosen):
+        """The reducing tile of each output of one block, indexed [position, channel]."""
+        rows = ceil_div(planned.rows, chosen.rows_split)
+        cols = ceil_div(ceil_div(planned.cols, chosen.cols_split), chosen.serial_split)
+        groups, width = ceil_div(cols, chosen.output_group), chosen.output_group
+        grains = rows * groups
+        held = ceil_div(grains, min(chosen.depth_split, grains))
+        tile = np.empty((rows, groups * width), np.int64)
+        for grain in range(grains):
+            group, row = divmod(grain, rows)  # channel group first, then position
+            tile[row, group * width : (group + 1) * width] = grain // held
+        return tile[:, :cols]
+
+    def counted(product, itemsize=4, **split):
+        planned, chosen = (
+            matrix_plan.choose(product, hardware.MK2, itemsize)
+            if not split
+            else (product, matrix_plan._price(product, hardware.MK2, itemsize, **split))
+        )
+        tile = laid_out(planned, chosen)
+        if planned is product:  # a column: its tiles in each block of rows, on average over the columns
+            per_channel = [len(np.unique(tile[:, c])) for c in range(tile.shape[1])]
+            return chosen.rows_split * ceil_div(sum(per_channel), len(per_channel)), matrix_plan.channel_tiles(
+                product, planned, chosen
+            )
+        return chosen.cols_split * len(np.unique(tile[0])), matrix_plan.channel_tiles(product, planned, chosen)
+
+    dense = MatrixProduct(rows=16, depth=4096, cols=1024, channels=4096, right_laid_out=True)
+    assert counted(dense) == (1, 1)  # swapped, fp32: a feature's 16 outputs are one grain, on one tile
+    assert counted(dense, itemsize=2) == (2, 2)  # fp16's float partials come 8 to a grain: two grains, two tiles
+    conv = MatrixProduct(rows=4 * 14 * 14, depth=9 * 256, cols=256, channels=256, planner="conv", kernel_positions=9)
+    for split in (
+        {"rows_split": 11, "cols_split": 8, "depth_split": 16},
+        {"rows_split": 4, "cols_split": 2, "depth_split": 1},
+    ):
+        found, formula = counted(conv, **split)
+        assert found == formula, split
+    wide = MatrixProduct(rows=1536, depth=1024, cols=1024, channels=1024)
+    found, formula = counted(wide, rows_split=11, cols_split=16, depth_split=8)
+    assert found == formula > 11
 
 
 def test_messages_follow_how_scattered_the_data_is_not_its_size():
