@@ -28,7 +28,7 @@ from . import matrix_plan, memory_layout, offloading, popart_program, recomputat
 from . import shape_only as shape_only_trace
 from .memory_layout import TEMPORARY, MemoryItem
 
-PARTIAL_BYTES = 4
+REDUCE_PARTIAL_BYTES = 4
 """Bytes of one partial sum a reduction exchanges between its stages: popops reduces in float, also for fp16."""
 
 
@@ -153,7 +153,9 @@ def _vector_steps(name, phase, work, spec, itemsize, flops=0, output_bytes=0, st
     received = np.minimum(per_tile, work.broadcast) * itemsize
     if work.broadcast and bias_tiles:
         # laid out for the add: each channel's bias sits on one of the bias_tiles tiles holding its outputs, so a tile
-        # receives the part of its channels' bias the others hold, and none where each channel is on one tile
+        # receives the part of its channels' bias the others hold, and none where each channel is on one tile (a lower
+        # bound for a matmul's bias: createBroadcastOperand merges the overlapping tile sets of neighbouring channels
+        # and spreads their bias over the union, poputil TileMapping.cpp)
         received = bsp.ceil_div(received * (bias_tiles - 1), bias_tiles)
     if work.gathered:
         received = received + bsp.ceil_div(per_tile * work.gathered, max(1, work.elements)) * itemsize
@@ -211,7 +213,7 @@ def _reduction_steps(name, phase, work, spec, flops=0, output_bytes=0, start=0) 
                 phase,
                 0,
                 _reduce_cycles(inputs),
-                inputs * PARTIAL_BYTES,
+                inputs * REDUCE_PARTIAL_BYTES,
                 messages=np.where(inputs > 0, partials_per_output, 0),
                 first_tile=start,
             )

@@ -545,10 +545,10 @@ def test_a_reduction_reduces_on_each_tile_then_exchanges_its_partials_in_stages(
     assert int(first.cycles.max()) == math.ceil(40 * vector.reduce) + vector.reduce_vertex_cycles
     # 1472 tiles x 5 partials = 1472 per output, over 64: groups of ceil(sqrt(1472)) = 39 partials
     assert int((intermediate.received > 0).sum()) == math.ceil(MK2.tiles * 5 / 39) == 189
-    assert int(intermediate.received.max()) == 39 * lowering.PARTIAL_BYTES
+    assert int(intermediate.received.max()) == 39 * lowering.REDUCE_PARTIAL_BYTES
     # 189 partials left, under 64 per output: the last stage, one tile per output, 38 partials each
     assert int((last.received > 0).sum()) == 5
-    assert int(last.received.max()) == 38 * lowering.PARTIAL_BYTES
+    assert int(last.received.max()) == 38 * lowering.REDUCE_PARTIAL_BYTES
     assert int(last.cycles.max()) == math.ceil(38 * vector.reduce) + vector.reduce_vertex_cycles
 
 

@@ -92,7 +92,7 @@ def test_placement_changes_which_tiles_work_never_how_much(placed_and_from_tile_
         sum(int(m.per_tile.sum()) for m in g.memory if m.category == "internal exchange code")
         for g in placed_and_from_tile_0
     ]
-    assert exchange[0] != exchange[1] and abs(exchange[0] - exchange[1]) < 0.01 * exchange[1]
+    assert abs(exchange[0] - exchange[1]) < 0.01 * exchange[1]
     steps = len(placed.steps)
     peaks = [
         memory_layout.ipu_peak(
