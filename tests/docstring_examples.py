@@ -3,6 +3,7 @@ portable numerics the root conftest turns on, ``np``, ``keras`` (``ipu_teach.ker
 imported, as Keras' own examples assume ``tf`` and ``keras``."""
 
 import doctest
+import functools
 import importlib
 import pkgutil
 from pathlib import Path
@@ -17,8 +18,10 @@ PACKAGE = Path(ipu_teach.__file__).parent
 GLOBALS = {"np": np, "keras": ipu_teach.keras, "ipu": ipu}
 
 
+@functools.cache
 def package_examples() -> dict:
-    """{dotted name: doctest} of every docstring with an example in the package and its own modules."""
+    """{dotted name: doctest} of every docstring with an example in the package and its own modules (found once a
+    process: ``test_module_doctests`` runs them, ``test_docstrings`` reads them)."""
     found = {}
     names = ["ipu_teach"] + [module.name for module in pkgutil.walk_packages(ipu_teach.__path__, "ipu_teach.")]
     for name in names:

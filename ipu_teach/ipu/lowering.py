@@ -268,6 +268,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
     product, chosen = matrix_plan.choose(product, spec, itemsize, options)
     used = chosen.tiles
     rearranged = matrix_plan.rearranged_elements(product, chosen)
+    channel_tiles = matrix_plan.channel_tiles(original, product, chosen)  # every serial pass's outputs alike
     steps = []
     for k in range(chosen.serial_split):
         label = name if k == 0 else f"{name}/serial{k}"
@@ -297,7 +298,7 @@ def _product_steps(name, phase, product, spec, itemsize, output_bytes, options) 
                 matrix_plan.per_tile(chosen.temporary_bytes, used, spec) if k == 0 else None,
                 unit="AMP",
                 windows=matrix_plan.per_tile(chosen.windows, used, spec),
-                channel_tiles=matrix_plan.channel_tiles(original, product, chosen),
+                channel_tiles=channel_tiles,
             ),
         ]
         for number, stage in enumerate(chosen.reduce_stages):
@@ -335,7 +336,7 @@ def _steps_for(
             output_bytes if j == 0 else 0,
             options,
         )
-    products = [step for step in steps if step.unit == "AMP"]
+    own_bias_tiles = _channel_tiles_of(steps)
     seen = {}
     for k, work in enumerate(cost.vector):
         label = work.codelet if isinstance(work, VectorPass) else "reduction"
@@ -350,7 +351,7 @@ def _steps_for(
             cost.vector_flops if k == 0 else 0,  # the FLOPs a profile shows, on the op's first vector step
             output_bytes if first else 0,
             start,
-            products[-1].channel_tiles if isinstance(work, VectorPass) and work.bias and products else bias_tiles,
+            own_bias_tiles if isinstance(work, VectorPass) and work.bias else bias_tiles,
         )
     return steps
 
@@ -373,7 +374,7 @@ def _fused_bias_tiles(tape, steps_per_op, i) -> int:
         j -= 1  # the bias cast to the compute dtype
     if j < 0:
         return 0
-    before, products = tape[j], [step for step in steps_per_op[j] if step.unit == "AMP"]
+    before = tape[j]
     adds_bias = (
         rec.op == "Add"
         and before.scope == rec.scope
@@ -381,7 +382,13 @@ def _fused_bias_tiles(tape, steps_per_op, i) -> int:
         and tuple(rec.input_shapes[0]) == tuple(before.output_shape)
         and tuple(rec.input_shapes[1]) == tuple(before.output_shape[-1:])
     )
-    return products[-1].channel_tiles if adds_bias and products else 0
+    return _channel_tiles_of(steps_per_op[j]) if adds_bias else 0
+
+
+def _channel_tiles_of(steps) -> int:
+    """The tiles each output channel of the last matrix product among ``steps`` ends on (its main step's
+    ``channel_tiles``), 0 without one."""
+    return next((step.channel_tiles for step in reversed(steps) if step.unit == "AMP"), 0)
 
 
 def _popart_work(rec, training_loss: bool) -> tuple[tuple, tuple]:

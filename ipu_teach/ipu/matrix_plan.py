@@ -277,7 +277,7 @@ def _price(
     cols = ceil_div(ceil_div(product.cols, cols_split), serial)  # one serial pass's share of the columns
     depth = ceil_div(product.depth, depth_split)
     channels = min(product.channels, depth)
-    out_group = spec.output_channel_group(dtype, partials_type)
+    in_group, out_group = spec.channel_group(dtype), spec.output_channel_group(dtype, partials_type)
     amp = amp_cycles(rows, depth, cols, channels, spec, dtype, partials_type)
     vector = vector_cycles(2 * rows * depth * cols, spec, spec.threads_per_tile)
     tiles = rows_split * cols_split * depth_split
@@ -307,7 +307,7 @@ def _price(
         depth_in = depth_out
     # the first stage's partials are the most a tile receives at once; later stages reuse their memory
     temporary = received + rows * cols * partial_bytes + (reduce_stages[0].received if reduce_stages else 0)
-    windows = vertex_windows(ceil_div(channels, spec.channel_group(dtype)), ceil_div(cols, out_group))
+    windows = vertex_windows(ceil_div(channels, in_group), ceil_div(cols, out_group))
     return ProductPlan(
         rows_split,
         cols_split,
@@ -319,7 +319,7 @@ def _price(
         serial,
         temporary,
         windows,
-        spec.channel_group(dtype),
+        in_group,
         out_group,
     )
 

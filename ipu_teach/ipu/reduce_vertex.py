@@ -37,6 +37,11 @@ WORKER_SETUP_CYCLES = {True: 20, False: 32}
 """Each worker's fixed cycles, single-input or general vertex."""
 
 
+def partial_bytes(float_partials: bool) -> int:
+    """Bytes of one partial sum (:data:`PARTIAL_BYTES`), float or half."""
+    return PARTIAL_BYTES["float" if float_partials else "half"]
+
+
 def accumulator_width(float_partials: bool) -> int:
     """Outputs one accumulator vector holds (``accVectorWidth``): 4 float partials, 8 half."""
     return 4 if float_partials else 8
@@ -50,7 +55,7 @@ def single_input(outputs: int, partial_rows: int, float_partials: bool, sram_per
     >>> single_input(96, 8, True, 638976), single_input(90, 8, True, 638976)
     (True, False)
     """
-    exchanged_bytes = outputs * (partial_rows - 1) * PARTIAL_BYTES["float" if float_partials else "half"]
+    exchanged_bytes = outputs * (partial_rows - 1) * partial_bytes(float_partials)
     return outputs % accumulator_width(float_partials) == 0 and exchanged_bytes < sram_per_tile // 16
 
 
@@ -66,7 +71,7 @@ def cycles(
     (681, 936)
     """
     width = accumulator_width(float_partials)
-    per_load = DATA_PATH_BITS // (32 if float_partials else 16)
+    per_load = DATA_PATH_BITS // (8 * partial_bytes(float_partials))
     if single:
         cycles_per_partial = width // min(width, per_load)
         loop_overhead = (8 if float_output else 7) if float_partials else (10 if float_output else 9)
